@@ -1,0 +1,128 @@
+"""Token embedding plus position information."""
+
+import math
+
+import keras
+from keras import ops
+
+from hierattn.layers._attention_utils import check_positive_int
+from hierattn.layers.positional_encoding import sinusoidal_table
+
+POSITION_MODES = ("sinusoidal", "learned")
+
+
+@keras.saving.register_keras_serializable(package="hierattn")
+class TokenAndPositionEmbedding(keras.layers.Layer):
+    """Embeds token ids and adds a position embedding.
+
+        sinusoidal: output = E[x_t] * sqrt(d) + PE[t]   (PE fixed)
+        learned:    output = E[x_t] + P[t]              (P trainable)
+
+    Token id 0 is padding: with `mask_zero=True` the layer emits a
+    `(batch, T)` mask that downstream hierattn layers use.
+
+    Args:
+        vocab_size: Number of token ids (including padding 0 and OOV).
+        embedding_dim: Size of the embeddings `d`.
+        max_length: Longest sequence for `"learned"` positions (required
+            then); ignored by `"sinusoidal"`, which handles any length.
+        position: `"sinusoidal"` (fixed, Vaswani et al.) or `"learned"`.
+        mask_zero: Whether id 0 is padding and produces a mask.
+        embeddings_initializer: Initializer for the token embeddings. To start
+            from pretrained vectors, build the layer and call
+            `layer.token_embedding.set_weights([matrix])`.
+        embeddings_regularizer: Optional regularizer for the token embeddings.
+        **kwargs: Base layer keyword arguments, such as `name` and `dtype`.
+
+    Call arguments:
+        inputs: Integer tensor of shape `(batch, T)`.
+        mask: Unused; the mask is computed from the ids.
+        training: Unused.
+        return_attention_scores: Unused (no attention); accepted so every
+            hierattn layer has the same call signature.
+
+    Returns:
+        Float tensor of shape `(batch, T, embedding_dim)`.
+
+    Reference:
+        Vaswani et al. "Attention Is All You Need." NeurIPS 2017, sections
+        3.4-3.5.
+    """
+
+    def __init__(
+        self,
+        vocab_size,
+        embedding_dim,
+        max_length=None,
+        position="sinusoidal",
+        mask_zero=True,
+        embeddings_initializer="uniform",
+        embeddings_regularizer=None,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        check_positive_int(vocab_size, "vocab_size")
+        check_positive_int(embedding_dim, "embedding_dim")
+        check_positive_int(max_length, "max_length", allow_none=True)
+        if position not in POSITION_MODES:
+            raise ValueError(f"position must be one of {POSITION_MODES}. Received: position={position!r}.")
+        if position == "learned" and max_length is None:
+            raise ValueError("position='learned' needs max_length.")
+        self.vocab_size = vocab_size
+        self.embedding_dim = embedding_dim
+        self.max_length = max_length
+        self.position = position
+        self.mask_zero = mask_zero
+        self.embeddings_initializer = keras.initializers.get(embeddings_initializer)
+        self.embeddings_regularizer = keras.regularizers.get(embeddings_regularizer)
+        self.token_embedding = keras.layers.Embedding(
+            vocab_size,
+            embedding_dim,
+            embeddings_initializer=self.embeddings_initializer,
+            embeddings_regularizer=self.embeddings_regularizer,
+            mask_zero=mask_zero,
+            dtype=self.dtype_policy,
+            name="token_embedding",
+        )
+        self.position_embedding = (
+            keras.layers.Embedding(max_length, embedding_dim, dtype=self.dtype_policy, name="position_embedding")
+            if position == "learned"
+            else None
+        )
+        self.supports_masking = mask_zero
+
+    def build(self, input_shape):
+        self.token_embedding.build(input_shape)
+        if self.position_embedding is not None:
+            self.position_embedding.build((None,))
+
+    def call(self, inputs, mask=None, training=None, return_attention_scores=False):
+        tokens = self.token_embedding(inputs)
+        length = ops.shape(inputs)[1]
+        if self.position_embedding is not None:
+            return tokens + self.position_embedding(ops.arange(length))[None, :, :]
+        scale = ops.cast(math.sqrt(self.embedding_dim), tokens.dtype)
+        return tokens * scale + sinusoidal_table(length, self.embedding_dim, dtype=tokens.dtype)[None, :, :]
+
+    def compute_mask(self, inputs, mask=None):
+        if not self.mask_zero:
+            return None
+        return ops.not_equal(inputs, 0)
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape) + (self.embedding_dim,)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "vocab_size": self.vocab_size,
+                "embedding_dim": self.embedding_dim,
+                "max_length": self.max_length,
+                "position": self.position,
+                "mask_zero": self.mask_zero,
+                "embeddings_initializer": keras.initializers.serialize(self.embeddings_initializer),
+                "embeddings_regularizer": keras.regularizers.serialize(self.embeddings_regularizer),
+            }
+        )
+        return config
