@@ -54,7 +54,6 @@ class PositionalEncoding(keras.layers.Layer):
         check_positive_int(max_wavelength, "max_wavelength")
         self.max_wavelength = max_wavelength
         self.supports_masking = True
-        self.built = True
 
     def call(self, inputs, mask=None, training=None, return_attention_scores=False):
         shape = ops.shape(inputs)
