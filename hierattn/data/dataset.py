@@ -1,0 +1,124 @@
+"""In-memory labelled text datasets, label maps and validation splits."""
+
+import dataclasses
+import json
+import os
+
+import numpy as np
+from sklearn.model_selection import train_test_split
+
+from hierattn.errors import DataError
+
+
+class LabelMap:
+    """Class names ↔ integer ids, saved with a model.
+
+    Args:
+        names: Class names in id order (any JSON-able values: strings or
+            integers).
+    """
+
+    def __init__(self, names):
+        names = list(names)
+        if len(names) < 2:
+            raise DataError(f"a classifier needs at least two classes; found {len(names)}: {names}.")
+        if len(set(map(str, names))) != len(names):
+            raise DataError(f"class names must be unique: {names}.")
+        self.names = names
+        self._ids = {str(name): i for i, name in enumerate(names)}
+
+    @classmethod
+    def from_labels(cls, labels):
+        """Sorted unique labels (numbers numerically, strings alphabetically)."""
+        unique = set(labels)
+        try:
+            names = sorted(unique)
+        except TypeError:
+            names = sorted(unique, key=str)
+        return cls([n.item() if isinstance(n, np.generic) else n for n in names])
+
+    def __len__(self):
+        return len(self.names)
+
+    def to_ids(self, labels):
+        """Maps labels to ids; unknown labels raise a `DataError` naming them."""
+        ids, unknown = [], set()
+        for label in labels:
+            i = self._ids.get(str(label.item() if isinstance(label, np.generic) else label))
+            if i is None:
+                unknown.add(str(label))
+            ids.append(i)
+        if unknown:
+            shown = ", ".join(sorted(unknown)[:10])
+            raise DataError(f"labels not seen in training: {shown} (known: {', '.join(map(str, self.names))}).")
+        return np.asarray(ids, dtype=np.int32)
+
+    def save(self, path):
+        tmp = f"{path}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump({"format": "hierattn.labels/1", "names": self.names}, f, ensure_ascii=False, indent=2)
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, path):
+        with open(path, encoding="utf-8") as f:
+            config = json.load(f)
+        if config.get("format") != "hierattn.labels/1":
+            raise DataError(f"{path} is not a hierattn label map.")
+        return cls(config["names"])
+
+
+@dataclasses.dataclass
+class TextDataset:
+    """Texts with integer labels.
+
+    Attributes:
+        texts: The documents.
+        labels: int32 array of class ids (`-1` where unlabelled).
+        label_map: The `LabelMap` of the ids.
+        ids: An identifier per document (file name or row number).
+        ratings: Optional per-document extra number (IMDB star rating).
+    """
+
+    texts: list
+    labels: np.ndarray
+    label_map: LabelMap
+    ids: list
+    ratings: np.ndarray = None
+
+    def __len__(self):
+        return len(self.texts)
+
+    def subset(self, indices):
+        """A new dataset with the documents at `indices`, in that order."""
+        indices = np.asarray(indices, dtype=int)
+        return TextDataset(
+            [self.texts[i] for i in indices],
+            self.labels[indices],
+            self.label_map,
+            [self.ids[i] for i in indices],
+            None if self.ratings is None else self.ratings[indices],
+        )
+
+    def head(self, n):
+        return self.subset(np.arange(min(n, len(self))))
+
+
+def stratified_split(labels, validation_fraction=0.1, seed=0):
+    """Stratified, seeded split of indices into training and validation.
+
+    Args:
+        labels: Class id per document.
+        validation_fraction: Share of each class held out for validation.
+        seed: Random seed.
+
+    Returns:
+        `(train_indices, validation_indices)`, each sorted.
+    """
+    if not 0.0 < validation_fraction < 1.0:
+        raise DataError(f"validation fraction must be between 0 and 1; got {validation_fraction}.")
+    indices = np.arange(len(labels))
+    train, validation = train_test_split(
+        indices, test_size=validation_fraction, random_state=seed, stratify=np.asarray(labels)
+    )
+    return np.sort(train), np.sort(validation)

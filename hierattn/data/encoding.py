@@ -1,0 +1,372 @@
+"""Turning tokenized documents into padded int32 arrays, fast."""
+
+import collections
+import json
+import multiprocessing
+import os
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from hierattn.data.text import Tokenizer
+from hierattn.data.vocabulary import Vocabulary
+
+# Below this many documents, worker processes cost more than they save.
+PARALLEL_THRESHOLD = 4000
+CHUNK = 1000
+
+_STATE = None
+
+
+def _init_worker(state):
+    global _STATE
+    _STATE = state
+
+
+def _run(job):
+    function, texts = job
+    return function(_STATE, texts)
+
+
+def map_chunks(function, state, texts, workers=None, progress=True, desc="processing"):
+    """Applies `function(state, chunk_of_texts)` to chunks of `texts`.
+
+    Large inputs are spread over `workers` processes (default: all cores);
+    `state` is sent once per worker, and only each chunk's (small) result
+    comes back. Shows a progress bar in documents.
+
+    Returns:
+        The list of per-chunk results, in order.
+    """
+    texts = list(texts)
+    chunks = [texts[i : i + CHUNK] for i in range(0, len(texts), CHUNK)]
+    workers = workers or os.cpu_count() or 1
+    results = []
+    with tqdm(total=len(texts), desc=desc, disable=not progress, unit="doc") as bar:
+        if workers <= 1 or len(texts) < PARALLEL_THRESHOLD:
+            for chunk in chunks:
+                results.append(function(state, chunk))
+                bar.update(len(chunk))
+            return results
+        methods = multiprocessing.get_all_start_methods()
+        context = multiprocessing.get_context("fork" if "fork" in methods else None)
+        with context.Pool(min(workers, len(chunks)), initializer=_init_worker, initargs=(state,)) as pool:
+            for chunk, result in zip(chunks, pool.imap(_run, [(function, c) for c in chunks])):
+                results.append(result)
+                bar.update(len(chunk))
+    return results
+
+
+def _tokenize_part(state, texts):
+    # One string per document ("\n" between sentences, " " between tokens,
+    # which never contain white space) pickles far faster than token lists.
+    tokenizer = Tokenizer.from_config(state["tokenizer"])
+    return ["\n".join(" ".join(s) for s in tokenizer.sentences(t)) for t in texts]
+
+
+def _unpack(packed):
+    return [s.split(" ") for s in packed.split("\n")] if packed else []
+
+
+def tokenize_corpus(texts, tokenizer=None, workers=None, progress=True, desc="tokenizing"):
+    """Splits many documents into sentences of token forms.
+
+    Args:
+        texts: Sequence of documents.
+        tokenizer: A `Tokenizer` (default settings if `None`).
+        workers: Number of processes (default: all cores; 1: this process).
+        progress: Show a progress bar.
+        desc: Progress bar label.
+
+    Returns:
+        A list (one entry per document) of lists of sentences of token forms.
+    """
+    tokenizer = tokenizer or Tokenizer()
+    state = {"tokenizer": tokenizer.get_config()}
+    parts = map_chunks(_tokenize_part, state, texts, workers, progress, desc)
+    return [_unpack(packed) for part in parts for packed in part]
+
+
+def _count_part(state, texts):
+    tokenizer = Tokenizer.from_config(state["tokenizer"])
+    counts = collections.Counter()
+    sentences, words, totals = [], [], []
+    for text in texts:
+        document = tokenizer.sentences(text)
+        for sentence in document:
+            counts.update(sentence)
+        stats = [len(s) for s in document]
+        sentences.append(len(document))
+        words.extend(stats)
+        totals.append(sum(stats))
+    return counts, sentences, words, totals
+
+
+def _encode_part(state, texts):
+    tokenizer = Tokenizer.from_config(state["tokenizer"])
+    vocabulary = state["vocabulary"]
+    documents = [tokenizer.sentences(t) for t in texts]
+    arrays = []
+    for mode in state["modes"]:
+        if mode == "hierarchical":
+            arrays.append(encode_hierarchical(documents, vocabulary, state["max_sentences"], state["max_words"]))
+        else:
+            arrays.append(encode_flat(documents, vocabulary, state["max_len"], state["truncating"]))
+    return arrays
+
+
+def encode_hierarchical(documents, vocabulary, max_sentences, max_words):
+    """Encodes documents as `(docs, max_sentences, max_words)` int32 ids.
+
+    Sentences beyond `max_sentences` and words beyond `max_words` are cut
+    (the first ones are kept); the rest is padded with 0. An empty document
+    is all zeros.
+
+    Args:
+        documents: Lists of sentences of token forms.
+        vocabulary: A `Vocabulary`.
+        max_sentences: Sentences per document.
+        max_words: Words per sentence.
+
+    Returns:
+        A `numpy.ndarray` of dtype int32.
+    """
+    out = np.zeros((len(documents), max_sentences, max_words), dtype=np.int32)
+    get = vocabulary.index.get
+    for i, document in enumerate(documents):
+        row = out[i]
+        for j, sentence in enumerate(document[:max_sentences]):
+            ids = [get(t, 1) for t in sentence[:max_words]]
+            row[j, : len(ids)] = ids
+    return out
+
+
+def encode_flat(documents, vocabulary, max_len, truncating="post"):
+    """Encodes documents as `(docs, max_len)` int32 ids (sentences joined).
+
+    Args:
+        documents: Lists of sentences of token forms.
+        vocabulary: A `Vocabulary`.
+        max_len: Tokens per document.
+        truncating: `"post"` keeps the first `max_len` tokens, `"pre"` the
+            last ones.
+
+    Returns:
+        A `numpy.ndarray` of dtype int32, padded with 0 at the end.
+    """
+    if truncating not in ("post", "pre"):
+        raise ValueError(f"truncating must be 'post' or 'pre'. Received: {truncating!r}.")
+    out = np.zeros((len(documents), max_len), dtype=np.int32)
+    get = vocabulary.index.get
+    for i, document in enumerate(documents):
+        tokens = [t for sentence in document for t in sentence]
+        tokens = tokens[:max_len] if truncating == "post" else tokens[-max_len:]
+        out[i, : len(tokens)] = [get(t, 1) for t in tokens]
+    return out
+
+
+def suggest_lengths(documents, percentile=95):
+    """Suggests padding sizes from length percentiles of (training) documents.
+
+    Args:
+        documents: Lists of sentences of token forms.
+        percentile: Percentile of the lengths to cover.
+
+    Returns:
+        Dict with `max_sentences` (sentences per document), `max_words`
+        (words per sentence) and `max_len` (words per document), each at
+        least 1.
+    """
+    words = [len(s) for d in documents for s in d]
+    return _lengths_from_stats([len(d) for d in documents], words, [sum(len(s) for s in d) for d in documents], percentile)
+
+
+def _lengths_from_stats(sentences, words, totals, percentile):
+    def pick(values):
+        return max(1, int(np.ceil(np.percentile(values, percentile)))) if len(values) else 1
+
+    return {"max_sentences": pick(sentences), "max_words": pick(words), "max_len": pick(totals)}
+
+
+def bucket_batches(lengths, batch_size, seed=0, chunk_batches=50):
+    """Batches of indices of similar length, to cut padding in training.
+
+    Shuffles, sorts by length within chunks of `chunk_batches * batch_size`
+    documents, cuts the chunks into batches, and shuffles the batch order.
+
+    Args:
+        lengths: Length of each document (e.g. its number of tokens).
+        batch_size: Documents per batch.
+        seed: Seed of the shuffles.
+        chunk_batches: Batches per sorting chunk (larger: less padding, less
+            randomness).
+
+    Returns:
+        A list of index arrays; every index appears exactly once.
+    """
+    rng = np.random.default_rng(seed)
+    lengths = np.asarray(lengths)
+    order = rng.permutation(len(lengths))
+    chunk = batch_size * chunk_batches
+    batches = []
+    for start in range(0, len(order), chunk):
+        part = order[start : start + chunk]
+        part = part[np.argsort(lengths[part], kind="stable")]
+        batches.extend(part[i : i + batch_size] for i in range(0, len(part), batch_size))
+    rng.shuffle(batches)
+    return batches
+
+
+def trim_padding(batch):
+    """Drops trailing all-padding positions of a batch along every axis but 0."""
+    batch = np.asarray(batch)
+    slices = [slice(None)]
+    for axis in range(1, batch.ndim):
+        other = tuple(a for a in range(batch.ndim) if a != axis)
+        used = np.flatnonzero(np.any(batch != 0, axis=other))
+        slices.append(slice(0, int(used[-1]) + 1 if used.size else 1))
+    return batch[tuple(slices)]
+
+
+def _empty(state, mode):
+    shape = (0, state["max_sentences"], state["max_words"]) if mode == "hierarchical" else (0, state["max_len"])
+    return np.zeros(shape, np.int32)
+
+
+class TextEncoder:
+    """Tokenizer + vocabulary + padding sizes: raw text in, id arrays out.
+
+    Saved next to a model so that raw text can be classified after reloading.
+
+    Args:
+        vocabulary: A `Vocabulary`.
+        tokenizer: A `Tokenizer`.
+        max_sentences: Sentences per document (hierarchical mode).
+        max_words: Words per sentence (hierarchical mode).
+        max_len: Words per document (flat mode).
+        truncating: Flat-mode truncation, `"post"` or `"pre"`.
+    """
+
+    def __init__(self, vocabulary, tokenizer=None, max_sentences=15, max_words=40, max_len=400, truncating="post"):
+        self.vocabulary = vocabulary
+        self.tokenizer = tokenizer or Tokenizer()
+        self.max_sentences = max_sentences
+        self.max_words = max_words
+        self.max_len = max_len
+        self.truncating = truncating
+
+    @classmethod
+    def fit(cls, texts, tokenizer=None, min_count=2, max_size=None, percentile=95, workers=None, progress=True,
+            max_sentences=None, max_words=None, max_len=None, truncating="post"):
+        """Builds the vocabulary and padding sizes from training texts only.
+
+        Sizes not given are the `percentile` of the training lengths (see
+        `suggest_lengths`).
+
+        Args:
+            texts: The training documents.
+            tokenizer: A `Tokenizer` (default settings if `None`).
+            min_count: Vocabulary frequency cut-off.
+            max_size: Vocabulary size cap.
+            percentile: Length percentile for the suggested sizes.
+            workers: Processes (default: all cores).
+            progress: Show a progress bar.
+            max_sentences: Fixed sentences per document.
+            max_words: Fixed words per sentence.
+            max_len: Fixed words per document (flat mode).
+            truncating: Flat-mode truncation.
+
+        Returns:
+            A fitted `TextEncoder`.
+        """
+        tokenizer = tokenizer or Tokenizer()
+        parts = map_chunks(_count_part, {"tokenizer": tokenizer.get_config()}, texts, workers, progress, "fitting vocabulary")
+        counts = collections.Counter()
+        sentences, words, totals = [], [], []
+        for part_counts, part_sentences, part_words, part_totals in parts:
+            counts.update(part_counts)
+            sentences += part_sentences
+            words += part_words
+            totals += part_totals
+        vocabulary = Vocabulary.build(counts, min_count=min_count, max_size=max_size)
+        sizes = _lengths_from_stats(sentences, words, totals, percentile)
+        given = {"max_sentences": max_sentences, "max_words": max_words, "max_len": max_len}
+        sizes.update({k: v for k, v in given.items() if v is not None})
+        return cls(vocabulary, tokenizer, truncating=truncating, **sizes)
+
+    def tokenize(self, texts, workers=None, progress=False):
+        """Sentences of token forms for each text (see `tokenize_corpus`)."""
+        return tokenize_corpus(texts, self.tokenizer, workers=workers, progress=progress)
+
+    def encode(self, texts=None, mode="hierarchical", documents=None, workers=None, progress=False):
+        """Encodes raw `texts` (or already tokenized `documents`).
+
+        Args:
+            texts: Sequence of raw documents; tokenized and encoded in worker
+                processes when there are many.
+            mode: `"hierarchical"` → `(n, max_sentences, max_words)`;
+                `"flat"` → `(n, max_len)`; or a tuple of both, which returns a
+                tuple of arrays from one tokenization.
+            documents: Output of `tokenize`, instead of `texts`.
+            workers: Processes (default: all cores).
+            progress: Show a progress bar.
+
+        Returns:
+            An int32 array, or a tuple of them when `mode` is a tuple.
+        """
+        modes = (mode,) if isinstance(mode, str) else tuple(mode)
+        for m in modes:
+            if m not in ("hierarchical", "flat"):
+                raise ValueError(f"mode must be 'hierarchical' or 'flat'. Received: {m!r}.")
+        state = {
+            "tokenizer": self.tokenizer.get_config(),
+            "vocabulary": self.vocabulary,
+            "modes": modes,
+            "max_sentences": self.max_sentences,
+            "max_words": self.max_words,
+            "max_len": self.max_len,
+            "truncating": self.truncating,
+        }
+        if documents is not None:
+            arrays = [
+                encode_hierarchical(documents, self.vocabulary, self.max_sentences, self.max_words)
+                if m == "hierarchical"
+                else encode_flat(documents, self.vocabulary, self.max_len, self.truncating)
+                for m in modes
+            ]
+        else:
+            parts = map_chunks(_encode_part, state, texts, workers, progress, "encoding")
+            arrays = [
+                np.concatenate([part[k] for part in parts]) if parts else _empty(state, m)
+                for k, m in enumerate(modes)
+            ]
+        return arrays[0] if isinstance(mode, str) else tuple(arrays)
+
+    def get_config(self):
+        return {
+            "tokenizer": self.tokenizer.get_config(),
+            "max_sentences": self.max_sentences,
+            "max_words": self.max_words,
+            "max_len": self.max_len,
+            "truncating": self.truncating,
+        }
+
+    def save(self, directory):
+        """Writes `vocabulary.json` and `encoder.json` into `directory`."""
+        os.makedirs(directory, exist_ok=True)
+        self.vocabulary.save(os.path.join(directory, "vocabulary.json"))
+        tmp = os.path.join(directory, "encoder.json.tmp")
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump({"format": "hierattn.encoder/1", **self.get_config()}, f, indent=2)
+        os.replace(tmp, os.path.join(directory, "encoder.json"))
+
+    @classmethod
+    def load(cls, directory):
+        """Reads an encoder written by `save`."""
+        with open(os.path.join(directory, "encoder.json"), encoding="utf-8") as f:
+            config = json.load(f)
+        if config.pop("format", None) != "hierattn.encoder/1":
+            raise ValueError(f"{directory}/encoder.json is not a hierattn encoder file.")
+        tokenizer = Tokenizer.from_config(config.pop("tokenizer"))
+        vocabulary = Vocabulary.load(os.path.join(directory, "vocabulary.json"))
+        return cls(vocabulary, tokenizer, **config)

@@ -1,0 +1,89 @@
+"""Word vocabulary built from training data only, saved as JSON."""
+
+import collections
+import json
+import os
+
+PAD, OOV = 0, 1
+PAD_TOKEN, OOV_TOKEN = "<pad>", "<oov>"
+
+
+class Vocabulary:
+    """Maps token forms to integer ids; 0 is padding and 1 out-of-vocabulary.
+
+    Args:
+        tokens: Token forms for ids 2, 3, ... (most frequent first).
+        min_count: The frequency cut-off the vocabulary was built with
+            (recorded for reproducibility).
+        max_size: The size cap it was built with, if any.
+    """
+
+    def __init__(self, tokens, min_count=1, max_size=None):
+        self.tokens = [PAD_TOKEN, OOV_TOKEN] + [t for t in tokens if t not in (PAD_TOKEN, OOV_TOKEN)]
+        self.index = {t: i for i, t in enumerate(self.tokens)}
+        self.min_count = min_count
+        self.max_size = max_size
+
+    @classmethod
+    def build(cls, documents, min_count=2, max_size=None):
+        """Counts tokens and keeps those seen at least `min_count` times.
+
+        Args:
+            documents: Iterable of documents, each a list of sentences of token
+                forms (as from `Tokenizer.sentences`), or a `collections.Counter`.
+            min_count: Minimum frequency for a token to get its own id.
+            max_size: Optional cap on the number of ids, including PAD and OOV.
+
+        Returns:
+            A `Vocabulary`, most frequent tokens first (ties alphabetical, so
+            the result does not depend on document order).
+        """
+        if min_count < 1:
+            raise ValueError(f"min_count must be >= 1. Received: {min_count}.")
+        if max_size is not None and max_size < 3:
+            raise ValueError(f"max_size must be >= 3 (PAD, OOV and one word). Received: {max_size}.")
+        if isinstance(documents, collections.Counter):
+            counts = documents
+        else:
+            counts = collections.Counter()
+            for document in documents:
+                for sentence in document:
+                    counts.update(sentence)
+        kept = sorted((t for t, c in counts.items() if c >= min_count), key=lambda t: (-counts[t], t))
+        if max_size is not None:
+            kept = kept[: max_size - 2]
+        return cls(kept, min_count=min_count, max_size=max_size)
+
+    def __len__(self):
+        return len(self.tokens)
+
+    def __contains__(self, token):
+        return token in self.index
+
+    def lookup(self, token):
+        """The id of a token form (`OOV` if unknown)."""
+        return self.index.get(token, OOV)
+
+    def encode(self, tokens):
+        """Ids of a list of token forms."""
+        get = self.index.get
+        return [get(t, OOV) for t in tokens]
+
+    def get_config(self):
+        return {"tokens": self.tokens[2:], "min_count": self.min_count, "max_size": self.max_size}
+
+    def save(self, path):
+        """Writes the vocabulary as JSON (atomically)."""
+        tmp = f"{path}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump({"format": "hierattn.vocabulary/1", **self.get_config()}, f, ensure_ascii=False)
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, path):
+        """Reads a vocabulary written by `save`."""
+        with open(path, encoding="utf-8") as f:
+            config = json.load(f)
+        if config.get("format") != "hierattn.vocabulary/1":
+            raise ValueError(f"{path} is not a hierattn vocabulary file.")
+        return cls(config["tokens"], config.get("min_count", 1), config.get("max_size"))

@@ -1,0 +1,9 @@
+"""Errors meant for users: the CLI prints them as one line, without a traceback."""
+
+
+class HierattnError(Exception):
+    """Base class of the errors a user can fix (bad input, missing data, ...)."""
+
+
+class DataError(HierattnError, ValueError):
+    """Missing, unreadable or malformed data."""
