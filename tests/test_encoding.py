@@ -1,0 +1,128 @@
+"""Tests for hierattn.data.encoding."""
+
+import numpy as np
+import pytest
+
+from hierattn.data import encoding
+from hierattn.data.encoding import (
+    TextEncoder,
+    bucket_batches,
+    encode_flat,
+    encode_hierarchical,
+    suggest_lengths,
+    tokenize_corpus,
+    trim_padding,
+)
+from hierattn.data.vocabulary import OOV, Vocabulary
+
+CORPUS = [
+    "A good film. I loved it!",
+    "Bad. Very bad. Awful acting. Terrible plot. The end.",
+    "",
+    "   ",
+    "Unknownword here.",
+]
+
+
+@pytest.fixture
+def vocabulary():
+    return Vocabulary(["a", "good", "film", "i", "loved", "it", "!", "bad", "very", "here"])
+
+
+def test_hierarchical_padding_and_truncation(vocabulary):
+    documents = tokenize_corpus(CORPUS, progress=False)
+    ids = encode_hierarchical(documents, vocabulary, max_sentences=3, max_words=2)
+    assert ids.shape == (5, 3, 2) and ids.dtype == np.int32
+    v = vocabulary.lookup
+    np.testing.assert_array_equal(ids[0], [[v("a"), v("good")], [v("i"), v("loved")], [0, 0]])
+    np.testing.assert_array_equal(ids[1], [[v("bad"), 0], [v("very"), v("bad")], [OOV, OOV]])  # 3 of 5 sentences
+    assert not ids[2].any() and not ids[3].any()  # empty / whitespace documents
+    np.testing.assert_array_equal(ids[4], [[OOV, v("here")], [0, 0], [0, 0]])
+
+
+def test_flat_padding_and_truncation_modes(vocabulary):
+    documents = tokenize_corpus(CORPUS, progress=False)
+    v = vocabulary.lookup
+    post = encode_flat(documents, vocabulary, max_len=4)
+    pre = encode_flat(documents, vocabulary, max_len=4, truncating="pre")
+    np.testing.assert_array_equal(post[0], [v("a"), v("good"), v("film"), v("i")])
+    np.testing.assert_array_equal(pre[0], [v("i"), v("loved"), v("it"), v("!")])
+    np.testing.assert_array_equal(post[4], [OOV, v("here"), 0, 0])
+    with pytest.raises(ValueError, match="truncating"):
+        encode_flat(documents, vocabulary, 4, truncating="middle")
+
+
+def test_suggest_lengths_uses_percentiles():
+    documents = [[["w"] * n] * s for n, s in [(1, 1), (2, 2), (3, 3), (4, 4), (100, 10)]]
+    # sentences per doc 1,2,3,4,10 -> median 3; the 20 sentence lengths are
+    # 1,2,2,3,3,3,4,4,4,4 and ten 100s -> median (4+100)/2 = 52; words per doc
+    # 1,4,9,16,1000 -> median 9.
+    assert suggest_lengths(documents, percentile=50) == {"max_sentences": 3, "max_words": 52, "max_len": 9}
+    assert suggest_lengths([], 95) == {"max_sentences": 1, "max_words": 1, "max_len": 1}
+
+
+def test_bucket_batches_cover_everything_and_cut_padding():
+    rng = np.random.default_rng(0)
+    lengths = rng.integers(1, 500, size=1000)
+    batches = bucket_batches(lengths, batch_size=32, seed=1, chunk_batches=10)
+    flat = np.concatenate(batches)
+    assert sorted(flat.tolist()) == list(range(1000))
+    padded = sum(len(b) * lengths[b].max() for b in batches)
+    naive = sum(len(b) * lengths[b].max() for b in np.array_split(rng.permutation(1000), len(batches)))
+    assert padded < 0.7 * naive
+    assert [b.tolist() for b in bucket_batches(lengths, 32, seed=1)] == [b.tolist() for b in bucket_batches(lengths, 32, seed=1)]
+
+
+def test_trim_padding():
+    batch = np.zeros((2, 4, 5), np.int32)
+    batch[0, 1, 2] = 7
+    assert trim_padding(batch).shape == (2, 2, 3)
+    assert trim_padding(np.zeros((3, 6), np.int32)).shape == (3, 1)
+
+
+def test_text_encoder_fit_encode_save_load(tmp_path):
+    train = ["Good movie. Great acting!", "Bad movie. Awful plot?", "Good plot and good acting."] * 4
+    encoder = TextEncoder.fit(train, min_count=2, progress=False)
+    assert "good" in encoder.vocabulary and "and" in encoder.vocabulary
+    assert encoder.max_sentences == 2 and encoder.max_words == 5
+    hierarchical, flat = encoder.encode(train[:3], mode=("hierarchical", "flat"))
+    assert hierarchical.shape == (3, 2, 5) and flat.shape == (3, encoder.max_len)
+    encoder.save(tmp_path)
+    again = TextEncoder.load(tmp_path)
+    np.testing.assert_array_equal(again.encode(train[:3]), hierarchical)
+    np.testing.assert_array_equal(again.encode(train[:3], mode="flat"), flat)
+    fixed = TextEncoder.fit(train, max_sentences=7, max_len=3, progress=False)
+    assert (fixed.max_sentences, fixed.max_len) == (7, 3)
+    with pytest.raises(ValueError, match="mode"):
+        encoder.encode(["x"], mode="matrix")
+    assert encoder.encode([], mode="flat").shape == (0, encoder.max_len)
+
+
+def test_worker_processes_give_the_same_arrays_as_one_process(monkeypatch):
+    texts = [f"Review {i}. It was {'good' if i % 2 else 'bad'}! Really?" * (i % 5 + 1) for i in range(2500)]
+    serial = TextEncoder.fit(texts, workers=1, progress=False)
+    monkeypatch.setattr(encoding, "PARALLEL_THRESHOLD", 100)
+    parallel = TextEncoder.fit(texts, workers=2, progress=False)
+    assert parallel.vocabulary.tokens == serial.vocabulary.tokens
+    np.testing.assert_array_equal(parallel.encode(texts, workers=2), serial.encode(texts, workers=1))
+    assert tokenize_corpus(texts[:300], workers=2, progress=False) == tokenize_corpus(texts[:300], workers=1, progress=False)
+
+
+def test_awkward_documents_encode_without_error():
+    texts = ["", "   \n ", "word " * 10000, b"bad \xff\xfe bytes", "emoji \U0001F600\U0001F44D!", "\x00\x01"]
+    encoder = TextEncoder.fit(texts + ["word emoji"] * 2, min_count=1, max_sentences=4, max_words=6, max_len=8, progress=False)
+    hierarchical, flat = encoder.encode(texts, mode=("hierarchical", "flat"))
+    assert hierarchical.shape == (6, 4, 6) and flat.shape == (6, 8)
+    assert not hierarchical[0].any() and not hierarchical[1].any() and not hierarchical[5].any()
+    assert np.all(flat[2] == encoder.vocabulary.lookup("word"))  # long document cut to max_len
+    assert encoder.vocabulary.lookup("\U0001F600") > 1
+
+
+def test_real_imdb_sample_encodes(imdb_sample):
+    encoder = TextEncoder.fit(imdb_sample.texts, progress=False)
+    hierarchical, flat = encoder.encode(imdb_sample.texts, mode=("hierarchical", "flat"))
+    assert hierarchical.shape[0] == flat.shape[0] == 300
+    # The suggested sizes cover most documents whole (95th percentile).
+    covered = np.mean([len(d) <= encoder.max_sentences for d in encoder.tokenize(imdb_sample.texts)])
+    assert covered >= 0.9
+    assert (flat > 1).mean(axis=1).min() > 0  # every review has known words
