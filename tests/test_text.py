@@ -1,5 +1,8 @@
 """Tests for hierattn.data.text: cleaning, sentence splitting, tokens with offsets."""
 
+import json
+import pathlib
+
 import pytest
 
 from hierattn.data.text import Tokenizer, clean, sentence_spans
@@ -9,17 +12,14 @@ def sentences(text):
     return [text[a:b] for a, b in sentence_spans(clean(text))]
 
 
+CASES_FILE = pathlib.Path(__file__).resolve().parent.parent / "data" / "sample" / "sentence_cases.jsonl"
+CASES = [json.loads(line) for line in CASES_FILE.read_text().splitlines()]
+
+
 @pytest.mark.parametrize(
     "text, expected",
-    [
-        ("Mr. Smith met Dr. Jones. They talked.", ["Mr. Smith met Dr. Jones.", "They talked."]),
-        ("Films, e.g. this one, are long. True.", ["Films, e.g. this one, are long.", "True."]),
-        ("The U.S. version is cut. Sad.", ["The U.S. version is cut.", "Sad."]),
-        ("It cost $3.50 to see. Worth it.", ["It cost $3.50 to see.", "Worth it."]),
-        ("I waited... and waited. Then it ended.", ["I waited... and waited.", "Then it ended."]),
-        ("Great!! Why did it end? No idea.", ["Great!!", "Why did it end?", "No idea."]),
-        ("J. R. R. Tolkien wrote it.", ["J. R. R. Tolkien wrote it."]),
-        ("It was ok.It had flaws.", ["It was ok.", "It had flaws."]),
+    [(c["text"], c["sentences"]) for c in CASES]
+    + [
         ("First part<br /><br />Second part", ["First part", "Second part"]),
         ('He said "Wow." Then left.', ['He said "Wow."', "Then left."]),
         ("", []),

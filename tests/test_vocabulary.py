@@ -42,5 +42,5 @@ def test_bad_arguments_and_files(tmp_path):
         Vocabulary.build(DOCS, max_size=2)
     bogus = tmp_path / "other.json"
     bogus.write_text('{"tokens": []}')
-    with pytest.raises(ValueError, match="not a hierattn vocabulary"):
+    with pytest.raises(ValueError, match="is not a hierattn.vocabulary/1 file"):
         Vocabulary.load(bogus)

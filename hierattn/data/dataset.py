@@ -1,13 +1,12 @@
 """In-memory labelled text datasets, label maps and validation splits."""
 
 import dataclasses
-import json
-import os
 
 import numpy as np
 from sklearn.model_selection import train_test_split
 
 from hierattn.errors import DataError
+from hierattn.jsonfile import load_json, save_json
 
 
 class LabelMap:
@@ -54,18 +53,11 @@ class LabelMap:
         return np.asarray(ids, dtype=np.int32)
 
     def save(self, path):
-        tmp = f"{path}.tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump({"format": "hierattn.labels/1", "names": self.names}, f, ensure_ascii=False, indent=2)
-        os.replace(tmp, path)
+        save_json(path, "hierattn.labels/1", {"names": self.names}, indent=2)
 
     @classmethod
     def load(cls, path):
-        with open(path, encoding="utf-8") as f:
-            config = json.load(f)
-        if config.get("format") != "hierattn.labels/1":
-            raise DataError(f"{path} is not a hierattn label map.")
-        return cls(config["names"])
+        return cls(load_json(path, "hierattn.labels/1")["names"])
 
 
 @dataclasses.dataclass

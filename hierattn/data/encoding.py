@@ -1,7 +1,6 @@
 """Turning tokenized documents into padded int32 arrays, fast."""
 
 import collections
-import json
 import multiprocessing
 import os
 
@@ -10,6 +9,7 @@ from tqdm.auto import tqdm
 
 from hierattn.data.text import Tokenizer
 from hierattn.data.vocabulary import Vocabulary
+from hierattn.jsonfile import load_json, save_json
 
 # Below this many documents, worker processes cost more than they save.
 PARALLEL_THRESHOLD = 4000
@@ -355,18 +355,12 @@ class TextEncoder:
         """Writes `vocabulary.json` and `encoder.json` into `directory`."""
         os.makedirs(directory, exist_ok=True)
         self.vocabulary.save(os.path.join(directory, "vocabulary.json"))
-        tmp = os.path.join(directory, "encoder.json.tmp")
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump({"format": "hierattn.encoder/1", **self.get_config()}, f, indent=2)
-        os.replace(tmp, os.path.join(directory, "encoder.json"))
+        save_json(os.path.join(directory, "encoder.json"), "hierattn.encoder/1", self.get_config(), indent=2)
 
     @classmethod
     def load(cls, directory):
         """Reads an encoder written by `save`."""
-        with open(os.path.join(directory, "encoder.json"), encoding="utf-8") as f:
-            config = json.load(f)
-        if config.pop("format", None) != "hierattn.encoder/1":
-            raise ValueError(f"{directory}/encoder.json is not a hierattn encoder file.")
+        config = load_json(os.path.join(directory, "encoder.json"), "hierattn.encoder/1")
         tokenizer = Tokenizer.from_config(config.pop("tokenizer"))
         vocabulary = Vocabulary.load(os.path.join(directory, "vocabulary.json"))
         return cls(vocabulary, tokenizer, **config)

@@ -1,11 +1,12 @@
 """Word vocabulary built from training data only, saved as JSON."""
 
 import collections
-import json
-import os
+
+from hierattn.jsonfile import load_json, save_json
 
 PAD, OOV = 0, 1
 PAD_TOKEN, OOV_TOKEN = "<pad>", "<oov>"
+FORMAT = "hierattn.vocabulary/1"
 
 
 class Vocabulary:
@@ -74,16 +75,10 @@ class Vocabulary:
 
     def save(self, path):
         """Writes the vocabulary as JSON (atomically)."""
-        tmp = f"{path}.tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump({"format": "hierattn.vocabulary/1", **self.get_config()}, f, ensure_ascii=False)
-        os.replace(tmp, path)
+        save_json(path, FORMAT, self.get_config())
 
     @classmethod
     def load(cls, path):
         """Reads a vocabulary written by `save`."""
-        with open(path, encoding="utf-8") as f:
-            config = json.load(f)
-        if config.get("format") != "hierattn.vocabulary/1":
-            raise ValueError(f"{path} is not a hierattn vocabulary file.")
+        config = load_json(path, FORMAT)
         return cls(config["tokens"], config.get("min_count", 1), config.get("max_size"))
