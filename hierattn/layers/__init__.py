@@ -10,6 +10,7 @@ from hierattn.layers.context_attention import ContextAttention
 from hierattn.layers.luong_attention import LuongAttention
 from hierattn.layers.multi_head_attention import MultiHeadAttention
 from hierattn.layers.positional_encoding import PositionalEncoding
+from hierattn.layers.sentence_wise import SentenceWise
 from hierattn.layers.token_and_position_embedding import TokenAndPositionEmbedding
 from hierattn.layers.transformer_encoder_block import TransformerEncoderBlock
 
@@ -19,6 +20,7 @@ __all__ = [
     "LuongAttention",
     "MultiHeadAttention",
     "PositionalEncoding",
+    "SentenceWise",
     "TokenAndPositionEmbedding",
     "TransformerEncoderBlock",
 ]

@@ -1,0 +1,63 @@
+"""Transformer encoder classifier."""
+
+import keras
+
+from hierattn.layers import ContextAttention, TokenAndPositionEmbedding, TransformerEncoderBlock
+from hierattn.models._common import check_common, classifier_head
+
+POOLINGS = ("attention", "mean")
+
+
+def build_transformer(
+    vocab_size,
+    num_classes,
+    max_len=512,
+    embedding_dim=128,
+    num_heads=4,
+    ff_dim=256,
+    num_layers=2,
+    dropout=0.1,
+    pooling="attention",
+    position="sinusoidal",
+    name="transformer",
+):
+    """Builds a Transformer encoder classifier.
+
+    token + position embedding → `num_layers` × `TransformerEncoderBlock` →
+    pooling → softmax. With `pooling="attention"` (default) the pooling is a
+    `ContextAttention`, which gives one weight per word to explain the
+    prediction; `"mean"` averages the non-padded positions.
+
+    Args:
+        vocab_size: Number of token ids (0 is padding).
+        num_classes: Number of classes (>= 2).
+        max_len: Longest input (needed for learned positions).
+        embedding_dim: Model width `d`.
+        num_heads: Attention heads per block (must divide `embedding_dim`).
+        ff_dim: Feed-forward hidden size.
+        num_layers: Number of encoder blocks.
+        dropout: Dropout rate (embeddings, residuals, classifier).
+        pooling: `"attention"` or `"mean"`.
+        position: `"sinusoidal"` or `"learned"`.
+        name: Model name.
+
+    Returns:
+        A functional `keras.Model` from int32 ids `(batch, length)` to class
+        probabilities; the pooling layer is named `attention_pooling`.
+    """
+    check_common(vocab_size, num_classes, embedding_dim, dropout)
+    if pooling not in POOLINGS:
+        raise ValueError(f"pooling must be one of {POOLINGS}. Received: pooling={pooling!r}.")
+    if embedding_dim % num_heads:
+        raise ValueError(f"embedding_dim ({embedding_dim}) must be divisible by num_heads ({num_heads}).")
+    tokens = keras.Input((None,), dtype="int32", name="tokens")
+    x = TokenAndPositionEmbedding(vocab_size, embedding_dim, max_length=max_len, position=position, name="embedding")(tokens)
+    if dropout:
+        x = keras.layers.Dropout(dropout, name="embedding_dropout")(x)
+    for i in range(num_layers):
+        x = TransformerEncoderBlock(num_heads, ff_dim, dropout=dropout, name=f"encoder_{i + 1}")(x)
+    if pooling == "attention":
+        x, _ = ContextAttention(name="attention_pooling")(x, return_attention_scores=True)
+    else:
+        x = keras.layers.GlobalAveragePooling1D(name="mean_pooling")(x)
+    return keras.Model(tokens, classifier_head(x, num_classes, dropout), name=name)
