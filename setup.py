@@ -25,6 +25,8 @@ setup(
         "pandas>=2.0",
         "click>=8.1",
         "tqdm>=4.66",
+        "tensorboard>=2.16",
+        "gensim>=4.3",
     ],
     extras_require={
         "test": ["pytest>=8"],

@@ -1,14 +1,252 @@
 """The `hierattn` command line (also run as `python cli.py`).
 
-The CLI only parses options and calls the library.
+The CLI only parses options and calls the library; errors a user can fix are
+printed as one line with a non-zero exit code.
 """
 
-import click
+import functools
+import logging
+import os
+import pathlib
+import sys
 
-from hierattn import __version__
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# tf.function retracing notices are expected (batches have varying lengths).
+logging.getLogger("tensorflow").setLevel(logging.ERROR)
+
+import click  # noqa: E402
+
+from hierattn import __version__  # noqa: E402
+from hierattn.errors import HierattnError  # noqa: E402
+
+
+def friendly_errors(command):
+    """Turns library errors into one `Error: ...` line and exit code 1."""
+
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        try:
+            return command(*args, **kwargs)
+        except HierattnError as error:
+            raise click.ClickException(str(error)) from None
+        except KeyboardInterrupt:
+            click.echo("\ninterrupted", err=True)
+            sys.exit(130)
+
+    return wrapper
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="hierattn")
 def main():
     """hierattn: attention-based document classification you can explain."""
+
+
+def train_options(function):
+    options = [
+        click.option("--model", type=click.Choice(["han", "transformer", "rnn"]), default="han", show_default=True),
+        click.option("--attention", type=click.Choice(["bahdanau", "luong-dot", "luong-general", "luong-concat",
+                                                       "context"]), default="bahdanau", show_default=True,
+                     help="Attention of the recurrent model (--model rnn)."),
+        click.option("--epochs", type=click.IntRange(1), default=None, help="Maximum epochs (early stopping on validation loss)."),
+        click.option("--batch-size", type=click.IntRange(1), default=None),
+        click.option("--max-sentences", type=click.IntRange(1), default=None, help="Default: 95th percentile of the training data."),
+        click.option("--max-words", type=click.IntRange(1), default=None, help="Words per sentence (HAN)."),
+        click.option("--max-len", type=click.IntRange(1), default=None, help="Words per document (Transformer, RNN)."),
+        click.option("--embedding-dim", type=click.IntRange(1), default=None),
+        click.option("--seed", type=int, default=None),
+        click.option("--label-smoothing", type=click.FloatRange(0, 1, max_open=True), default=None),
+        click.option("--pretrain", type=click.Choice(["word2vec", "none"]), default=None,
+                     help="Initialise embeddings with word2vec trained on the training (and unlabelled) texts."),
+        click.option("--vectors", type=click.Path(dir_okay=False), default=None,
+                     help="word2vec/GloVe text file to initialise the embeddings."),
+        click.option("--limit", type=click.IntRange(4), default=None, help="Train on a random subset of N documents."),
+        click.option("--output", type=click.Path(file_okay=False), default=None,
+                     help="Run directory (default: runs/<model>-<dataset>-<time>). Never overwritten."),
+        click.option("--resume", is_flag=True, help="Continue the interrupted run in --output."),
+        click.option("--runs-dir", type=click.Path(file_okay=False), default="runs", show_default=True),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def _config(options):
+    from hierattn.training import TrainConfig
+
+    names = {f.name for f in __import__("dataclasses").fields(TrainConfig)}
+    values = {k: v for k, v in options.items() if k in names and v is not None}
+    return TrainConfig(**values)
+
+
+def _run_training(options, dataset_name, train_data, test_data, unlabeled=None):
+    from hierattn.runs import new_run_dir
+    from hierattn.training import train
+
+    config = _config(options)
+    if options["resume"] and not options["output"]:
+        raise click.UsageError("--resume needs --output RUN_DIR (the run to continue)")
+    output = pathlib.Path(options["output"]) if options["output"] else new_run_dir(options["runs_dir"], config.model, dataset_name)
+    click.echo(f"run directory: {output}")
+    run = train(train_data, test_data, config, output, unlabeled=unlabeled, resume=options["resume"],
+                dataset_name=dataset_name, log=click.echo)
+    _print_metrics(run.metrics)
+    click.echo(f"\nwrote {output}/: model.keras, encoder/ (vocabulary, tokenizer), labels.json, config.json, "
+               f"history.csv, metrics.json, logs/ (TensorBoard: tensorboard --logdir {output}/logs)")
+
+
+def _print_metrics(metrics):
+    for split in ("validation", "test"):
+        if split in metrics:
+            m = metrics[split]
+            click.echo(f"{split}: accuracy {m['accuracy']:.4f}, macro-F1 {m['macro_f1']:.4f} ({m['documents']:,} documents)")
+
+
+@main.group()
+def train():
+    """Train a classifier (HAN by default) and write a run directory."""
+
+
+@train.command("imdb")
+@click.option("--data", type=click.Path(), default=None,
+              help="aclImdb_v1.tar.gz or aclImdb/ folder (default: data/ cache, else download).")
+@click.option("--no-unsup", is_flag=True, help="Do not use the 50k unlabelled reviews for word2vec.")
+@train_options
+@friendly_errors
+def train_imdb(data, no_unsup, **options):
+    """Train on IMDB: official train split (validation carved out of it), test split evaluated once."""
+    from hierattn.data import load_imdb
+
+    splits = ("train", "test") if no_unsup or options.get("pretrain") == "none" else ("train", "test", "unsup")
+    datasets = load_imdb(data, splits=splits)
+    unlabeled = datasets["unsup"].texts if "unsup" in datasets else None
+    _run_training(options, "imdb", datasets["train"], datasets["test"], unlabeled)
+
+
+@train.command("csv")
+@click.argument("path", type=click.Path())
+@click.option("--test", "test_path", type=click.Path(), default=None, help="Labelled test file, evaluated once at the end.")
+@click.option("--text-column", default=None, help="Default: text, review, sentence, content, document or body.")
+@click.option("--label-column", default=None, help="Default: label, labels, sentiment, class, category, target or y.")
+@train_options
+@friendly_errors
+def train_csv(path, test_path, text_column, label_column, **options):
+    """Train on any CSV / TSV / JSON-lines file of texts and labels."""
+    from hierattn.data import load_table
+
+    train_data, report = load_table(path, text_column, label_column)
+    _report_rows(path, report)
+    test_data = None
+    if test_path:
+        test_data, test_report = load_table(test_path, text_column, label_column, label_map=train_data.label_map)
+        _report_rows(test_path, test_report)
+    _run_training(options, pathlib.Path(path).stem, train_data, test_data)
+
+
+def _report_rows(path, report):
+    click.echo(f"{path}: {report['used']:,} of {report['rows']:,} rows used "
+               f"(text column {report['text_column']!r}, label column {report['label_column']!r})")
+    if report["used"] < report["rows"]:
+        click.echo(f"  skipped {report['skipped_missing_text']} without text, "
+                   f"{report['skipped_missing_label']} without a label", err=True)
+
+
+def _load(run_dir, runs_dir):
+    from hierattn.runs import load_run
+
+    run = load_run(run_dir, root=runs_dir)
+    click.echo(f"run: {run.path}", err=True)
+    return run
+
+
+@main.command()
+@click.argument("run_dir", required=False, type=click.Path())
+@click.option("--split", type=click.Choice(["test", "train"]), default="test", show_default=True,
+              help="IMDB split, for runs trained on IMDB.")
+@click.option("--data", "data_path", type=click.Path(), default=None,
+              help="A labelled CSV/TSV/JSON-lines file (or, for IMDB runs, the IMDB archive/folder).")
+@click.option("--text-column", default=None)
+@click.option("--label-column", default=None)
+@click.option("--output", type=click.Path(dir_okay=False), default=None, help="Also write the metrics as JSON.")
+@click.option("--runs-dir", type=click.Path(file_okay=False), default="runs", show_default=True)
+@friendly_errors
+def evaluate(run_dir, split, data_path, text_column, label_column, output, runs_dir):
+    """Evaluate a run (the latest by default) on labelled data."""
+    from hierattn.data import load_imdb, load_table
+    from hierattn.runs import read_status
+    from hierattn.scoring import evaluate_run
+
+    _refuse_existing(output)
+    run = _load(run_dir, runs_dir)
+    is_table = data_path and pathlib.Path(data_path).suffix.lower() in (".csv", ".tsv", ".tab", ".jsonl", ".ndjson", ".json")
+    if is_table:
+        dataset, report = load_table(data_path, text_column, label_column, label_map=run.label_map)
+        _report_rows(data_path, report)
+    elif read_status(run.path).get("dataset") == "imdb":
+        dataset = load_imdb(data_path, splits=(split,))[split]
+    else:
+        raise HierattnError("this run was not trained on IMDB: pass the labelled file with --data FILE")
+    metrics = evaluate_run(run, dataset)
+    click.echo(f"accuracy {metrics['accuracy']:.4f}, macro-F1 {metrics['macro_f1']:.4f} on {metrics['documents']:,} documents")
+    click.echo(f"confusion matrix (rows: true, columns: predicted; {', '.join(map(str, metrics['labels']))}):")
+    for row in metrics["confusion_matrix"]:
+        click.echo("  " + " ".join(f"{v:7d}" for v in row))
+    if output:
+        from hierattn.jsonfile import save_json
+
+        save_json(output, "hierattn.metrics/1", metrics, indent=2)
+        click.echo(f"wrote {output}")
+
+
+def _refuse_existing(output):
+    if output and output != "-" and pathlib.Path(output).exists():
+        raise HierattnError(f"{output} already exists; choose another --output (nothing was overwritten)")
+
+
+@main.command()
+@click.argument("args", nargs=-1)
+@click.option("--file", "file_path", type=click.Path(), default=None,
+              help="Score a text file (one text per line) or a CSV/TSV/JSON-lines file (--text-column).")
+@click.option("--text-column", default=None)
+@click.option("--output", type=click.Path(dir_okay=False), default=None,
+              help="CSV of predictions for --file / - (default: print to standard output).")
+@click.option("--runs-dir", type=click.Path(file_okay=False), default="runs", show_default=True)
+@friendly_errors
+def predict(args, file_path, text_column, output, runs_dir):
+    """Classify text: predict [RUN] "text", predict [RUN] --file FILE, or predict [RUN] - (standard input)."""
+    from hierattn.scoring import iter_text_chunks, score_to_csv
+
+    run_dir, text = _split_run_and_text(args)
+    _refuse_existing(output)
+    if text is None and file_path is None:
+        raise click.UsageError('give a text, --file FILE, or - for standard input')
+    run = _load(run_dir, runs_dir)
+    if text is not None and text != "-":
+        if not text.strip():
+            raise HierattnError("the text is empty")
+        probabilities = run.predict_proba([text])[0]
+        best = int(probabilities.argmax())
+        click.echo(f"predicted: {run.label_map.names[best]}")
+        for name, p in zip(run.label_map.names, probabilities):
+            click.echo(f"  {name}: {p:.4f}")
+        return
+    chunks = iter_text_chunks(file_path, text_column, stream=click.get_text_stream("stdin") if text == "-" else None)
+    count = score_to_csv(run, chunks, output or click.get_text_stream("stdout"), progress=bool(output))
+    if output:
+        click.echo(f"scored {count:,} texts into {output}")
+
+
+def _split_run_and_text(args):
+    """`[RUN] [TEXT]`: the first argument is the run if it is a directory."""
+    if len(args) > 2:
+        raise click.UsageError("expected at most a run directory and one text (quote the text)")
+    if len(args) == 2:
+        return args[0], args[1]
+    if len(args) == 1 and pathlib.Path(args[0]).is_dir():
+        return args[0], None
+    return None, (args[0] if args else None)
+
+
+if __name__ == "__main__":
+    main()
+

@@ -41,3 +41,41 @@ def imdb_sample(imdb_splits):
     """300 real training reviews, both classes (a fixed, seeded sample)."""
     indices = np.random.default_rng(0).choice(len(imdb_splits["train"]), size=300, replace=False)
     return imdb_splits["train"].subset(np.sort(indices))
+
+
+POSITIVE = ["great", "wonderful", "loved", "superb", "brilliant", "moving"]
+NEGATIVE = ["awful", "boring", "hated", "terrible", "dull", "painful"]
+
+
+def make_reviews(n, seed=0):
+    """A tiny generated sentiment corpus: (texts, labels) with labels pos/neg."""
+    rng = np.random.default_rng(seed)
+    texts, labels = [], []
+    for _ in range(n):
+        positive = bool(rng.integers(0, 2))
+        words = POSITIVE if positive else NEGATIVE
+        sentences = [f"The film was {rng.choice(words)}.", f"I found the acting {rng.choice(words)}!"]
+        if rng.random() < 0.5:
+            sentences.append("Mr. Smith directed it in the U.S. in 1999.")
+        texts.append(" ".join(rng.permutation(sentences)))
+        labels.append("pos" if positive else "neg")
+    return texts, labels
+
+
+@pytest.fixture(scope="session")
+def tiny_csv(tmp_path_factory):
+    """Train and test CSV files of the generated corpus."""
+    import pandas as pd
+
+    folder = tmp_path_factory.mktemp("tiny")
+    for name, n, seed in (("train", 160, 0), ("test", 40, 1)):
+        texts, labels = make_reviews(n, seed)
+        pd.DataFrame({"text": texts, "label": labels}).to_csv(folder / f"{name}.csv", index=False)
+    return folder / "train.csv", folder / "test.csv"
+
+
+TINY_OPTIONS = {
+    "han": {"word_units": 8, "sentence_units": 8, "attention_units": 8},
+    "transformer": {"num_heads": 2, "ff_dim": 16, "num_layers": 1},
+    "rnn": {"units": 8},
+}

@@ -60,3 +60,12 @@ def test_causal_mask_is_lower_triangular():
 def test_check_dropout_rejects_out_of_range(bad):
     with pytest.raises(ValueError, match="dropout"):
         utils.check_dropout(bad)
+
+
+def test_single_position_gets_all_the_weight_without_warnings(recwarn):
+    scores = np.array([[[2.5]], [[-1.0]]], dtype="float32")
+    mask = np.array([[[True]], [[False]]])
+    weights = ops.convert_to_numpy(utils.masked_softmax(scores, mask))
+    np.testing.assert_array_equal(weights, [[[1.0]], [[0.0]]])
+    np.testing.assert_array_equal(ops.convert_to_numpy(utils.masked_softmax(scores)), [[[1.0]], [[1.0]]])
+    assert not [w for w in recwarn if "softmax" in str(w.message)]

@@ -73,6 +73,15 @@ def test_bucket_batches_cover_everything_and_cut_padding():
     assert [b.tolist() for b in bucket_batches(lengths, 32, seed=1)] == [b.tolist() for b in bucket_batches(lengths, 32, seed=1)]
 
 
+def test_document_lengths_rank_sentences_first():
+    x = np.zeros((3, 4, 5), np.int32)
+    x[0, :3, :1] = 1  # 3 short sentences
+    x[1, :1, :5] = 1  # 1 long sentence (more tokens)
+    x[2, :2, :2] = 1
+    assert np.argsort(encoding.document_lengths(x)).tolist() == [1, 2, 0]
+    assert encoding.document_lengths(np.array([[1, 2, 0], [3, 0, 0]])).tolist() == [2, 1]
+
+
 def test_trim_padding():
     batch = np.zeros((2, 4, 5), np.int32)
     batch[0, 1, 2] = 7

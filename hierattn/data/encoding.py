@@ -217,6 +217,36 @@ def bucket_batches(lengths, batch_size, seed=0, chunk_batches=50):
     return batches
 
 
+def document_lengths(x):
+    """The padding-relevant length of each encoded document.
+
+    Flat `(n, T)`: the number of real tokens. Hierarchical `(n, S, W)`: the
+    number of real sentences (a HAN batch costs about max sentences x max
+    words, and the word axis is nearly always full), with the token count as a
+    tie-breaker.
+    """
+    x = np.asarray(x)
+    tokens = np.count_nonzero(x.reshape(len(x), -1), axis=1)
+    if x.ndim == 2:
+        return tokens
+    sentences = np.count_nonzero(x.any(axis=2), axis=1)
+    return sentences * (x.shape[1] * x.shape[2] + 1) + tokens
+
+
+def sort_batches_by_length(x, batch_size):
+    """Batches of indices in order of document length (for evaluation).
+
+    Args:
+        x: Encoded documents, flat or hierarchical (see `document_lengths`).
+        batch_size: Documents per batch.
+
+    Returns:
+        A list of index arrays covering every document once.
+    """
+    order = np.argsort(document_lengths(x), kind="stable")
+    return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+
+
 def trim_padding(batch):
     """Drops trailing all-padding positions of a batch along every axis but 0."""
     batch = np.asarray(batch)

@@ -32,6 +32,12 @@ def masked_softmax(scores, mask=None, axis=-1):
     """
     dtype = scores.dtype
     scores = ops.cast(scores, "float32")
+    if scores.shape[axis] == 1:
+        # A single position (e.g. a one-sentence document) gets all the weight.
+        weights = ops.ones_like(scores)
+        if mask is not None:
+            weights = weights * ops.cast(mask, "float32")
+        return ops.cast(weights, dtype)
     if mask is None:
         return ops.cast(ops.softmax(scores, axis=axis), dtype)
     mask = ops.cast(mask, "bool")

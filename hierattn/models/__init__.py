@@ -38,7 +38,8 @@ def attention_outputs(model):
                 continue
             if isinstance(layer.output, (list, tuple)):
                 outputs[name] = layer.output[1]
-    return keras.Model(model.inputs, outputs, name=f"{model.name}_explainer")
+    inputs = model.inputs[0] if len(model.inputs) == 1 else model.inputs
+    return keras.Model(inputs, outputs, name=f"{model.name}_explainer")
 
 
 __all__ = ["ATTENTIONS", "ATTENTION_LAYERS", "attention_outputs", "build_han", "build_rnn", "build_transformer"]

@@ -1,0 +1,118 @@
+"""Word vectors for initialising embeddings: word2vec on your own texts, or a file.
+
+Pretrained vectors from the internet are not fetched. `train_word2vec` learns
+vectors from the training texts (and, for IMDB, the unlabelled `unsup`
+reviews) with gensim; `load_vectors` reads a word2vec/GloVe text file the user
+already has. Never pass test texts to either.
+"""
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from hierattn.errors import DataError
+
+
+def train_word2vec(sentences, dim=200, epochs=5, window=5, min_count=2, sg=0, workers=None, seed=0):
+    """Trains word2vec (gensim) on tokenized sentences.
+
+    Args:
+        sentences: A list of sentences, each a list of token forms (e.g. all
+            sentences of `tokenize_corpus(...)`).
+        dim: Vector size.
+        epochs: Passes over the data.
+        window: Context window.
+        min_count: Ignore rarer tokens.
+        sg: 1 for skip-gram, 0 for CBOW (faster).
+        workers: Threads (default: all cores). With more than one thread the
+            result is not bit-for-bit reproducible (gensim's documented
+            behaviour); pass `workers=1` for that.
+        seed: Random seed.
+
+    Returns:
+        Dict from token to a float32 vector.
+    """
+    import os
+
+    from gensim.models import Word2Vec
+
+    model = Word2Vec(
+        sentences=sentences,
+        vector_size=dim,
+        window=window,
+        min_count=min_count,
+        sg=sg,
+        workers=workers or os.cpu_count() or 1,
+        epochs=epochs,
+        seed=seed,
+    )
+    return {word: model.wv[word].astype(np.float32) for word in model.wv.index_to_key}
+
+
+def load_vectors(path, vocabulary=None, progress=True):
+    """Reads a word2vec or GloVe text file.
+
+    Handles both the word2vec header line (`count dim`) and header-less GloVe
+    files. With a `vocabulary`, only its words are kept (saves memory).
+
+    Args:
+        path: Text file, one `word v1 v2 ...` per line.
+        vocabulary: Optional `Vocabulary` to filter by.
+        progress: Show a progress bar.
+
+    Returns:
+        Dict from token to a float32 vector.
+
+    Raises:
+        DataError: Missing file or inconsistent dimensions.
+    """
+    vectors, dim = {}, None
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for number, line in enumerate(tqdm(f, desc="reading vectors", unit=" lines", disable=not progress)):
+                parts = line.rstrip().split(" ")
+                if number == 0 and len(parts) == 2 and all(p.isdigit() for p in parts):
+                    continue  # word2vec header
+                if len(parts) < 2:
+                    continue
+                word, values = parts[0], parts[1:]
+                if dim is None:
+                    dim = len(values)
+                elif len(values) != dim:
+                    raise DataError(f"{path}: line {number + 1} has {len(values)} numbers, expected {dim}.")
+                if vocabulary is None or word in vocabulary:
+                    vectors[word] = np.asarray(values, dtype=np.float32)
+    except FileNotFoundError:
+        raise DataError(f"no such vectors file: {path}") from None
+    except ValueError as error:
+        if isinstance(error, DataError):
+            raise
+        raise DataError(f"{path} is not a word2vec/GloVe text file ({error}).") from None
+    if dim is None:
+        raise DataError(f"{path} holds no vectors.")
+    return vectors
+
+
+def embedding_matrix(vocabulary, vectors, dim, seed=0):
+    """A `(len(vocabulary), dim)` matrix for `Embedding.set_weights`.
+
+    Known words get their vector; unknown words (and OOV) random vectors with
+    the same scale as the known ones; padding (id 0) zeros.
+
+    Returns:
+        `(matrix, coverage)`: the float32 matrix and the share of vocabulary
+        words that had a vector.
+    """
+    rng = np.random.default_rng(seed)
+    known = [vectors[t] for t in vectors]
+    if known and len(known[0]) != dim:
+        raise DataError(f"the vectors have {len(known[0])} dimensions but the embedding has {dim}.")
+    scale = float(np.std(np.stack(known))) if known else 0.05
+    matrix = rng.normal(0.0, scale, size=(len(vocabulary), dim)).astype(np.float32)
+    matrix[0] = 0.0
+    hits = 0
+    for i, token in enumerate(vocabulary.tokens[2:], start=2):
+        vector = vectors.get(token)
+        if vector is not None:
+            matrix[i] = vector
+            hits += 1
+    return matrix, hits / max(1, len(vocabulary) - 2)

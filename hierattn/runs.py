@@ -1,0 +1,203 @@
+"""Run directories: what a training run writes, and loading it back to predict.
+
+A run directory holds:
+
+    run.json            status ("training" / "complete"), dataset, timestamps
+    config.json         the TrainConfig used
+    model.keras         the trained model (written atomically at the end)
+    encoder/            vocabulary.json + encoder.json (tokenizer and sizes)
+    labels.json         the label map
+    history.csv         per-epoch metrics
+    metrics.json        validation and test metrics
+    logs/               TensorBoard logs
+    checkpoints/        state for --resume (removed when the run completes)
+"""
+
+import datetime
+import pathlib
+
+import numpy as np
+
+from hierattn.data.dataset import LabelMap
+from hierattn.data.encoding import TextEncoder, sort_batches_by_length, trim_padding
+from hierattn.errors import HierattnError
+from hierattn.jsonfile import load_json, save_json
+
+RUN_FORMAT = "hierattn.run/1"
+DEFAULT_ROOT = "runs"
+
+
+class RunError(HierattnError):
+    """A run directory that is missing, incomplete or unreadable."""
+
+
+def now():
+    return datetime.datetime.now().astimezone().isoformat(timespec="seconds")
+
+
+def new_run_dir(root, model, dataset):
+    """A fresh, not yet existing directory name under `root`."""
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    base = pathlib.Path(root) / f"{model}-{dataset}-{stamp}"
+    path, n = base, 1
+    while path.exists():
+        n += 1
+        path = base.with_name(f"{base.name}-{n}")
+    return path
+
+
+def read_status(path):
+    return load_json(pathlib.Path(path) / "run.json", RUN_FORMAT)
+
+
+def write_status(path, **fields):
+    path = pathlib.Path(path)
+    status = read_status(path) if (path / "run.json").exists() else {}
+    status.update(fields)
+    save_json(path / "run.json", RUN_FORMAT, status, indent=2)
+    return status
+
+
+def find_latest_run(root=DEFAULT_ROOT):
+    """The most recently finished complete run under `root`.
+
+    Raises:
+        RunError: No complete run found; says how to train one.
+    """
+    candidates = []
+    for status_file in pathlib.Path(root).glob("*/run.json"):
+        try:
+            status = load_json(status_file, RUN_FORMAT)
+        except HierattnError:
+            continue
+        if status.get("status") == "complete":
+            candidates.append((status.get("finished", ""), str(status_file.parent)))
+    if not candidates:
+        raise RunError(f"no trained run found under {root}/: train one first, e.g. `python cli.py train imdb`.")
+    return pathlib.Path(max(candidates)[1])
+
+
+def predict_batches(model, x, batch_size=256):
+    """Class probabilities for id arrays, batching similar lengths together.
+
+    Documents are sorted by length so each batch carries little padding
+    (`trim_padding`), then the results are put back in the input order.
+    """
+    import tensorflow as tf
+
+    if len(x) == 0:
+        return np.zeros((0, model.output.shape[-1]), np.float32)
+    groups = sort_batches_by_length(x, batch_size)
+
+    def batches():
+        for index in groups:
+            yield trim_padding(x[index])
+
+    spec = tf.TensorSpec((None,) * x.ndim, tf.int32)
+    dataset = tf.data.Dataset.from_generator(batches, output_signature=spec)
+    dataset = dataset.apply(tf.data.experimental.assert_cardinality(len(groups))).prefetch(2)
+    probabilities = model.predict(dataset, verbose=0)
+    result = np.empty_like(probabilities)
+    result[np.concatenate(groups)] = probabilities
+    return result
+
+
+class Run:
+    """A trained run loaded from disk: model, encoder and labels.
+
+    Args:
+        path: The run directory.
+        model: The loaded `keras.Model`.
+        encoder: Its `TextEncoder`.
+        label_map: Its `LabelMap`.
+        config: Its training configuration (dict).
+    """
+
+    def __init__(self, path, model, encoder, label_map, config):
+        self.path = pathlib.Path(path)
+        self.model = model
+        self.encoder = encoder
+        self.label_map = label_map
+        self.config = config
+        self.metrics = None
+
+    @property
+    def mode(self):
+        """`"hierarchical"` for HAN, `"flat"` for the others."""
+        return "hierarchical" if self.config["model"] == "han" else "flat"
+
+    def encode(self, texts, workers=None, progress=False):
+        return self.encoder.encode(texts, mode=self.mode, workers=workers, progress=progress)
+
+    def predict_proba(self, texts, batch_size=256, workers=None, progress=False):
+        """Class probabilities `(len(texts), num_classes)` for raw texts."""
+        return predict_batches(self.model, self.encode(texts, workers, progress), batch_size)
+
+    def predict(self, texts, **kwargs):
+        """Predicted class names for raw texts."""
+        probabilities = self.predict_proba(texts, **kwargs)
+        return [self.label_map.names[i] for i in probabilities.argmax(axis=1)]
+
+
+def load_run(path=None, root=DEFAULT_ROOT):
+    """Loads a complete run (the latest under `root` when `path` is None).
+
+    The model is loaded with Keras safe mode on, so a model file cannot run
+    arbitrary code.
+
+    Raises:
+        RunError: Missing, incomplete or unreadable run, in one line.
+    """
+    import keras
+
+    import hierattn.layers  # noqa: F401  (registers the layers for loading)
+
+    path = pathlib.Path(path) if path is not None else find_latest_run(root)
+    if not path.is_dir():
+        raise RunError(f"no run directory at {path}")
+    if not (path / "run.json").exists():
+        raise RunError(f"{path} is not a hierattn run (it has no run.json)")
+    status = read_status(path)
+    if status.get("status") != "complete":
+        raise RunError(
+            f"{path} is an unfinished run (status: {status.get('status')}); "
+            f"resume it with `python cli.py train {status.get('dataset', 'imdb')} --resume --output {path}`"
+        )
+    config = load_json(path / "config.json", "hierattn.train-config/1")
+    encoder = TextEncoder.load(path / "encoder")
+    label_map = LabelMap.load(path / "labels.json")
+    metrics_file = path / "metrics.json"
+    metrics = load_json(metrics_file, "hierattn.metrics/1") if metrics_file.exists() else None
+    model_file = path / "model.keras"
+    if not model_file.exists():
+        raise RunError(f"{path} has no model.keras")
+    try:
+        model = keras.saving.load_model(model_file, safe_mode=True)
+    except Exception as error:  # any failure to read the file is reported in one line
+        message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise RunError(f"{model_file} could not be loaded ({message[:200]})") from None
+    run = Run(path, model, encoder, label_map, config)
+    run.metrics = metrics
+    return run
+
+
+def ensure_new_or_resumable(path, resume):
+    """Refuses to write into an existing run unless resuming an unfinished one."""
+    path = pathlib.Path(path)
+    exists = path.exists() and any(path.iterdir())
+    if resume:
+        if not exists or not (path / "run.json").exists():
+            raise RunError(f"nothing to resume at {path}: it is not a run directory")
+        status = read_status(path)
+        if status.get("status") == "complete":
+            raise RunError(f"{path} is already complete; train into a new --output instead")
+        return True
+    if exists:
+        raise RunError(f"{path} already exists and is not empty; choose another --output (nothing was overwritten)")
+    return False
+
+
+__all__ = [
+    "Run", "RunError", "ensure_new_or_resumable", "find_latest_run", "load_run", "new_run_dir",
+    "predict_batches", "read_status", "write_status", "now",
+]

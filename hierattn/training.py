@@ -1,0 +1,312 @@
+"""Training a classifier end to end and writing a run directory."""
+
+import csv
+import dataclasses
+import os
+import pathlib
+import shutil
+import time
+
+import numpy as np
+
+from hierattn import __version__
+from hierattn.data.dataset import stratified_split
+from hierattn.data.encoding import (
+    TextEncoder,
+    bucket_batches,
+    document_lengths,
+    sort_batches_by_length,
+    tokenize_corpus,
+    trim_padding,
+)
+from hierattn.errors import HierattnError
+from hierattn.evaluation import classification_metrics
+from hierattn.jsonfile import load_json, save_json
+from hierattn.runs import Run, ensure_new_or_resumable, now, predict_batches, read_status, write_status
+
+CONFIG_FORMAT = "hierattn.train-config/1"
+MODELS = ("han", "transformer", "rnn")
+
+# Per-model defaults (chosen for speed on 2 CPU cores and validation accuracy;
+# see BENCHMARKS.md). `options` go to the model builder.
+MODEL_DEFAULTS = {
+    "han": {"embedding_dim": 200, "dropout": 0.3, "options": {}},
+    "transformer": {"embedding_dim": 128, "dropout": 0.1,
+                    "options": {"num_layers": 1, "num_heads": 4, "ff_dim": 256}},
+    "rnn": {"embedding_dim": 200, "dropout": 0.3, "options": {"units": 64}},
+}
+
+
+@dataclasses.dataclass
+class TrainConfig:
+    """Everything that determines a training run (saved as config.json).
+
+    The defaults are the settings chosen on IMDB validation data (see
+    BENCHMARKS.md); `None` sizes are suggested from the training data.
+    """
+
+    model: str = "han"
+    attention: str = "bahdanau"
+    epochs: int = 8
+    batch_size: int = 64
+    learning_rate: float = 1e-3
+    patience: int = 2
+    max_sentences: int = None
+    max_words: int = None
+    max_len: int = None
+    truncating: str = "post"
+    embedding_dim: int = None
+    dropout: float = None
+    label_smoothing: float = 0.0
+    seed: int = 0
+    validation_fraction: float = 0.1
+    min_count: int = 2
+    max_vocab: int = 60000
+    pretrain: str = "word2vec"
+    pretrain_epochs: int = 5
+    vectors: str = None
+    limit: int = None
+    model_options: dict = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self):
+        defaults = MODEL_DEFAULTS.get(self.model, {})
+        if self.embedding_dim is None:
+            self.embedding_dim = defaults.get("embedding_dim", 200)
+        if self.dropout is None:
+            self.dropout = defaults.get("dropout", 0.3)
+        self.model_options = {**defaults.get("options", {}), **(self.model_options or {})}
+
+    def validate(self):
+        if self.model not in MODELS:
+            raise HierattnError(f"unknown model {self.model!r}: choose one of {', '.join(MODELS)}")
+        if self.pretrain not in ("word2vec", "none"):
+            raise HierattnError(f"unknown pretraining {self.pretrain!r}: choose word2vec or none")
+        for name in ("epochs", "batch_size", "embedding_dim"):
+            if getattr(self, name) < 1:
+                raise HierattnError(f"{name} must be at least 1")
+        if not 0.0 <= self.label_smoothing < 1.0:
+            raise HierattnError("label smoothing must be in [0, 1)")
+        if self.limit is not None and self.limit < 4:
+            raise HierattnError("--limit must be at least 4 documents")
+        return self
+
+    @property
+    def mode(self):
+        return "hierarchical" if self.model == "han" else "flat"
+
+
+def build_model(config, vocab_size, num_classes):
+    """Builds the model a config names."""
+    from hierattn.models import build_han, build_rnn, build_transformer
+
+    options = dict(config.model_options)
+    common = {"embedding_dim": config.embedding_dim, "dropout": config.dropout}
+    if config.model == "han":
+        return build_han(vocab_size, num_classes, **common, **options)
+    if config.model == "transformer":
+        options.setdefault("max_len", config.max_len)
+        return build_transformer(vocab_size, num_classes, **common, **options)
+    return build_rnn(vocab_size, num_classes, attention=config.attention, **common, **options)
+
+
+def make_train_dataset(x, y, batch_size, seed, num_classes):
+    """A `tf.data.Dataset` of length-bucketed, padding-trimmed batches.
+
+    A new shuffle every epoch (seeded by `seed` and the epoch number).
+    """
+    lengths = document_lengths(x)
+    steps = -(-len(x) // batch_size)
+    epoch = [0]
+
+    def batches():
+        for index in bucket_batches(lengths, batch_size, seed=seed + epoch[0]):
+            yield trim_padding(x[index]), np.eye(num_classes, dtype=np.float32)[y[index]]
+        epoch[0] += 1
+
+    return _from_batches(batches, x.ndim, num_classes, steps)
+
+
+def _from_batches(batches, rank, num_classes, steps):
+    """A dataset of known length (Keras then shows real progress bars)."""
+    import tensorflow as tf
+
+    signature = (tf.TensorSpec((None,) * rank, tf.int32), tf.TensorSpec((None, num_classes), tf.float32))
+    dataset = tf.data.Dataset.from_generator(batches, output_signature=signature)
+    return dataset.apply(tf.data.experimental.assert_cardinality(steps)).prefetch(2)
+
+
+def make_eval_dataset(x, y, batch_size, num_classes):
+    """Validation batches: sorted by length (fixed order), padding trimmed."""
+    batches_index = sort_batches_by_length(x, batch_size)
+
+    def batches():
+        for index in batches_index:
+            yield trim_padding(x[index]), np.eye(num_classes, dtype=np.float32)[y[index]]
+
+    return _from_batches(batches, x.ndim, num_classes, len(batches_index))
+
+
+def pretrained_matrix(config, encoder, texts, unlabeled, log):
+    """The embedding initialisation the config asks for, or None."""
+    from hierattn.embeddings import embedding_matrix, load_vectors, train_word2vec
+
+    if config.vectors:
+        vectors = load_vectors(config.vectors, encoder.vocabulary)
+        source = config.vectors
+    elif config.pretrain == "word2vec":
+        corpus = list(texts) + list(unlabeled or [])
+        documents = tokenize_corpus(corpus, encoder.tokenizer, desc="tokenizing for word2vec")
+        sentences = [s for d in documents for s in d]
+        log(f"training word2vec ({config.embedding_dim}d, {config.pretrain_epochs} epochs) on {len(corpus):,} texts")
+        vectors = train_word2vec(
+            sentences, dim=config.embedding_dim, epochs=config.pretrain_epochs, min_count=config.min_count,
+            seed=config.seed,
+        )
+        source = "word2vec on the training texts" + (" and unlabelled texts" if unlabeled else "")
+    else:
+        return None, None
+    matrix, coverage = embedding_matrix(encoder.vocabulary, vectors, config.embedding_dim, seed=config.seed)
+    log(f"embeddings from {source}: {coverage:.1%} of the vocabulary covered")
+    return matrix, {"source": source, "coverage": coverage}
+
+
+def set_embeddings(model, matrix):
+    layer = model.get_layer("embedding")
+    target = getattr(layer, "token_embedding", layer)  # TokenAndPositionEmbedding wraps one
+    target.set_weights([matrix])
+
+
+def _best_so_far(history_file, monitor):
+    if not history_file.exists():
+        return None
+    with open(history_file, newline="") as f:
+        values = [float(row[monitor]) for row in csv.DictReader(f) if row.get(monitor)]
+    return min(values) if values else None
+
+
+def train(train_data, test_data, config, output, unlabeled=None, resume=False, dataset_name="data", log=print,
+          verbose="auto", callbacks=None):
+    """Trains `config.model` and writes a complete run directory.
+
+    Holds out a stratified validation part of `train_data`, early-stops on
+    its loss and restores the best weights, evaluates once on `test_data`
+    (if given), and saves everything (see `hierattn.runs`). Resumable: with
+    `resume=True` an interrupted run continues from its last finished epoch.
+    Works inside a `tf.distribute` strategy scope (the model is built and
+    compiled under the current strategy).
+
+    Args:
+        train_data: `TextDataset` for training (validation is carved from it).
+        test_data: `TextDataset` for the final evaluation, or `None`.
+        config: A `TrainConfig`.
+        output: The run directory (must not exist unless resuming).
+        unlabeled: Extra unlabelled texts for word2vec (e.g. IMDB unsup).
+        resume: Continue an interrupted run in `output`.
+        dataset_name: Recorded in run.json.
+        log: Function printing progress messages.
+        verbose: Keras `fit` verbosity.
+        callbacks: Extra Keras callbacks for `fit`.
+
+    Returns:
+        The finished `Run` (model in memory); its `metrics` attribute holds
+        what metrics.json holds.
+    """
+    import keras
+    import tensorflow as tf
+
+    output = pathlib.Path(output)
+    resuming = ensure_new_or_resumable(output, resume)
+    if resuming:
+        config = TrainConfig(**load_json(output / "config.json", CONFIG_FORMAT))
+    config.validate()
+    output.mkdir(parents=True, exist_ok=True)
+    keras.utils.set_random_seed(config.seed)
+
+    if config.limit:
+        indices = np.random.default_rng(config.seed).permutation(len(train_data))[: config.limit]
+        train_data = train_data.subset(np.sort(indices))
+    fit_idx, val_idx = stratified_split(train_data.labels, config.validation_fraction, config.seed)
+    fit_texts = [train_data.texts[i] for i in fit_idx]
+    label_map = train_data.label_map
+    num_classes = len(label_map)
+
+    if resuming:
+        encoder = TextEncoder.load(output / "encoder")
+        log(f"resuming {output}")
+    else:
+        write_status(output, status="training", dataset=dataset_name, created=now(), hierattn_version=__version__)
+        encoder = TextEncoder.fit(
+            fit_texts, min_count=config.min_count, max_size=config.max_vocab, max_sentences=config.max_sentences,
+            max_words=config.max_words, max_len=config.max_len, truncating=config.truncating,
+        )
+        config.max_sentences, config.max_words, config.max_len = encoder.max_sentences, encoder.max_words, encoder.max_len
+        encoder.save(output / "encoder")
+        label_map.save(output / "labels.json")
+        save_json(output / "config.json", CONFIG_FORMAT, dataclasses.asdict(config), indent=2)
+    log(f"vocabulary {len(encoder.vocabulary):,} ids; sizes: {encoder.max_sentences} sentences x "
+        f"{encoder.max_words} words (HAN), {encoder.max_len} words (flat)")
+
+    x_all = encoder.encode(train_data.texts, mode=config.mode, progress=True)
+    x_fit, x_val = x_all[fit_idx], x_all[val_idx]
+    y_fit, y_val = train_data.labels[fit_idx], train_data.labels[val_idx]
+
+    started = time.perf_counter()
+    strategy = tf.distribute.get_strategy()
+    with strategy.scope():
+        model = build_model(config, len(encoder.vocabulary), num_classes)
+        if not resuming:
+            matrix, embeddings = pretrained_matrix(config, encoder, fit_texts, unlabeled, log)
+            if matrix is not None:
+                set_embeddings(model, matrix)
+            write_status(output, embeddings=embeddings)
+        model.compile(
+            optimizer=keras.optimizers.Adam(config.learning_rate, clipnorm=1.0),
+            loss=keras.losses.CategoricalCrossentropy(label_smoothing=config.label_smoothing),
+            metrics=[keras.metrics.CategoricalAccuracy(name="accuracy")],
+        )
+    checkpoints = output / "checkpoints"
+    checkpoints.mkdir(exist_ok=True)
+    best_weights = checkpoints / "best.weights.h5"
+    callbacks = list(callbacks or [])
+    callbacks[:0] = [
+        keras.callbacks.BackupAndRestore(str(checkpoints / "backup")),
+        keras.callbacks.ModelCheckpoint(
+            str(best_weights), monitor="val_loss", save_best_only=True, save_weights_only=True,
+            initial_value_threshold=_best_so_far(output / "history.csv", "val_loss"),
+        ),
+        keras.callbacks.EarlyStopping(monitor="val_loss", patience=config.patience),
+        keras.callbacks.CSVLogger(str(output / "history.csv"), append=resuming),
+        keras.callbacks.TensorBoard(str(output / "logs")),
+    ]
+    log(f"training {config.model} on {len(x_fit):,} documents, validating on {len(x_val):,}")
+    model.fit(
+        make_train_dataset(x_fit, y_fit, config.batch_size, config.seed, num_classes),
+        validation_data=make_eval_dataset(x_val, y_val, config.batch_size * 4, num_classes),
+        epochs=config.epochs,
+        callbacks=callbacks,
+        verbose=verbose,
+    )
+    training_seconds = time.perf_counter() - started
+    if best_weights.exists():
+        model.load_weights(str(best_weights))
+
+    metrics = {"training_seconds": round(training_seconds, 1), "train_documents": len(x_fit),
+               "embeddings": read_status(output).get("embeddings")}
+    metrics["validation"] = classification_metrics(y_val, predict_batches(model, x_val).argmax(1), label_map.names)
+    if test_data is not None and len(test_data):
+        started = time.perf_counter()
+        x_test = encoder.encode(test_data.texts, mode=config.mode, progress=True)
+        probabilities = predict_batches(model, x_test)
+        seconds = time.perf_counter() - started
+        metrics["test"] = classification_metrics(test_data.labels, probabilities.argmax(1), label_map.names)
+        metrics["test"]["prediction_reviews_per_second"] = round(len(x_test) / seconds, 1)
+
+    partial = output / ".model.partial.keras"
+    model.save(partial)
+    os.replace(partial, output / "model.keras")
+    save_json(output / "metrics.json", "hierattn.metrics/1", metrics, indent=2)
+    shutil.rmtree(checkpoints, ignore_errors=True)
+    write_status(output, status="complete", finished=now())
+    run = Run(output, model, encoder, label_map, dataclasses.asdict(config))
+    run.metrics = metrics
+    return run

@@ -1,0 +1,115 @@
+"""Tests for hierattn.cli through click's CliRunner (the real commands, tiny data)."""
+
+import json
+import pathlib
+import shutil
+
+import pytest
+from click.testing import CliRunner
+
+from hierattn.cli import main
+
+TINY = ["--epochs", "1", "--batch-size", "16", "--embedding-dim", "8", "--pretrain", "none"]
+
+
+@pytest.fixture(scope="module")
+def trained(tiny_csv, tmp_path_factory):
+    """One HAN run trained through the CLI, shared by the tests below."""
+    root = tmp_path_factory.mktemp("cli")
+    result = CliRunner().invoke(
+        main, ["train", "csv", str(tiny_csv[0]), "--test", str(tiny_csv[1]), "--runs-dir", str(root / "runs")] + TINY
+    )
+    assert result.exit_code == 0, result.output
+    (run_dir,) = (root / "runs").iterdir()
+    return root, run_dir
+
+
+def invoke(*args, input=None):
+    return CliRunner().invoke(main, [str(a) for a in args], input=input)
+
+
+def test_train_csv_writes_a_run_and_says_where(trained):
+    root, run_dir = trained
+    assert run_dir.name.startswith("han-train-")
+    assert (run_dir / "model.keras").exists() and (run_dir / "metrics.json").exists()
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert metrics["test"]["documents"] == 40
+
+
+@pytest.mark.parametrize("model", ["transformer", "rnn"])
+def test_train_other_models(tiny_csv, tmp_path, model):
+    result = invoke("train", "csv", tiny_csv[0], "--model", model, "--attention", "luong-concat", "--max-len", "16",
+                    "--output", tmp_path / "run", *TINY)
+    assert result.exit_code == 0, result.output
+    assert "test:" not in result.output and "validation: accuracy" in result.output
+    assert json.loads((tmp_path / "run" / "config.json").read_text())["model"] == model
+
+
+def test_predict_text_file_and_stdin(trained, tmp_path):
+    root, run_dir = trained
+    result = invoke("predict", run_dir, "The film was great. I loved it!")
+    assert result.exit_code == 0, result.output
+    assert "predicted:" in result.output and "pos:" in result.output
+    latest = invoke("predict", "--runs-dir", root / "runs", "an awful film")  # finds the latest run
+    assert latest.exit_code == 0 and "predicted:" in latest.output
+    (tmp_path / "in.txt").write_text("great film\nawful film\n")
+    result = invoke("predict", run_dir, "--file", tmp_path / "in.txt", "--output", tmp_path / "out.csv")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "out.csv").read_text().splitlines()[0] == "row,predicted,p_neg,p_pos"
+    again = invoke("predict", run_dir, "--file", tmp_path / "in.txt", "--output", tmp_path / "out.csv")
+    assert again.exit_code == 1 and "already exists" in again.output
+    piped = invoke("predict", run_dir, "-", input="great film\nboring\n")
+    assert piped.exit_code == 0 and len([l for l in piped.output.splitlines() if l[:1].isdigit()]) == 2
+
+
+def test_evaluate(trained, tiny_csv, tmp_path):
+    _, run_dir = trained
+    result = invoke("evaluate", run_dir, "--data", tiny_csv[1], "--output", tmp_path / "m.json")
+    assert result.exit_code == 0, result.output
+    assert "accuracy" in result.output and json.loads((tmp_path / "m.json").read_text())["documents"] == 40
+    no_data = invoke("evaluate", run_dir)
+    assert no_data.exit_code == 1 and "pass the labelled file with --data" in no_data.output
+
+
+def one_line_error(result, code=1):
+    assert result.exit_code == code, result.output
+    assert "Traceback" not in result.output
+    return result.output.strip().splitlines()[-1]
+
+
+def test_error_paths(trained, tiny_csv, tmp_path):
+    root, run_dir = trained
+    assert "'bert' is not one of" in one_line_error(invoke("train", "csv", tiny_csv[0], "--model", "bert"), code=2)
+    assert "no such file" in one_line_error(invoke("train", "csv", tmp_path / "none.csv", *TINY))
+    assert "no text column 'body'" in one_line_error(invoke("train", "csv", tiny_csv[0], "--text-column", "body"))
+    assert "already exists" in one_line_error(invoke("train", "csv", tiny_csv[0], "--output", run_dir, *TINY))
+    assert "not a hierattn run" in one_line_error(invoke("predict", tmp_path, "text"))
+    assert "no trained run found" in one_line_error(invoke("predict", "--runs-dir", tmp_path / "empty", "text"))
+    assert "the text is empty" in one_line_error(invoke("predict", run_dir, "   "))
+    broken = tmp_path / "broken"
+    shutil.copytree(run_dir, broken)
+    (broken / "model.keras").write_bytes(b"garbage")
+    assert "could not be loaded" in one_line_error(invoke("predict", broken, "text"))
+    assert "IMDB" in one_line_error(invoke("train", "imdb", "--data", tmp_path / "nowhere", *TINY))
+    assert "nothing to resume" in one_line_error(invoke("train", "csv", tiny_csv[0], "--resume", "--output", tmp_path / "x"))
+
+
+def test_train_imdb_on_a_mini_archive(tmp_path):
+    import io
+    import tarfile
+
+    archive = tmp_path / "aclImdb_v1.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        for split in ("train", "test"):
+            for label, words in (("pos", "great superb"), ("neg", "awful dull")):
+                for i in range(12):
+                    data = f"A {words.split()[i % 2]} film. Really {words.split()[(i + 1) % 2]}!".encode()
+                    info = tarfile.TarInfo(f"aclImdb/{split}/{label}/{i}_{8 if label == 'pos' else 2}.txt")
+                    info.size = len(data)
+                    tar.addfile(info, io.BytesIO(data))
+    result = invoke("train", "imdb", "--data", archive, "--output", tmp_path / "run", *TINY)
+    assert result.exit_code == 0, result.output
+    status = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert status["dataset"] == "imdb" and status["status"] == "complete"
+    evaluation = invoke("evaluate", tmp_path / "run", "--data", archive)
+    assert evaluation.exit_code == 0 and "on 24 documents" in evaluation.output

@@ -1,0 +1,50 @@
+"""Tests for hierattn.embeddings."""
+
+import numpy as np
+import pytest
+
+from hierattn.data.vocabulary import Vocabulary
+from hierattn.embeddings import embedding_matrix, load_vectors, train_word2vec
+from hierattn.errors import DataError
+
+
+def test_word2vec_learns_vectors_for_frequent_words():
+    sentences = [["good", "film", "great", "acting"], ["bad", "film", "awful", "acting"]] * 200
+    vectors = train_word2vec(sentences, dim=12, epochs=3, min_count=2, workers=1, seed=1)
+    assert set(vectors) == {"good", "film", "great", "acting", "bad", "awful"}
+    assert vectors["film"].shape == (12,) and vectors["film"].dtype == np.float32
+    again = train_word2vec(sentences, dim=12, epochs=3, min_count=2, workers=1, seed=1)
+    np.testing.assert_array_equal(vectors["film"], again["film"])  # one worker: reproducible
+
+
+@pytest.mark.parametrize("header", [True, False])
+def test_load_word2vec_and_glove_text(tmp_path, header):
+    lines = ["film 0.1 0.2 0.3", "good -1 0 1", "rare 5 5 5"]
+    path = tmp_path / "vectors.txt"
+    path.write_text(("3 3\n" if header else "") + "\n".join(lines) + "\n")
+    vectors = load_vectors(path, Vocabulary(["film", "good"]), progress=False)
+    assert set(vectors) == {"film", "good"}
+    np.testing.assert_allclose(vectors["good"], [-1, 0, 1])
+
+
+def test_load_vectors_errors(tmp_path):
+    with pytest.raises(DataError, match="no such vectors file"):
+        load_vectors(tmp_path / "none.txt")
+    (tmp_path / "ragged.txt").write_text("a 1 2\nb 1 2 3\n")
+    with pytest.raises(DataError, match="line 2 has 3 numbers, expected 2"):
+        load_vectors(tmp_path / "ragged.txt", progress=False)
+    (tmp_path / "words.txt").write_text("a b c\n")
+    with pytest.raises(DataError, match="not a word2vec/GloVe"):
+        load_vectors(tmp_path / "words.txt", progress=False)
+
+
+def test_embedding_matrix_rows():
+    vocabulary = Vocabulary(["film", "good", "unseen"])
+    vectors = {"film": np.array([1.0, 2.0], np.float32), "good": np.array([3.0, 4.0], np.float32)}
+    matrix, coverage = embedding_matrix(vocabulary, vectors, 2)
+    assert matrix.shape == (5, 2) and coverage == pytest.approx(2 / 3)
+    np.testing.assert_array_equal(matrix[0], 0.0)
+    np.testing.assert_array_equal(matrix[vocabulary.lookup("good")], [3.0, 4.0])
+    assert np.any(matrix[vocabulary.lookup("unseen")] != 0)
+    with pytest.raises(DataError, match="dimensions"):
+        embedding_matrix(vocabulary, vectors, 3)

@@ -1,0 +1,94 @@
+"""Tests for hierattn.models: HAN, Transformer and recurrent classifiers."""
+
+import keras
+import numpy as np
+import pytest
+from keras import ops
+
+from hierattn.models import ATTENTIONS, attention_outputs, build_han, build_rnn, build_transformer
+from layer_checks import assert_attention_distribution, assert_keras_round_trip
+
+
+@pytest.fixture
+def han():
+    return build_han(30, 3, embedding_dim=8, word_units=4, sentence_units=4, attention_units=6)
+
+
+def han_ids(rng):
+    ids = rng.integers(1, 30, size=(4, 3, 5))
+    ids[0, 1:] = 0  # one sentence
+    ids[1, :, 3:] = 0
+    ids[2] = 0  # empty document
+    return ids
+
+
+def test_han_probabilities_and_attention(han, rng):
+    ids = han_ids(rng)
+    out = attention_outputs(han)(ids)
+    probabilities = ops.convert_to_numpy(out["probabilities"])
+    assert probabilities.shape == (4, 3)
+    np.testing.assert_allclose(probabilities.sum(1), 1.0, atol=1e-5)
+    assert_attention_distribution(out["word_attention"], ids != 0)
+    assert_attention_distribution(out["sentence_attention"], (ids != 0).any(-1))
+
+
+def test_han_is_invariant_to_extra_padding(han, rng):
+    ids = han_ids(rng)[:2]
+    padded = np.zeros((2, 6, 9), ids.dtype)
+    padded[:, :3, :5] = ids
+    np.testing.assert_allclose(han(ids), han(padded), atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "builder",
+    [
+        lambda: build_transformer(30, 2, max_len=12, embedding_dim=8, num_heads=2, ff_dim=8, num_layers=2),
+        lambda: build_transformer(30, 4, max_len=12, embedding_dim=8, num_heads=2, ff_dim=8, pooling="mean",
+                                  position="learned"),
+    ]
+    + [lambda a=a: build_rnn(30, 2, embedding_dim=8, units=4, attention=a) for a in ATTENTIONS]
+    + [lambda: build_rnn(30, 5, embedding_dim=8, units=4, cell="lstm", attention="luong-dot", window=2)],
+)
+def test_flat_models_mask_padding_and_round_trip(builder, rng, tmp_path):
+    model = builder()
+    ids = rng.integers(1, 30, size=(3, 7))
+    ids[0, 4:] = 0
+    padded = np.concatenate([ids, np.zeros((3, 5), ids.dtype)], axis=1)
+    np.testing.assert_allclose(model(ids), model(padded), atol=1e-5)
+    explainer = attention_outputs(model)
+    out = explainer(ids)
+    if len(out) > 1:
+        (name,) = [k for k in out if k != "probabilities"]
+        assert_attention_distribution(out[name], ids != 0)
+    assert_keras_round_trip(model, ids, tmp_path, atol=1e-5)
+
+
+def test_han_round_trip_keeps_explanations(han, rng, tmp_path):
+    ids = han_ids(rng)
+    reloaded = assert_keras_round_trip(han, ids, tmp_path)
+    before, after = attention_outputs(han)(ids), attention_outputs(reloaded)(ids)
+    for key in before:
+        np.testing.assert_allclose(before[key], after[key], atol=1e-6)
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="num_classes"):
+        build_han(10, 1)
+    with pytest.raises(ValueError, match="attention must be one of"):
+        build_rnn(10, 2, attention="cosine")
+    with pytest.raises(ValueError, match="pooling"):
+        build_transformer(10, 2, pooling="max")
+    with pytest.raises(ValueError, match="divisible"):
+        build_transformer(10, 2, embedding_dim=10, num_heads=4)
+    with pytest.raises(ValueError, match="cell"):
+        build_han(10, 2, cell="rnn")
+
+
+def test_training_step_lowers_the_loss(han, rng):
+    ids = rng.integers(1, 30, size=(16, 3, 5))
+    y = keras.utils.to_categorical(ids[:, 0, 0] % 3, 3)
+    han.compile("adam", "categorical_crossentropy")
+    first = han.train_on_batch(ids, y)
+    for _ in range(15):
+        last = han.train_on_batch(ids, y)
+    assert last < first

@@ -1,0 +1,67 @@
+"""Tests for hierattn.runs: finding and loading runs, and their error paths."""
+
+import shutil
+
+import keras
+import numpy as np
+import pytest
+
+from conftest import TINY_OPTIONS
+from hierattn.data import load_table
+from hierattn.runs import RunError, find_latest_run, load_run, predict_batches, write_status
+from hierattn.training import TrainConfig, train
+
+
+@pytest.fixture(scope="module")
+def finished_run(tiny_csv, tmp_path_factory):
+    train_data, _ = load_table(tiny_csv[0])
+    root = tmp_path_factory.mktemp("runs")
+    config = TrainConfig(model="rnn", epochs=1, batch_size=16, embedding_dim=8, pretrain="none", min_count=1,
+                         model_options=TINY_OPTIONS["rnn"])
+    train(train_data, None, config, root / "first", log=lambda m: None, verbose=0)
+    return root
+
+
+def test_latest_complete_run_is_found(finished_run, tmp_path):
+    root = tmp_path / "runs"
+    shutil.copytree(finished_run / "first", root / "old")
+    shutil.copytree(finished_run / "first", root / "new")
+    shutil.copytree(finished_run / "first", root / "unfinished")
+    write_status(root / "old", finished="2020-01-01T00:00:00+00:00")
+    write_status(root / "new", finished="2030-01-01T00:00:00+00:00")
+    write_status(root / "unfinished", status="training", finished="2040-01-01T00:00:00+00:00")
+    assert find_latest_run(root) == root / "new"
+    assert load_run(root=root).path == root / "new"
+    with pytest.raises(RunError, match="no trained run found under .*train one first"):
+        find_latest_run(tmp_path / "empty")
+
+
+def test_errors_for_missing_incomplete_and_corrupt_runs(finished_run, tmp_path):
+    with pytest.raises(RunError, match="no run directory"):
+        load_run(tmp_path / "absent")
+    (tmp_path / "plain").mkdir()
+    with pytest.raises(RunError, match="not a hierattn run"):
+        load_run(tmp_path / "plain")
+    corrupt = tmp_path / "corrupt"
+    shutil.copytree(finished_run / "first", corrupt)
+    (corrupt / "model.keras").write_bytes(b"this is not a zip file")
+    with pytest.raises(RunError, match=r"model.keras could not be loaded"):
+        load_run(corrupt)
+
+
+def test_safe_mode_refuses_code_in_a_model_file(finished_run, tmp_path):
+    unsafe = tmp_path / "unsafe"
+    shutil.copytree(finished_run / "first", unsafe)
+    inputs = keras.Input((None,), dtype="int32")
+    outputs = keras.layers.Lambda(lambda x: keras.ops.one_hot(x[:, 0] % 2, 2))(inputs)
+    keras.Model(inputs, outputs).save(unsafe / "model.keras")
+    with pytest.raises(RunError, match="could not be loaded"):
+        load_run(unsafe)
+
+
+def test_predict_batches_keeps_the_input_order(finished_run):
+    run = load_run(finished_run / "first")
+    x = run.encode(["good film", "a much longer text about an awful film " * 5, "", "ok"])
+    together = predict_batches(run.model, x, batch_size=2)
+    one_by_one = np.concatenate([predict_batches(run.model, x[i : i + 1]) for i in range(len(x))])
+    np.testing.assert_allclose(together, one_by_one, atol=1e-5)

@@ -1,0 +1,63 @@
+"""Tests for hierattn.scoring: streamed batch scoring and run evaluation."""
+
+import csv
+import io
+
+import numpy as np
+import pytest
+
+from conftest import TINY_OPTIONS
+from hierattn.data import LabelMap, TextDataset, load_table
+from hierattn.errors import DataError
+from hierattn.scoring import evaluate_run, iter_text_chunks, score_to_csv
+from hierattn.training import TrainConfig, train
+
+
+@pytest.fixture(scope="module")
+def run(tiny_csv, tmp_path_factory):
+    train_data, _ = load_table(tiny_csv[0])
+    config = TrainConfig(model="rnn", epochs=1, batch_size=16, embedding_dim=8, pretrain="none", min_count=1,
+                         model_options=TINY_OPTIONS["rnn"])
+    return train(train_data, None, config, tmp_path_factory.mktemp("r") / "run", log=lambda m: None, verbose=0)
+
+
+def test_text_file_csv_and_stream_chunks(tmp_path):
+    (tmp_path / "lines.txt").write_text("one\ntwo\nthree\n")
+    assert list(iter_text_chunks(tmp_path / "lines.txt", chunk_size=2)) == [["one", "two"], ["three"]]
+    (tmp_path / "t.csv").write_text("id,review\n1,good\n2,\n3,bad\n")
+    assert list(iter_text_chunks(tmp_path / "t.csv", chunk_size=10)) == [["good", "", "bad"]]
+    assert list(iter_text_chunks(None, stream=io.StringIO("a\nb\n"), chunk_size=1)) == [["a"], ["b"]]
+    with pytest.raises(DataError, match="no such file"):
+        list(iter_text_chunks(tmp_path / "missing.txt"))
+
+
+def test_scores_every_row_in_chunks(run, tmp_path):
+    texts = [f"The film was {'great' if i % 2 else 'awful'}." for i in range(25)]
+    (tmp_path / "in.txt").write_text("\n".join(texts) + "\n")
+    count = score_to_csv(run, iter_text_chunks(tmp_path / "in.txt", chunk_size=7), tmp_path / "out.csv", progress=False)
+    assert count == 25
+    rows = list(csv.DictReader(open(tmp_path / "out.csv")))
+    assert [int(r["row"]) for r in rows] == list(range(25))
+    probabilities = np.array([[float(r["p_neg"]), float(r["p_pos"])] for r in rows])
+    np.testing.assert_allclose(probabilities, run.predict_proba(texts), atol=1e-6)
+    assert [r["predicted"] for r in rows] == run.predict(texts)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt", "out.csv"]  # no partial file left
+
+
+def test_failed_scoring_leaves_no_partial_file(run, tmp_path):
+    def chunks():
+        yield ["fine"]
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        score_to_csv(run, chunks(), tmp_path / "out.csv", progress=False)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_evaluate_run_checks_classes(run):
+    data = TextDataset(["great film", "awful film"], np.array([1, 0]), LabelMap(["neg", "pos"]), [0, 1])
+    metrics = evaluate_run(run, data)
+    assert metrics["documents"] == 2 and len(metrics["confusion_matrix"]) == 2
+    other = TextDataset(["x", "y"], np.array([0, 1]), LabelMap(["a", "b"]), [0, 1])
+    with pytest.raises(DataError, match="differ from the run"):
+        evaluate_run(run, other)

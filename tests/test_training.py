@@ -1,0 +1,109 @@
+"""Tests for hierattn.training: end-to-end runs on a tiny generated corpus."""
+
+import json
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from conftest import TINY_OPTIONS
+from hierattn.data import load_table
+from hierattn.errors import HierattnError
+from hierattn.runs import RunError, load_run
+from hierattn.training import TrainConfig, train
+
+
+def tiny_config(model="han", **kwargs):
+    values = dict(model=model, epochs=2, batch_size=16, embedding_dim=16, pretrain="none", min_count=1,
+                  model_options=TINY_OPTIONS[model])
+    values.update(kwargs)
+    return TrainConfig(**values)
+
+
+@pytest.fixture(scope="module")
+def data(tiny_csv):
+    train_data, _ = load_table(tiny_csv[0])
+    test_data, _ = load_table(tiny_csv[1], label_map=train_data.label_map)
+    return train_data, test_data
+
+
+@pytest.mark.parametrize("model", ["han", "transformer", "rnn"])
+def test_each_model_trains_saves_and_reloads_identically(data, tmp_path, model):
+    train_data, test_data = data
+    run = train(train_data, test_data, tiny_config(model, attention="luong-general"), tmp_path / "run", log=lambda m: None,
+                verbose=0)
+    files = {p.name for p in (tmp_path / "run").iterdir()}
+    assert {"model.keras", "encoder", "labels.json", "config.json", "history.csv", "metrics.json", "logs",
+            "run.json"} <= files
+    assert "checkpoints" not in files  # resume state is cleaned up once complete
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert metrics["test"]["documents"] == 40 and 0.0 <= metrics["test"]["accuracy"] <= 1.0
+    assert len(metrics["test"]["confusion_matrix"]) == 2 and "macro_f1" in metrics["validation"]
+    assert len((tmp_path / "run" / "history.csv").read_text().strip().splitlines()) == 3  # header + 2 epochs
+    texts = test_data.texts[:7] + ["", "zzz qqq", "word " * 500]
+    reloaded = load_run(tmp_path / "run")
+    # Same probabilities to float32 precision (separately traced graphs may
+    # round the last bit differently).
+    np.testing.assert_allclose(reloaded.predict_proba(texts), run.predict_proba(texts), rtol=1e-6, atol=1e-6)
+    assert reloaded.predict(texts[:1])[0] in ("neg", "pos")
+
+
+def test_han_learns_the_tiny_task(data, tmp_path):
+    train_data, test_data = data
+    run = train(train_data, test_data, tiny_config("han", epochs=12, learning_rate=5e-3, patience=12),
+                tmp_path / "run", log=lambda m: None, verbose=0)
+    assert run.metrics["test"]["accuracy"] >= 0.9
+
+
+def test_seed_makes_runs_reproducible(data, tmp_path):
+    train_data, _ = data
+    first = train(train_data, None, tiny_config("rnn", seed=7), tmp_path / "a", log=lambda m: None, verbose=0)
+    second = train(train_data, None, tiny_config("rnn", seed=7), tmp_path / "b", log=lambda m: None, verbose=0)
+    assert (tmp_path / "a" / "history.csv").read_text() == (tmp_path / "b" / "history.csv").read_text()
+    texts = train_data.texts[:5]
+    np.testing.assert_allclose(first.predict_proba(texts), second.predict_proba(texts), atol=1e-6)
+
+
+class StopAfterFirstEpoch(keras.callbacks.Callback):
+    def on_epoch_end(self, epoch, logs=None):
+        raise KeyboardInterrupt
+
+
+def test_interrupted_run_resumes_and_never_overwrites(data, tmp_path):
+    train_data, test_data = data
+    output = tmp_path / "run"
+    config = tiny_config("han", epochs=3, patience=5)
+    with pytest.raises(KeyboardInterrupt):
+        train(train_data, test_data, config, output, log=lambda m: None, verbose=0, callbacks=[StopAfterFirstEpoch()])
+    assert not (output / "model.keras").exists()  # no half-written model
+    with pytest.raises(RunError, match="unfinished run"):
+        load_run(output)
+    with pytest.raises(RunError, match="already exists and is not empty"):
+        train(train_data, test_data, config, output, log=lambda m: None, verbose=0)
+    run = train(train_data, test_data, config, output, resume=True, log=lambda m: None, verbose=0)
+    epochs = [line.split(",")[0] for line in (output / "history.csv").read_text().strip().splitlines()[1:]]
+    assert epochs == ["0", "1", "2"]  # the first epoch was not run again
+    assert run.metrics["test"]["documents"] == 40
+    with pytest.raises(RunError, match="already complete"):
+        train(train_data, test_data, config, output, resume=True, log=lambda m: None, verbose=0)
+
+
+def test_training_inside_a_distribution_strategy_scope(data, tmp_path):
+    train_data, _ = data
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0"])
+    with strategy.scope():
+        run = train(train_data, None, tiny_config("transformer", epochs=1), tmp_path / "run", log=lambda m: None,
+                    verbose=0)
+    assert run.metrics["validation"]["documents"] == 16
+
+
+def test_bad_configs_are_rejected(data, tmp_path):
+    train_data, _ = data
+    for config, message in [
+        (tiny_config("han", limit=2), "--limit"),
+        (TrainConfig(model="bert"), "unknown model"),
+        (tiny_config("han", label_smoothing=1.5), "label smoothing"),
+    ]:
+        with pytest.raises(HierattnError, match=message):
+            train(train_data, None, config, tmp_path / "x", log=lambda m: None, verbose=0)
