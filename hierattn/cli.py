@@ -236,6 +236,74 @@ def predict(args, file_path, text_column, output, runs_dir):
         click.echo(f"scored {count:,} texts into {output}")
 
 
+@main.command()
+@click.argument("args", nargs=-1)
+@click.option("--file", "file_path", type=click.Path(), default=None,
+              help="Explain every text of a file (one per line, or a CSV/TSV/JSON-lines column).")
+@click.option("--text-column", default=None)
+@click.option("--top-k", type=click.IntRange(1), default=10, show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "csv", "html"]), default="text", show_default=True)
+@click.option("--output", type=click.Path(dir_okay=False), default=None, help="Write to this file (never overwritten).")
+@click.option("--runs-dir", type=click.Path(file_okay=False), default="runs", show_default=True)
+@friendly_errors
+def explain(args, file_path, text_column, top_k, fmt, output, runs_dir):
+    """Explain predictions: explain [RUN] "text" | --file FILE | - (standard input).
+
+    Prints the predicted label and probabilities, the top-k most attended
+    words (HAN: word weight x sentence weight) with their positions, and the
+    sentence weights. json and csv list every word; html writes one
+    self-contained page.
+    """
+    from hierattn.explain import Explainer
+    from hierattn.report import to_html, to_json, to_text
+    from hierattn.scoring import iter_text_chunks
+
+    run_dir, text = _split_run_and_text(args)
+    _refuse_existing(output)
+    if text is None and file_path is None:
+        raise click.UsageError('give a text, --file FILE, or - for standard input')
+    if text is not None and text != "-":
+        texts = [text]
+    else:
+        stream = click.get_text_stream("stdin") if text == "-" else None
+        texts = [t for chunk in iter_text_chunks(file_path, text_column, stream=stream) for t in chunk if t.strip()]
+    explanations = Explainer(_load(run_dir, runs_dir)).explain(texts)
+    if fmt == "text":
+        rendered = "\n\n".join(to_text(e, top_k) for e in explanations) + "\n"
+    elif fmt == "json":
+        rendered = to_json(explanations, top_k) + "\n"
+    elif fmt == "html":
+        rendered = to_html(explanations)
+    else:
+        rendered = _csv_text(explanations)
+    _emit(rendered, output)
+
+
+def _csv_text(explanations):
+    import csv
+    import io
+
+    from hierattn.report import CSV_COLUMNS, to_rows
+
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS)
+    writer.writeheader()
+    writer.writerows(to_rows(explanations))
+    return buffer.getvalue()
+
+
+def _emit(rendered, output):
+    """Prints, or writes a file atomically (the caller refused existing files)."""
+    if not output:
+        click.echo(rendered, nl=False)
+        return
+    partial = f"{output}.partial"
+    with open(partial, "w", encoding="utf-8", newline="") as f:
+        f.write(rendered)
+    os.replace(partial, output)
+    click.echo(f"wrote {output}", err=True)
+
+
 def _split_run_and_text(args):
     """`[RUN] [TEXT]`: the first argument is the run if it is a directory."""
     if len(args) > 2:

@@ -14,8 +14,34 @@ from hierattn.evaluation import classification_metrics
 TABLE_SUFFIXES = (".csv", ".tsv", ".tab", ".jsonl", ".ndjson", ".json")
 
 
-def _text_chunks(source, text_column, chunk_size):
-    """Yields lists of texts from a table file (by column) or a text file (by line)."""
+def _line_chunks(lines, chunk_size):
+    """Lists of up to `chunk_size` lines (without their line breaks)."""
+    chunk = []
+    for line in lines:
+        chunk.append(line.rstrip("\n"))
+        if len(chunk) == chunk_size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def iter_text_chunks(source, text_column=None, chunk_size=2000, stream=None):
+    """Texts to score, in chunks.
+
+    Args:
+        source: A CSV/TSV/JSON-lines file (texts from `text_column`, found by
+            name if not given) or a text file (one text per line).
+        text_column: Column of the texts in a table file.
+        chunk_size: Texts per chunk.
+        stream: Read lines from this stream (e.g. stdin) instead of `source`.
+
+    Yields:
+        Lists of texts.
+    """
+    if stream is not None:
+        yield from _line_chunks(stream, chunk_size)
+        return
     path = pathlib.Path(source)
     if path.suffix.lower() in TABLE_SUFFIXES:
         for frame in read_table(path, chunksize=chunk_size):
@@ -25,29 +51,7 @@ def _text_chunks(source, text_column, chunk_size):
     if not path.is_file():
         raise DataError(f"no such file: {path}")
     with open(path, encoding="utf-8", errors="replace") as f:
-        chunk = []
-        for line in f:
-            chunk.append(line.rstrip("\n"))
-            if len(chunk) == chunk_size:
-                yield chunk
-                chunk = []
-        if chunk:
-            yield chunk
-
-
-def iter_text_chunks(source, text_column=None, chunk_size=2000, stream=None):
-    """Texts to score in chunks: from a file, or from `stream` (stdin) by line."""
-    if stream is not None:
-        chunk = []
-        for line in stream:
-            chunk.append(line.rstrip("\n"))
-            if len(chunk) == chunk_size:
-                yield chunk
-                chunk = []
-        if chunk:
-            yield chunk
-        return
-    yield from _text_chunks(source, text_column, chunk_size)
+        yield from _line_chunks(f, chunk_size)
 
 
 def score_to_csv(run, chunks, output, progress=True):

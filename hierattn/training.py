@@ -284,6 +284,7 @@ def train(train_data, test_data, config, output, unlabeled=None, resume=False, d
         validation_data=make_eval_dataset(x_val, y_val, config.batch_size * 4, num_classes),
         epochs=config.epochs,
         callbacks=callbacks,
+        shuffle=False,  # the batches are shuffled by bucket_batches
         verbose=verbose,
     )
     training_seconds = time.perf_counter() - started

@@ -113,3 +113,25 @@ def test_train_imdb_on_a_mini_archive(tmp_path):
     assert status["dataset"] == "imdb" and status["status"] == "complete"
     evaluation = invoke("evaluate", tmp_path / "run", "--data", archive)
     assert evaluation.exit_code == 0 and "on 24 documents" in evaluation.output
+
+
+def test_explain_formats(trained, tmp_path):
+    _, run_dir = trained
+    text = "The film was great. Mr. Smith's acting was awful!"
+    result = invoke("explain", run_dir, text, "--top-k", "3")
+    assert result.exit_code == 0, result.output
+    assert "\npredicted:" in result.output and "top 3 words" in result.output and "sentences (weight):" in result.output
+    as_json = invoke("explain", run_dir, text, "--format", "json")
+    (item,) = json.loads(as_json.stdout)  # stdout only: the "run:" line goes to stderr
+    assert len(item["words"]) == 10 and abs(sum(w["weight"] for w in item["words"]) - 1) < 1e-4
+    assert [text[w["start"] : w["end"]] for w in item["words"]] == [w["text"] for w in item["words"]]
+    (tmp_path / "texts.txt").write_text("great film\n\nawful film. boring!\n")
+    result = invoke("explain", run_dir, "--file", tmp_path / "texts.txt", "--format", "csv", "--output", tmp_path / "w.csv")
+    assert result.exit_code == 0, result.output
+    lines = (tmp_path / "w.csv").read_text().splitlines()
+    assert lines[0].startswith("document,predicted,sentence,word") and len(lines) == 1 + 2 + 3
+    page = invoke("explain", run_dir, "-", "--format", "html", "--output", tmp_path / "e.html", input="great film\n")
+    assert page.exit_code == 0 and "<!DOCTYPE html>" in (tmp_path / "e.html").read_text()
+    again = invoke("explain", run_dir, text, "--format", "html", "--output", tmp_path / "e.html")
+    assert again.exit_code == 1 and "already exists" in again.output
+    assert "cannot explain an empty text" in one_line_error(invoke("explain", run_dir, "  "))

@@ -1,0 +1,160 @@
+"""Explanations: which words and sentences a trained model attended to.
+
+Which weights are used, and why:
+
+* HAN: a word's importance is its word-attention weight (within its sentence)
+  times its sentence's sentence-attention weight, so the importances of all
+  words of a document sum to 1, as in the HAN paper's visualisations.
+* Transformer and recurrent models: the weights of their attention pooling
+  over the words (`ContextAttention`, Bahdanau or Luong), which is the
+  distribution the classifier's input is averaged with; they sum to 1 over the
+  document's words. (The Transformer's self-attention maps mix positions
+  before that and are not used.)
+
+Words that fall beyond the model's limits (`max_sentences`, `max_words`,
+`max_len`) get no weight and are reported as cut.
+"""
+
+import dataclasses
+
+import numpy as np
+
+from hierattn.data.vocabulary import OOV
+from hierattn.errors import HierattnError
+
+
+@dataclasses.dataclass
+class WordWeight:
+    """One word of the original text and its attention."""
+
+    text: str
+    form: str
+    sentence: int
+    index: int
+    start: int
+    end: int
+    weight: float
+    word_weight: float
+    sentence_weight: float
+    oov: bool
+    used: bool
+
+
+@dataclasses.dataclass
+class Explanation:
+    """A prediction with the attention over the words and sentences of one text."""
+
+    text: str
+    label: object
+    probabilities: dict
+    words: list
+    sentences: list
+    cut_words: int
+    warnings: list
+
+    def top_words(self, k=10):
+        """The `k` words with the largest importance, largest first."""
+        used = [w for w in self.words if w.used]
+        return sorted(used, key=lambda w: (-w.weight, w.start))[:k]
+
+    def to_dict(self, top_k=10):
+        return {
+            "label": self.label,
+            "probabilities": self.probabilities,
+            "top_words": [dataclasses.asdict(w) for w in self.top_words(top_k)],
+            "sentences": self.sentences,
+            "words": [dataclasses.asdict(w) for w in self.words],
+            "cut_words": self.cut_words,
+            "warnings": self.warnings,
+        }
+
+
+class Explainer:
+    """Explains a loaded run's predictions (see `hierattn.runs.load_run`).
+
+    Args:
+        run: A `Run`.
+    """
+
+    def __init__(self, run):
+        from hierattn.models import attention_outputs
+
+        self.run = run
+        self.model = attention_outputs(run.model)
+        self.hierarchical = run.mode == "hierarchical"
+        if len(self.model.outputs) == 1:
+            raise HierattnError("this model has no attention pooling to explain (e.g. a Transformer with mean pooling)")
+
+    def explain(self, texts):
+        """Explanations for raw texts, in order.
+
+        Raises:
+            HierattnError: An empty or whitespace-only text.
+        """
+        texts = list(texts)
+        for i, text in enumerate(texts):
+            if not text or not str(text).strip():
+                raise HierattnError("cannot explain an empty text" + (f" (text {i + 1})" if len(texts) > 1 else ""))
+        tokenized = [self.run.encoder.tokenizer.tokenize(t) for t in texts]
+        x = self.run.encode(texts, workers=1)
+        outputs = self.model.predict(x, verbose=0, batch_size=64)
+        return [self._one(texts[i], tokenized[i], x[i], {k: v[i] for k, v in outputs.items()}) for i in range(len(texts))]
+
+    def _one(self, text, sentences, ids, outputs):
+        names = self.run.label_map.names
+        probabilities = np.asarray(outputs["probabilities"], dtype=float)
+        encoder = self.run.encoder
+        words, sentence_rows = [], []
+        if self.hierarchical:
+            word_w = np.asarray(outputs["word_attention"], dtype=float)
+            sentence_w = np.asarray(outputs["sentence_attention"], dtype=float)
+            for s, sentence in enumerate(sentences):
+                in_model = s < encoder.max_sentences
+                s_weight = float(sentence_w[s]) if in_model else 0.0
+                for token in sentence:
+                    used = in_model and token.index < encoder.max_words
+                    w = float(word_w[s, token.index]) if used else 0.0
+                    oov = bool(ids[s, token.index] == OOV) if used else encoder.vocabulary.lookup(token.form) == OOV
+                    words.append(self._word(token, w * s_weight, w, s_weight, oov, used))
+                sentence_rows.append(self._sentence(text, s, sentence, s_weight, in_model))
+        else:
+            (name,) = [k for k in outputs if k != "probabilities"]
+            weights = np.asarray(outputs[name], dtype=float)
+            flat = [t for sentence in sentences for t in sentence]
+            first = 0 if encoder.truncating == "post" else max(0, len(flat) - encoder.max_len)
+            for position, token in enumerate(flat):
+                slot = position - first
+                used = 0 <= slot < encoder.max_len
+                w = float(weights[slot]) if used else 0.0
+                oov = bool(ids[slot] == OOV) if used else encoder.vocabulary.lookup(token.form) == OOV
+                words.append(self._word(token, w, w, 1.0, oov, used))
+            for s, sentence in enumerate(sentences):
+                total = sum(w.weight for w in words if w.sentence == s)
+                sentence_rows.append(self._sentence(text, s, sentence, total, any(w.used for w in words if w.sentence == s)))
+        warnings = []
+        cut = sum(not w.used for w in words)
+        if cut:
+            warnings.append(f"the text is longer than the model's limits: {cut} of {len(words)} words were cut")
+        if words and all(w.oov for w in words if w.used):
+            warnings.append("none of the words is in the model's vocabulary; the prediction is uninformed")
+        best = int(probabilities.argmax())
+        return Explanation(
+            text=text,
+            label=names[best],
+            probabilities={str(n): float(p) for n, p in zip(names, probabilities)},
+            words=words,
+            sentences=sentence_rows,
+            cut_words=cut,
+            warnings=warnings,
+        )
+
+    @staticmethod
+    def _word(token, weight, word_weight, sentence_weight, oov, used):
+        return WordWeight(token.text, token.form, token.sentence, token.index, token.start, token.end, weight,
+                          word_weight, sentence_weight, oov, used)
+
+    @staticmethod
+    def _sentence(text, index, tokens, weight, used):
+        start, end = tokens[0].start, tokens[-1].end
+        return {"index": index, "start": start, "end": end, "text": text[start:end], "weight": float(weight),
+                "used": bool(used)}

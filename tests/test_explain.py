@@ -1,0 +1,81 @@
+"""Tests for hierattn.explain: weights mapped back to the user's words."""
+
+import numpy as np
+import pytest
+
+from conftest import TINY_OPTIONS
+from hierattn.data import load_table
+from hierattn.errors import HierattnError
+from hierattn.explain import Explainer
+from hierattn.models import attention_outputs
+from hierattn.runs import load_run
+from hierattn.training import TrainConfig, train
+
+TEXTS = [
+    "The film was great. I loved the acting!",
+    "Awful plot. Mr. Smith's zzyzx acting was dull... Really dull?",
+]
+
+
+def make_run(tiny_csv, path, model, **kwargs):
+    train_data, _ = load_table(tiny_csv[0])
+    config = TrainConfig(model=model, epochs=1, batch_size=16, embedding_dim=8, pretrain="none", min_count=1,
+                         model_options=TINY_OPTIONS[model], **kwargs)
+    train(train_data, None, config, path, log=lambda m: None, verbose=0)
+    return load_run(path)
+
+
+@pytest.fixture(scope="module")
+def han_run(tiny_csv, tmp_path_factory):
+    return make_run(tiny_csv, tmp_path_factory.mktemp("han") / "run", "han")
+
+
+@pytest.fixture(scope="module")
+def rnn_run(tiny_csv, tmp_path_factory):
+    return make_run(tiny_csv, tmp_path_factory.mktemp("rnn") / "run", "rnn", attention="luong-general", max_len=6,
+                    truncating="pre")
+
+
+def test_han_weights_are_distributions_and_match_the_model(han_run):
+    explanations = Explainer(han_run).explain(TEXTS)
+    raw = attention_outputs(han_run.model).predict(han_run.encode(TEXTS), verbose=0)
+    for e, text, i in zip(explanations, TEXTS, range(2)):
+        assert sum(w.weight for w in e.words) == pytest.approx(1.0, abs=1e-5)
+        for s in range(len(e.sentences)):
+            assert sum(w.word_weight for w in e.words if w.sentence == s) == pytest.approx(1.0, abs=1e-5)
+        assert sum(s["weight"] for s in e.sentences) == pytest.approx(1.0, abs=1e-5)
+        for w in e.words:
+            assert text[w.start : w.end] == w.text  # offsets point into the original text
+            assert w.word_weight == pytest.approx(float(raw["word_attention"][i, w.sentence, w.index]), abs=1e-6)
+        assert e.probabilities[e.label] == max(e.probabilities.values())
+        np.testing.assert_allclose(list(e.probabilities.values()), raw["probabilities"][i], atol=1e-6)
+    second = explanations[1]
+    oov = [w.text for w in second.words if w.oov]
+    assert "zzyzx" in oov  # shown as written, marked OOV
+    assert all(han_run.encoder.vocabulary.lookup(w.form) == 1 for w in second.words if w.oov)
+    assert all(han_run.encoder.vocabulary.lookup(w.form) > 1 for w in second.words if not w.oov)
+    assert any(w.text == "Smith's" for w in second.words)
+    top = second.top_words(3)
+    assert len(top) == 3 and top[0].weight >= top[1].weight >= top[2].weight
+
+
+def test_flat_model_weights_follow_truncation(rnn_run):
+    (e,) = Explainer(rnn_run).explain(["one two three four five six seven eight"])
+    used = [w.text for w in e.words if w.used]
+    assert used == ["three", "four", "five", "six", "seven", "eight"]  # truncating="pre" keeps the end
+    assert sum(w.weight for w in e.words) == pytest.approx(1.0, abs=1e-5)
+    assert e.cut_words == 2 and "2 of 8 words were cut" in e.warnings[0]
+
+
+def test_known_words_warning_and_empty_text(han_run):
+    (e,) = Explainer(han_run).explain(["qqqq wwww eeee"])
+    assert any("none of the words is in the model's vocabulary" in w for w in e.warnings)
+    with pytest.raises(HierattnError, match="cannot explain an empty text"):
+        Explainer(han_run).explain(["   "])
+
+
+def test_long_text_is_cut_with_a_notice(han_run):
+    text = " ".join(f"Sentence number {i} was great." for i in range(han_run.encoder.max_sentences + 3))
+    (e,) = Explainer(han_run).explain([text])
+    assert e.cut_words > 0 and not e.sentences[-1]["used"]
+    assert sum(w.weight for w in e.words) == pytest.approx(1.0, abs=1e-5)
