@@ -129,7 +129,7 @@ def test_explain_formats(trained, tmp_path):
     result = invoke("explain", run_dir, "--file", tmp_path / "texts.txt", "--format", "csv", "--output", tmp_path / "w.csv")
     assert result.exit_code == 0, result.output
     lines = (tmp_path / "w.csv").read_text().splitlines()
-    assert lines[0].startswith("document,predicted,sentence,word") and len(lines) == 1 + 2 + 3
+    assert lines[0].startswith("document,predicted,sentence,word") and len(lines) == 1 + 2 + 4  # header, "great film", "awful film. boring !"
     page = invoke("explain", run_dir, "-", "--format", "html", "--output", tmp_path / "e.html", input="great film\n")
     assert page.exit_code == 0 and "<!DOCTYPE html>" in (tmp_path / "e.html").read_text()
     again = invoke("explain", run_dir, text, "--format", "html", "--output", tmp_path / "e.html")
