@@ -77,26 +77,33 @@ def find_latest_run(root=DEFAULT_ROOT):
     return pathlib.Path(max(candidates)[1])
 
 
-def predict_batches(model, x, batch_size=256):
+def _inference_function(model, rank):
+    """The model as one `tf.function` traced once for any batch shape.
+
+    `model.predict` retraces for new batch shapes, and length-trimmed batches
+    come in many shapes; a fully dynamic input signature avoids that.
+    """
+    import tensorflow as tf
+
+    cache = model.__dict__.setdefault("_hierattn_inference", {})
+    if rank not in cache:
+        spec = tf.TensorSpec((None,) * rank, tf.int32)
+        cache[rank] = tf.function(lambda x: model(x, training=False), input_signature=[spec], reduce_retracing=True)
+    return cache[rank]
+
+
+def predict_batches(model, x, batch_size=32):
     """Class probabilities for id arrays, batching similar lengths together.
 
     Documents are sorted by length so each batch carries little padding
     (`trim_padding`), then the results are put back in the input order.
+    Small batches of similar length are faster on CPU than large ones.
     """
-    import tensorflow as tf
-
     if len(x) == 0:
         return np.zeros((0, model.output.shape[-1]), np.float32)
+    function = _inference_function(model, x.ndim)
     groups = sort_batches_by_length(x, batch_size)
-
-    def batches():
-        for index in groups:
-            yield trim_padding(x[index])
-
-    spec = tf.TensorSpec((None,) * x.ndim, tf.int32)
-    dataset = tf.data.Dataset.from_generator(batches, output_signature=spec)
-    dataset = dataset.apply(tf.data.experimental.assert_cardinality(len(groups))).prefetch(2)
-    probabilities = model.predict(dataset, verbose=0)
+    probabilities = np.concatenate([function(trim_padding(x[index]).astype(np.int32)).numpy() for index in groups])
     result = np.empty_like(probabilities)
     result[np.concatenate(groups)] = probabilities
     return result
@@ -129,7 +136,7 @@ class Run:
     def encode(self, texts, workers=None, progress=False):
         return self.encoder.encode(texts, mode=self.mode, workers=workers, progress=progress)
 
-    def predict_proba(self, texts, batch_size=256, workers=None, progress=False):
+    def predict_proba(self, texts, batch_size=32, workers=None, progress=False):
         """Class probabilities `(len(texts), num_classes)` for raw texts."""
         return predict_batches(self.model, self.encode(texts, workers, progress), batch_size)
 

@@ -97,7 +97,7 @@ def score_to_csv(run, chunks, output, progress=True):
     return count
 
 
-def evaluate_run(run, dataset, batch_size=256):
+def evaluate_run(run, dataset, batch_size=32):
     """Metrics of a run on a labelled `TextDataset` (labels in the run's map)."""
     if list(dataset.label_map.names) != list(run.label_map.names):
         raise DataError(

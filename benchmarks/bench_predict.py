@@ -1,0 +1,43 @@
+"""Prediction throughput of a saved run on the IMDB test split, from raw text.
+
+Loads the run (as `predict` does), then times `Run.predict_proba` on all
+25,000 test reviews: tokenizing, encoding and the model, on 2 CPU cores.
+Targets (issue #4): >= 500 reviews/s for HAN, >= 1,000 for the Transformer.
+
+Usage:
+    python benchmarks/bench_predict.py RUN_DIR [--data ../shared/datasets/aclImdb_v1.tar.gz]
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import numpy as np  # noqa: E402
+
+from hierattn.data import load_imdb  # noqa: E402
+from hierattn.runs import load_run  # noqa: E402
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("run")
+    parser.add_argument("--data", default="../shared/datasets/aclImdb_v1.tar.gz")
+    args = parser.parse_args()
+    test = load_imdb(args.data, splits=("test",), download=False, progress=False)["test"]
+    run = load_run(args.run)
+    run.predict_proba(test.texts[:200])  # warm-up: trace the model once
+    start = time.perf_counter()
+    probabilities = run.predict_proba(test.texts)
+    seconds = time.perf_counter() - start
+    accuracy = float(np.mean(probabilities.argmax(1) == test.labels))
+    print(json.dumps({"run": args.run, "model": run.config["model"], "reviews": len(test), "seconds": round(seconds, 1),
+                      "reviews_per_second": round(len(test) / seconds, 1), "accuracy": accuracy}))
+
+
+if __name__ == "__main__":
+    main()
