@@ -95,12 +95,12 @@ class Explainer:
         for i, text in enumerate(texts):
             if not text or not str(text).strip():
                 raise HierattnError("cannot explain an empty text" + (f" (text {i + 1})" if len(texts) > 1 else ""))
-        tokenized = [self.run.encoder.tokenizer.tokenize(t) for t in texts]
+        tokenized = [self.run.encoder.tokenizer.tokenize(t, return_spans=True) for t in texts]
         x = self.run.encode(texts, workers=1)
         outputs = self.model.predict(x, verbose=0, batch_size=64)
-        return [self._one(texts[i], tokenized[i], x[i], {k: v[i] for k, v in outputs.items()}) for i in range(len(texts))]
+        return [self._one(texts[i], *tokenized[i], x[i], {k: v[i] for k, v in outputs.items()}) for i in range(len(texts))]
 
-    def _one(self, text, sentences, ids, outputs):
+    def _one(self, text, sentences, spans, ids, outputs):
         names = self.run.label_map.names
         probabilities = np.asarray(outputs["probabilities"], dtype=float)
         encoder = self.run.encoder
@@ -116,7 +116,7 @@ class Explainer:
                     w = float(word_w[s, token.index]) if used else 0.0
                     oov = bool(ids[s, token.index] == OOV) if used else encoder.vocabulary.lookup(token.form) == OOV
                     words.append(self._word(token, w * s_weight, w, s_weight, oov, used))
-                sentence_rows.append(self._sentence(text, s, sentence, s_weight, in_model))
+                sentence_rows.append(self._sentence(text, s, spans[s], s_weight, in_model))
         else:
             (name,) = [k for k in outputs if k != "probabilities"]
             weights = np.asarray(outputs[name], dtype=float)
@@ -128,9 +128,9 @@ class Explainer:
                 w = float(weights[slot]) if used else 0.0
                 oov = bool(ids[slot] == OOV) if used else encoder.vocabulary.lookup(token.form) == OOV
                 words.append(self._word(token, w, w, 1.0, oov, used))
-            for s, sentence in enumerate(sentences):
+            for s in range(len(sentences)):
                 total = sum(w.weight for w in words if w.sentence == s)
-                sentence_rows.append(self._sentence(text, s, sentence, total, any(w.used for w in words if w.sentence == s)))
+                sentence_rows.append(self._sentence(text, s, spans[s], total, any(w.used for w in words if w.sentence == s)))
         warnings = []
         cut = sum(not w.used for w in words)
         if cut:
@@ -154,7 +154,7 @@ class Explainer:
                           word_weight, sentence_weight, oov, used)
 
     @staticmethod
-    def _sentence(text, index, tokens, weight, used):
-        start, end = tokens[0].start, tokens[-1].end
+    def _sentence(text, index, span, weight, used):
+        start, end = span
         return {"index": index, "start": start, "end": end, "text": text[start:end], "weight": float(weight),
                 "used": bool(used)}

@@ -70,6 +70,14 @@ def test_offsets_map_back_to_the_original_text(text):
     assert [[t.form for t in s] for s in tokenized] == tokenizer.sentences(text)
 
 
+def test_sentence_spans_include_punctuation():
+    text = 'Great film. <br />"Really?" Yes!'
+    sentences, spans = Tokenizer().tokenize(text, return_spans=True)
+    assert [text[a:b] for a, b in spans] == ["Great film.", '"Really?"', "Yes!"]
+    assert len(sentences) == len(spans)
+    assert all(a <= s[0].start and s[-1].end <= b for s, (a, b) in zip(sentences, spans))
+
+
 def test_entities_and_unicode_forms():
     tokenizer = Tokenizer()
     (sentence,) = tokenizer.tokenize("Tom &amp; Jerry don\u2019t \uff26\uff49\uff4c\uff4d")

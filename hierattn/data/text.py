@@ -215,21 +215,24 @@ class Tokenizer:
                 result.append(tokens)
         return result
 
-    def tokenize(self, text):
+    def tokenize(self, text, return_spans=False):
         """Tokens with offsets into the original text, grouped by sentence.
 
         Gives the same token forms and sentences as `sentences(text)`.
 
         Args:
             text: A document.
+            return_spans: Also return each sentence's `(start, end)` span in
+                the original text (punctuation included).
 
         Returns:
             A list of sentences, each a list of `Token`s; `text[t.start:t.end]`
-            is `t.text` for every token.
+            is `t.text` for every token. With `return_spans`, a tuple
+            `(sentences, spans)`.
         """
         text = _as_text(text)
         cleaned = clean(text)
-        result = []
+        result, spans = [], []
         for start, end in sentence_spans(cleaned):
             if self.unescape_html and "&" in cleaned[start:end]:
                 # Entity-bearing sentences: tokenize the unescaped text for the
@@ -242,7 +245,8 @@ class Tokenizer:
                 ]
             if tokens:
                 result.append(tokens)
-        return result
+                spans.append((start, end))
+        return (result, spans) if return_spans else result
 
     def _tokens_with_entities(self, text, cleaned, start, end, sentence):
         # Unescape the sentence, remembering for each character of the result
