@@ -4,6 +4,7 @@ The CLI only parses options and calls the library; errors a user can fix are
 printed as one line with a non-zero exit code.
 """
 
+import dataclasses
 import functools
 import logging
 import os
@@ -74,7 +75,7 @@ def train_options(function):
 def _config(options):
     from hierattn.training import TrainConfig
 
-    names = {f.name for f in __import__("dataclasses").fields(TrainConfig)}
+    names = {f.name for f in dataclasses.fields(TrainConfig)}
     values = {k: v for k, v in options.items() if k in names and v is not None}
     return TrainConfig(**values)
 
@@ -174,11 +175,11 @@ def evaluate(run_dir, split, data_path, text_column, label_column, output, runs_
     """Evaluate a run (the latest by default) on labelled data."""
     from hierattn.data import load_imdb, load_table
     from hierattn.runs import read_status
-    from hierattn.scoring import evaluate_run
+    from hierattn.scoring import TABLE_SUFFIXES, evaluate_run
 
     _refuse_existing(output)
     run = _load(run_dir, runs_dir)
-    is_table = data_path and pathlib.Path(data_path).suffix.lower() in (".csv", ".tsv", ".tab", ".jsonl", ".ndjson", ".json")
+    is_table = data_path and pathlib.Path(data_path).suffix.lower() in TABLE_SUFFIXES
     if is_table:
         dataset, report = load_table(data_path, text_column, label_column, label_map=run.label_map)
         _report_rows(data_path, report)

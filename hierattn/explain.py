@@ -96,7 +96,9 @@ class Explainer:
             if not text or not str(text).strip():
                 raise HierattnError("cannot explain an empty text" + (f" (text {i + 1})" if len(texts) > 1 else ""))
         tokenized = [self.run.encoder.tokenizer.tokenize(t, return_spans=True) for t in texts]
-        x = self.run.encode(texts, workers=1)
+        # Encode the forms just tokenized instead of tokenizing every text again.
+        documents = [[[token.form for token in sentence] for sentence in sentences] for sentences, _ in tokenized]
+        x = self.run.encoder.encode(mode=self.run.mode, documents=documents)
         outputs = self.model.predict(x, verbose=0, batch_size=64)
         return [self._one(texts[i], *tokenized[i], x[i], {k: v[i] for k, v in outputs.items()}) for i in range(len(texts))]
 

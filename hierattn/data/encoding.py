@@ -102,17 +102,20 @@ def _count_part(state, texts):
     return counts, sentences, words, totals
 
 
+def _encode_documents(documents, state):
+    """One array per mode in `state["modes"]` for tokenized documents."""
+    vocabulary = state["vocabulary"]
+    return [
+        encode_hierarchical(documents, vocabulary, state["max_sentences"], state["max_words"])
+        if mode == "hierarchical"
+        else encode_flat(documents, vocabulary, state["max_len"], state["truncating"])
+        for mode in state["modes"]
+    ]
+
+
 def _encode_part(state, texts):
     tokenizer = Tokenizer.from_config(state["tokenizer"])
-    vocabulary = state["vocabulary"]
-    documents = [tokenizer.sentences(t) for t in texts]
-    arrays = []
-    for mode in state["modes"]:
-        if mode == "hierarchical":
-            arrays.append(encode_hierarchical(documents, vocabulary, state["max_sentences"], state["max_words"]))
-        else:
-            arrays.append(encode_flat(documents, vocabulary, state["max_len"], state["truncating"]))
-    return arrays
+    return _encode_documents([tokenizer.sentences(t) for t in texts], state)
 
 
 def encode_hierarchical(documents, vocabulary, max_sentences, max_words):
@@ -358,12 +361,7 @@ class TextEncoder:
             "truncating": self.truncating,
         }
         if documents is not None:
-            arrays = [
-                encode_hierarchical(documents, self.vocabulary, self.max_sentences, self.max_words)
-                if m == "hierarchical"
-                else encode_flat(documents, self.vocabulary, self.max_len, self.truncating)
-                for m in modes
-            ]
+            arrays = _encode_documents(documents, state)
         else:
             parts = map_chunks(_encode_part, state, texts, workers, progress, "encoding")
             arrays = [
