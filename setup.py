@@ -29,7 +29,7 @@ setup(
         "gensim>=4.3",
     ],
     extras_require={
-        "test": ["pytest>=8"],
+        "test": ["pytest>=8", "pillow"],  # pillow: reading Chromium screenshots
     },
     entry_points={"console_scripts": ["hierattn=hierattn.cli:main"]},
     classifiers=[

@@ -241,43 +241,110 @@ def predict(args, file_path, text_column, output, runs_dir):
 @click.argument("args", nargs=-1)
 @click.option("--file", "file_path", type=click.Path(), default=None,
               help="Explain every text of a file (one per line, or a CSV/TSV/JSON-lines column).")
+@click.option("--dataset", default=None,
+              help="Explain a whole dataset: imdb, or a CSV/TSV/JSON-lines/text file. Writes the most-attended "
+                   "words per predicted class to --output and each document's top-k to <output>.documents.csv.")
+@click.option("--split", type=click.Choice(["test", "train", "unsup"]), default="test", show_default=True,
+              help="IMDB split for --dataset imdb.")
+@click.option("--data", "data_path", type=click.Path(), default=None, help="IMDB archive or folder for --dataset imdb.")
+@click.option("--limit", type=click.IntRange(1), default=None,
+              help="--dataset: only N documents (IMDB: a seeded random sample; a file: its first N).")
 @click.option("--text-column", default=None)
 @click.option("--top-k", type=click.IntRange(1), default=10, show_default=True)
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "csv", "html"]), default="text", show_default=True)
 @click.option("--output", type=click.Path(dir_okay=False), default=None, help="Write to this file (never overwritten).")
+@click.option("--check", is_flag=True,
+              help="Also test faithfulness: delete each text's top 1/5/10 attended words and compare the drop in "
+                   "the predicted probability with random words and with gradient x input.")
+@click.option("--random-draws", type=click.IntRange(1), default=5, show_default=True,
+              help="Random orders per document for --check.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of --limit's sample and --check's random words.")
 @click.option("--runs-dir", type=click.Path(file_okay=False), default="runs", show_default=True)
 @friendly_errors
-def explain(args, file_path, text_column, top_k, fmt, output, runs_dir):
-    """Explain predictions: explain [RUN] "text" | --file FILE | - (standard input).
+def explain(args, file_path, dataset, split, data_path, limit, text_column, top_k, fmt, output, check, random_draws,
+            seed, runs_dir):
+    """Explain predictions: explain [RUN] "text" | --file FILE | - | --dataset imdb|FILE.
 
     Prints the predicted label and probabilities, the top-k most attended
     words (HAN: word weight x sentence weight) with their positions, and the
     sentence weights. json and csv list every word; html writes one
-    self-contained page.
+    self-contained page. With --dataset, the most-attended words of a whole
+    corpus per predicted class. --check measures whether the weights matter.
     """
     from hierattn.explain import Explainer
-    from hierattn.report import to_html, to_json, to_text
     from hierattn.scoring import iter_text_chunks
 
     run_dir, text = _split_run_and_text(args)
     _refuse_existing(output)
+    if dataset is not None:
+        if text is not None or file_path is not None:
+            raise click.UsageError("give either --dataset or texts (a text, --file or -), not both")
+        from hierattn.corpus import documents_path
+
+        _refuse_existing(output and str(documents_path(output)))
+        _refuse_existing(output and str(_check_path(output)) if check else None)
+        run = _load(run_dir, runs_dir)
+        _explain_dataset(run, Explainer(run), dataset, split, data_path, limit, text_column, top_k, output, check,
+                         random_draws, seed)
+        return
     if text is None and file_path is None:
-        raise click.UsageError('give a text, --file FILE, or - for standard input')
+        raise click.UsageError('give a text, --file FILE, - for standard input, or --dataset')
     if text is not None and text != "-":
         texts = [text]
     else:
         stream = click.get_text_stream("stdin") if text == "-" else None
         texts = [t for chunk in iter_text_chunks(file_path, text_column, stream=stream) for t in chunk if t.strip()]
-    explanations = Explainer(_load(run_dir, runs_dir)).explain(texts)
+    run = _load(run_dir, runs_dir)
+    explanations = Explainer(run).explain(texts)
+    _emit(_render(explanations, fmt, top_k), output)
+    if check:
+        from hierattn.faithfulness import check_faithfulness
+
+        report = check_faithfulness(run, texts, random_draws=random_draws, seed=seed, progress=len(texts) > 50)
+        click.echo(report.to_markdown(), err=fmt != "text" and not output)
+
+
+def _render(explanations, fmt, top_k):
+    from hierattn.report import to_html, to_json, to_text
+
     if fmt == "text":
-        rendered = "\n\n".join(to_text(e, top_k) for e in explanations) + "\n"
-    elif fmt == "json":
-        rendered = to_json(explanations, top_k) + "\n"
-    elif fmt == "html":
-        rendered = to_html(explanations)
-    else:
-        rendered = _csv_text(explanations)
-    _emit(rendered, output)
+        return "\n\n".join(to_text(e, top_k) for e in explanations) + "\n"
+    if fmt == "json":
+        return to_json(explanations, top_k) + "\n"
+    if fmt == "html":
+        return to_html(explanations)
+    return _csv_text(explanations)
+
+
+def _check_path(output):
+    output = pathlib.Path(output)
+    return output.with_name(f"{output.stem}.faithfulness.json")
+
+
+def _explain_dataset(run, explainer, dataset, split, data_path, limit, text_column, top_k, output, check,
+                     random_draws, seed):
+    from hierattn.corpus import explain_corpus, open_corpus
+
+    source = open_corpus(dataset, split, data_path, text_column, limit, seed)
+    if check:  # the check needs the texts a second time
+        source.texts = list(source.texts)
+    summary = explain_corpus(explainer, source.texts, output, source.labels, source.ids, top_k, total=source.total)
+    click.echo(f"explained {summary.documents:,} documents" +
+               (f" (skipped {summary.skipped_empty} empty)" if summary.skipped_empty else "") +
+               (f"; accuracy {summary.accuracy:.4f}" if summary.labelled else ""))
+    for label, count in sorted(summary.class_documents.items(), key=lambda item: str(item[0])):
+        click.echo(f"  {label} ({count:,} documents): {', '.join(summary.words.top(label, 10))}")
+    for path in summary.outputs:
+        click.echo(f"wrote {path}")
+    if check:
+        from hierattn.faithfulness import check_faithfulness
+        from hierattn.jsonfile import save_json
+
+        report = check_faithfulness(run, source.texts, random_draws=random_draws, seed=seed, progress=True)
+        click.echo(report.to_markdown())
+        if output:
+            save_json(_check_path(output), "hierattn.faithfulness/1", report.to_dict(), indent=2)
+            click.echo(f"wrote {_check_path(output)}")
 
 
 def _csv_text(explanations):

@@ -21,6 +21,7 @@ import numpy as np
 
 from hierattn.data.vocabulary import OOV
 from hierattn.errors import HierattnError
+from hierattn.runs import batched_outputs
 
 
 @dataclasses.dataclass
@@ -69,6 +70,24 @@ class Explanation:
         }
 
 
+def importance(outputs, hierarchical):
+    """Per-position importance from an explainer model's outputs.
+
+    Args:
+        outputs: Outputs of `hierattn.models.attention_outputs` for a batch
+            (or one document).
+        hierarchical: Whether the model is a HAN.
+
+    Returns:
+        For HAN, word weight x sentence weight, shaped like the id array
+        `(..., sentences, words)`; otherwise the pooling weights `(..., length)`.
+    """
+    if hierarchical:
+        return np.asarray(outputs["word_attention"]) * np.asarray(outputs["sentence_attention"])[..., None]
+    (name,) = [k for k in outputs if k != "probabilities"]
+    return np.asarray(outputs[name])
+
+
 class Explainer:
     """Explains a loaded run's predictions (see `hierattn.runs.load_run`).
 
@@ -92,6 +111,8 @@ class Explainer:
             HierattnError: An empty or whitespace-only text.
         """
         texts = list(texts)
+        if not texts:
+            return []
         for i, text in enumerate(texts):
             if not text or not str(text).strip():
                 raise HierattnError("cannot explain an empty text" + (f" (text {i + 1})" if len(texts) > 1 else ""))
@@ -99,7 +120,7 @@ class Explainer:
         # Encode the forms just tokenized instead of tokenizing every text again.
         documents = [[[token.form for token in sentence] for sentence in sentences] for sentences, _ in tokenized]
         x = self.run.encoder.encode(mode=self.run.mode, documents=documents)
-        outputs = self.model.predict(x, verbose=0, batch_size=64)
+        outputs = batched_outputs(self.model, x)
         return [self._one(texts[i], *tokenized[i], x[i], {k: v[i] for k, v in outputs.items()}) for i in range(len(texts))]
 
     def _one(self, text, sentences, spans, ids, outputs):
@@ -120,8 +141,7 @@ class Explainer:
                     words.append(self._word(token, w * s_weight, w, s_weight, oov, used))
                 sentence_rows.append(self._sentence(text, s, spans[s], s_weight, in_model))
         else:
-            (name,) = [k for k in outputs if k != "probabilities"]
-            weights = np.asarray(outputs[name], dtype=float)
+            weights = importance(outputs, hierarchical=False).astype(float)
             flat = [t for sentence in sentences for t in sentence]
             first = 0 if encoder.truncating == "post" else max(0, len(flat) - encoder.max_len)
             for position, token in enumerate(flat):

@@ -101,12 +101,35 @@ def predict_batches(model, x, batch_size=32):
     """
     if len(x) == 0:
         return np.zeros((0, model.output.shape[-1]), np.float32)
+    return batched_outputs(model, x, batch_size)
+
+
+def batched_outputs(model, x, batch_size=32):
+    """A model's outputs for id arrays `x`, in input order.
+
+    Like `predict_batches`, but for any model from int ids, including one with
+    a dict of outputs (`hierattn.models.attention_outputs`). Per-position
+    outputs (attention weights, every key but `"probabilities"`) come from
+    length-trimmed batches and are zero-padded back to the width of `x`.
+    """
     function = _inference_function(model, x.ndim)
     groups = sort_batches_by_length(x, batch_size)
-    probabilities = np.concatenate([function(trim_padding(x[index]).astype(np.int32)).numpy() for index in groups])
-    result = np.empty_like(probabilities)
-    result[np.concatenate(groups)] = probabilities
-    return result
+    order = np.concatenate(groups)
+    parts = [function(trim_padding(x[index]).astype(np.int32)) for index in groups]
+
+    def assemble(values, pad):
+        values = [np.asarray(v) for v in values]
+        if pad:
+            width = x.shape[1 : values[0].ndim]
+            values = [np.pad(v, [(0, 0)] + [(0, w - n) for w, n in zip(width, v.shape[1:])]) for v in values]
+        stacked = np.concatenate(values)
+        result = np.empty_like(stacked)
+        result[order] = stacked
+        return result
+
+    if isinstance(parts[0], dict):
+        return {key: assemble([p[key] for p in parts], key != "probabilities") for key in parts[0]}
+    return assemble(parts, False)
 
 
 class Run:

@@ -171,9 +171,21 @@ def pretrained_matrix(config, encoder, texts, unlabeled, log):
 
 
 def set_embeddings(model, matrix):
+    """Loads pretrained vectors into the model's embedding layer.
+
+    A sinusoidal `TokenAndPositionEmbedding` multiplies token vectors by
+    sqrt(d) (Vaswani et al.), which assumes they start at scale d^-1/2. Word2vec
+    vectors are about 4x larger than that at d=128, so the scaled tokens drown
+    the positions and make the first attention softmax nearly one-hot; they
+    are rescaled to standard deviation d^-1/2 first (directions unchanged).
+    """
     layer = model.get_layer("embedding")
+    if getattr(layer, "position", None) == "sinusoidal":
+        std = float(np.std(matrix[1:]))
+        if std > 0:
+            matrix = matrix * (layer.embedding_dim ** -0.5 / std)
     target = getattr(layer, "token_embedding", layer)  # TokenAndPositionEmbedding wraps one
-    target.set_weights([matrix])
+    target.set_weights([matrix.astype(np.float32)])
 
 
 def _best_so_far(history_file, monitor):

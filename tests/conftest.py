@@ -79,3 +79,16 @@ TINY_OPTIONS = {
     "transformer": {"num_heads": 2, "ff_dim": 16, "num_layers": 1},
     "rnn": {"units": 8},
 }
+
+
+def make_run(tiny_csv, path, model, epochs=1, **kwargs):
+    """Trains a tiny run of `model` on the generated corpus and loads it."""
+    from hierattn.data import load_table
+    from hierattn.runs import load_run
+    from hierattn.training import TrainConfig, train
+
+    train_data, _ = load_table(tiny_csv[0])
+    config = TrainConfig(model=model, epochs=epochs, batch_size=16, embedding_dim=8, pretrain="none", min_count=1,
+                         model_options=TINY_OPTIONS[model], **kwargs)
+    train(train_data, None, config, path, log=lambda m: None, verbose=0)
+    return load_run(path)

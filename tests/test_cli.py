@@ -135,3 +135,33 @@ def test_explain_formats(trained, tmp_path):
     again = invoke("explain", run_dir, text, "--format", "html", "--output", tmp_path / "e.html")
     assert again.exit_code == 1 and "already exists" in again.output
     assert "cannot explain an empty text" in one_line_error(invoke("explain", run_dir, "  "))
+
+
+def test_explain_dataset_and_check(trained, tiny_csv, tmp_path):
+    _, run_dir = trained
+    output = tmp_path / "words.csv"
+    result = invoke("explain", run_dir, "--dataset", tiny_csv[1], "--limit", "30", "--top-k", "3", "--output", output,
+                    "--check", "--random-draws", "2")
+    assert result.exit_code == 0, result.output
+    assert "explained 30 documents" in result.output
+    assert "| attention |" in result.output and "| random |" in result.output and "| gradient |" in result.output
+    words = output.read_text().splitlines()
+    assert words[0].startswith("predicted,rank,word,top_k_documents")
+    documents = (tmp_path / "words.documents.csv").read_text().splitlines()
+    assert len(documents) == 1 + 30 * 3  # every generated review has at least 3 words
+    check = json.loads((tmp_path / "words.faithfulness.json").read_text())
+    assert check["documents"] == 30 and set(check["probability_drop"]) == {"attention", "random", "gradient"}
+    before = output.read_text()
+    again = invoke("explain", run_dir, "--dataset", tiny_csv[1], "--output", output)
+    assert again.exit_code == 1 and "already exists" in again.output and output.read_text() == before
+    both = invoke("explain", run_dir, "some text", "--dataset", tiny_csv[1])
+    assert both.exit_code != 0 and "not both" in both.output
+    missing = one_line_error(invoke("explain", run_dir, "--dataset", tmp_path / "nope.csv"))
+    assert "no such dataset" in missing
+
+
+def test_explain_check_on_single_text(trained):
+    _, run_dir = trained
+    result = invoke("explain", run_dir, "The film was great. I loved the acting!", "--check")
+    assert result.exit_code == 0, result.output
+    assert "predicted:" in result.output and "drop k=5" in result.output

@@ -3,26 +3,15 @@
 import numpy as np
 import pytest
 
-from conftest import TINY_OPTIONS
-from hierattn.data import load_table
+from conftest import make_run
 from hierattn.errors import HierattnError
 from hierattn.explain import Explainer
 from hierattn.models import attention_outputs
-from hierattn.runs import load_run
-from hierattn.training import TrainConfig, train
 
 TEXTS = [
     "The film was great. I loved the acting!",
     "Awful plot. Mr. Smith's zzyzx acting was dull... Really dull?",
 ]
-
-
-def make_run(tiny_csv, path, model, **kwargs):
-    train_data, _ = load_table(tiny_csv[0])
-    config = TrainConfig(model=model, epochs=1, batch_size=16, embedding_dim=8, pretrain="none", min_count=1,
-                         model_options=TINY_OPTIONS[model], **kwargs)
-    train(train_data, None, config, path, log=lambda m: None, verbose=0)
-    return load_run(path)
 
 
 @pytest.fixture(scope="module")

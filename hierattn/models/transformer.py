@@ -19,6 +19,7 @@ def build_transformer(
     dropout=0.1,
     pooling="attention",
     position="sinusoidal",
+    norm_first=False,
     name="transformer",
 ):
     """Builds a Transformer encoder classifier.
@@ -39,6 +40,8 @@ def build_transformer(
         dropout: Dropout rate (embeddings, residuals, classifier).
         pooling: `"attention"` or `"mean"`.
         position: `"sinusoidal"` or `"learned"`.
+        norm_first: Pre-norm encoder blocks if `True` (see
+            `TransformerEncoderBlock`), post-norm if `False`.
         name: Model name.
 
     Returns:
@@ -55,7 +58,11 @@ def build_transformer(
     if dropout:
         x = keras.layers.Dropout(dropout, name="embedding_dropout")(x)
     for i in range(num_layers):
-        x = TransformerEncoderBlock(num_heads, ff_dim, dropout=dropout, name=f"encoder_{i + 1}")(x)
+        x = TransformerEncoderBlock(
+            num_heads, ff_dim, dropout=dropout, norm_first=norm_first, name=f"encoder_{i + 1}"
+        )(x)
+    if norm_first:  # pre-norm blocks leave the residual stream unnormalised
+        x = keras.layers.LayerNormalization(epsilon=1e-6, name="final_norm")(x)
     if pooling == "attention":
         x, _ = ContextAttention(name="attention_pooling")(x, return_attention_scores=True)
     else:

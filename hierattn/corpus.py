@@ -1,0 +1,265 @@
+"""Explaining whole datasets: the most-attended words per predicted class.
+
+Every document is explained (see `hierattn.explain`); for each predicted
+class the words (by their normalised vocabulary form) are counted:
+
+* `top_k_documents`: in how many documents of that class the word is among
+  the document's top-k most important words;
+* `documents`: how many documents of that class contain the word at all;
+* `top_k_share`: `top_k_documents / documents`;
+* `mean_weight`: the word's mean importance over all its occurrences in that
+  class's documents;
+* `mean_top_k_weight`: its mean importance where it is in a top-k.
+
+Words are ranked by `top_k_documents`, then `mean_top_k_weight`. A second
+file lists each document's top-k words. Both are written as the documents
+stream past in batches, and only renamed into place when complete.
+"""
+
+import collections
+import csv
+import dataclasses
+import os
+import pathlib
+
+from tqdm.auto import tqdm
+
+from hierattn.errors import HierattnError
+
+WORD_COLUMNS = ["predicted", "rank", "word", "top_k_documents", "documents", "top_k_share", "mean_weight",
+                "mean_top_k_weight"]
+DOCUMENT_COLUMNS = ["document", "id", "label", "predicted", "probability", "rank", "text", "word", "weight",
+                    "sentence", "index", "start", "end", "oov"]
+
+
+def documents_path(output):
+    """Where the per-document file goes next to `output` (`words.csv` → `words.documents.csv`)."""
+    output = pathlib.Path(output)
+    return output.with_name(f"{output.stem}.documents{output.suffix or '.csv'}")
+
+
+class CorpusWords:
+    """Accumulates per-class word statistics from explanations.
+
+    Args:
+        top_k: Size of each document's top list.
+    """
+
+    def __init__(self, top_k=10):
+        if top_k < 1:
+            raise HierattnError("top-k must be at least 1")
+        self.top_k = top_k
+        self.class_documents = collections.Counter()
+        self._top = collections.defaultdict(collections.Counter)  # class -> form -> documents
+        self._top_weight = collections.defaultdict(collections.Counter)  # class -> form -> summed weight
+        self._top_occurrences = collections.defaultdict(collections.Counter)
+        self._documents = collections.defaultdict(collections.Counter)
+        self._weight = collections.defaultdict(collections.Counter)
+        self._occurrences = collections.defaultdict(collections.Counter)
+
+    def add(self, explanation):
+        """Counts one `Explanation`; returns its top-k words."""
+        label = explanation.label
+        self.class_documents[label] += 1
+        used = [w for w in explanation.words if w.used]
+        for w in used:
+            self._weight[label][w.form] += w.weight
+            self._occurrences[label][w.form] += 1
+        self._documents[label].update({w.form for w in used})
+        top = explanation.top_words(self.top_k)
+        for w in top:
+            self._top_weight[label][w.form] += w.weight
+            self._top_occurrences[label][w.form] += 1
+        self._top[label].update({w.form for w in top})
+        return top
+
+    def top(self, label, n=10):
+        """The `n` highest-ranked words of a predicted class."""
+        return [row["word"] for row in self.rows(per_class=n, labels=[label])]
+
+    def rows(self, per_class=None, labels=None):
+        """Ranked rows (dicts with `WORD_COLUMNS`), class by class.
+
+        Args:
+            per_class: Keep only the first N words of each class.
+            labels: Only these classes (default: all, sorted).
+        """
+        for label in sorted(self._top, key=str) if labels is None else labels:
+            ranked = sorted(
+                self._top[label],
+                key=lambda f: (-self._top[label][f], -self._top_weight[label][f] / self._top_occurrences[label][f], f),
+            )
+            for rank, form in enumerate(ranked[:per_class], start=1):
+                documents = self._documents[label][form]
+                yield {
+                    "predicted": label,
+                    "rank": rank,
+                    "word": form,
+                    "top_k_documents": self._top[label][form],
+                    "documents": documents,
+                    "top_k_share": round(self._top[label][form] / documents, 6),
+                    "mean_weight": round(self._weight[label][form] / self._occurrences[label][form], 8),
+                    "mean_top_k_weight": round(self._top_weight[label][form] / self._top_occurrences[label][form], 8),
+                }
+
+
+@dataclasses.dataclass
+class CorpusSummary:
+    """What `explain_corpus` did."""
+
+    documents: int
+    skipped_empty: int
+    class_documents: dict
+    correct: int
+    labelled: int
+    words: CorpusWords
+    outputs: list
+
+    @property
+    def accuracy(self):
+        return self.correct / self.labelled if self.labelled else None
+
+
+def explain_corpus(explainer, texts, output=None, labels=None, ids=None, top_k=10, batch_size=256, total=None,
+                   progress=True):
+    """Explains every text and aggregates the most-attended words per class.
+
+    Args:
+        explainer: A `hierattn.explain.Explainer`.
+        texts: Iterable of raw texts (streamed; empty ones are skipped and
+            counted).
+        output: Path of the word table (CSV); the per-document table goes to
+            `documents_path(output)`. Neither may exist. `None`: nothing is
+            written (the summary still holds the statistics).
+        labels: Optional true label names, parallel to `texts`.
+        ids: Optional document identifiers, parallel to `texts`.
+        top_k: Words per document counted as its top list.
+        batch_size: Texts explained together.
+        total: Number of texts, for the progress bar.
+        progress: Show a progress bar.
+
+    Returns:
+        A `CorpusSummary`.
+    """
+    words = CorpusWords(top_k)
+    targets = []
+    if output is not None:
+        targets = [pathlib.Path(output), documents_path(output)]
+        for target in targets:
+            if target.exists():
+                raise HierattnError(f"{target} already exists; choose another --output (nothing was overwritten)")
+    partials = [t.with_name(t.name + ".partial") for t in targets]
+    document_file = open(partials[1], "w", newline="", encoding="utf-8") if targets else None
+    writer = csv.DictWriter(document_file, fieldnames=DOCUMENT_COLUMNS) if document_file else None
+    if writer:
+        writer.writeheader()
+    summary = CorpusSummary(0, 0, {}, 0, 0, words, [str(t) for t in targets])
+    bar = tqdm(total=total, desc="explaining", unit="doc", disable=not progress)
+    try:
+        stream = zip(texts, labels if labels is not None else _nones(), ids if ids is not None else _nones())
+        batch = []
+        for number, (text, label, doc_id) in enumerate(stream):
+            if not text or not str(text).strip():
+                summary.skipped_empty += 1
+                bar.update(1)
+                continue
+            batch.append((number, text, label, doc_id))
+            if len(batch) == batch_size:
+                _explain_batch(explainer, batch, words, writer, summary, bar)
+                batch = []
+        if batch:
+            _explain_batch(explainer, batch, words, writer, summary, bar)
+    except BaseException:
+        if document_file:
+            document_file.close()
+        for partial in partials:
+            partial.unlink(missing_ok=True)
+        raise
+    finally:
+        bar.close()
+    if targets:
+        document_file.close()
+        with open(partials[0], "w", newline="", encoding="utf-8") as f:
+            table = csv.DictWriter(f, fieldnames=WORD_COLUMNS)
+            table.writeheader()
+            table.writerows(words.rows())
+        for partial, target in zip(partials, targets):
+            os.replace(partial, target)
+    summary.class_documents = dict(words.class_documents)
+    return summary
+
+
+def _nones():
+    while True:
+        yield None
+
+
+def _explain_batch(explainer, batch, words, writer, summary, bar):
+    explanations = explainer.explain([text for _, text, _, _ in batch])
+    for (number, _, label, doc_id), explanation in zip(batch, explanations):
+        top = words.add(explanation)
+        summary.documents += 1
+        if label is not None:
+            summary.labelled += 1
+            summary.correct += int(str(label) == str(explanation.label))
+        if writer:
+            probability = explanation.probabilities[str(explanation.label)]
+            for rank, w in enumerate(top, start=1):
+                writer.writerow({
+                    "document": number, "id": doc_id, "label": label, "predicted": explanation.label,
+                    "probability": round(probability, 6), "rank": rank, "text": w.text, "word": w.form,
+                    "weight": round(w.weight, 8), "sentence": w.sentence, "index": w.index, "start": w.start,
+                    "end": w.end, "oov": w.oov,
+                })
+    bar.update(len(batch))
+
+
+@dataclasses.dataclass
+class CorpusSource:
+    """Texts to explain, streamed, with labels and ids when known."""
+
+    texts: object
+    labels: object = None
+    ids: object = None
+    total: int = None
+
+
+def open_corpus(dataset, split="test", data=None, text_column=None, limit=None, seed=0, progress=True):
+    """The documents of `explain --dataset`.
+
+    Args:
+        dataset: `"imdb"`, or a CSV/TSV/JSON-lines file or text file (one
+            text per line).
+        split: IMDB split (`"test"`, `"train"` or `"unsup"`).
+        data: IMDB archive or folder (default: the `data/` cache, else
+            download).
+        text_column: Text column of a table file.
+        limit: Only this many documents: for IMDB a seeded random sample
+            (the split is ordered by class), for a file its first rows.
+        seed: Seed of the IMDB sample.
+        progress: Show progress while reading IMDB.
+
+    Returns:
+        A `CorpusSource`.
+    """
+    import itertools
+
+    import numpy as np
+
+    if limit is not None and limit < 1:
+        raise HierattnError("--limit must be at least 1")
+    if dataset == "imdb":
+        from hierattn.data import load_imdb
+
+        documents = load_imdb(data, splits=(split,), progress=progress)[split]
+        if limit is not None and limit < len(documents):
+            documents = documents.subset(np.sort(np.random.default_rng(seed).permutation(len(documents))[:limit]))
+        names = documents.label_map.names
+        labels = [names[i] if i >= 0 else None for i in documents.labels]
+        return CorpusSource(documents.texts, labels, documents.ids, len(documents))
+    from hierattn.scoring import iter_text_chunks
+
+    if not pathlib.Path(dataset).is_file():
+        raise HierattnError(f"no such dataset {dataset!r}: use imdb or the path of a CSV/TSV/JSON-lines or text file")
+    texts = (t for chunk in iter_text_chunks(dataset, text_column) for t in chunk)
+    return CorpusSource(itertools.islice(texts, limit) if limit else texts, total=limit)

@@ -1,0 +1,281 @@
+"""Are the attention weights faithful? Erasure tests in the style of ERASER.
+
+For every document, the model's predicted class `c` and its probability
+`p_c(x)` are computed; then the `k` highest-ranked words are deleted from the
+document (the words after them move up, as if they had never been written)
+and the model is run again. Three rankings are compared:
+
+* `attention`: the importance the explanation shows (HAN: word weight x
+  sentence weight; other models: the attention pooling weights);
+* `random`: a uniformly random order of the document's words, averaged over
+  several draws;
+* `gradient`: gradient x input, the gradient of `p_c` with respect to each
+  word's embedding dotted with that embedding (largest positive first, i.e.
+  the words that push most towards the predicted class).
+
+For each ranking and `k` the report gives the mean drop `p_c(x) - p_c(x \\ top
+k)` (ERASER's comprehensiveness at that `k`) and the share of decisions that
+flip. The summary `comprehensiveness` is the mean over the `k`s (ERASER's
+AOPC, here over the `k`s asked for rather than percentage bins).
+
+Only words the model sees (within `max_sentences`/`max_words`/`max_len`,
+including out-of-vocabulary ones) are ranked and removed; a document with
+fewer than `k` such words loses all of them.
+
+Reference:
+    DeYoung et al. "ERASER: A Benchmark to Evaluate Rationalized NLP
+    Models." ACL 2020, section 4 (comprehensiveness, AOPC).
+"""
+
+import dataclasses
+
+import numpy as np
+
+from hierattn.data.encoding import sort_batches_by_length, trim_padding
+from hierattn.errors import HierattnError
+from hierattn.explain import importance
+from hierattn.runs import batched_outputs, predict_batches
+
+RANKINGS = ("attention", "random", "gradient")
+DEFAULT_KS = (1, 5, 10)
+
+
+def remove_positions(ids, positions):
+    """Deletes tokens from one encoded document.
+
+    Args:
+        ids: Int array `(length,)` (flat) or `(sentences, words)` (HAN).
+        positions: Index tuples (as from `np.argwhere`) of the tokens to drop.
+
+    Returns:
+        A new array of the same shape: the remaining tokens of each row moved
+        left in order, padding (0) after them. For HAN, sentences stay where
+        they are (a sentence that loses every word becomes empty padding).
+    """
+    ids = np.asarray(ids)
+    keep = ids != 0
+    for position in positions:
+        keep[tuple(position)] = False
+    rows = ids.reshape(-1, ids.shape[-1])
+    keep = keep.reshape(rows.shape)
+    out = np.zeros_like(rows)
+    for r in range(rows.shape[0]):
+        kept = rows[r][keep[r]]
+        out[r, : len(kept)] = kept
+    return out.reshape(ids.shape)
+
+
+def top_positions(scores, ids, k):
+    """The `k` non-padding positions with the largest scores (ties: earlier first)."""
+    candidates = np.argwhere(np.asarray(ids) != 0)
+    if len(candidates) == 0:
+        return candidates
+    values = np.asarray(scores)[tuple(candidates.T)]
+    order = np.argsort(-values, kind="stable")
+    return candidates[order[:k]]
+
+
+def gradient_times_input(model, x, classes, batch_size=32):
+    """Gradient x input scores for each token of each document.
+
+    The gradient of the probability of `classes[i]` with respect to the
+    embedding of every token, dotted with that embedding. Read from the
+    per-position gradient rows of the embedding lookup (TensorFlow returns
+    them unsummed, one per looked-up position), so no model surgery is needed.
+
+    Args:
+        model: A hierattn model (its embedding layer is named `embedding`).
+        x: Encoded documents `(n, ...)`.
+        classes: Int array `(n,)`: the class to explain per document.
+        batch_size: Documents per gradient computation.
+
+    Returns:
+        Float array shaped like `x`, 0 at padding.
+    """
+    import tensorflow as tf
+
+    layer = model.get_layer("embedding")
+    variable = getattr(layer, "token_embedding", layer).embeddings
+    table = np.asarray(variable.numpy(), dtype=np.float32)
+    scores = np.zeros(x.shape, dtype=np.float32)
+    for index in sort_batches_by_length(x, batch_size):
+        batch = trim_padding(x[index]).astype(np.int32)
+        picked = tf.one_hot(np.asarray(classes)[index], model.output.shape[-1])
+        with tf.GradientTape() as tape:
+            probabilities = model(batch, training=False)
+            target = tf.reduce_sum(probabilities * picked)
+        gradient = tape.gradient(target, variable.value)
+        if not isinstance(gradient, tf.IndexedSlices):  # pragma: no cover - depends on the TF gather gradient
+            raise HierattnError("gradient x input needs per-position embedding gradients (tf.gather)")
+        if not np.array_equal(gradient.indices.numpy(), batch.ravel()):  # pragma: no cover
+            raise HierattnError("unexpected embedding gradient layout")
+        rows = gradient.values.numpy().reshape(batch.shape + (-1,))
+        values = np.einsum("...d,...d->...", rows, table[batch])
+        values[batch == 0] = 0.0
+        target_slices = (index,) + tuple(slice(0, n) for n in batch.shape[1:])
+        scores[target_slices] = values
+    return scores
+
+
+@dataclasses.dataclass
+class FaithfulnessReport:
+    """Mean effect of deleting each ranking's top-k words.
+
+    Attributes:
+        documents: Number of documents.
+        ks: The `k`s.
+        random_draws: Random orders averaged per document.
+        drop: `{ranking: {k: mean drop of the predicted class's probability}}`.
+        flip_rate: `{ranking: {k: share of documents whose decision flips}}`.
+        comprehensiveness: `{ranking: mean drop over the ks}` (AOPC).
+    """
+
+    documents: int
+    ks: tuple
+    random_draws: int
+    drop: dict
+    flip_rate: dict
+    comprehensiveness: dict
+
+    def ratio_to_random(self, k, ranking="attention"):
+        """How many times more the ranking's top-k removal lowers p_c than random's."""
+        random_drop = self.drop["random"][k]
+        return float("inf") if random_drop <= 0 else self.drop[ranking][k] / random_drop
+
+    def to_dict(self):
+        return {
+            "documents": self.documents,
+            "ks": list(self.ks),
+            "random_draws": self.random_draws,
+            "probability_drop": {r: {str(k): v for k, v in d.items()} for r, d in self.drop.items()},
+            "flip_rate": {r: {str(k): v for k, v in d.items()} for r, d in self.flip_rate.items()},
+            "comprehensiveness": self.comprehensiveness,
+            "ratio_to_random": {r: {str(k): self.ratio_to_random(k, r) for k in self.ks} for r in self.drop
+                                if r != "random" and "random" in self.drop},
+        }
+
+    def to_markdown(self):
+        head = "| ranking | " + " | ".join(f"drop k={k} | flips k={k}" for k in self.ks) + " | comprehensiveness |"
+        lines = [head, "|" + " --- |" * (2 * len(self.ks) + 2)]
+        for ranking in self.drop:
+            cells = " | ".join(f"{self.drop[ranking][k]:.4f} | {self.flip_rate[ranking][k]:.1%}" for k in self.ks)
+            lines.append(f"| {ranking} | {cells} | {self.comprehensiveness[ranking]:.4f} |")
+        lines.append("")
+        for ranking in self.drop:
+            if ranking != "random" and "random" in self.drop:
+                ratios = ", ".join(f"k={k}: {self.ratio_to_random(k, ranking):.1f}x" for k in self.ks)
+                lines.append(f"{ranking} vs random (probability drop): {ratios}")
+        lines.append(f"{self.documents:,} documents, {self.random_draws} random draws per document")
+        return "\n".join(lines)
+
+
+def erasure_effects(predict, x, rankings, ks=DEFAULT_KS, random_draws=5, seed=0, base=None):
+    """Deletes each ranking's top-k tokens and measures the change.
+
+    Args:
+        predict: Function from id arrays `(n, ...)` to probabilities `(n, C)`.
+        x: Encoded documents.
+        rankings: `{name: scores shaped like x}`; larger = more important.
+            `"random"` is added (`random_draws` orders per document).
+        ks: Numbers of tokens to delete.
+        random_draws: Random orders per document (0: no random ranking).
+        seed: Seed of the random orders.
+        base: Probabilities for `x` if already computed.
+
+    Returns:
+        `(report_parts, base)`: per-document arrays `{ranking: {k: (drops,
+        flips)}}` and the full-document probabilities.
+    """
+    x = np.asarray(x)
+    base = predict(x) if base is None else base
+    predicted = base.argmax(1)
+    p_full = base[np.arange(len(x)), predicted]
+    rng = np.random.default_rng(seed)
+    jobs = {name: [scores] for name, scores in rankings.items()}
+    if random_draws:
+        jobs["random"] = [rng.random(x.shape) for _ in range(random_draws)]
+    variants, keys = [], []
+    for name, draws in jobs.items():
+        for d, scores in enumerate(draws):
+            for k in ks:
+                for i in range(len(x)):
+                    variants.append(remove_positions(x[i], top_positions(scores[i], x[i], k)))
+                    keys.append((name, d, k, i))
+    probabilities = predict(np.stack(variants)) if variants else np.zeros((0, base.shape[1]))
+    results = {name: {k: (np.zeros(len(x)), np.zeros(len(x))) for k in ks} for name in jobs}
+    for (name, d, k, i), p in zip(keys, probabilities):
+        drops, flips = results[name][k]
+        draws = len(jobs[name])
+        drops[i] += (p_full[i] - p[predicted[i]]) / draws
+        flips[i] += float(p.argmax() != predicted[i]) / draws
+    return results, base
+
+
+def summarize(parts, ks, random_draws):
+    """Averages the per-document arrays of `erasure_effects` into a report."""
+    drop = {name: {k: float(np.mean(parts[name][k][0])) for k in ks} for name in parts}
+    flips = {name: {k: float(np.mean(parts[name][k][1])) for k in ks} for name in parts}
+    documents = len(next(iter(next(iter(parts.values())).values()))[0]) if parts else 0
+    return FaithfulnessReport(
+        documents=documents,
+        ks=tuple(ks),
+        random_draws=random_draws,
+        drop=drop,
+        flip_rate=flips,
+        comprehensiveness={name: float(np.mean([drop[name][k] for k in ks])) for name in drop},
+    )
+
+
+def check_faithfulness(run, texts, ks=DEFAULT_KS, random_draws=5, seed=0, chunk_size=256, progress=False):
+    """Erasure test of a run's attention on raw texts (see the module docstring).
+
+    Args:
+        run: A loaded `Run` whose model has attention pooling.
+        texts: Raw texts.
+        ks: Numbers of top words to delete.
+        random_draws: Random orders averaged per document.
+        seed: Seed of the random orders.
+        chunk_size: Documents processed together (bounds memory).
+        progress: Show a progress bar.
+
+    Returns:
+        A `FaithfulnessReport`.
+    """
+    from hierattn.models import attention_outputs
+
+    texts = [t for t in texts if t and str(t).strip()]
+    if not texts:
+        raise HierattnError("no non-empty texts to check")
+    ks = tuple(sorted(set(int(k) for k in ks)))
+    if not ks or ks[0] < 1:
+        raise HierattnError("k must be at least 1")
+    explainer_model = attention_outputs(run.model)
+    if len(explainer_model.outputs) == 1:
+        raise HierattnError("this model has no attention pooling to check")
+    hierarchical = run.mode == "hierarchical"
+    predict = lambda ids: predict_batches(run.model, ids)  # noqa: E731
+    merged = None
+    bar = _progress(len(texts), progress)
+    for start in range(0, len(texts), chunk_size):
+        x = run.encode(texts[start : start + chunk_size])
+        outputs = batched_outputs(explainer_model, x)
+        base = outputs["probabilities"]
+        rankings = {
+            "attention": importance(outputs, hierarchical),
+            "gradient": gradient_times_input(run.model, x, base.argmax(1)),
+        }
+        parts, _ = erasure_effects(predict, x, rankings, ks, random_draws, seed + start, base=base)
+        merged = parts if merged is None else {
+            name: {k: tuple(np.concatenate([a, b]) for a, b in zip(merged[name][k], parts[name][k])) for k in ks}
+            for name in parts
+        }
+        bar.update(len(x))
+    bar.close()
+    ordered = {name: merged[name] for name in RANKINGS if name in merged}
+    return summarize(ordered, ks, random_draws)
+
+
+def _progress(total, enabled):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc="erasure check", unit="doc", disable=not enabled)

@@ -1,0 +1,111 @@
+"""Tests for hierattn.corpus: most-attended words across a dataset."""
+
+import csv
+import os
+
+import pytest
+
+from conftest import IMDB_ARCHIVE, make_reviews, make_run
+from hierattn.corpus import DOCUMENT_COLUMNS, WORD_COLUMNS, CorpusWords, documents_path, explain_corpus, open_corpus
+from hierattn.errors import HierattnError
+from hierattn.explain import Explainer, Explanation, WordWeight
+
+
+def explanation(label, weighted_words):
+    words = [WordWeight(text=w, form=w.lower(), sentence=0, index=i, start=0, end=0, weight=p, word_weight=p,
+                        sentence_weight=1.0, oov=False, used=True) for i, (w, p) in enumerate(weighted_words)]
+    return Explanation("", label, {label: 1.0}, words, [], 0, [])
+
+
+def test_corpus_words_counts_top_k_documents_and_mean_weights():
+    words = CorpusWords(top_k=2)
+    words.add(explanation("pos", [("Great", 0.5), ("film", 0.3), ("the", 0.2)]))
+    words.add(explanation("pos", [("great", 0.4), ("the", 0.35), ("film", 0.25)]))
+    words.add(explanation("pos", [("film", 0.6), ("film", 0.3), ("dull", 0.1)]))  # repeated word: one document
+    words.add(explanation("neg", [("dull", 0.9), ("film", 0.1)]))
+    rows = {(r["predicted"], r["word"]): r for r in words.rows()}
+    great = rows[("pos", "great")]
+    assert great["top_k_documents"] == 2 and great["documents"] == 2 and great["top_k_share"] == 1.0
+    assert great["mean_weight"] == pytest.approx(0.45) and great["mean_top_k_weight"] == pytest.approx(0.45)
+    film = rows[("pos", "film")]
+    assert film["top_k_documents"] == 2 and film["documents"] == 3  # top-2 in documents 1 and 3 only
+    assert film["mean_weight"] == pytest.approx((0.3 + 0.25 + 0.6 + 0.3) / 4)
+    assert film["mean_top_k_weight"] == pytest.approx((0.3 + 0.6 + 0.3) / 3)
+    assert ("pos", "dull") not in rows  # never in a top-2
+    assert [r["word"] for r in words.rows() if r["predicted"] == "pos"] == ["great", "film", "the"]
+    assert [r["rank"] for r in words.rows() if r["predicted"] == "pos"] == [1, 2, 3]
+    assert words.top("neg", 1) == ["dull"]
+    assert dict(words.class_documents) == {"pos": 3, "neg": 1}
+    with pytest.raises(HierattnError):
+        CorpusWords(top_k=0)
+
+
+@pytest.fixture(scope="module")
+def han_run(tiny_csv, tmp_path_factory):
+    return make_run(tiny_csv, tmp_path_factory.mktemp("corpus") / "run", "han")
+
+
+def test_explain_corpus_writes_both_tables(han_run, tmp_path):
+    texts, labels = make_reviews(45, seed=3)
+    texts[4] = "   "  # skipped and counted, not an error
+    output = tmp_path / "words.csv"
+    summary = explain_corpus(Explainer(han_run), iter(texts), output, labels=labels, ids=[f"d{i}" for i in range(45)],
+                             top_k=3, batch_size=8, progress=False)
+    assert summary.documents == 44 and summary.skipped_empty == 1
+    assert sum(summary.class_documents.values()) == 44
+    assert summary.labelled == 44 and 0.0 <= summary.accuracy <= 1.0
+    assert summary.outputs == [str(output), str(tmp_path / "words.documents.csv")]
+    with open(output, newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert list(rows[0]) == WORD_COLUMNS
+    assert {r["predicted"] for r in rows} == set(summary.class_documents)
+    assert all(int(r["top_k_documents"]) <= int(r["documents"]) for r in rows)
+    with open(documents_path(output), newline="") as f:
+        documents = list(csv.DictReader(f))
+    assert list(documents[0]) == DOCUMENT_COLUMNS
+    per_document = {}
+    for row in documents:
+        per_document.setdefault(row["document"], []).append(row)
+    assert len(per_document) == 44 and "4" not in per_document  # numbered by position in the input
+    for number, doc_rows in per_document.items():
+        text = texts[int(number)]
+        assert [int(r["rank"]) for r in doc_rows] == list(range(1, len(doc_rows) + 1)) and len(doc_rows) == 3
+        assert all(text[int(r["start"]) : int(r["end"])] == r["text"] for r in doc_rows)
+        weights = [float(r["weight"]) for r in doc_rows]
+        assert weights == sorted(weights, reverse=True)
+        assert doc_rows[0]["id"] == f"d{number}" and doc_rows[0]["label"] == labels[int(number)]
+    assert not list(tmp_path.glob("*.partial"))
+
+
+def test_explain_corpus_never_overwrites_and_cleans_up_on_failure(han_run, tmp_path):
+    output = tmp_path / "words.csv"
+    documents_path(output).write_text("earlier results")
+    with pytest.raises(HierattnError, match="already exists"):
+        explain_corpus(Explainer(han_run), ["great film"], output, progress=False)
+    assert documents_path(output).read_text() == "earlier results" and not output.exists()
+
+    def failing():
+        yield "great film"
+        raise RuntimeError("reader broke")
+
+    other = tmp_path / "other.csv"
+    with pytest.raises(RuntimeError):
+        explain_corpus(Explainer(han_run), failing(), other, batch_size=1, progress=False)
+    assert not other.exists() and not list(tmp_path.glob("*.partial"))
+
+
+def test_open_corpus_file_limit_and_errors(tmp_path):
+    (tmp_path / "t.txt").write_text("one\ntwo\nthree\n")
+    source = open_corpus(str(tmp_path / "t.txt"), limit=2)
+    assert list(source.texts) == ["one", "two"] and source.labels is None and source.total == 2
+    with pytest.raises(HierattnError, match="no such dataset"):
+        open_corpus(str(tmp_path / "missing.csv"))
+
+
+@pytest.mark.skipif(not os.path.exists(IMDB_ARCHIVE), reason=f"real IMDB archive not found at {IMDB_ARCHIVE}")
+def test_open_corpus_imdb_sample_is_seeded_and_has_both_classes():
+    first = open_corpus("imdb", data=IMDB_ARCHIVE, limit=50, progress=False)
+    second = open_corpus("imdb", data=IMDB_ARCHIVE, limit=50, progress=False)
+    assert first.ids == second.ids and len(first.texts) == 50 == first.total
+    assert set(first.labels) == {"neg", "pos"}
+    assert all(i.startswith("test/") for i in first.ids)
