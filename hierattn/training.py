@@ -32,7 +32,7 @@ MODELS = ("han", "transformer", "rnn")
 MODEL_DEFAULTS = {
     "han": {"embedding_dim": 200, "dropout": 0.3, "options": {}},
     "transformer": {"embedding_dim": 128, "dropout": 0.1,
-                    "options": {"num_layers": 1, "num_heads": 4, "ff_dim": 256}},
+                    "options": {"num_layers": 1, "num_heads": 4, "ff_dim": 256, "norm_first": True}},
     "rnn": {"embedding_dim": 200, "dropout": 0.3, "options": {"units": 64}},
 }
 
