@@ -231,8 +231,8 @@ def predict(args, file_path, text_column, output, runs_dir):
         for name, p in zip(run.label_map.names, probabilities):
             click.echo(f"  {name}: {p:.4f}")
         return
-    chunks = iter_text_chunks(file_path, text_column, stream=click.get_text_stream("stdin") if text == "-" else None)
-    count = score_to_csv(run, chunks, output or click.get_text_stream("stdout"), progress=bool(output))
+    chunks = iter_text_chunks(file_path, text_column, stream=click.open_file("-") if text == "-" else None)
+    count = score_to_csv(run, chunks, output or click.open_file("-", "w"), progress=bool(output))
     if output:
         click.echo(f"scored {count:,} texts into {output}")
 
@@ -292,7 +292,7 @@ def explain(args, file_path, dataset, split, data_path, limit, text_column, top_
     if text is not None and text != "-":
         texts = [text]
     else:
-        stream = click.get_text_stream("stdin") if text == "-" else None
+        stream = click.open_file("-") if text == "-" else None
         texts = [t for chunk in iter_text_chunks(file_path, text_column, stream=stream) for t in chunk if t.strip()]
     run = _load(run_dir, runs_dir)
     explanations = Explainer(run).explain(texts)

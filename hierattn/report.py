@@ -80,7 +80,8 @@ def to_html(explanations, title="hierattn explanation"):
                 cells.append(html.escape(e.text[cursor:w.start]))
                 classes = "w" + (" oov" if w.oov else "") + ("" if w.used else " cut")
                 alpha = (w.weight / top) ** 0.5 if w.used else 0.0
-                cells.append(f'<span class="{classes}" style="background: rgba(41,128,185,{alpha:.3f})" '
+                ink = "; color: #fff" if alpha > 0.6 else ""  # keep dark shades readable
+                cells.append(f'<span class="{classes}" style="background: rgba(41,128,185,{alpha:.3f}){ink}" '
                              f'title="{w.weight:.4f}">{html.escape(w.text)}</span>')
                 cursor = w.end
             cells.append(html.escape(e.text[cursor:s["end"]]))

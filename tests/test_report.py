@@ -3,6 +3,11 @@
 import html
 import json
 import re
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
 
 from hierattn.explain import Explanation, WordWeight
 from hierattn.report import CSV_COLUMNS, to_html, to_json, to_rows, to_text
@@ -47,3 +52,43 @@ def test_html_is_self_contained_and_shows_every_word():
     assert "&lt;film&gt;" in page or "&lt;" in page  # the user's text is escaped, not interpreted
     assert "<film>" not in page
     assert 'class="w oov"' in page and 'class="w cut"' in page
+
+
+CHROMIUM = next((shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome") if shutil.which(name)), None)
+
+
+def _chromium(tmp_path, page, *flags):
+    command = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+               "--disable-extensions", "--no-first-run", "--hide-scrollbars", f"--user-data-dir={tmp_path / 'profile'}",
+               *flags, page.as_uri()]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Chromium not installed (Debian: apt-get install chromium)")
+def test_html_renders_in_headless_chromium(tmp_path):
+    from PIL import Image
+
+    page = tmp_path / "explanation.html"
+    page.write_text(to_html([sample()]), encoding="utf-8")
+    dom = _chromium(tmp_path, page, "--dump-dom")
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    # The browser parsed the page as intended: every word is a shaded span, the
+    # user's "<film>" is text (not an element), one document, both sentences.
+    assert dom.stdout.count('class="sentence"') == 2 and dom.stdout.count('class="doc"') == 1
+    for w in sample().words:
+        assert f">{html.escape(w.text)}</span>" in dom.stdout
+    assert '&lt;<span class="w"' in dom.stdout and ">film</span>&gt;" in dom.stdout and "<film>" not in dom.stdout
+
+    shot = _chromium(tmp_path, page, "--screenshot=shot.png", "--window-size=900,500")
+    assert shot.returncode == 0 and (tmp_path / "shot.png").exists(), shot.stderr[-2000:]
+    image = np.asarray(Image.open(tmp_path / "shot.png").convert("RGB")).astype(int)
+    red = (np.abs(image - (192, 57, 43)).sum(-1) < 30)  # the sentence bars (#c0392b)
+    blue = (np.abs(image - (41, 128, 185)).sum(-1) < 30)  # the most important word ("Great", full shade)
+    assert blue.sum() > 50, "no fully shaded word rendered"
+    rows = np.flatnonzero(red.any(1))
+    assert rows.size, "no sentence bar rendered"
+    bars = np.split(rows, np.flatnonzero(np.diff(rows) > 1) + 1)  # vertical runs of red = one bar each
+    assert len(bars) == 2
+    widths = [int(red[bar].sum(1).max()) for bar in bars]
+    # sentence weights 0.8 and 0.2: bars drawn at 100% and 25% of the same box
+    assert widths[1] / widths[0] == pytest.approx(0.25, abs=0.03)

@@ -65,3 +65,24 @@ def test_predict_batches_keeps_the_input_order(finished_run):
     together = predict_batches(run.model, x, batch_size=2)
     one_by_one = np.concatenate([predict_batches(run.model, x[i : i + 1]) for i in range(len(x))])
     np.testing.assert_allclose(together, one_by_one, atol=1e-5)
+
+
+def test_batched_outputs_first_call_eager_then_traced_agree_and_pad_back(finished_run):
+    from hierattn.models import attention_outputs
+    from hierattn.runs import batched_outputs
+
+    run = load_run(finished_run / "first")
+    explainer = attention_outputs(run.model)
+    x = run.encode(["good film", "a much longer text about an awful film " * 3, "ok"])
+    first = batched_outputs(explainer, x)  # one batch, model never called: eager
+    assert explainer.__dict__["_hierattn_inference"] == {("eager", 2): True}
+    second = batched_outputs(explainer, x)  # traced
+    assert 2 in explainer.__dict__["_hierattn_inference"]
+    split = batched_outputs(explainer, x, batch_size=1)  # three trimmed batches, padded back
+    for out in (second, split):
+        for key in first:
+            np.testing.assert_allclose(out[key], first[key], atol=1e-6)
+    weights = first["attention"]
+    assert weights.shape == x.shape
+    np.testing.assert_allclose(weights.sum(1), 1.0, atol=1e-5)
+    assert np.all(weights[x == 0] == 0)
