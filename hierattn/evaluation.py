@@ -1,7 +1,6 @@
 """Classification metrics (scikit-learn), as plain JSON-ready data."""
 
 import numpy as np
-from sklearn.metrics import accuracy_score, classification_report, confusion_matrix, f1_score
 
 
 def classification_metrics(y_true, y_pred, names):
@@ -17,6 +16,8 @@ def classification_metrics(y_true, y_pred, names):
         class, columns: predicted, in `labels` order), `labels`, `report`
         (scikit-learn's per-class dict) and `documents`.
     """
+    from sklearn.metrics import accuracy_score, classification_report, confusion_matrix, f1_score  # slow import
+
     y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
     ids = list(range(len(names)))
     text_names = [str(n) for n in names]
