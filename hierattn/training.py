@@ -25,10 +25,12 @@ from hierattn.jsonfile import load_json, save_json
 from hierattn.runs import Run, ensure_new_or_resumable, now, predict_batches, read_status, write_status
 
 CONFIG_FORMAT = "hierattn.train-config/1"
+LR_SCHEDULES = ("constant", "cosine")
 MODELS = ("han", "transformer", "rnn")
 
 # Per-model defaults (chosen for speed on 2 CPU cores and validation accuracy;
 # see BENCHMARKS.md). `options` go to the model builder.
+COMMON_DEFAULTS = {"epochs": 8, "lr_schedule": "constant", "embedding_dim": 200, "dropout": 0.3}
 MODEL_DEFAULTS = {
     "han": {"embedding_dim": 200, "dropout": 0.3, "options": {}},
     "transformer": {"embedding_dim": 128, "dropout": 0.1,
@@ -47,9 +49,10 @@ class TrainConfig:
 
     model: str = "han"
     attention: str = "bahdanau"
-    epochs: int = 8
+    epochs: int = None
     batch_size: int = 64
     learning_rate: float = 1e-3
+    lr_schedule: str = None
     patience: int = 2
     max_sentences: int = None
     max_words: int = None
@@ -69,16 +72,17 @@ class TrainConfig:
     model_options: dict = dataclasses.field(default_factory=dict)
 
     def __post_init__(self):
-        defaults = MODEL_DEFAULTS.get(self.model, {})
-        if self.embedding_dim is None:
-            self.embedding_dim = defaults.get("embedding_dim", 200)
-        if self.dropout is None:
-            self.dropout = defaults.get("dropout", 0.3)
+        defaults = {**COMMON_DEFAULTS, **MODEL_DEFAULTS.get(self.model, {})}
+        for name, value in defaults.items():
+            if name != "options" and getattr(self, name) is None:
+                setattr(self, name, value)
         self.model_options = {**defaults.get("options", {}), **(self.model_options or {})}
 
     def validate(self):
         if self.model not in MODELS:
             raise HierattnError(f"unknown model {self.model!r}: choose one of {', '.join(MODELS)}")
+        if self.lr_schedule not in LR_SCHEDULES:
+            raise HierattnError(f"unknown learning-rate schedule {self.lr_schedule!r}: choose {' or '.join(LR_SCHEDULES)}")
         if self.pretrain not in ("word2vec", "none"):
             raise HierattnError(f"unknown pretraining {self.pretrain!r}: choose word2vec or none")
         for name in ("epochs", "batch_size", "embedding_dim"):
@@ -107,6 +111,24 @@ def build_model(config, vocab_size, num_classes):
         options.setdefault("max_len", config.max_len)
         return build_transformer(vocab_size, num_classes, **common, **options)
     return build_rnn(vocab_size, num_classes, attention=config.attention, **common, **options)
+
+
+def learning_rate(config, train_documents):
+    """The optimizer's learning rate: a constant, or a schedule over all epochs.
+
+    `"cosine"`: linear warm-up over the first 10% of the steps of
+    `config.epochs` epochs, then cosine decay to 0 at the last step (Loshchilov
+    & Hutter, ICLR 2017; warm-up as for Transformers, Vaswani et al. 2017).
+    """
+    if config.lr_schedule == "constant":
+        return config.learning_rate
+    import keras
+
+    steps = -(-train_documents // config.batch_size) * config.epochs
+    warmup = max(1, steps // 10)
+    return keras.optimizers.schedules.CosineDecay(
+        0.0, decay_steps=max(1, steps - warmup), warmup_target=config.learning_rate, warmup_steps=warmup
+    )
 
 
 def make_train_dataset(x, y, batch_size, seed, num_classes):
@@ -272,7 +294,7 @@ def train(train_data, test_data, config, output, unlabeled=None, resume=False, d
                 set_embeddings(model, matrix)
             write_status(output, embeddings=embeddings)
         model.compile(
-            optimizer=keras.optimizers.Adam(config.learning_rate, clipnorm=1.0),
+            optimizer=keras.optimizers.Adam(learning_rate(config, len(fit_idx)), clipnorm=1.0),
             loss=keras.losses.CategoricalCrossentropy(label_smoothing=config.label_smoothing),
             metrics=[keras.metrics.CategoricalAccuracy(name="accuracy")],
         )

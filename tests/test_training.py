@@ -11,7 +11,7 @@ from conftest import TINY_OPTIONS
 from hierattn.data import load_table
 from hierattn.errors import HierattnError
 from hierattn.runs import RunError, load_run
-from hierattn.training import TrainConfig, train
+from hierattn.training import TrainConfig, learning_rate, train
 
 
 def tiny_config(model="han", **kwargs):
@@ -104,6 +104,25 @@ def test_bad_configs_are_rejected(data, tmp_path):
         (tiny_config("han", limit=2), "--limit"),
         (TrainConfig(model="bert"), "unknown model"),
         (tiny_config("han", label_smoothing=1.5), "label smoothing"),
+        (tiny_config("han", lr_schedule="step"), "learning-rate schedule"),
     ]:
         with pytest.raises(HierattnError, match=message):
             train(train_data, None, config, tmp_path / "x", log=lambda m: None, verbose=0)
+
+
+def test_model_defaults_fill_only_unset_fields():
+    config = TrainConfig(model="transformer")
+    assert config.embedding_dim == 128 and config.model_options["norm_first"] is True
+    assert TrainConfig(model="transformer", epochs=5, embedding_dim=32).epochs == 5
+    assert TrainConfig(model="transformer", embedding_dim=32).embedding_dim == 32
+    assert TrainConfig(model="han").lr_schedule == "constant" and TrainConfig(model="han").epochs == 8
+
+
+def test_cosine_schedule_warms_up_then_decays_to_zero():
+    config = TrainConfig(model="han", learning_rate=2e-3, lr_schedule="cosine", epochs=2, batch_size=10)
+    schedule = learning_rate(config, 500)  # 50 steps per epoch, 100 in all, 10 of warm-up
+    values = [float(schedule(step)) for step in (0, 5, 10, 55, 100)]
+    assert values[0] == pytest.approx(0.0, abs=1e-9) and values[1] == pytest.approx(1e-3, rel=1e-3)
+    assert values[2] == pytest.approx(2e-3, rel=1e-3) and values[3] == pytest.approx(1e-3, rel=1e-2)
+    assert values[4] == pytest.approx(0.0, abs=1e-7)
+    assert learning_rate(TrainConfig(model="han"), 500) == 1e-3
