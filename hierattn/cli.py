@@ -64,6 +64,8 @@ def train_options(function):
                      help="Initialise embeddings with word2vec trained on the training (and unlabelled) texts."),
         click.option("--vectors", type=click.Path(dir_okay=False), default=None,
                      help="word2vec/GloVe text file to initialise the embeddings."),
+        click.option("--freeze-embeddings", is_flag=True, default=None,
+                     help="Do not train the (pretrained) word embeddings."),
         click.option("--limit", type=click.IntRange(4), default=None, help="Train on a random subset of N documents."),
         click.option("--output", type=click.Path(file_okay=False), default=None,
                      help="Run directory (default: runs/<model>-<dataset>-<time>). Never overwritten."),

@@ -68,6 +68,7 @@ class TrainConfig:
     pretrain: str = "word2vec"
     pretrain_epochs: int = 5
     vectors: str = None
+    freeze_embeddings: bool = False
     limit: int = None
     model_options: dict = dataclasses.field(default_factory=dict)
 
@@ -293,6 +294,8 @@ def train(train_data, test_data, config, output, unlabeled=None, resume=False, d
             if matrix is not None:
                 set_embeddings(model, matrix)
             write_status(output, embeddings=embeddings)
+        if config.freeze_embeddings:  # keep the pretrained vectors as they are
+            model.get_layer("embedding").trainable = False
         model.compile(
             optimizer=keras.optimizers.Adam(learning_rate(config, len(fit_idx)), clipnorm=1.0),
             loss=keras.losses.CategoricalCrossentropy(label_smoothing=config.label_smoothing),

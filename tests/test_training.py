@@ -126,3 +126,23 @@ def test_cosine_schedule_warms_up_then_decays_to_zero():
     assert values[2] == pytest.approx(2e-3, rel=1e-3) and values[3] == pytest.approx(1e-3, rel=1e-2)
     assert values[4] == pytest.approx(0.0, abs=1e-7)
     assert learning_rate(TrainConfig(model="han"), 500) == 1e-3
+
+
+def test_frozen_embeddings_keep_the_given_vectors(data, tmp_path):
+    from conftest import NEGATIVE, POSITIVE
+
+    train_data, _ = data
+    vectors = tmp_path / "vectors.txt"
+    rng = np.random.default_rng(0)
+    words = POSITIVE + NEGATIVE + ["film", "acting"]
+    table = {w: rng.normal(size=16).round(4) for w in words}
+    vectors.write_text("".join(f"{w} {' '.join(map(str, v))}\n" for w, v in table.items()))
+    config = tiny_config("rnn", vectors=str(vectors), freeze_embeddings=True)
+    run = train(train_data, None, config, tmp_path / "run", log=lambda m: None, verbose=0)
+    loaded = load_run(tmp_path / "run")
+    for model in (run.model, loaded.model):
+        layer = model.get_layer("embedding")
+        assert not layer.trainable
+        weights = layer.get_weights()[0]
+        for word, vector in table.items():
+            np.testing.assert_allclose(weights[loaded.encoder.vocabulary.lookup(word)], vector, atol=1e-6)
