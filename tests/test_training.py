@@ -146,3 +146,19 @@ def test_frozen_embeddings_keep_the_given_vectors(data, tmp_path):
         weights = layer.get_weights()[0]
         for word, vector in table.items():
             np.testing.assert_allclose(weights[loaded.encoder.vocabulary.lookup(word)], vector, atol=1e-6)
+
+
+def test_pretrained_vectors_are_rescaled_only_for_the_sinusoidal_embedding():
+    from hierattn.models import build_rnn, build_transformer
+    from hierattn.training import set_embeddings
+
+    matrix = np.random.default_rng(0).normal(0, 0.4, size=(50, 16)).astype(np.float32)
+    matrix[0] = 0
+    transformer = build_transformer(50, 2, embedding_dim=16, num_heads=2, ff_dim=8, num_layers=1)
+    set_embeddings(transformer, matrix)
+    loaded = transformer.get_layer("embedding").token_embedding.get_weights()[0]
+    assert np.std(loaded[1:]) == pytest.approx(16 ** -0.5, rel=1e-4)
+    np.testing.assert_allclose(loaded, matrix * (loaded[5, 0] / matrix[5, 0]), rtol=1e-5)  # same directions
+    rnn = build_rnn(50, 2, embedding_dim=16, units=4)
+    set_embeddings(rnn, matrix)
+    np.testing.assert_array_equal(rnn.get_layer("embedding").get_weights()[0], matrix)
