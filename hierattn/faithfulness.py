@@ -254,7 +254,7 @@ def check_faithfulness(run, texts, ks=DEFAULT_KS, random_draws=5, seed=0, chunk_
         raise HierattnError("this model has no attention pooling to check")
     hierarchical = run.mode == "hierarchical"
     predict = lambda ids: predict_batches(run.model, ids)  # noqa: E731
-    merged = None
+    chunks = []
     bar = _progress(len(texts), progress)
     for start in range(0, len(texts), chunk_size):
         x = run.encode(texts[start : start + chunk_size])
@@ -264,15 +264,14 @@ def check_faithfulness(run, texts, ks=DEFAULT_KS, random_draws=5, seed=0, chunk_
             "attention": importance(outputs, hierarchical),
             "gradient": gradient_times_input(run.model, x, base.argmax(1)),
         }
-        parts, _ = erasure_effects(predict, x, rankings, ks, random_draws, seed + start, base=base)
-        merged = parts if merged is None else {
-            name: {k: tuple(np.concatenate([a, b]) for a, b in zip(merged[name][k], parts[name][k])) for k in ks}
-            for name in parts
-        }
+        chunks.append(erasure_effects(predict, x, rankings, ks, random_draws, seed + start, base=base)[0])
         bar.update(len(x))
     bar.close()
-    ordered = {name: merged[name] for name in RANKINGS if name in merged}
-    return summarize(ordered, ks, random_draws)
+    merged = {
+        name: {k: tuple(np.concatenate(arrays) for arrays in zip(*(c[name][k] for c in chunks))) for k in ks}
+        for name in RANKINGS if name in chunks[0]
+    }
+    return summarize(merged, ks, random_draws)
 
 
 def _progress(total, enabled):

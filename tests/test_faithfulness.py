@@ -114,7 +114,7 @@ def test_check_faithfulness_on_a_trained_model(trained_rnn):
     from conftest import make_reviews
 
     texts, _ = make_reviews(60, seed=5)
-    report = check_faithfulness(trained_rnn, texts, ks=(1, 5), random_draws=3)
+    report = check_faithfulness(trained_rnn, texts, ks=(1, 5), random_draws=3, chunk_size=25)  # 3 chunks merged
     assert list(report.drop) == ["attention", "random", "gradient"]
     assert report.documents == 60
     assert report.drop["attention"][1] > 2 * report.drop["random"][1]
