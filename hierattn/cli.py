@@ -308,8 +308,7 @@ def explain(args, file_path, dataset, split, data_path, limit, text_column, top_
         _refuse_existing(output and str(documents_path(output)))
         _refuse_existing(output and str(_check_path(output)) if check else None)
         run = _load(run_dir, runs_dir)
-        _explain_dataset(run, Explainer(run), dataset, split, data_path, limit, text_column, top_k, output, check,
-                         random_draws, seed)
+        _explain_dataset(run, dataset, split, data_path, limit, text_column, top_k, output, check, random_draws, seed)
         return
     if text is None and file_path is None:
         raise click.UsageError('give a text, --file FILE, - for standard input, or --dataset')
@@ -345,14 +344,14 @@ def _check_path(output):
     return output.with_name(f"{output.stem}.faithfulness.json")
 
 
-def _explain_dataset(run, explainer, dataset, split, data_path, limit, text_column, top_k, output, check,
-                     random_draws, seed):
+def _explain_dataset(run, dataset, split, data_path, limit, text_column, top_k, output, check, random_draws, seed):
     from hierattn.corpus import explain_corpus, open_corpus
+    from hierattn.explain import Explainer
 
     source = open_corpus(dataset, split, data_path, text_column, limit, seed)
     if check:  # the check needs the texts a second time
         source.texts = list(source.texts)
-    summary = explain_corpus(explainer, source.texts, output, source.labels, source.ids, top_k, total=source.total)
+    summary = explain_corpus(Explainer(run), source.texts, output, source.labels, source.ids, top_k, total=source.total)
     click.echo(f"explained {summary.documents:,} documents" +
                (f" (skipped {summary.skipped_empty} empty)" if summary.skipped_empty else "") +
                (f"; accuracy {summary.accuracy:.4f}" if summary.labelled else ""))

@@ -19,6 +19,7 @@ stream past in batches, and only renamed into place when complete.
 import collections
 import csv
 import dataclasses
+import itertools
 import os
 import pathlib
 
@@ -109,11 +110,15 @@ class CorpusSummary:
 
     documents: int
     skipped_empty: int
-    class_documents: dict
     correct: int
     labelled: int
     words: CorpusWords
     outputs: list
+
+    @property
+    def class_documents(self):
+        """Documents per predicted class."""
+        return dict(self.words.class_documents)
 
     @property
     def accuracy(self):
@@ -153,10 +158,11 @@ def explain_corpus(explainer, texts, output=None, labels=None, ids=None, top_k=1
     writer = csv.DictWriter(document_file, fieldnames=DOCUMENT_COLUMNS) if document_file else None
     if writer:
         writer.writeheader()
-    summary = CorpusSummary(0, 0, {}, 0, 0, words, [str(t) for t in targets])
+    summary = CorpusSummary(0, 0, 0, 0, words, [str(t) for t in targets])
     bar = tqdm(total=total, desc="explaining", unit="doc", disable=not progress)
     try:
-        stream = zip(texts, labels if labels is not None else _nones(), ids if ids is not None else _nones())
+        none = itertools.repeat(None)
+        stream = zip(texts, none if labels is None else labels, none if ids is None else ids)
         batch = []
         for number, (text, label, doc_id) in enumerate(stream):
             if not text or not str(text).strip():
@@ -185,13 +191,7 @@ def explain_corpus(explainer, texts, output=None, labels=None, ids=None, top_k=1
             table.writerows(words.rows())
         for partial, target in zip(partials, targets):
             os.replace(partial, target)
-    summary.class_documents = dict(words.class_documents)
     return summary
-
-
-def _nones():
-    while True:
-        yield None
 
 
 def _explain_batch(explainer, batch, words, writer, summary, bar):
@@ -242,8 +242,6 @@ def open_corpus(dataset, split="test", data=None, text_column=None, limit=None, 
     Returns:
         A `CorpusSource`.
     """
-    import itertools
-
     import numpy as np
 
     if limit is not None and limit < 1:
