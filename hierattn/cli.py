@@ -57,6 +57,9 @@ def train_options(function):
         click.option("--max-sentences", type=click.IntRange(1), default=None, help="Default: 95th percentile of the training data."),
         click.option("--max-words", type=click.IntRange(1), default=None, help="Words per sentence (HAN)."),
         click.option("--max-len", type=click.IntRange(1), default=None, help="Words per document (Transformer, RNN)."),
+        click.option("--truncating", type=click.Choice(["post", "pre", "head_tail"]), default=None,
+                     help="Which words of a document longer than --max-len to keep: the first (post), the last "
+                          "(pre), or the first quarter and the last three quarters (head_tail)."),
         click.option("--embedding-dim", type=click.IntRange(1), default=None),
         click.option("--seed", type=int, default=None),
         click.option("--label-smoothing", type=click.FloatRange(0, 1, max_open=True), default=None),

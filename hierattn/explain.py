@@ -19,6 +19,7 @@ import dataclasses
 
 import numpy as np
 
+from hierattn.data.encoding import kept_positions
 from hierattn.data.vocabulary import OOV
 from hierattn.errors import HierattnError
 from hierattn.runs import batched_outputs
@@ -143,10 +144,10 @@ class Explainer:
         else:
             weights = importance(outputs, hierarchical=False).astype(float)
             flat = [t for sentence in sentences for t in sentence]
-            first = 0 if encoder.truncating == "post" else max(0, len(flat) - encoder.max_len)
+            slots = {p: i for i, p in enumerate(kept_positions(len(flat), encoder.max_len, encoder.truncating))}
             for position, token in enumerate(flat):
-                slot = position - first
-                used = 0 <= slot < encoder.max_len
+                slot = slots.get(position, -1)
+                used = slot >= 0
                 w = float(weights[slot]) if used else 0.0
                 oov = bool(ids[slot] == OOV) if used else encoder.vocabulary.lookup(token.form) == OOV
                 words.append(self._word(token, w, w, 1.0, oov, used))

@@ -12,6 +12,7 @@ import numpy as np
 from hierattn import __version__
 from hierattn.data.dataset import stratified_split
 from hierattn.data.encoding import (
+    TRUNCATING,
     TextEncoder,
     bucket_batches,
     document_lengths,
@@ -84,6 +85,8 @@ class TrainConfig:
             raise HierattnError(f"unknown model {self.model!r}: choose one of {', '.join(MODELS)}")
         if self.lr_schedule not in LR_SCHEDULES:
             raise HierattnError(f"unknown learning-rate schedule {self.lr_schedule!r}: choose {' or '.join(LR_SCHEDULES)}")
+        if self.truncating not in TRUNCATING:
+            raise HierattnError(f"unknown truncation {self.truncating!r}: choose one of {', '.join(TRUNCATING)}")
         if self.pretrain not in ("word2vec", "none"):
             raise HierattnError(f"unknown pretraining {self.pretrain!r}: choose word2vec or none")
         for name in ("epochs", "batch_size", "embedding_dim"):
@@ -197,16 +200,17 @@ def set_embeddings(model, matrix):
     """Loads pretrained vectors into the model's embedding layer.
 
     A sinusoidal `TokenAndPositionEmbedding` multiplies token vectors by
-    sqrt(d) (Vaswani et al.), which assumes they start at scale d^-1/2. Word2vec
-    vectors are about 4x larger than that at d=128, so the scaled tokens drown
-    the positions and make the first attention softmax nearly one-hot; they
-    are rescaled to standard deviation d^-1/2 first (directions unchanged).
+    its `scale` (sqrt(d) by default, Vaswani et al.), which assumes they start
+    at scale 1/scale. Word2vec vectors are about 4x larger than d^-1/2 at
+    d=128, so the scaled tokens would drown the positions and make the first
+    attention softmax nearly one-hot; they are rescaled to standard deviation
+    1/scale first (directions unchanged).
     """
     layer = model.get_layer("embedding")
     if getattr(layer, "position", None) == "sinusoidal":
         std = float(np.std(matrix[1:]))
         if std > 0:
-            matrix = matrix * (layer.embedding_dim ** -0.5 / std)
+            matrix = matrix / (layer.token_scale * std)
     target = getattr(layer, "token_embedding", layer)  # TokenAndPositionEmbedding wraps one
     target.set_weights([matrix.astype(np.float32)])
 

@@ -56,6 +56,16 @@ def test_flat_model_weights_follow_truncation(rnn_run):
     assert e.cut_words == 2 and "2 of 8 words were cut" in e.warnings[0]
 
 
+def test_head_tail_truncation_maps_weights_to_the_kept_words(tiny_csv, tmp_path):
+    run = make_run(tiny_csv, tmp_path / "run", "transformer", max_len=8, truncating="head_tail")
+    text = "one two three four five six seven eight nine ten"
+    (e,) = Explainer(run).explain([text])
+    assert [w.text for w in e.words if w.used] == ["one", "two", "five", "six", "seven", "eight", "nine", "ten"]
+    raw = attention_outputs(run.model).predict(run.encode([text]), verbose=0)
+    np.testing.assert_allclose([w.weight for w in e.words if w.used], raw["attention_pooling"][0], atol=1e-6)
+    assert e.cut_words == 2 and sum(w.weight for w in e.words) == pytest.approx(1.0, abs=1e-5)
+
+
 def test_known_words_warning_and_empty_text(han_run):
     (e,) = Explainer(han_run).explain(["qqqq wwww eeee"])
     assert any("none of the words is in the model's vocabulary" in w for w in e.warnings)

@@ -40,6 +40,18 @@ def test_sinusoidal_values_and_mask():
     np.testing.assert_array_equal(ops.convert_to_numpy(layer.compute_mask(ids)), [[True, True, False]])
 
 
+def test_scale_multiplies_the_token_embeddings_and_round_trips(tmp_path):
+    inputs = keras.Input((None,), dtype="int32")
+    layer = TokenAndPositionEmbedding(10, 4, scale=0.5, name="embed")
+    model = keras.Model(inputs, layer(inputs))
+    ids = np.array([[3, 7, 2]])
+    table = layer.token_embedding.embeddings.numpy()
+    expected = table[ids[0]] * 0.5 + ops.convert_to_numpy(sinusoidal_table(3, 4))
+    np.testing.assert_allclose(ops.convert_to_numpy(model(ids))[0], expected, atol=1e-6)
+    assert layer.token_scale == 0.5 and TokenAndPositionEmbedding(10, 16).token_scale == 4.0
+    assert_keras_round_trip(model, ids, tmp_path)
+
+
 def test_learned_positions_and_round_trip(tmp_path):
     inputs = keras.Input((5,), dtype="int32")
     layer = TokenAndPositionEmbedding(12, 4, max_length=5, position="learned", name="embed")
@@ -57,5 +69,7 @@ def test_bad_arguments_are_rejected():
         TokenAndPositionEmbedding(10, 4, position="learned")
     with pytest.raises(ValueError, match="position must be one of"):
         TokenAndPositionEmbedding(10, 4, position="rotary")
+    with pytest.raises(ValueError, match="scale must be positive"):
+        TokenAndPositionEmbedding(10, 4, scale=0)
     with pytest.raises(ValueError, match="vocab_size"):
         TokenAndPositionEmbedding(0, 4)

@@ -105,6 +105,7 @@ def test_bad_configs_are_rejected(data, tmp_path):
         (TrainConfig(model="bert"), "unknown model"),
         (tiny_config("han", label_smoothing=1.5), "label smoothing"),
         (tiny_config("han", lr_schedule="step"), "learning-rate schedule"),
+        (tiny_config("transformer", truncating="middle"), "unknown truncation 'middle'"),
     ]:
         with pytest.raises(HierattnError, match=message):
             train(train_data, None, config, tmp_path / "x", log=lambda m: None, verbose=0)
@@ -159,6 +160,9 @@ def test_pretrained_vectors_are_rescaled_only_for_the_sinusoidal_embedding():
     loaded = transformer.get_layer("embedding").token_embedding.get_weights()[0]
     assert np.std(loaded[1:]) == pytest.approx(16 ** -0.5, rel=1e-4)
     np.testing.assert_allclose(loaded, matrix * (loaded[5, 0] / matrix[5, 0]), rtol=1e-5)  # same directions
+    gentle = build_transformer(50, 2, embedding_dim=16, num_heads=2, ff_dim=8, num_layers=1, embedding_scale=2.0)
+    set_embeddings(gentle, matrix)  # stored at std 1/2, so that x2 gives the same unit-scale tokens
+    assert np.std(gentle.get_layer("embedding").token_embedding.get_weights()[0][1:]) == pytest.approx(0.5, rel=1e-4)
     rnn = build_rnn(50, 2, embedding_dim=16, units=4)
     set_embeddings(rnn, matrix)
     np.testing.assert_array_equal(rnn.get_layer("embedding").get_weights()[0], matrix)

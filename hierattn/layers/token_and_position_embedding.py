@@ -15,7 +15,7 @@ POSITION_MODES = ("sinusoidal", "learned")
 class TokenAndPositionEmbedding(keras.layers.Layer):
     """Embeds token ids and adds a position embedding.
 
-        sinusoidal: output = E[x_t] * sqrt(d) + PE[t]   (PE fixed)
+        sinusoidal: output = E[x_t] * scale + PE[t]   (PE fixed, scale = sqrt(d))
         learned:    output = E[x_t] + P[t]              (P trainable)
 
     Token id 0 is padding: with `mask_zero=True` the layer emits a
@@ -28,6 +28,13 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
             then); ignored by `"sinusoidal"`, which handles any length.
         position: `"sinusoidal"` (fixed, Vaswani et al.) or `"learned"`.
         mask_zero: Whether id 0 is padding and produces a mask.
+        scale: Multiplier of the token embeddings in `"sinusoidal"` mode.
+            Defaults to sqrt(`embedding_dim`) (Vaswani et al.), which suits
+            embeddings initialised at scale d^-1/2. A smaller multiplier with
+            embeddings stored at scale 1/`scale` gives the same outputs but
+            makes the optimiser move the embeddings more slowly (Adam's steps
+            do not depend on the parameters' scale): useful to fine-tune
+            pretrained vectors gently.
         embeddings_initializer: Initializer for the token embeddings. To start
             from pretrained vectors, build the layer and call
             `layer.token_embedding.set_weights([matrix])`.
@@ -56,6 +63,7 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
         max_length=None,
         position="sinusoidal",
         mask_zero=True,
+        scale=None,
         embeddings_initializer="uniform",
         embeddings_regularizer=None,
         **kwargs,
@@ -66,6 +74,8 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
         check_positive_int(max_length, "max_length", allow_none=True)
         if position not in POSITION_MODES:
             raise ValueError(f"position must be one of {POSITION_MODES}. Received: position={position!r}.")
+        if scale is not None and not scale > 0:
+            raise ValueError(f"scale must be positive. Received: scale={scale!r}.")
         if position == "learned" and max_length is None:
             raise ValueError("position='learned' needs max_length.")
         self.vocab_size = vocab_size
@@ -73,6 +83,7 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
         self.max_length = max_length
         self.position = position
         self.mask_zero = mask_zero
+        self.scale = scale
         self.embeddings_initializer = keras.initializers.get(embeddings_initializer)
         self.embeddings_regularizer = keras.regularizers.get(embeddings_regularizer)
         self.token_embedding = keras.layers.Embedding(
@@ -101,8 +112,12 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
         length = ops.shape(inputs)[1]
         if self.position_embedding is not None:
             return tokens + self.position_embedding(ops.arange(length))[None, :, :]
-        scale = ops.cast(math.sqrt(self.embedding_dim), tokens.dtype)
-        return tokens * scale + sinusoidal_table(length, self.embedding_dim, dtype=tokens.dtype)[None, :, :]
+        return tokens * ops.cast(self.token_scale, tokens.dtype) + sinusoidal_table(length, self.embedding_dim, dtype=tokens.dtype)[None, :, :]
+
+    @property
+    def token_scale(self):
+        """The multiplier of the token embeddings (sinusoidal mode)."""
+        return math.sqrt(self.embedding_dim) if self.scale is None else self.scale
 
     def compute_mask(self, inputs, mask=None):
         if not self.mask_zero:
@@ -121,6 +136,7 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
                 "max_length": self.max_length,
                 "position": self.position,
                 "mask_zero": self.mask_zero,
+                "scale": self.scale,
                 "embeddings_initializer": keras.initializers.serialize(self.embeddings_initializer),
                 "embeddings_regularizer": keras.regularizers.serialize(self.embeddings_regularizer),
             }

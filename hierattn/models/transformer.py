@@ -20,6 +20,7 @@ def build_transformer(
     pooling="attention",
     position="sinusoidal",
     norm_first=False,
+    embedding_scale=None,
     name="transformer",
 ):
     """Builds a Transformer encoder classifier.
@@ -42,6 +43,10 @@ def build_transformer(
         position: `"sinusoidal"` or `"learned"`.
         norm_first: Pre-norm encoder blocks if `True` (see
             `TransformerEncoderBlock`), post-norm if `False`.
+        embedding_scale: Multiplier of the token embeddings with sinusoidal
+            positions (see `TokenAndPositionEmbedding`); defaults to
+            sqrt(`embedding_dim`). Smaller values fine-tune pretrained
+            vectors more gently.
         name: Model name.
 
     Returns:
@@ -54,7 +59,8 @@ def build_transformer(
     if embedding_dim % num_heads:
         raise ValueError(f"embedding_dim ({embedding_dim}) must be divisible by num_heads ({num_heads}).")
     tokens = keras.Input((None,), dtype="int32", name="tokens")
-    x = TokenAndPositionEmbedding(vocab_size, embedding_dim, max_length=max_len, position=position, name="embedding")(tokens)
+    x = TokenAndPositionEmbedding(vocab_size, embedding_dim, max_length=max_len, position=position,
+                                  scale=embedding_scale, name="embedding")(tokens)
     if dropout:
         x = keras.layers.Dropout(dropout, name="embedding_dropout")(x)
     for i in range(num_layers):
