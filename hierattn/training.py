@@ -70,6 +70,8 @@ class TrainConfig:
     pretrain_epochs: int = 5
     vectors: str = None
     freeze_embeddings: bool = False
+    teacher: str = "none"
+    teacher_weight: float = 0.5
     limit: int = None
     model_options: dict = dataclasses.field(default_factory=dict)
 
@@ -87,6 +89,10 @@ class TrainConfig:
             raise HierattnError(f"unknown learning-rate schedule {self.lr_schedule!r}: choose {' or '.join(LR_SCHEDULES)}")
         if self.truncating not in TRUNCATING:
             raise HierattnError(f"unknown truncation {self.truncating!r}: choose one of {', '.join(TRUNCATING)}")
+        if self.teacher not in ("tfidf", "none"):
+            raise HierattnError(f"unknown teacher {self.teacher!r}: choose tfidf or none")
+        if not 0.0 <= self.teacher_weight <= 1.0:
+            raise HierattnError("teacher weight must be in [0, 1]")
         if self.pretrain not in ("word2vec", "none"):
             raise HierattnError(f"unknown pretraining {self.pretrain!r}: choose word2vec or none")
         for name in ("epochs", "batch_size", "embedding_dim"):
@@ -138,15 +144,17 @@ def learning_rate(config, train_documents):
 def make_train_dataset(x, y, batch_size, seed, num_classes):
     """A `tf.data.Dataset` of length-bucketed, padding-trimmed batches.
 
-    A new shuffle every epoch (seeded by `seed` and the epoch number).
+    A new shuffle every epoch (seeded by `seed` and the epoch number). `y` is
+    integer labels `(n,)` or target distributions `(n, num_classes)`.
     """
     lengths = document_lengths(x)
     steps = -(-len(x) // batch_size)
+    targets = np.asarray(y, np.float32) if np.ndim(y) == 2 else np.eye(num_classes, dtype=np.float32)[y]
     epoch = [0]
 
     def batches():
         for index in bucket_batches(lengths, batch_size, seed=seed + epoch[0]):
-            yield trim_padding(x[index]), np.eye(num_classes, dtype=np.float32)[y[index]]
+            yield trim_padding(x[index]), targets[index]
         epoch[0] += 1
 
     return _from_batches(batches, x.ndim, num_classes, steps)
@@ -164,10 +172,11 @@ def _from_batches(batches, rank, num_classes, steps):
 def make_eval_dataset(x, y, batch_size, num_classes):
     """Validation batches: sorted by length (fixed order), padding trimmed."""
     batches_index = sort_batches_by_length(x, batch_size)
+    targets = np.eye(num_classes, dtype=np.float32)[y]
 
     def batches():
         for index in batches_index:
-            yield trim_padding(x[index]), np.eye(num_classes, dtype=np.float32)[y[index]]
+            yield trim_padding(x[index]), targets[index]
 
     return _from_batches(batches, x.ndim, num_classes, len(batches_index))
 
@@ -288,6 +297,14 @@ def train(train_data, test_data, config, output, unlabeled=None, resume=False, d
     x_all = encoder.encode(train_data.texts, mode=config.mode, progress=True)
     x_fit, x_val = x_all[fit_idx], x_all[val_idx]
     y_fit, y_val = train_data.labels[fit_idx], train_data.labels[val_idx]
+    targets = y_fit
+    if config.teacher == "tfidf":
+        from hierattn.teacher import soft_targets, teacher_probabilities
+
+        log(f"soft targets: {1 - config.teacher_weight:g} x label + {config.teacher_weight:g} x TF-IDF teacher "
+            "(out-of-fold, training part only)")
+        targets = soft_targets(y_fit, teacher_probabilities(fit_texts, y_fit, num_classes, seed=config.seed, progress=log),
+                               config.teacher_weight)
 
     started = time.perf_counter()
     strategy = tf.distribute.get_strategy()
@@ -321,7 +338,7 @@ def train(train_data, test_data, config, output, unlabeled=None, resume=False, d
     ]
     log(f"training {config.model} on {len(x_fit):,} documents, validating on {len(x_val):,}")
     model.fit(
-        make_train_dataset(x_fit, y_fit, config.batch_size, config.seed, num_classes),
+        make_train_dataset(x_fit, targets, config.batch_size, config.seed, num_classes),
         validation_data=make_eval_dataset(x_val, y_val, config.batch_size * 4, num_classes),
         epochs=config.epochs,
         callbacks=callbacks,

@@ -63,6 +63,21 @@ def test_flat_models_mask_padding_and_round_trip(builder, rng, tmp_path):
     assert_keras_round_trip(model, ids, tmp_path, atol=1e-5)
 
 
+def test_transformer_word_dropout_drops_whole_words_in_training_only(rng):
+    model = build_transformer(30, 2, embedding_dim=8, num_heads=2, ff_dim=8, num_layers=1, word_dropout=0.5)
+    ids = rng.integers(1, 30, size=(4, 20))
+    probe = keras.Model(model.input, model.get_layer("word_dropout").output)
+    dropped = ops.convert_to_numpy(probe(ids, training=True))
+    zero_rows = (dropped == 0).all(-1)
+    assert 0 < zero_rows.mean() < 1  # whole token vectors are dropped ...
+    assert not ((dropped == 0) & ~zero_rows[..., None]).any()  # ... never single features
+    np.testing.assert_allclose(model(ids, training=False), model(ids, training=False))
+    np.testing.assert_allclose(ops.convert_to_numpy(probe(ids, training=False)),
+                               ops.convert_to_numpy(model.get_layer("embedding")(ids)), atol=1e-6)
+    with pytest.raises(ValueError):
+        build_transformer(30, 2, embedding_dim=8, num_heads=2, word_dropout=1.5)
+
+
 def test_han_round_trip_keeps_explanations(han, rng, tmp_path):
     ids = han_ids(rng)
     reloaded = assert_keras_round_trip(han, ids, tmp_path)

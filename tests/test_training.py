@@ -56,6 +56,29 @@ def test_han_learns_the_tiny_task(data, tmp_path):
     assert run.metrics["test"]["accuracy"] >= 0.9
 
 
+def test_teacher_soft_targets_are_used_for_training(data, tmp_path, monkeypatch):
+    import hierattn.training as training
+
+    seen = {}
+    original = training.make_train_dataset
+
+    def spy(x, y, *args):
+        seen["targets"] = y
+        return original(x, y, *args)
+
+    monkeypatch.setattr(training, "make_train_dataset", spy)
+    messages = []
+    train_data, _ = data
+    run = train(train_data, None, tiny_config("transformer", epochs=1, teacher="tfidf", teacher_weight=0.3),
+                tmp_path / "run", log=messages.append, verbose=0)
+    targets = seen["targets"]
+    assert targets.shape == (run.metrics["train_documents"], 2)
+    np.testing.assert_allclose(targets.sum(1), 1.0, atol=1e-6)
+    assert targets.max() <= 1.0 and targets.max(1).min() >= 0.7  # 0.7 x label + 0.3 x teacher
+    assert 0.7 < targets.max(1).mean() < 1.0
+    assert any("TF-IDF teacher" in m for m in messages)
+
+
 def test_seed_makes_runs_reproducible(data, tmp_path):
     train_data, _ = data
     first = train(train_data, None, tiny_config("rnn", seed=7), tmp_path / "a", log=lambda m: None, verbose=0)
@@ -106,6 +129,8 @@ def test_bad_configs_are_rejected(data, tmp_path):
         (tiny_config("han", label_smoothing=1.5), "label smoothing"),
         (tiny_config("han", lr_schedule="step"), "learning-rate schedule"),
         (tiny_config("transformer", truncating="middle"), "unknown truncation 'middle'"),
+        (tiny_config("transformer", teacher="bert"), "unknown teacher"),
+        (tiny_config("transformer", teacher="tfidf", teacher_weight=2.0), "teacher weight"),
     ]:
         with pytest.raises(HierattnError, match=message):
             train(train_data, None, config, tmp_path / "x", log=lambda m: None, verbose=0)

@@ -21,6 +21,7 @@ def build_transformer(
     position="sinusoidal",
     norm_first=False,
     embedding_scale=None,
+    word_dropout=0.0,
     name="transformer",
 ):
     """Builds a Transformer encoder classifier.
@@ -47,6 +48,10 @@ def build_transformer(
             positions (see `TokenAndPositionEmbedding`); defaults to
             sqrt(`embedding_dim`). Smaller values fine-tune pretrained
             vectors more gently.
+        word_dropout: Rate at which whole words (their embedding vectors)
+            are dropped in training, a regulariser against memorising rare
+            words (Gal & Ghahramani 2016, "A Theoretically Grounded
+            Application of Dropout in Recurrent Neural Networks", sec. 4.2).
         name: Model name.
 
     Returns:
@@ -61,6 +66,8 @@ def build_transformer(
     tokens = keras.Input((None,), dtype="int32", name="tokens")
     x = TokenAndPositionEmbedding(vocab_size, embedding_dim, max_length=max_len, position=position,
                                   scale=embedding_scale, name="embedding")(tokens)
+    if word_dropout:
+        x = keras.layers.Dropout(word_dropout, noise_shape=(None, None, 1), name="word_dropout")(x)
     if dropout:
         x = keras.layers.Dropout(dropout, name="embedding_dropout")(x)
     for i in range(num_layers):
