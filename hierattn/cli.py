@@ -69,6 +69,11 @@ def train_options(function):
                      help="word2vec/GloVe text file to initialise the embeddings."),
         click.option("--freeze-embeddings", is_flag=True, default=None,
                      help="Do not train the (pretrained) word embeddings."),
+        click.option("--teacher", type=click.Choice(["tfidf", "none"]), default=None,
+                     help="Train on soft targets mixed from the labels and an out-of-fold TF-IDF + logistic "
+                          "regression teacher (distillation)."),
+        click.option("--teacher-weight", type=click.FloatRange(0, 1), default=None,
+                     help="Share of the teacher in the soft targets (default 0.5)."),
         click.option("--limit", type=click.IntRange(4), default=None, help="Train on a random subset of N documents."),
         click.option("--output", type=click.Path(file_okay=False), default=None,
                      help="Run directory (default: runs/<model>-<dataset>-<time>). Never overwritten."),

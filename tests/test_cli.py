@@ -36,13 +36,18 @@ def test_train_csv_writes_a_run_and_says_where(trained):
     assert metrics["test"]["documents"] == 40
 
 
-@pytest.mark.parametrize("model", ["transformer", "rnn"])
-def test_train_other_models(tiny_csv, tmp_path, model):
+@pytest.mark.parametrize("model, extra, expected", [
+    ("transformer", ["--truncating", "head_tail", "--teacher", "tfidf", "--teacher-weight", "0.3"],
+     {"truncating": "head_tail", "teacher": "tfidf", "teacher_weight": 0.3}),
+    ("rnn", [], {"truncating": "post", "teacher": "none"}),
+])
+def test_train_other_models(tiny_csv, tmp_path, model, extra, expected):
     result = invoke("train", "csv", tiny_csv[0], "--model", model, "--attention", "luong-concat", "--max-len", "16",
-                    "--output", tmp_path / "run", *TINY)
+                    "--output", tmp_path / "run", *TINY, *extra)
     assert result.exit_code == 0, result.output
     assert "test:" not in result.output and "validation: accuracy" in result.output
-    assert json.loads((tmp_path / "run" / "config.json").read_text())["model"] == model
+    config = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert config["model"] == model and expected.items() <= config.items()
 
 
 def test_predict_text_file_and_stdin(trained, tmp_path):
