@@ -35,10 +35,11 @@ from hierattn.evaluation import classification_metrics  # noqa: E402
 
 
 def baseline_tfidf(train_texts, y_train, val_texts, y_val):
-    from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
 
-    vectorizer = TfidfVectorizer(ngram_range=(1, 2), min_df=2, max_df=0.9, sublinear_tf=True)
+    from hierattn.teacher import tfidf_vectorizer
+
+    vectorizer = tfidf_vectorizer()
     x_train = vectorizer.fit_transform(train_texts)
     x_val = vectorizer.transform(val_texts)
     best = max(

@@ -15,6 +15,13 @@ the teacher's own memorisation of a text. Only training texts are used.
 import numpy as np
 
 
+def tfidf_vectorizer():
+    """The teacher's features: TF-IDF of 1-2 grams (also the benchmarks' baseline)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    return TfidfVectorizer(ngram_range=(1, 2), min_df=2, max_df=0.9, sublinear_tf=True)
+
+
 def teacher_probabilities(texts, labels, num_classes, folds=5, seed=0, c=4.0, progress=None):
     """Out-of-fold class probabilities of a TF-IDF + logistic regression teacher.
 
@@ -31,7 +38,6 @@ def teacher_probabilities(texts, labels, num_classes, folds=5, seed=0, c=4.0, pr
     Returns:
         A float32 array `(n, num_classes)` of probabilities.
     """
-    from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import StratifiedKFold
 
@@ -39,7 +45,7 @@ def teacher_probabilities(texts, labels, num_classes, folds=5, seed=0, c=4.0, pr
     out = np.zeros((len(texts), num_classes), np.float32)
     splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
     for k, (fit, held_out) in enumerate(splitter.split(np.zeros(len(labels)), labels), 1):
-        vectorizer = TfidfVectorizer(ngram_range=(1, 2), min_df=2, max_df=0.9, sublinear_tf=True)
+        vectorizer = tfidf_vectorizer()
         features = vectorizer.fit_transform([texts[i] for i in fit])
         model = LogisticRegression(C=c, max_iter=2000).fit(features, labels[fit])
         scores = model.predict_proba(vectorizer.transform([texts[i] for i in held_out]))

@@ -187,7 +187,8 @@ def encode_flat(documents, vocabulary, max_len, truncating="post"):
     Returns:
         A `numpy.ndarray` of dtype int32, padded with 0 at the end.
     """
-    kept_positions(0, max_len, truncating)  # checks `truncating`
+    if truncating not in TRUNCATING:
+        raise ValueError(f"truncating must be one of {TRUNCATING}. Received: {truncating!r}.")
     out = np.zeros((len(documents), max_len), dtype=np.int32)
     get = vocabulary.index.get
     for i, document in enumerate(documents):
