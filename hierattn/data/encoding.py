@@ -147,6 +147,11 @@ def encode_hierarchical(documents, vocabulary, max_sentences, max_words):
 TRUNCATING = ("post", "pre", "head_tail")
 
 
+def _check_truncating(truncating):
+    if truncating not in TRUNCATING:
+        raise ValueError(f"truncating must be one of {TRUNCATING}. Received: {truncating!r}.")
+
+
 def kept_positions(length, max_len, truncating="post"):
     """Which token positions of a `length`-token document a flat encoding keeps.
 
@@ -163,8 +168,7 @@ def kept_positions(length, max_len, truncating="post"):
         A `range` or a list of kept positions, in order; the i-th of them goes
         to slot i of the encoding.
     """
-    if truncating not in TRUNCATING:
-        raise ValueError(f"truncating must be one of {TRUNCATING}. Received: {truncating!r}.")
+    _check_truncating(truncating)
     if length <= max_len:
         return range(length)
     if truncating == "post":
@@ -187,8 +191,7 @@ def encode_flat(documents, vocabulary, max_len, truncating="post"):
     Returns:
         A `numpy.ndarray` of dtype int32, padded with 0 at the end.
     """
-    if truncating not in TRUNCATING:
-        raise ValueError(f"truncating must be one of {TRUNCATING}. Received: {truncating!r}.")
+    _check_truncating(truncating)
     out = np.zeros((len(documents), max_len), dtype=np.int32)
     get = vocabulary.index.get
     for i, document in enumerate(documents):

@@ -112,7 +112,8 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
         length = ops.shape(inputs)[1]
         if self.position_embedding is not None:
             return tokens + self.position_embedding(ops.arange(length))[None, :, :]
-        return tokens * ops.cast(self.token_scale, tokens.dtype) + sinusoidal_table(length, self.embedding_dim, dtype=tokens.dtype)[None, :, :]
+        positions = sinusoidal_table(length, self.embedding_dim, dtype=tokens.dtype)[None, :, :]
+        return tokens * ops.cast(self.token_scale, tokens.dtype) + positions
 
     @property
     def token_scale(self):
