@@ -34,37 +34,22 @@ from hierattn.data import load_imdb, stratified_split  # noqa: E402
 from hierattn.evaluation import classification_metrics  # noqa: E402
 
 
+def fit_best(kind, values, train_texts, y_train, val_texts, y_val):
+    """The `hierattn.teacher` model of `kind` with the C (of `values`) best on validation."""
+    from hierattn.teacher import make_teacher
+
+    fitted = [make_teacher(kind, c=c).fit(train_texts, y_train) for c in values]
+    scores = [np.mean(m.predict(val_texts) == y_val) for m in fitted]
+    best = int(np.argmax(scores))
+    return fitted[best].predict, {"C": values[best]}
+
+
 def baseline_tfidf(train_texts, y_train, val_texts, y_val):
-    from sklearn.linear_model import LogisticRegression
-
-    from hierattn.teacher import tfidf_vectorizer
-
-    vectorizer = tfidf_vectorizer()
-    x_train = vectorizer.fit_transform(train_texts)
-    x_val = vectorizer.transform(val_texts)
-    best = max(
-        (LogisticRegression(C=c, max_iter=2000).fit(x_train, y_train) for c in (1.0, 4.0, 16.0)),
-        key=lambda m: m.score(x_val, y_val),
-    )
-    return lambda texts: best.predict(vectorizer.transform(texts)), {"C": best.C}
+    return fit_best("tfidf", (1.0, 4.0, 16.0), train_texts, y_train, val_texts, y_val)
 
 
 def baseline_nblr(train_texts, y_train, val_texts, y_val):
-    from sklearn.feature_extraction.text import CountVectorizer
-    from sklearn.linear_model import LogisticRegression
-
-    vectorizer = CountVectorizer(ngram_range=(1, 3), min_df=2, binary=True)
-    x_train = vectorizer.fit_transform(train_texts)
-    p = np.asarray(x_train[y_train == 1].sum(0)).ravel() + 1.0
-    q = np.asarray(x_train[y_train == 0].sum(0)).ravel() + 1.0
-    ratio = np.log((p / p.sum()) / (q / q.sum()))
-    x_train = x_train.multiply(ratio).tocsr()
-    x_val = vectorizer.transform(val_texts).multiply(ratio).tocsr()
-    best = max(
-        (LogisticRegression(C=c, max_iter=2000).fit(x_train, y_train) for c in (0.1, 0.5, 2.0)),
-        key=lambda m: m.score(x_val, y_val),
-    )
-    return lambda texts: best.predict(vectorizer.transform(texts).multiply(ratio).tocsr()), {"C": best.C}
+    return fit_best("nblr", (0.1, 0.5, 2.0), train_texts, y_train, val_texts, y_val)
 
 
 def run_baseline(name, fit, data, fit_idx, val_idx):

@@ -69,11 +69,14 @@ def train_options(function):
                      help="word2vec/GloVe text file to initialise the embeddings."),
         click.option("--freeze-embeddings", is_flag=True, default=None,
                      help="Do not train the (pretrained) word embeddings."),
-        click.option("--teacher", type=click.Choice(["tfidf", "none"]), default=None,
-                     help="Train on soft targets mixed from the labels and an out-of-fold TF-IDF + logistic "
-                          "regression teacher (distillation)."),
+        click.option("--teacher", type=click.Choice(["tfidf", "nblr", "none"]), default=None,
+                     help="n-gram teacher for distillation: TF-IDF 1-2 grams + logistic regression (tfidf) or "
+                          "NB-weighted logistic regression on 1-3 grams (nblr)."),
         click.option("--teacher-weight", type=click.FloatRange(0, 1), default=None,
-                     help="Share of the teacher in the soft targets (default 0.5)."),
+                     help="Share of the teacher's out-of-fold probabilities in the labelled texts' targets."),
+        click.option("--distill-unlabeled/--no-distill-unlabeled", default=None,
+                     help="Also train on the unlabelled texts (IMDB unsup), with the teacher's probabilities "
+                          "as targets."),
         click.option("--limit", type=click.IntRange(4), default=None, help="Train on a random subset of N documents."),
         click.option("--output", type=click.Path(file_okay=False), default=None,
                      help="Run directory (default: runs/<model>-<dataset>-<time>). Never overwritten."),
@@ -124,14 +127,16 @@ def train():
 @train.command("imdb")
 @click.option("--data", type=click.Path(), default=None,
               help="aclImdb_v1.tar.gz or aclImdb/ folder (default: data/ cache, else download).")
-@click.option("--no-unsup", is_flag=True, help="Do not use the 50k unlabelled reviews for word2vec.")
+@click.option("--no-unsup", is_flag=True, help="Do not use the 50k unlabelled reviews (word2vec, distillation).")
 @train_options
 @friendly_errors
 def train_imdb(data, no_unsup, **options):
     """Train on IMDB: official train split (validation carved out of it), test split evaluated once."""
     from hierattn.data import load_imdb
 
-    splits = ("train", "test") if no_unsup or options.get("pretrain") == "none" else ("train", "test", "unsup")
+    config = _config(options)
+    wanted = options["resume"] or config.pretrain != "none" or config.distill_unlabeled
+    splits = ("train", "test", "unsup") if wanted and not no_unsup else ("train", "test")
     datasets = load_imdb(data, splits=splits)
     unlabeled = datasets["unsup"].texts if "unsup" in datasets else None
     _run_training(options, "imdb", datasets["train"], datasets["test"], unlabeled)

@@ -11,6 +11,7 @@ import numpy as np
 
 from hierattn import __version__
 from hierattn.data.dataset import stratified_split
+from hierattn.teacher import TEACHERS
 from hierattn.data.encoding import (
     TRUNCATING,
     TextEncoder,
@@ -72,6 +73,7 @@ class TrainConfig:
     freeze_embeddings: bool = False
     teacher: str = "none"
     teacher_weight: float = 0.5
+    distill_unlabeled: bool = False
     limit: int = None
     model_options: dict = dataclasses.field(default_factory=dict)
 
@@ -89,8 +91,10 @@ class TrainConfig:
             raise HierattnError(f"unknown learning-rate schedule {self.lr_schedule!r}: choose {' or '.join(LR_SCHEDULES)}")
         if self.truncating not in TRUNCATING:
             raise HierattnError(f"unknown truncation {self.truncating!r}: choose one of {', '.join(TRUNCATING)}")
-        if self.teacher not in ("tfidf", "none"):
-            raise HierattnError(f"unknown teacher {self.teacher!r}: choose tfidf or none")
+        if self.teacher not in TEACHERS + ("none",):
+            raise HierattnError(f"unknown teacher {self.teacher!r}: choose one of {', '.join(TEACHERS)} or none")
+        if self.distill_unlabeled and self.teacher == "none":
+            raise HierattnError("training on unlabelled texts needs a teacher to label them (--teacher)")
         if not 0.0 <= self.teacher_weight <= 1.0:
             raise HierattnError("teacher weight must be in [0, 1]")
         if self.pretrain not in ("word2vec", "none"):
@@ -232,6 +236,45 @@ def _best_so_far(history_file, monitor):
     return min(values) if values else None
 
 
+TEACHER_NAMES = {"tfidf": "TF-IDF + LR", "nblr": "NB-LR 1-3 grams"}
+
+
+def teacher_targets(config, encoder, texts, labels, x, unlabeled, num_classes, log):
+    """The training inputs and targets, with the n-gram teacher's share (`hierattn.teacher`).
+
+    Without a teacher: `x` and the integer `labels`. With one: soft targets
+    `(1 - w) * label + w * out-of-fold teacher probabilities` (w =
+    `config.teacher_weight`; skipped when 0), and with
+    `config.distill_unlabeled` the `unlabeled` texts are appended to `x` with
+    the probabilities of a teacher fitted on all of `texts` as targets.
+
+    Returns:
+        `(x, targets)`.
+    """
+    if config.teacher == "none":
+        return x, labels
+    from hierattn.teacher import soft_targets, teacher_probabilities, unlabeled_probabilities
+
+    name = TEACHER_NAMES[config.teacher]
+    if config.teacher_weight > 0:
+        log(f"soft targets: {1 - config.teacher_weight:g} x label + {config.teacher_weight:g} x {name} teacher "
+            "(out-of-fold, training part only)")
+        probabilities = teacher_probabilities(texts, labels, num_classes, config.teacher, seed=config.seed,
+                                              progress=log)
+        targets = soft_targets(labels, probabilities, config.teacher_weight)
+    else:
+        targets = soft_targets(labels, np.zeros((len(labels), num_classes), np.float32), 0.0)
+    if config.distill_unlabeled:
+        if unlabeled is None or len(unlabeled) == 0:
+            log("no unlabelled texts: training on the labelled ones only")
+            return x, targets
+        log(f"labelling {len(unlabeled):,} unlabelled texts with the {name} teacher (fitted on the training part)")
+        extra = unlabeled_probabilities(texts, labels, unlabeled, num_classes, config.teacher)
+        x = np.concatenate([x, encoder.encode(list(unlabeled), mode=config.mode, progress=True)])
+        targets = np.concatenate([targets, extra])
+    return x, targets
+
+
 def train(train_data, test_data, config, output, unlabeled=None, resume=False, dataset_name="data", log=print,
           verbose="auto", callbacks=None):
     """Trains `config.model` and writes a complete run directory.
@@ -248,7 +291,9 @@ def train(train_data, test_data, config, output, unlabeled=None, resume=False, d
         test_data: `TextDataset` for the final evaluation, or `None`.
         config: A `TrainConfig`.
         output: The run directory (must not exist unless resuming).
-        unlabeled: Extra unlabelled texts for word2vec (e.g. IMDB unsup).
+        unlabeled: Extra unlabelled texts (e.g. IMDB unsup) for word2vec, and,
+            with `config.distill_unlabeled`, for training on the teacher's
+            probabilities (they then join the vocabulary too).
         resume: Continue an interrupted run in `output`.
         dataset_name: Recorded in run.json.
         log: Function printing progress messages.
@@ -283,8 +328,9 @@ def train(train_data, test_data, config, output, unlabeled=None, resume=False, d
         log(f"resuming {output}")
     else:
         write_status(output, status="training", dataset=dataset_name, created=now(), hierattn_version=__version__)
+        vocabulary_texts = fit_texts + list(unlabeled) if config.distill_unlabeled and unlabeled is not None else fit_texts
         encoder = TextEncoder.fit(
-            fit_texts, min_count=config.min_count, max_size=config.max_vocab, max_sentences=config.max_sentences,
+            vocabulary_texts, min_count=config.min_count, max_size=config.max_vocab, max_sentences=config.max_sentences,
             max_words=config.max_words, max_len=config.max_len, truncating=config.truncating,
         )
         config.max_sentences, config.max_words, config.max_len = encoder.max_sentences, encoder.max_words, encoder.max_len
@@ -297,14 +343,7 @@ def train(train_data, test_data, config, output, unlabeled=None, resume=False, d
     x_all = encoder.encode(train_data.texts, mode=config.mode, progress=True)
     x_fit, x_val = x_all[fit_idx], x_all[val_idx]
     y_fit, y_val = train_data.labels[fit_idx], train_data.labels[val_idx]
-    targets = y_fit
-    if config.teacher == "tfidf":
-        from hierattn.teacher import soft_targets, teacher_probabilities
-
-        log(f"soft targets: {1 - config.teacher_weight:g} x label + {config.teacher_weight:g} x TF-IDF teacher "
-            "(out-of-fold, training part only)")
-        targets = soft_targets(y_fit, teacher_probabilities(fit_texts, y_fit, num_classes, seed=config.seed, progress=log),
-                               config.teacher_weight)
+    x_fit, targets = teacher_targets(config, encoder, fit_texts, y_fit, x_fit, unlabeled, num_classes, log)
 
     started = time.perf_counter()
     strategy = tf.distribute.get_strategy()
@@ -318,7 +357,7 @@ def train(train_data, test_data, config, output, unlabeled=None, resume=False, d
         if config.freeze_embeddings:  # keep the pretrained vectors as they are
             model.get_layer("embedding").trainable = False
         model.compile(
-            optimizer=keras.optimizers.Adam(learning_rate(config, len(fit_idx)), clipnorm=1.0),
+            optimizer=keras.optimizers.Adam(learning_rate(config, len(x_fit)), clipnorm=1.0),
             loss=keras.losses.CategoricalCrossentropy(label_smoothing=config.label_smoothing),
             metrics=[keras.metrics.CategoricalAccuracy(name="accuracy")],
         )

@@ -39,7 +39,8 @@ def test_train_csv_writes_a_run_and_says_where(trained):
 @pytest.mark.parametrize("model, extra, expected", [
     ("transformer", ["--truncating", "head_tail", "--teacher", "tfidf", "--teacher-weight", "0.3"],
      {"truncating": "head_tail", "teacher": "tfidf", "teacher_weight": 0.3}),
-    ("rnn", [], {"truncating": "post", "teacher": "none"}),
+    ("transformer", ["--teacher", "nblr", "--distill-unlabeled"], {"teacher": "nblr", "distill_unlabeled": True}),
+    ("rnn", [], {"truncating": "post", "teacher": "none", "distill_unlabeled": False}),
 ])
 def test_train_other_models(tiny_csv, tmp_path, model, extra, expected):
     result = invoke("train", "csv", tiny_csv[0], "--model", model, "--attention", "luong-concat", "--max-len", "16",

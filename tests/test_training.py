@@ -76,7 +76,7 @@ def test_teacher_soft_targets_are_used_for_training(data, tmp_path, monkeypatch)
     np.testing.assert_allclose(targets.sum(1), 1.0, atol=1e-6)
     assert targets.max() <= 1.0 and targets.max(1).min() >= 0.7  # 0.7 x label + 0.3 x teacher
     assert 0.7 < targets.max(1).mean() < 1.0
-    assert any("TF-IDF teacher" in m for m in messages)
+    assert any("TF-IDF + LR teacher" in m for m in messages)
 
 
 def test_seed_makes_runs_reproducible(data, tmp_path):
@@ -121,6 +121,37 @@ def test_training_inside_a_distribution_strategy_scope(data, tmp_path):
     assert run.metrics["validation"]["documents"] == 16
 
 
+def test_unlabeled_texts_train_on_the_teachers_probabilities(data, tmp_path, monkeypatch):
+    import hierattn.training as training
+
+    seen = {}
+    original = training.make_train_dataset
+
+    def spy(x, y, *args):
+        seen["x"], seen["targets"] = x, y
+        return original(x, y, *args)
+
+    monkeypatch.setattr(training, "make_train_dataset", spy)
+    train_data, test_data = data
+    unlabeled = list(test_data.texts[:30]) + ["zebracorn " * 5, "zebracorn again"]
+    messages = []
+    config = tiny_config("transformer", epochs=1, teacher="nblr", teacher_weight=0.0, distill_unlabeled=True)
+    run = train(train_data, None, config, tmp_path / "run", unlabeled=unlabeled, log=messages.append, verbose=0)
+    fitted = run.metrics["train_documents"] - len(unlabeled)
+    x, targets = seen["x"], seen["targets"]
+    assert len(x) == len(targets) == run.metrics["train_documents"] == 144 + 32
+    np.testing.assert_allclose(targets.sum(1), 1.0, atol=1e-6)
+    assert set(np.unique(targets[:fitted])) == {0.0, 1.0}  # labelled texts: their labels (weight 0)
+    assert 0.0 < targets[fitted:].max(1).min() < 1.0  # unlabelled: the teacher's probabilities
+    np.testing.assert_array_equal(x[fitted:fitted + 30], run.encoder.encode(unlabeled[:30], mode="flat"))
+    assert "zebracorn" in run.encoder.vocabulary  # the unlabelled texts join the vocabulary
+    assert any("labelling 32 unlabelled texts with the NB-LR" in m for m in messages)
+
+    messages.clear()
+    train(train_data, None, config, tmp_path / "alone", log=messages.append, verbose=0)
+    assert "no unlabelled texts: training on the labelled ones only" in messages
+
+
 def test_bad_configs_are_rejected(data, tmp_path):
     train_data, _ = data
     for config, message in [
@@ -131,6 +162,7 @@ def test_bad_configs_are_rejected(data, tmp_path):
         (tiny_config("transformer", truncating="middle"), "unknown truncation 'middle'"),
         (tiny_config("transformer", teacher="bert"), "unknown teacher"),
         (tiny_config("transformer", teacher="tfidf", teacher_weight=2.0), "teacher weight"),
+        (tiny_config("transformer", distill_unlabeled=True), "needs a teacher"),
     ]:
         with pytest.raises(HierattnError, match=message):
             train(train_data, None, config, tmp_path / "x", log=lambda m: None, verbose=0)
