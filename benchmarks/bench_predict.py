@@ -4,8 +4,12 @@ Loads the run (as `predict` does), then times `Run.predict_proba` on all
 25,000 test reviews: tokenizing, encoding and the model, on 2 CPU cores.
 Targets (issue #4): >= 500 reviews/s for HAN, >= 1,000 for the Transformer.
 
+With `--split unsup` it times 25,000 of the unlabelled reviews instead and
+reports no accuracy: a speed check for runs still being compared on
+validation data, which must not look at the test split.
+
 Usage:
-    python benchmarks/bench_predict.py RUN_DIR [--data ../shared/datasets/aclImdb_v1.tar.gz]
+    python benchmarks/bench_predict.py RUN_DIR [--split test|unsup] [--data ../shared/datasets/aclImdb_v1.tar.gz]
 """
 
 import argparse
@@ -26,16 +30,20 @@ from hierattn.runs import load_run  # noqa: E402
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run")
+    parser.add_argument("--split", choices=("test", "unsup"), default="test")
     parser.add_argument("--data", default="../shared/datasets/aclImdb_v1.tar.gz")
     args = parser.parse_args()
-    test = load_imdb(args.data, splits=("test",), download=False, progress=False)["test"]
+    test = load_imdb(args.data, splits=(args.split,), download=False, progress=False)[args.split]
+    if args.split == "unsup":
+        test = test.subset(np.arange(25000))
     run = load_run(args.run)
     run.predict_proba(test.texts[:200])  # warm-up: trace the model once
     start = time.perf_counter()
     probabilities = run.predict_proba(test.texts)
     seconds = time.perf_counter() - start
-    accuracy = float(np.mean(probabilities.argmax(1) == test.labels))
-    print(json.dumps({"run": args.run, "model": run.config["model"], "reviews": len(test), "seconds": round(seconds, 1),
+    accuracy = float(np.mean(probabilities.argmax(1) == test.labels)) if args.split == "test" else None
+    print(json.dumps({"run": args.run, "model": run.config["model"], "split": args.split, "reviews": len(test),
+                      "seconds": round(seconds, 1),
                       "reviews_per_second": round(len(test) / seconds, 1), "accuracy": accuracy}))
 
 

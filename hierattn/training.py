@@ -355,7 +355,8 @@ def train(train_data, test_data, config, output, unlabeled=None, resume=False, d
                 set_embeddings(model, matrix)
             write_status(output, embeddings=embeddings)
         if config.freeze_embeddings:  # keep the pretrained vectors as they are
-            model.get_layer("embedding").trainable = False
+            layer = model.get_layer("embedding")
+            getattr(layer, "token_embedding", layer).trainable = False  # (a projection still trains)
         model.compile(
             optimizer=keras.optimizers.Adam(learning_rate(config, len(x_fit)), clipnorm=1.0),
             loss=keras.losses.CategoricalCrossentropy(label_smoothing=config.label_smoothing),

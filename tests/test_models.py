@@ -45,6 +45,8 @@ def test_han_is_invariant_to_extra_padding(han, rng):
         lambda: build_transformer(30, 2, max_len=12, embedding_dim=8, num_heads=2, ff_dim=8, num_layers=2),
         lambda: build_transformer(30, 4, max_len=12, embedding_dim=8, num_heads=2, ff_dim=8, pooling="mean",
                                   position="learned"),
+        lambda: build_transformer(30, 2, embedding_dim=12, model_dim=8, num_heads=2, ff_dim=8, num_layers=1,
+                                  norm_first=True),
     ]
     + [lambda a=a: build_rnn(30, 2, embedding_dim=8, units=4, attention=a) for a in ATTENTIONS]
     + [lambda: build_rnn(30, 5, embedding_dim=8, units=4, cell="lstm", attention="luong-dot", window=2)],
@@ -95,6 +97,8 @@ def test_bad_arguments():
         build_transformer(10, 2, pooling="max")
     with pytest.raises(ValueError, match="divisible"):
         build_transformer(10, 2, embedding_dim=10, num_heads=4)
+    with pytest.raises(ValueError, match=r"model width \(6\) must be divisible"):
+        build_transformer(10, 2, embedding_dim=8, model_dim=6, num_heads=4)
     with pytest.raises(ValueError, match="cell"):
         build_han(10, 2, cell="rnn")
 

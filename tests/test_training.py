@@ -206,6 +206,28 @@ def test_frozen_embeddings_keep_the_given_vectors(data, tmp_path):
             np.testing.assert_allclose(weights[loaded.encoder.vocabulary.lookup(word)], vector, atol=1e-6)
 
 
+def test_freezing_keeps_the_words_but_trains_a_projection(data, tmp_path):
+    train_data, _ = data
+    options = {**TINY_OPTIONS["transformer"], "model_dim": 8}
+    config = tiny_config("transformer", embedding_dim=16, pretrain="word2vec", freeze_embeddings=True,
+                         model_options=options)
+    start = {}
+
+    class Snapshot(keras.callbacks.Callback):
+        def on_train_begin(self, logs=None):
+            layer = self.model.get_layer("embedding")
+            start["words"] = layer.token_embedding.embeddings.numpy()
+            start["projection"] = layer.projection.kernel.numpy()
+
+    run = train(train_data, None, config, tmp_path / "run", log=lambda m: None, verbose=0, callbacks=[Snapshot()])
+    layer = run.model.get_layer("embedding")
+    assert layer.token_embedding.embeddings.shape == (len(run.encoder.vocabulary), 16)
+    assert not layer.token_embedding.trainable and layer.projection.trainable
+    assert layer.projection.kernel.shape == (16, 8)
+    np.testing.assert_array_equal(layer.token_embedding.embeddings.numpy(), start["words"])
+    assert np.abs(layer.projection.kernel.numpy() - start["projection"]).max() > 1e-4
+
+
 def test_pretrained_vectors_are_rescaled_only_for_the_sinusoidal_embedding():
     from hierattn.models import build_rnn, build_transformer
     from hierattn.training import set_embeddings

@@ -15,15 +15,22 @@ POSITION_MODES = ("sinusoidal", "learned")
 class TokenAndPositionEmbedding(keras.layers.Layer):
     """Embeds token ids and adds a position embedding.
 
-        sinusoidal: output = E[x_t] * scale + PE[t]   (PE fixed, scale = sqrt(d))
-        learned:    output = E[x_t] + P[t]              (P trainable)
+        sinusoidal: output = W(E[x_t] * scale) + PE[t]   (PE fixed, scale = sqrt(d))
+        learned:    output = W(E[x_t]) + P[t]              (P trainable)
+
+W is the identity unless `output_dim` differs from `embedding_dim`; then it
+is a learned linear projection, so that wide (e.g. pretrained 200-d) word
+vectors can feed a narrow model (the factorised embedding of Lan et al.,
+"ALBERT", ICLR 2020, section 3.1).
 
     Token id 0 is padding: with `mask_zero=True` the layer emits a
     `(batch, T)` mask that downstream hierattn layers use.
 
     Args:
         vocab_size: Number of token ids (including padding 0 and OOV).
-        embedding_dim: Size of the embeddings `d`.
+        embedding_dim: Size of the token embeddings.
+        output_dim: Size of the outputs `d` (default `embedding_dim`); the
+            token embeddings are projected to it when it differs.
         max_length: Longest sequence for `"learned"` positions (required
             then); ignored by `"sinusoidal"`, which handles any length.
         position: `"sinusoidal"` (fixed, Vaswani et al.) or `"learned"`.
@@ -49,11 +56,12 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
             hierattn layer has the same call signature.
 
     Returns:
-        Float tensor of shape `(batch, T, embedding_dim)`.
+        Float tensor of shape `(batch, T, output_dim)`.
 
     Reference:
         Vaswani et al. "Attention Is All You Need." NeurIPS 2017, sections
-        3.4-3.5.
+        3.4-3.5. Lan et al. "ALBERT: A Lite BERT for Self-supervised Learning
+        of Language Representations." ICLR 2020 (the projection).
     """
 
     def __init__(
@@ -66,12 +74,14 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
         scale=None,
         embeddings_initializer="uniform",
         embeddings_regularizer=None,
+        output_dim=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
         check_positive_int(vocab_size, "vocab_size")
         check_positive_int(embedding_dim, "embedding_dim")
         check_positive_int(max_length, "max_length", allow_none=True)
+        check_positive_int(output_dim, "output_dim", allow_none=True)
         if position not in POSITION_MODES:
             raise ValueError(f"position must be one of {POSITION_MODES}. Received: position={position!r}.")
         if scale is not None and not scale > 0:
@@ -80,6 +90,7 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
             raise ValueError("position='learned' needs max_length.")
         self.vocab_size = vocab_size
         self.embedding_dim = embedding_dim
+        self.output_dim = output_dim
         self.max_length = max_length
         self.position = position
         self.mask_zero = mask_zero
@@ -95,8 +106,13 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
             dtype=self.dtype_policy,
             name="token_embedding",
         )
+        self.projection = (
+            keras.layers.Dense(output_dim, use_bias=False, dtype=self.dtype_policy, name="projection")
+            if output_dim not in (None, embedding_dim)
+            else None
+        )
         self.position_embedding = (
-            keras.layers.Embedding(max_length, embedding_dim, dtype=self.dtype_policy, name="position_embedding")
+            keras.layers.Embedding(max_length, self.model_dim, dtype=self.dtype_policy, name="position_embedding")
             if position == "learned"
             else None
         )
@@ -104,16 +120,27 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
 
     def build(self, input_shape):
         self.token_embedding.build(input_shape)
+        if self.projection is not None:
+            self.projection.build(tuple(input_shape) + (self.embedding_dim,))
         if self.position_embedding is not None:
             self.position_embedding.build((None,))
 
     def call(self, inputs, mask=None, training=None, return_attention_scores=False):
         tokens = self.token_embedding(inputs)
         length = ops.shape(inputs)[1]
-        if self.position_embedding is not None:
-            return tokens + self.position_embedding(ops.arange(length))[None, :, :]
-        positions = sinusoidal_table(length, self.embedding_dim, dtype=tokens.dtype)[None, :, :]
-        return tokens * ops.cast(self.token_scale, tokens.dtype) + positions
+        if self.position_embedding is None:
+            tokens = tokens * ops.cast(self.token_scale, tokens.dtype)
+            positions = sinusoidal_table(length, self.model_dim, dtype=tokens.dtype)[None, :, :]
+        else:
+            positions = self.position_embedding(ops.arange(length))[None, :, :]
+        if self.projection is not None:
+            tokens = self.projection(tokens)
+        return tokens + positions
+
+    @property
+    def model_dim(self):
+        """The width of the outputs (`output_dim`, or `embedding_dim`)."""
+        return self.output_dim or self.embedding_dim
 
     @property
     def token_scale(self):
@@ -126,7 +153,7 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
         return ops.not_equal(inputs, 0)
 
     def compute_output_shape(self, input_shape):
-        return tuple(input_shape) + (self.embedding_dim,)
+        return tuple(input_shape) + (self.model_dim,)
 
     def get_config(self):
         config = super().get_config()
@@ -134,6 +161,7 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
             {
                 "vocab_size": self.vocab_size,
                 "embedding_dim": self.embedding_dim,
+                "output_dim": self.output_dim,
                 "max_length": self.max_length,
                 "position": self.position,
                 "mask_zero": self.mask_zero,

@@ -22,6 +22,7 @@ def build_transformer(
     norm_first=False,
     embedding_scale=None,
     word_dropout=0.0,
+    model_dim=None,
     name="transformer",
 ):
     """Builds a Transformer encoder classifier.
@@ -35,8 +36,9 @@ def build_transformer(
         vocab_size: Number of token ids (0 is padding).
         num_classes: Number of classes (>= 2).
         max_len: Longest input (needed for learned positions).
-        embedding_dim: Model width `d`.
-        num_heads: Attention heads per block (must divide `embedding_dim`).
+        embedding_dim: Size of the word embeddings (and the model width `d`
+            unless `model_dim` is given).
+        num_heads: Attention heads per block (must divide `d`).
         ff_dim: Feed-forward hidden size.
         num_layers: Number of encoder blocks.
         dropout: Dropout rate (embeddings, residuals, classifier).
@@ -52,6 +54,10 @@ def build_transformer(
             are dropped in training, a regulariser against memorising rare
             words (Gal & Ghahramani 2016, "A Theoretically Grounded
             Application of Dropout in Recurrent Neural Networks", sec. 4.2).
+        model_dim: Model width `d`, if different from `embedding_dim`: the
+            word embeddings are then projected to `d` (a factorised embedding,
+            see `TokenAndPositionEmbedding`), so wide pretrained vectors can
+            feed a narrow, fast encoder.
         name: Model name.
 
     Returns:
@@ -61,11 +67,12 @@ def build_transformer(
     check_common(vocab_size, num_classes, embedding_dim, dropout)
     if pooling not in POOLINGS:
         raise ValueError(f"pooling must be one of {POOLINGS}. Received: pooling={pooling!r}.")
-    if embedding_dim % num_heads:
-        raise ValueError(f"embedding_dim ({embedding_dim}) must be divisible by num_heads ({num_heads}).")
+    width = model_dim or embedding_dim
+    if width % num_heads:
+        raise ValueError(f"the model width ({width}) must be divisible by num_heads ({num_heads}).")
     tokens = keras.Input((None,), dtype="int32", name="tokens")
     x = TokenAndPositionEmbedding(vocab_size, embedding_dim, max_length=max_len, position=position,
-                                  scale=embedding_scale, name="embedding")(tokens)
+                                  scale=embedding_scale, output_dim=model_dim, name="embedding")(tokens)
     if word_dropout:
         x = keras.layers.Dropout(word_dropout, noise_shape=(None, None, 1), name="word_dropout")(x)
     if dropout:
