@@ -212,7 +212,7 @@ def pretrained_matrix(config, encoder, texts, unlabeled, log):
 def set_embeddings(model, matrix):
     """Loads pretrained vectors into the model's embedding layer.
 
-    A sinusoidal `TokenAndPositionEmbedding` multiplies token vectors by
+    A sinusoidal (or position-free) `TokenAndPositionEmbedding` multiplies token vectors by
     its `scale` (sqrt(d) by default, Vaswani et al.), which assumes they start
     at scale 1/scale. Word2vec vectors are about 4x larger than d^-1/2 at
     d=128, so the scaled tokens would drown the positions and make the first
@@ -220,7 +220,7 @@ def set_embeddings(model, matrix):
     1/scale first (directions unchanged).
     """
     layer = model.get_layer("embedding")
-    if getattr(layer, "position", None) == "sinusoidal":
+    if getattr(layer, "position", None) in ("sinusoidal", "none"):
         std = float(np.std(matrix[1:]))
         if std > 0:
             matrix = matrix / (layer.token_scale * std)

@@ -47,6 +47,7 @@ def test_han_is_invariant_to_extra_padding(han, rng):
                                   position="learned"),
         lambda: build_transformer(30, 2, embedding_dim=12, model_dim=8, num_heads=2, ff_dim=8, num_layers=1,
                                   norm_first=True),
+        lambda: build_transformer(30, 2, embedding_dim=12, model_dim=8, num_heads=2, ff_dim=8, position="alibi"),
     ]
     + [lambda a=a: build_rnn(30, 2, embedding_dim=8, units=4, attention=a) for a in ATTENTIONS]
     + [lambda: build_rnn(30, 5, embedding_dim=8, units=4, cell="lstm", attention="luong-dot", window=2)],
@@ -95,6 +96,8 @@ def test_bad_arguments():
         build_rnn(10, 2, attention="cosine")
     with pytest.raises(ValueError, match="pooling"):
         build_transformer(10, 2, pooling="max")
+    with pytest.raises(ValueError, match="position must be one of"):
+        build_transformer(10, 2, position="none")
     with pytest.raises(ValueError, match="divisible"):
         build_transformer(10, 2, embedding_dim=10, num_heads=4)
     with pytest.raises(ValueError, match=r"model width \(6\) must be divisible"):

@@ -94,7 +94,36 @@ def test_round_trip_with_implicit_mask(rng, tmp_path):
     assert_keras_round_trip(model, ids, tmp_path)
 
 
+def test_alibi_bias_matches_the_formula(rng, tmp_path):
+    x = rng.normal(size=(2, 5, 8)).astype("float32")
+    mask = np.array([[True] * 5, [True, True, True, False, False]])
+    layer = MultiHeadAttention(num_heads=2, d_model=8, position_bias="alibi")
+    _, w = layer(x, mask=mask, return_attention_scores=True)
+    heads, dh = 2, 4
+
+    def split(name):
+        kernel, bias = getattr(layer, f"{name}_kernel").numpy(), getattr(layer, f"{name}_bias").numpy()
+        return (x @ kernel + bias).reshape(2, 5, heads, dh).transpose(0, 2, 1, 3)
+
+    logits = split("query") @ split("key").transpose(0, 1, 3, 2) / np.sqrt(dh)
+    distance = np.abs(np.arange(5)[:, None] - np.arange(5)[None, :])
+    slopes = np.array([2.0**-4, 2.0**-8])  # 2^(-8i/h) for h = 2
+    logits = logits - slopes[None, :, None, None] * distance
+    logits = np.where(mask[:, None, None, :], logits, -np.inf)
+    expected = np.exp(logits - logits.max(-1, keepdims=True))
+    expected /= expected.sum(-1, keepdims=True)
+    real = np.broadcast_to(mask[:, None, :, None] & mask[:, None, None, :], (2, heads, 5, 5))
+    np.testing.assert_allclose(ops.convert_to_numpy(w)[real], expected[real], atol=1e-5)
+    assert_attention_distribution(w, real)
+    assert layer.get_config()["position_bias"] == "alibi"
+    inputs = keras.Input((None, 8))
+    model = keras.Model(inputs, MultiHeadAttention(2, 8, position_bias="alibi", name="mha")(inputs))
+    assert_keras_round_trip(model, x, tmp_path)
+
+
 def test_bad_arguments_are_rejected():
+    with pytest.raises(ValueError, match="position_bias must be one of"):
+        MultiHeadAttention(2, 8, position_bias="rope")
     with pytest.raises(ValueError, match="d_model must be divisible by num_heads"):
         MultiHeadAttention(num_heads=3, d_model=8)
     with pytest.raises(ValueError, match="num_heads must be a positive integer"):

@@ -65,6 +65,19 @@ def test_learned_positions_and_round_trip(tmp_path):
     assert_keras_round_trip(model, ids, tmp_path)
 
 
+def test_no_position_mode_adds_nothing(tmp_path):
+    inputs = keras.Input((None,), dtype="int32")
+    layer = TokenAndPositionEmbedding(12, 10, position="none", output_dim=4, name="embed")
+    model = keras.Model(inputs, layer(inputs))
+    ids = np.array([[3, 7, 3, 0]])
+    tokens = layer.token_embedding.embeddings.numpy()[ids[0]]
+    out = ops.convert_to_numpy(model(ids))[0]
+    np.testing.assert_allclose(out, (tokens * math.sqrt(10)) @ layer.projection.kernel.numpy(), atol=1e-5)
+    np.testing.assert_allclose(out[0], out[2], atol=1e-6)  # same word, different position: same vector
+    np.testing.assert_array_equal(ops.convert_to_numpy(layer.compute_mask(ids)), [[True, True, True, False]])
+    assert_keras_round_trip(model, ids, tmp_path)
+
+
 def test_output_dim_projects_the_token_embeddings(tmp_path):
     for position, trainable in (("sinusoidal", 2), ("learned", 3)):
         inputs = keras.Input((None,), dtype="int32")

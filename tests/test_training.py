@@ -228,7 +228,7 @@ def test_freezing_keeps_the_words_but_trains_a_projection(data, tmp_path):
     assert np.abs(layer.projection.kernel.numpy() - start["projection"]).max() > 1e-4
 
 
-def test_pretrained_vectors_are_rescaled_only_for_the_sinusoidal_embedding():
+def test_pretrained_vectors_are_rescaled_only_for_the_scaled_embeddings():
     from hierattn.models import build_rnn, build_transformer
     from hierattn.training import set_embeddings
 
@@ -242,6 +242,14 @@ def test_pretrained_vectors_are_rescaled_only_for_the_sinusoidal_embedding():
     gentle = build_transformer(50, 2, embedding_dim=16, num_heads=2, ff_dim=8, num_layers=1, embedding_scale=2.0)
     set_embeddings(gentle, matrix)  # stored at std 1/2, so that x2 gives the same unit-scale tokens
     assert np.std(gentle.get_layer("embedding").token_embedding.get_weights()[0][1:]) == pytest.approx(0.5, rel=1e-4)
+    alibi = build_transformer(50, 2, embedding_dim=16, num_heads=2, ff_dim=8, num_layers=1, position="alibi")
+    set_embeddings(alibi, matrix)  # also scaled by sqrt(d), so also stored at d^-1/2
+    assert np.std(alibi.get_layer("embedding").token_embedding.get_weights()[0][1:]) == pytest.approx(0.25, rel=1e-4)
+    assert alibi.get_layer("embedding").position == "none"
+    assert alibi.get_layer("encoder_1").position_bias == "alibi"
+    learned = build_transformer(50, 2, max_len=8, embedding_dim=16, num_heads=2, ff_dim=8, position="learned")
+    set_embeddings(learned, matrix)
+    np.testing.assert_array_equal(learned.get_layer("embedding").token_embedding.get_weights()[0], matrix)
     rnn = build_rnn(50, 2, embedding_dim=16, units=4)
     set_embeddings(rnn, matrix)
     np.testing.assert_array_equal(rnn.get_layer("embedding").get_weights()[0], matrix)

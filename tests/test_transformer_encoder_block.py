@@ -57,7 +57,30 @@ def test_stack_with_mask_round_trip(rng, tmp_path):
     assert_keras_round_trip(model, ids, tmp_path, atol=1e-5)
 
 
+def test_alibi_position_bias_reaches_the_attention(rng, tmp_path):
+    x = rng.normal(size=(2, 6, 8)).astype("float32")
+    mask = random_mask(rng, 2, 6, full_padding_row=False)
+    block = TransformerEncoderBlock(num_heads=2, ff_dim=16, position_bias="alibi")
+    _, w = block(x, mask=mask, return_attention_scores=True)
+    assert block.attention.position_bias == "alibi"
+    plain = TransformerEncoderBlock(num_heads=2, ff_dim=16)
+    plain(x)
+    plain.set_weights(block.get_weights())
+    _, w_plain = plain(x, mask=mask, return_attention_scores=True)
+    # same weights, only the distance penalty differs: it moves mass towards the diagonal
+    distance = np.abs(np.arange(6)[:, None] - np.arange(6)[None, :])
+    mean_distance = lambda weights: float((ops.convert_to_numpy(weights) * distance).sum(-1).mean())
+    assert mean_distance(w) < mean_distance(w_plain)
+    assert_attention_distribution(w, mask[:, None, :, None] & mask[:, None, None, :])
+    inputs = keras.Input((None, 8))
+    model = keras.Model(inputs, TransformerEncoderBlock(2, 16, position_bias="alibi", name="block")(inputs))
+    assert_keras_round_trip(model, x, tmp_path, atol=1e-5)
+    assert model.get_layer("block").get_config()["position_bias"] == "alibi"
+
+
 def test_width_not_divisible_by_heads_is_rejected():
+    with pytest.raises(ValueError, match="position_bias must be one of"):
+        TransformerEncoderBlock(num_heads=2, ff_dim=8, position_bias="relative")
     with pytest.raises(ValueError, match="divisible by num_heads"):
         TransformerEncoderBlock(num_heads=3, ff_dim=8)(np.zeros((1, 2, 8), "float32"))
     with pytest.raises(ValueError, match="ff_dim"):

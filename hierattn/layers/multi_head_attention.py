@@ -6,6 +6,7 @@ import keras
 from keras import ops
 
 from hierattn.layers._attention_utils import (
+    alibi_bias,
     attention_mask,
     causal_mask,
     check_dropout,
@@ -15,6 +16,8 @@ from hierattn.layers._attention_utils import (
     unpack_inputs,
     unpack_masks,
 )
+
+POSITION_BIASES = (None, "alibi")
 
 
 @keras.saving.register_keras_serializable(package="hierattn")
@@ -33,6 +36,11 @@ class MultiHeadAttention(keras.layers.Layer):
     padded query rows get zero weights (Keras gives them a uniform
     distribution).
 
+    With `position_bias="alibi"` each head's logits get the linear distance
+    penalty of ALiBi, `-m_h |i - j|` (slopes `m_h = 2^(-8h/H)`), so the
+    heads prefer nearby words at different ranges and position embeddings
+    are not needed.
+
     Args:
         num_heads: Number of attention heads.
         d_model: Total size of the query/key/value projections; must be
@@ -45,6 +53,10 @@ class MultiHeadAttention(keras.layers.Layer):
         kernel_initializer: Initializer for the projection kernels.
         bias_initializer: Initializer for the projection biases.
         kernel_regularizer: Optional regularizer for the projection kernels.
+        position_bias: `None`, or `"alibi"` for the attention-with-linear-
+            biases distance penalty (Press et al. 2022, symmetric as in an
+            encoder). Query and key positions are their indices in the
+            inputs.
         **kwargs: Base layer keyword arguments, such as `name` and `dtype`.
 
     Call arguments:
@@ -69,6 +81,8 @@ class MultiHeadAttention(keras.layers.Layer):
     Reference:
         Vaswani, Shazeer, Parmar, Uszkoreit, Jones, Gomez, Kaiser, Polosukhin.
         "Attention Is All You Need." NeurIPS 2017.
+        Press, Smith, Lewis. "Train Short, Test Long: Attention with Linear
+        Biases Enables Input Length Extrapolation." ICLR 2022 (ALiBi).
     """
 
     def __init__(
@@ -82,6 +96,7 @@ class MultiHeadAttention(keras.layers.Layer):
         kernel_initializer="glorot_uniform",
         bias_initializer="zeros",
         kernel_regularizer=None,
+        position_bias=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -93,6 +108,10 @@ class MultiHeadAttention(keras.layers.Layer):
                 f"d_model must be divisible by num_heads. Received: d_model={d_model}, num_heads={num_heads}."
             )
         check_dropout(dropout)
+        if position_bias not in POSITION_BIASES:
+            raise ValueError(
+                f"position_bias must be one of {POSITION_BIASES}. Received: position_bias={position_bias!r}."
+            )
         self.num_heads = num_heads
         self.d_model = d_model
         self.output_dim = output_dim
@@ -102,6 +121,7 @@ class MultiHeadAttention(keras.layers.Layer):
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.bias_initializer = keras.initializers.get(bias_initializer)
         self.kernel_regularizer = keras.regularizers.get(kernel_regularizer)
+        self.position_bias = position_bias
         self.seed_generator = keras.random.SeedGenerator(seed) if dropout > 0 else None
         self.supports_masking = True
 
@@ -156,6 +176,8 @@ class MultiHeadAttention(keras.layers.Layer):
         v = self._split_heads(value, self.value_kernel, self.value_bias)
         q = q * ops.cast(1.0 / math.sqrt(self.head_dim), q.dtype)
         scores = ops.matmul(q, ops.swapaxes(k, -1, -2))  # (B, heads, Tq, Tv)
+        if self.position_bias == "alibi":
+            scores = scores + alibi_bias(ops.shape(query)[1], ops.shape(key)[1], self.num_heads, scores.dtype)
         extra = causal_mask(ops.shape(query)[1], ops.shape(key)[1]) if use_causal_mask else None
         mask3 = attention_mask(query_mask, value_mask, extra)
         weights = masked_softmax(scores, None if mask3 is None else ops.expand_dims(mask3, 1))
@@ -202,6 +224,7 @@ class MultiHeadAttention(keras.layers.Layer):
                 "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
                 "bias_initializer": keras.initializers.serialize(self.bias_initializer),
                 "kernel_regularizer": keras.regularizers.serialize(self.kernel_regularizer),
+                "position_bias": self.position_bias,
             }
         )
         return config

@@ -8,7 +8,7 @@ from keras import ops
 from hierattn.layers._attention_utils import check_positive_int
 from hierattn.layers.positional_encoding import sinusoidal_table
 
-POSITION_MODES = ("sinusoidal", "learned")
+POSITION_MODES = ("sinusoidal", "learned", "none")
 
 
 @keras.saving.register_keras_serializable(package="hierattn")
@@ -17,6 +17,8 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
 
         sinusoidal: output = W(E[x_t] * scale) + PE[t]   (PE fixed, scale = sqrt(d))
         learned:    output = W(E[x_t]) + P[t]              (P trainable)
+        none:       output = W(E[x_t] * scale)              (positions left to
+                                                            the attention, e.g. ALiBi)
 
 W is the identity unless `output_dim` differs from `embedding_dim`; then it
 is a learned linear projection, so that wide (e.g. pretrained 200-d) word
@@ -33,9 +35,12 @@ vectors can feed a narrow model (the factorised embedding of Lan et al.,
             token embeddings are projected to it when it differs.
         max_length: Longest sequence for `"learned"` positions (required
             then); ignored by `"sinusoidal"`, which handles any length.
-        position: `"sinusoidal"` (fixed, Vaswani et al.) or `"learned"`.
+        position: `"sinusoidal"` (fixed, Vaswani et al.), `"learned"`, or
+            `"none"` (no position added: for attention that encodes
+            distance itself, such as ALiBi).
         mask_zero: Whether id 0 is padding and produces a mask.
-        scale: Multiplier of the token embeddings in `"sinusoidal"` mode.
+        scale: Multiplier of the token embeddings in `"sinusoidal"` and
+            `"none"` modes.
             Defaults to sqrt(`embedding_dim`) (Vaswani et al.), which suits
             embeddings initialised at scale d^-1/2. A smaller multiplier with
             embeddings stored at scale 1/`scale` gives the same outputs but
@@ -128,14 +133,15 @@ vectors can feed a narrow model (the factorised embedding of Lan et al.,
     def call(self, inputs, mask=None, training=None, return_attention_scores=False):
         tokens = self.token_embedding(inputs)
         length = ops.shape(inputs)[1]
-        if self.position_embedding is None:
+        if self.position != "learned":
             tokens = tokens * ops.cast(self.token_scale, tokens.dtype)
-            positions = sinusoidal_table(length, self.model_dim, dtype=tokens.dtype)[None, :, :]
-        else:
-            positions = self.position_embedding(ops.arange(length))[None, :, :]
         if self.projection is not None:
             tokens = self.projection(tokens)
-        return tokens + positions
+        if self.position == "none":
+            return tokens
+        if self.position == "learned":
+            return tokens + self.position_embedding(ops.arange(length))[None, :, :]
+        return tokens + sinusoidal_table(length, self.model_dim, dtype=tokens.dtype)[None, :, :]
 
     @property
     def model_dim(self):
@@ -144,7 +150,7 @@ vectors can feed a narrow model (the factorised embedding of Lan et al.,
 
     @property
     def token_scale(self):
-        """The multiplier of the token embeddings (sinusoidal mode)."""
+        """The multiplier of the token embeddings (sinusoidal and none modes)."""
         return math.sqrt(self.embedding_dim) if self.scale is None else self.scale
 
     def compute_mask(self, inputs, mask=None):

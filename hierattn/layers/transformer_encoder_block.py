@@ -3,7 +3,7 @@
 import keras
 
 from hierattn.layers._attention_utils import check_dropout, check_positive_int
-from hierattn.layers.multi_head_attention import MultiHeadAttention
+from hierattn.layers.multi_head_attention import POSITION_BIASES, MultiHeadAttention
 
 
 @keras.saving.register_keras_serializable(package="hierattn")
@@ -33,6 +33,8 @@ class TransformerEncoderBlock(keras.layers.Layer):
         layer_norm_epsilon: Epsilon of the layer normalisations.
         seed: Seed for the dropouts.
         kernel_initializer: Initializer for all kernels.
+        position_bias: `None`, or `"alibi"` for ALiBi distance penalties in
+            the self-attention (see `MultiHeadAttention`; Press et al. 2022).
         **kwargs: Base layer keyword arguments, such as `name` and `dtype`.
 
     Call arguments:
@@ -65,6 +67,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         layer_norm_epsilon=1e-6,
         seed=None,
         kernel_initializer="glorot_uniform",
+        position_bias=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -72,6 +75,10 @@ class TransformerEncoderBlock(keras.layers.Layer):
         check_positive_int(ff_dim, "ff_dim")
         check_dropout(dropout)
         check_dropout(attention_dropout)
+        if position_bias not in POSITION_BIASES:
+            raise ValueError(
+                f"position_bias must be one of {POSITION_BIASES}. Received: position_bias={position_bias!r}."
+            )
         self.num_heads = num_heads
         self.ff_dim = ff_dim
         self.dropout = dropout
@@ -81,6 +88,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         self.layer_norm_epsilon = layer_norm_epsilon
         self.seed = seed
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.position_bias = position_bias
         self.supports_masking = True
 
     def build(self, input_shape):
@@ -97,6 +105,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
             dropout=self.attention_dropout,
             seed=self.seed,
             kernel_initializer=self.kernel_initializer,
+            position_bias=self.position_bias,
             name="attention",
             **common,
         )
@@ -151,6 +160,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
                 "layer_norm_epsilon": self.layer_norm_epsilon,
                 "seed": self.seed,
                 "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
+                "position_bias": self.position_bias,
             }
         )
         return config

@@ -7,6 +7,8 @@ from hierattn.models._common import check_common, classifier_head
 
 POOLINGS = ("attention", "mean")
 
+TRANSFORMER_POSITIONS = ("sinusoidal", "learned", "alibi")
+
 
 def build_transformer(
     vocab_size,
@@ -43,7 +45,10 @@ def build_transformer(
         num_layers: Number of encoder blocks.
         dropout: Dropout rate (embeddings, residuals, classifier).
         pooling: `"attention"` or `"mean"`.
-        position: `"sinusoidal"` or `"learned"`.
+        position: `"sinusoidal"` or `"learned"` position embeddings, or
+            `"alibi"`: no position embedding, and each block's
+            self-attention penalises distance linearly (Press et al. 2022,
+            "Train Short, Test Long"), a bias towards nearby words.
         norm_first: Pre-norm encoder blocks if `True` (see
             `TransformerEncoderBlock`), post-norm if `False`.
         embedding_scale: Multiplier of the token embeddings with sinusoidal
@@ -70,8 +75,11 @@ def build_transformer(
     width = model_dim or embedding_dim
     if width % num_heads:
         raise ValueError(f"the model width ({width}) must be divisible by num_heads ({num_heads}).")
+    if position not in TRANSFORMER_POSITIONS:
+        raise ValueError(f"position must be one of {TRANSFORMER_POSITIONS}. Received: position={position!r}.")
     tokens = keras.Input((None,), dtype="int32", name="tokens")
-    x = TokenAndPositionEmbedding(vocab_size, embedding_dim, max_length=max_len, position=position,
+    alibi = position == "alibi"
+    x = TokenAndPositionEmbedding(vocab_size, embedding_dim, max_length=max_len, position="none" if alibi else position,
                                   scale=embedding_scale, output_dim=model_dim, name="embedding")(tokens)
     if word_dropout:
         x = keras.layers.Dropout(word_dropout, noise_shape=(None, None, 1), name="word_dropout")(x)
@@ -79,7 +87,8 @@ def build_transformer(
         x = keras.layers.Dropout(dropout, name="embedding_dropout")(x)
     for i in range(num_layers):
         x = TransformerEncoderBlock(
-            num_heads, ff_dim, dropout=dropout, norm_first=norm_first, name=f"encoder_{i + 1}"
+            num_heads, ff_dim, dropout=dropout, norm_first=norm_first, position_bias="alibi" if alibi else None,
+            name=f"encoder_{i + 1}",
         )(x)
     if norm_first:  # pre-norm blocks leave the residual stream unnormalised
         x = keras.layers.LayerNormalization(epsilon=1e-6, name="final_norm")(x)
