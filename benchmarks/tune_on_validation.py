@@ -28,22 +28,14 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 from hierattn.data import load_imdb  # noqa: E402
-from hierattn.training import TrainConfig, train  # noqa: E402
+from hierattn.training import TrainConfig, parse_options, train  # noqa: E402
 
 
 def parse_settings(pairs):
     fields = {f.name for f in dataclasses.fields(TrainConfig)}
-    config, options = {}, {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        if not sep:
-            raise SystemExit(f"--set needs KEY=VALUE, got {pair!r}")
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError:
-            value = raw
-        (config if key in fields else options)[key] = value
-    return config, options
+    settings = parse_options(pairs)
+    config = {k: v for k, v in settings.items() if k in fields}
+    return config, {k: v for k, v in settings.items() if k not in fields}
 
 
 def main():

@@ -77,6 +77,9 @@ def train_options(function):
         click.option("--distill-unlabeled/--no-distill-unlabeled", default=None,
                      help="Also train on the unlabelled texts (IMDB unsup), with the teacher's probabilities "
                           "as targets."),
+        click.option("--model-option", "model_option", multiple=True, metavar="KEY=VALUE",
+                     help="A model builder argument, e.g. num_layers=2 or position=alibi (repeatable; see "
+                          "README, Models)."),
         click.option("--limit", type=click.IntRange(4), default=None, help="Train on a random subset of N documents."),
         click.option("--output", type=click.Path(file_okay=False), default=None,
                      help="Run directory (default: runs/<model>-<dataset>-<time>). Never overwritten."),
@@ -89,18 +92,18 @@ def train_options(function):
 
 
 def _config(options):
-    from hierattn.training import TrainConfig
+    """The `TrainConfig` the options describe, checked before any data is read."""
+    from hierattn.training import TrainConfig, parse_options
 
     names = {f.name for f in dataclasses.fields(TrainConfig)}
     values = {k: v for k, v in options.items() if k in names and v is not None}
-    return TrainConfig(**values)
+    return TrainConfig(**values, model_options=parse_options(options["model_option"])).validate()
 
 
-def _run_training(options, dataset_name, train_data, test_data, unlabeled=None):
+def _run_training(options, config, dataset_name, train_data, test_data, unlabeled=None):
     from hierattn.runs import new_run_dir
     from hierattn.training import train
 
-    config = _config(options)
     if options["resume"] and not options["output"]:
         raise click.UsageError("--resume needs --output RUN_DIR (the run to continue)")
     output = pathlib.Path(options["output"]) if options["output"] else new_run_dir(options["runs_dir"], config.model, dataset_name)
@@ -139,7 +142,7 @@ def train_imdb(data, no_unsup, **options):
     splits = ("train", "test", "unsup") if wanted and not no_unsup else ("train", "test")
     datasets = load_imdb(data, splits=splits)
     unlabeled = datasets["unsup"].texts if "unsup" in datasets else None
-    _run_training(options, "imdb", datasets["train"], datasets["test"], unlabeled)
+    _run_training(options, config, "imdb", datasets["train"], datasets["test"], unlabeled)
 
 
 @train.command("csv")
@@ -153,13 +156,14 @@ def train_csv(path, test_path, text_column, label_column, **options):
     """Train on any CSV / TSV / JSON-lines file of texts and labels."""
     from hierattn.data import load_table
 
+    config = _config(options)
     train_data, report = load_table(path, text_column, label_column)
     _report_rows(path, report)
     test_data = None
     if test_path:
         test_data, test_report = load_table(test_path, text_column, label_column, label_map=train_data.label_map)
         _report_rows(test_path, test_report)
-    _run_training(options, pathlib.Path(path).stem, train_data, test_data)
+    _run_training(options, config, pathlib.Path(path).stem, train_data, test_data)
 
 
 def _report_rows(path, report):

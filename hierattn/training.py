@@ -2,6 +2,8 @@
 
 import csv
 import dataclasses
+import inspect
+import json
 import os
 import pathlib
 import shutil
@@ -87,6 +89,7 @@ class TrainConfig:
     def validate(self):
         if self.model not in MODELS:
             raise HierattnError(f"unknown model {self.model!r}: choose one of {', '.join(MODELS)}")
+        check_model_options(self)
         if self.lr_schedule not in LR_SCHEDULES:
             raise HierattnError(f"unknown learning-rate schedule {self.lr_schedule!r}: choose {' or '.join(LR_SCHEDULES)}")
         if self.truncating not in TRUNCATING:
@@ -113,18 +116,52 @@ class TrainConfig:
         return "hierarchical" if self.model == "han" else "flat"
 
 
-def build_model(config, vocab_size, num_classes):
-    """Builds the model a config names."""
+def parse_options(pairs):
+    """Parses `KEY=VALUE` strings into a dict; values are JSON when they parse
+    (numbers, true/false, null), else kept as strings."""
+    options = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise HierattnError(f"a model option must look like KEY=VALUE, got {pair!r}")
+        try:
+            options[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            options[key] = raw
+    return options
+
+
+def _builder(model):
     from hierattn.models import build_han, build_rnn, build_transformer
 
+    return {"han": build_han, "transformer": build_transformer, "rnn": build_rnn}[model]
+
+
+def check_model_options(config):
+    """Refuses model options the builder does not take, or values it rejects,
+    before any data is read (by building the model once at a tiny size)."""
+    builder = _builder(config.model)
+    own_settings = {"vocab_size", "num_classes", "embedding_dim", "dropout", "attention", "max_len"}  # TrainConfig's
+    taken = set(inspect.signature(builder).parameters) - own_settings
+    unknown = sorted(set(config.model_options) - taken)
+    if unknown:
+        raise HierattnError(f"unknown {config.model} model option(s) {', '.join(unknown)}: choose from "
+                            f"{', '.join(sorted(taken))}")
+    try:
+        build_model(dataclasses.replace(config, max_len=config.max_len or 8), vocab_size=8, num_classes=2)
+    except (ValueError, TypeError) as error:
+        raise HierattnError(f"bad {config.model} model settings: {error}") from None
+
+
+def build_model(config, vocab_size, num_classes):
+    """Builds the model a config names."""
     options = dict(config.model_options)
     common = {"embedding_dim": config.embedding_dim, "dropout": config.dropout}
-    if config.model == "han":
-        return build_han(vocab_size, num_classes, **common, **options)
     if config.model == "transformer":
         options.setdefault("max_len", config.max_len)
-        return build_transformer(vocab_size, num_classes, **common, **options)
-    return build_rnn(vocab_size, num_classes, attention=config.attention, **common, **options)
+    if config.model == "rnn":
+        options["attention"] = config.attention
+    return _builder(config.model)(vocab_size, num_classes, **common, **options)
 
 
 def learning_rate(config, train_documents):

@@ -39,7 +39,9 @@ def test_train_csv_writes_a_run_and_says_where(trained):
 @pytest.mark.parametrize("model, extra, expected", [
     ("transformer", ["--truncating", "head_tail", "--teacher", "tfidf", "--teacher-weight", "0.3"],
      {"truncating": "head_tail", "teacher": "tfidf", "teacher_weight": 0.3}),
-    ("transformer", ["--teacher", "nblr", "--distill-unlabeled"], {"teacher": "nblr", "distill_unlabeled": True}),
+    ("transformer", ["--teacher", "nblr", "--distill-unlabeled", "--model-option", "position=alibi",
+                     "--model-option", "num_heads=2", "--model-option", "model_dim=4"],
+     {"teacher": "nblr", "distill_unlabeled": True, "model_options": {"position": "alibi", "num_heads": 2, "model_dim": 4}}),
     ("rnn", [], {"truncating": "post", "teacher": "none", "distill_unlabeled": False}),
 ])
 def test_train_other_models(tiny_csv, tmp_path, model, extra, expected):
@@ -48,7 +50,9 @@ def test_train_other_models(tiny_csv, tmp_path, model, extra, expected):
     assert result.exit_code == 0, result.output
     assert "test:" not in result.output and "validation: accuracy" in result.output
     config = json.loads((tmp_path / "run" / "config.json").read_text())
-    assert config["model"] == model and expected.items() <= config.items()
+    assert config["model"] == model
+    for key, value in expected.items():
+        assert value.items() <= config[key].items() if isinstance(value, dict) else config[key] == value, key
 
 
 def test_predict_text_file_and_stdin(trained, tmp_path):
@@ -98,6 +102,20 @@ def test_error_paths(trained, tiny_csv, tmp_path):
     assert "could not be loaded" in one_line_error(invoke("predict", broken, "text"))
     assert "IMDB" in one_line_error(invoke("train", "imdb", "--data", tmp_path / "nowhere", *TINY))
     assert "nothing to resume" in one_line_error(invoke("train", "csv", tiny_csv[0], "--resume", "--output", tmp_path / "x"))
+    bad_options = {
+        "depth=3": "unknown han model option(s) depth: choose from",
+        "position": "a model option must look like KEY=VALUE, got 'position'",
+        "cell=rnn": "bad han model settings: cell must be 'gru' or 'lstm'",
+    }
+    for option, message in bad_options.items():
+        result = invoke("train", "csv", tiny_csv[0], "--model-option", option, "--output", tmp_path / "opt", *TINY)
+        assert message in one_line_error(result), option
+    transformer = ["--model", "transformer", "--output", tmp_path / "opt", *TINY]
+    assert "position must be one of" in one_line_error(
+        invoke("train", "csv", tiny_csv[0], "--model-option", "position=rotary", *transformer))
+    assert "must be divisible by num_heads" in one_line_error(
+        invoke("train", "csv", tiny_csv[0], "--model-option", "num_heads=3", *transformer))
+    assert not (tmp_path / "opt").exists()  # refused before anything was written
 
 
 def test_train_imdb_on_a_mini_archive(tmp_path):

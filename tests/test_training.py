@@ -253,3 +253,16 @@ def test_pretrained_vectors_are_rescaled_only_for_the_scaled_embeddings():
     rnn = build_rnn(50, 2, embedding_dim=16, units=4)
     set_embeddings(rnn, matrix)
     np.testing.assert_array_equal(rnn.get_layer("embedding").get_weights()[0], matrix)
+
+
+def test_model_options_are_parsed_and_checked_before_training():
+    from hierattn.training import TrainConfig, parse_options
+
+    options = parse_options(["num_layers=2", "norm_first=false", "position=alibi", "word_dropout=0.1"])
+    assert options == {"num_layers": 2, "norm_first": False, "position": "alibi", "word_dropout": 0.1}
+    config = TrainConfig(model="transformer", model_options=options).validate()
+    assert config.model_options["num_heads"] == 4 and config.model_options["num_layers"] == 2  # defaults kept
+    with pytest.raises(HierattnError, match="unknown rnn model option"):
+        TrainConfig(model="rnn", model_options={"max_len": 5}).validate()  # a TrainConfig field, not an option
+    with pytest.raises(HierattnError, match="must be divisible"):
+        TrainConfig(model="transformer", embedding_dim=10).validate()
