@@ -12,7 +12,7 @@ from tqdm.auto import tqdm
 from hierattn.errors import DataError
 
 
-def train_word2vec(sentences, dim=200, epochs=5, window=5, min_count=2, sg=0, workers=None, seed=0):
+def train_word2vec(sentences, dim=200, epochs=5, window=5, min_count=2, sg=0, workers=1, seed=0):
     """Trains word2vec (gensim) on tokenized sentences.
 
     Args:
@@ -23,16 +23,14 @@ def train_word2vec(sentences, dim=200, epochs=5, window=5, min_count=2, sg=0, wo
         window: Context window.
         min_count: Ignore rarer tokens.
         sg: 1 for skip-gram, 0 for CBOW (faster).
-        workers: Threads (default: all cores). With more than one thread the
-            result is not bit-for-bit reproducible (gensim's documented
-            behaviour); pass `workers=1` for that.
+        workers: Training threads. One (the default) gives the same vectors
+            for the same seed in every process; more threads are faster but
+            not bit-for-bit reproducible (gensim's documented behaviour).
         seed: Random seed.
 
     Returns:
         Dict from token to a float32 vector.
     """
-    import os
-
     from gensim.models import Word2Vec
 
     model = Word2Vec(
@@ -41,7 +39,7 @@ def train_word2vec(sentences, dim=200, epochs=5, window=5, min_count=2, sg=0, wo
         window=window,
         min_count=min_count,
         sg=sg,
-        workers=workers or os.cpu_count() or 1,
+        workers=workers,
         epochs=epochs,
         seed=seed,
     )

@@ -34,7 +34,7 @@ MODELS = ("han", "transformer", "rnn")
 
 # Per-model defaults (chosen for speed on 2 CPU cores and validation accuracy;
 # see BENCHMARKS.md). `options` go to the model builder.
-COMMON_DEFAULTS = {"epochs": 8, "lr_schedule": "constant", "embedding_dim": 200, "dropout": 0.3}
+COMMON_DEFAULTS = {"epochs": 8, "lr_schedule": "constant", "truncating": "post", "embedding_dim": 200, "dropout": 0.3}
 MODEL_DEFAULTS = {
     "han": {"embedding_dim": 200, "dropout": 0.3, "options": {}},
     "transformer": {"embedding_dim": 128, "dropout": 0.1,
@@ -61,7 +61,7 @@ class TrainConfig:
     max_sentences: int = None
     max_words: int = None
     max_len: int = None
-    truncating: str = "post"
+    truncating: str = None
     embedding_dim: int = None
     dropout: float = None
     label_smoothing: float = 0.0
