@@ -257,7 +257,7 @@ def set_embeddings(model, matrix):
     1/scale first (directions unchanged).
     """
     layer = model.get_layer("embedding")
-    if getattr(layer, "position", None) in ("sinusoidal", "none"):
+    if getattr(layer, "scales_tokens", False):
         std = float(np.std(matrix[1:]))
         if std > 0:
             matrix = matrix / (layer.token_scale * std)

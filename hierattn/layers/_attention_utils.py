@@ -181,6 +181,12 @@ def check_dropout(dropout):
         raise ValueError(f"dropout must be in [0, 1). Received: dropout={dropout}.")
 
 
+def check_choice(value, choices, name):
+    """Raises a clear `ValueError` unless `value` is one of `choices`."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {choices}. Received: {name}={value!r}.")
+
+
 def check_positive_int(value, name, allow_none=False):
     """Raises a clear `ValueError` unless `value` is a positive integer."""
     if value is None and allow_none:

@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from hierattn.layers._attention_utils import check_positive_int
+from hierattn.layers._attention_utils import check_choice, check_positive_int
 from hierattn.layers._query_value_attention import QueryValueAttention
 
 SCORE_MODES = ("dot", "general", "concat")
@@ -89,10 +89,8 @@ class LuongAttention(QueryValueAttention):
         **kwargs,
     ):
         super().__init__(dropout=dropout, seed=seed, **kwargs)
-        if score_mode not in SCORE_MODES:
-            raise ValueError(f"score_mode must be one of {SCORE_MODES}. Received: score_mode={score_mode!r}.")
-        if local_mode not in LOCAL_MODES:
-            raise ValueError(f"local_mode must be one of {LOCAL_MODES}. Received: local_mode={local_mode!r}.")
+        check_choice(score_mode, SCORE_MODES, "score_mode")
+        check_choice(local_mode, LOCAL_MODES, "local_mode")
         if window is not None:
             if isinstance(window, bool) or not isinstance(window, int) or window < 0:
                 raise ValueError(f"window must be None or an integer >= 0. Received: window={window!r}.")

@@ -9,6 +9,7 @@ from hierattn.layers._attention_utils import (
     alibi_bias,
     attention_mask,
     causal_mask,
+    check_choice,
     check_dropout,
     check_positive_int,
     is_structure,
@@ -108,10 +109,7 @@ class MultiHeadAttention(keras.layers.Layer):
                 f"d_model must be divisible by num_heads. Received: d_model={d_model}, num_heads={num_heads}."
             )
         check_dropout(dropout)
-        if position_bias not in POSITION_BIASES:
-            raise ValueError(
-                f"position_bias must be one of {POSITION_BIASES}. Received: position_bias={position_bias!r}."
-            )
+        check_choice(position_bias, POSITION_BIASES, "position_bias")
         self.num_heads = num_heads
         self.d_model = d_model
         self.output_dim = output_dim

@@ -5,7 +5,7 @@ import math
 import keras
 from keras import ops
 
-from hierattn.layers._attention_utils import check_positive_int
+from hierattn.layers._attention_utils import check_choice, check_positive_int
 from hierattn.layers.positional_encoding import sinusoidal_table
 
 POSITION_MODES = ("sinusoidal", "learned", "none")
@@ -87,8 +87,7 @@ vectors can feed a narrow model (the factorised embedding of Lan et al.,
         check_positive_int(embedding_dim, "embedding_dim")
         check_positive_int(max_length, "max_length", allow_none=True)
         check_positive_int(output_dim, "output_dim", allow_none=True)
-        if position not in POSITION_MODES:
-            raise ValueError(f"position must be one of {POSITION_MODES}. Received: position={position!r}.")
+        check_choice(position, POSITION_MODES, "position")
         if scale is not None and not scale > 0:
             raise ValueError(f"scale must be positive. Received: scale={scale!r}.")
         if position == "learned" and max_length is None:
@@ -133,7 +132,7 @@ vectors can feed a narrow model (the factorised embedding of Lan et al.,
     def call(self, inputs, mask=None, training=None, return_attention_scores=False):
         tokens = self.token_embedding(inputs)
         length = ops.shape(inputs)[1]
-        if self.position != "learned":
+        if self.scales_tokens:
             tokens = tokens * ops.cast(self.token_scale, tokens.dtype)
         if self.projection is not None:
             tokens = self.projection(tokens)
@@ -147,6 +146,11 @@ vectors can feed a narrow model (the factorised embedding of Lan et al.,
     def model_dim(self):
         """The width of the outputs (`output_dim`, or `embedding_dim`)."""
         return self.output_dim or self.embedding_dim
+
+    @property
+    def scales_tokens(self):
+        """Whether the token embeddings are multiplied by `token_scale` (all modes but learned)."""
+        return self.position != "learned"
 
     @property
     def token_scale(self):

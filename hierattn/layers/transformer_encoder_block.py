@@ -2,7 +2,7 @@
 
 import keras
 
-from hierattn.layers._attention_utils import check_dropout, check_positive_int
+from hierattn.layers._attention_utils import check_choice, check_dropout, check_positive_int
 from hierattn.layers.multi_head_attention import POSITION_BIASES, MultiHeadAttention
 
 
@@ -75,10 +75,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         check_positive_int(ff_dim, "ff_dim")
         check_dropout(dropout)
         check_dropout(attention_dropout)
-        if position_bias not in POSITION_BIASES:
-            raise ValueError(
-                f"position_bias must be one of {POSITION_BIASES}. Received: position_bias={position_bias!r}."
-            )
+        check_choice(position_bias, POSITION_BIASES, "position_bias")
         self.num_heads = num_heads
         self.ff_dim = ff_dim
         self.dropout = dropout

@@ -3,6 +3,7 @@
 import keras
 
 from hierattn.layers import BahdanauAttention, ContextAttention, LuongAttention
+from hierattn.layers._attention_utils import check_choice
 from hierattn.models._common import check_common, classifier_head, recurrent
 
 ATTENTIONS = ("bahdanau", "luong-dot", "luong-general", "luong-concat", "context")
@@ -45,8 +46,7 @@ def build_rnn(
         probabilities; the attention layer is named `attention`.
     """
     check_common(vocab_size, num_classes, embedding_dim, dropout)
-    if attention not in ATTENTIONS:
-        raise ValueError(f"attention must be one of {ATTENTIONS}. Received: attention={attention!r}.")
+    check_choice(attention, ATTENTIONS, "attention")
     tokens = keras.Input((None,), dtype="int32", name="tokens")
     x = keras.layers.Embedding(vocab_size, embedding_dim, mask_zero=True, name="embedding")(tokens)
     if dropout:

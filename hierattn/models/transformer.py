@@ -3,6 +3,7 @@
 import keras
 
 from hierattn.layers import ContextAttention, TokenAndPositionEmbedding, TransformerEncoderBlock
+from hierattn.layers._attention_utils import check_choice
 from hierattn.models._common import check_common, classifier_head
 
 POOLINGS = ("attention", "mean")
@@ -70,13 +71,11 @@ def build_transformer(
         probabilities; the pooling layer is named `attention_pooling`.
     """
     check_common(vocab_size, num_classes, embedding_dim, dropout)
-    if pooling not in POOLINGS:
-        raise ValueError(f"pooling must be one of {POOLINGS}. Received: pooling={pooling!r}.")
+    check_choice(pooling, POOLINGS, "pooling")
     width = model_dim or embedding_dim
     if width % num_heads:
         raise ValueError(f"the model width ({width}) must be divisible by num_heads ({num_heads}).")
-    if position not in TRANSFORMER_POSITIONS:
-        raise ValueError(f"position must be one of {TRANSFORMER_POSITIONS}. Received: position={position!r}.")
+    check_choice(position, TRANSFORMER_POSITIONS, "position")
     tokens = keras.Input((None,), dtype="int32", name="tokens")
     alibi = position == "alibi"
     x = TokenAndPositionEmbedding(vocab_size, embedding_dim, max_length=max_len, position="none" if alibi else position,
