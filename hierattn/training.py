@@ -76,6 +76,7 @@ class TrainConfig:
     teacher: str = "none"
     teacher_weight: float = 0.5
     distill_unlabeled: bool = False
+    adversarial: float = 0.0
     limit: int = None
     model_options: dict = dataclasses.field(default_factory=dict)
 
@@ -105,6 +106,8 @@ class TrainConfig:
         for name in ("epochs", "batch_size", "embedding_dim"):
             if getattr(self, name) < 1:
                 raise HierattnError(f"{name} must be at least 1")
+        if not self.adversarial >= 0.0:
+            raise HierattnError("the adversarial perturbation size must be 0 (off) or positive")
         if not 0.0 <= self.label_smoothing < 1.0:
             raise HierattnError("label smoothing must be in [0, 1)")
         if self.limit is not None and self.limit < 4:
@@ -182,16 +185,18 @@ def learning_rate(config, train_documents):
     )
 
 
-def make_train_dataset(x, y, batch_size, seed, num_classes):
+def make_train_dataset(x, y, batch_size, seed, num_classes, first_epoch=0):
     """A `tf.data.Dataset` of length-bucketed, padding-trimmed batches.
 
-    A new shuffle every epoch (seeded by `seed` and the epoch number). `y` is
-    integer labels `(n,)` or target distributions `(n, num_classes)`.
+    A new shuffle every epoch (seeded by `seed` and the epoch number, counted
+    from `first_epoch`, so a resumed run sees the batches it would have seen
+    without the interruption). `y` is integer labels `(n,)` or target
+    distributions `(n, num_classes)`.
     """
     lengths = document_lengths(x)
     steps = -(-len(x) // batch_size)
     targets = np.asarray(y, np.float32) if np.ndim(y) == 2 else np.eye(num_classes, dtype=np.float32)[y]
-    epoch = [0]
+    epoch = [first_epoch]
 
     def batches():
         for index in bucket_batches(lengths, batch_size, seed=seed + epoch[0]):
@@ -265,12 +270,12 @@ def set_embeddings(model, matrix):
     target.set_weights([matrix.astype(np.float32)])
 
 
-def _best_so_far(history_file, monitor):
+def _history(history_file):
+    """The rows of a run's history.csv, one per finished epoch (none yet: [])."""
     if not history_file.exists():
-        return None
+        return []
     with open(history_file, newline="") as f:
-        values = [float(row[monitor]) for row in csv.DictReader(f) if row.get(monitor)]
-    return min(values) if values else None
+        return list(csv.DictReader(f))
 
 
 TEACHER_NAMES = {"tfidf": "TF-IDF + LR", "nblr": "NB-LR 1-3 grams"}
@@ -344,6 +349,8 @@ def train(train_data, test_data, config, output, unlabeled=None, resume=False, d
     import keras
     import tensorflow as tf
 
+    from hierattn.adversarial import AdversarialTrainer
+
     output = pathlib.Path(output)
     resuming = ensure_new_or_resumable(output, resume)
     if resuming:
@@ -394,7 +401,8 @@ def train(train_data, test_data, config, output, unlabeled=None, resume=False, d
         if config.freeze_embeddings:  # keep the pretrained vectors as they are
             layer = model.get_layer("embedding")
             getattr(layer, "token_embedding", layer).trainable = False  # (a projection still trains)
-        model.compile(
+        trainer = AdversarialTrainer(model, config.adversarial) if config.adversarial else model
+        trainer.compile(
             optimizer=keras.optimizers.Adam(learning_rate(config, len(x_fit)), clipnorm=1.0),
             loss=keras.losses.CategoricalCrossentropy(label_smoothing=config.label_smoothing),
             metrics=[keras.metrics.CategoricalAccuracy(name="accuracy")],
@@ -402,20 +410,22 @@ def train(train_data, test_data, config, output, unlabeled=None, resume=False, d
     checkpoints = output / "checkpoints"
     checkpoints.mkdir(exist_ok=True)
     best_weights = checkpoints / "best.weights.h5"
+    history = _history(output / "history.csv") if resuming else []
+    best_so_far = min((float(row["val_loss"]) for row in history if row.get("val_loss")), default=None)
     callbacks = list(callbacks or [])
     callbacks[:0] = [
         keras.callbacks.BackupAndRestore(str(checkpoints / "backup")),
         keras.callbacks.ModelCheckpoint(
             str(best_weights), monitor="val_loss", save_best_only=True, save_weights_only=True,
-            initial_value_threshold=_best_so_far(output / "history.csv", "val_loss"),
+            initial_value_threshold=best_so_far,
         ),
         keras.callbacks.EarlyStopping(monitor="val_loss", patience=config.patience),
         keras.callbacks.CSVLogger(str(output / "history.csv"), append=resuming),
         keras.callbacks.TensorBoard(str(output / "logs")),
     ]
     log(f"training {config.model} on {len(x_fit):,} documents, validating on {len(x_val):,}")
-    model.fit(
-        make_train_dataset(x_fit, targets, config.batch_size, config.seed, num_classes),
+    trainer.fit(
+        make_train_dataset(x_fit, targets, config.batch_size, config.seed, num_classes, first_epoch=len(history)),
         validation_data=make_eval_dataset(x_val, y_val, config.batch_size * 4, num_classes),
         epochs=config.epochs,
         callbacks=callbacks,
@@ -424,7 +434,7 @@ def train(train_data, test_data, config, output, unlabeled=None, resume=False, d
     )
     training_seconds = time.perf_counter() - started
     if best_weights.exists():
-        model.load_weights(str(best_weights))
+        trainer.load_weights(str(best_weights))
 
     metrics = {"training_seconds": round(training_seconds, 1), "train_documents": len(x_fit),
                "embeddings": read_status(output).get("embeddings")}

@@ -42,7 +42,8 @@ def test_train_csv_writes_a_run_and_says_where(trained):
     ("transformer", ["--teacher", "nblr", "--distill-unlabeled", "--model-option", "position=alibi",
                      "--model-option", "num_heads=2", "--model-option", "model_dim=4"],
      {"teacher": "nblr", "distill_unlabeled": True, "model_options": {"position": "alibi", "num_heads": 2, "model_dim": 4}}),
-    ("rnn", [], {"truncating": "post", "teacher": "none", "distill_unlabeled": False}),
+    ("rnn", ["--adversarial", "0.5"], {"truncating": "post", "teacher": "none", "distill_unlabeled": False,
+                                       "adversarial": 0.5}),
 ])
 def test_train_other_models(tiny_csv, tmp_path, model, extra, expected):
     result = invoke("train", "csv", tiny_csv[0], "--model", model, "--attention", "luong-concat", "--max-len", "16",

@@ -11,7 +11,7 @@ from conftest import TINY_OPTIONS
 from hierattn.data import load_table
 from hierattn.errors import HierattnError
 from hierattn.runs import RunError, load_run
-from hierattn.training import TrainConfig, learning_rate, train
+from hierattn.training import TrainConfig, learning_rate, make_train_dataset, train
 
 
 def tiny_config(model="han", **kwargs):
@@ -62,9 +62,9 @@ def test_teacher_soft_targets_are_used_for_training(data, tmp_path, monkeypatch)
     seen = {}
     original = training.make_train_dataset
 
-    def spy(x, y, *args):
+    def spy(x, y, *args, **kwargs):
         seen["targets"] = y
-        return original(x, y, *args)
+        return original(x, y, *args, **kwargs)
 
     monkeypatch.setattr(training, "make_train_dataset", spy)
     messages = []
@@ -93,7 +93,9 @@ class StopAfterFirstEpoch(keras.callbacks.Callback):
         raise KeyboardInterrupt
 
 
-def test_interrupted_run_resumes_and_never_overwrites(data, tmp_path):
+def test_interrupted_run_resumes_and_never_overwrites(data, tmp_path, monkeypatch):
+    import hierattn.training as training
+
     train_data, test_data = data
     output = tmp_path / "run"
     config = tiny_config("han", epochs=3, patience=5)
@@ -104,7 +106,16 @@ def test_interrupted_run_resumes_and_never_overwrites(data, tmp_path):
         load_run(output)
     with pytest.raises(RunError, match="already exists and is not empty"):
         train(train_data, test_data, config, output, log=lambda m: None, verbose=0)
+    first_epochs = []
+    original = training.make_train_dataset
+
+    def spy(*args, first_epoch=0):
+        first_epochs.append(first_epoch)
+        return original(*args, first_epoch=first_epoch)
+
+    monkeypatch.setattr(training, "make_train_dataset", spy)
     run = train(train_data, test_data, config, output, resume=True, log=lambda m: None, verbose=0)
+    assert first_epochs == [1]  # the shuffles continue with the second epoch's
     epochs = [line.split(",")[0] for line in (output / "history.csv").read_text().strip().splitlines()[1:]]
     assert epochs == ["0", "1", "2"]  # the first epoch was not run again
     assert run.metrics["test"]["documents"] == 40
@@ -127,9 +138,9 @@ def test_unlabeled_texts_train_on_the_teachers_probabilities(data, tmp_path, mon
     seen = {}
     original = training.make_train_dataset
 
-    def spy(x, y, *args):
+    def spy(x, y, *args, **kwargs):
         seen["x"], seen["targets"] = x, y
-        return original(x, y, *args)
+        return original(x, y, *args, **kwargs)
 
     monkeypatch.setattr(training, "make_train_dataset", spy)
     train_data, test_data = data
@@ -163,6 +174,7 @@ def test_bad_configs_are_rejected(data, tmp_path):
         (tiny_config("transformer", teacher="bert"), "unknown teacher"),
         (tiny_config("transformer", teacher="tfidf", teacher_weight=2.0), "teacher weight"),
         (tiny_config("transformer", distill_unlabeled=True), "needs a teacher"),
+        (tiny_config("rnn", adversarial=-1.0), "adversarial perturbation size"),
     ]:
         with pytest.raises(HierattnError, match=message):
             train(train_data, None, config, tmp_path / "x", log=lambda m: None, verbose=0)
@@ -266,3 +278,26 @@ def test_model_options_are_parsed_and_checked_before_training():
         TrainConfig(model="rnn", model_options={"max_len": 5}).validate()  # a TrainConfig field, not an option
     with pytest.raises(HierattnError, match="must be divisible"):
         TrainConfig(model="transformer", embedding_dim=10).validate()
+
+
+def test_adversarial_training_saves_the_plain_model(data, tmp_path):
+    train_data, test_data = data
+    run = train(train_data, None, tiny_config("transformer", adversarial=1.0), tmp_path / "run", log=lambda m: None,
+                verbose=0)
+    reloaded = load_run(tmp_path / "run")
+    assert type(reloaded.model) is keras.Model or type(reloaded.model).__name__ == "Functional"
+    assert "AdversarialTrainer" not in (tmp_path / "run" / "model.keras").read_bytes().decode("latin-1")
+    np.testing.assert_allclose(reloaded.predict_proba(test_data.texts[:5]), run.predict_proba(test_data.texts[:5]),
+                               rtol=1e-6, atol=1e-6)
+
+
+def test_train_batches_are_reshuffled_per_epoch_and_resume_where_they_stopped():
+    x = np.arange(1, 41, dtype=np.int32).reshape(20, 2)
+    y = np.arange(20) % 2
+
+    def firsts(dataset, epochs):
+        return [[tuple(b[:, 0]) for b, _ in dataset] for _ in range(epochs)]
+
+    fresh = firsts(make_train_dataset(x, y, 4, 7, 2), 3)
+    assert fresh[0] != fresh[1] and sorted(sum(fresh[0], ())) == list(range(1, 41, 2))
+    assert firsts(make_train_dataset(x, y, 4, 7, 2, first_epoch=1), 2) == fresh[1:]
