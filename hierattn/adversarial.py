@@ -1,14 +1,18 @@
 """Adversarial training on the word embeddings (Miyato et al. 2017).
 
 Each training step adds to the loss on the batch the loss on the same batch
-with its embedded inputs moved a distance `epsilon` (L2, per document) in the
-direction that raises the loss most, to first order:
+with its embedded inputs e moved a distance `epsilon * ||e||` (L2, per
+document, padding excluded) in the direction that raises the loss most, to
+first order:
 
-    r_adv = epsilon * g / ||g||_2,   g = d loss / d embedded document
-    loss  = L(x) + L(embed(x) + r_adv)
+    r_adv = epsilon * ||e||_2 * g / ||g||_2,   g = d loss / d e
+    loss  = L(x) + L(e + r_adv)
 
 which makes the classifier flat around every training document in embedding
-space, so it cannot fit a document by one rare word's vector. Only training
+space, so it cannot fit a document by one rare word's vector. The size is
+relative to the document's own norm: with a fixed size the model escapes the
+perturbation by growing its embeddings (Miyato et al. normalise the
+embeddings for the same reason, section 2). Only training
 changes: the trained model is the plain model, saved and loaded as usual.
 
 Reference:
@@ -58,7 +62,8 @@ class AdversarialTrainer(keras.Model):
 
     Args:
         model: The classifier to train.
-        epsilon: Size (L2 norm per document) of the perturbation.
+        epsilon: Size of the perturbation, as a fraction of the L2 norm of
+            each document's (unpadded) embedded words.
         layer: Name of the layer whose outputs are perturbed (the embedding).
         **kwargs: Base `keras.Model` keyword arguments.
 
@@ -70,7 +75,7 @@ class AdversarialTrainer(keras.Model):
         The model's outputs.
     """
 
-    def __init__(self, model, epsilon=5.0, layer="embedding", **kwargs):
+    def __init__(self, model, epsilon=0.05, layer="embedding", **kwargs):
         super().__init__(**kwargs)
         if not epsilon > 0:
             raise ValueError(f"epsilon must be positive. Received: epsilon={epsilon!r}.")
@@ -95,7 +100,8 @@ class AdversarialTrainer(keras.Model):
             `(y_pred, loss, gradients, r_adv)`: the predictions and loss
             without perturbation, the loss's gradients for
             `trainable_weights`, and `r_adv`, shaped like the perturbed
-            layer's outputs, of L2 norm `epsilon` per document.
+            layer's outputs, of L2 norm `epsilon` times the outputs' norm per
+            document (zero at padding).
         """
         import tensorflow as tf
 
@@ -109,9 +115,15 @@ class AdversarialTrainer(keras.Model):
             y_pred, loss = self._loss(x, y, sample_weight, record)
             scaled = self.optimizer.scale_loss(loss) if self.optimizer is not None else loss
         gradients, direction = tape.gradient(scaled, [self.trainable_weights, seen[0]])
+        outputs = seen[0]
+        mask = self.perturbed.compute_mask(x)
+        if mask is not None:  # padded positions neither count in the norm nor get perturbed
+            mask = tf.cast(mask, outputs.dtype)[..., None]
+            outputs, direction = outputs * mask, direction * mask
         axes = list(range(1, len(direction.shape)))
-        norm = tf.sqrt(tf.reduce_sum(tf.square(direction), axis=axes, keepdims=True))
-        return y_pred, loss, gradients, tf.stop_gradient(self.epsilon * direction / (norm + 1e-12))
+        norm = lambda t: tf.sqrt(tf.reduce_sum(tf.square(t), axis=axes, keepdims=True))  # noqa: E731
+        r_adv = self.epsilon * norm(outputs) * direction / (norm(direction) + 1e-12)
+        return y_pred, loss, gradients, tf.stop_gradient(r_adv)
 
     def adversarial_loss(self, x, y, r_adv, sample_weight=None):
         """The loss with `r_adv` added to the perturbed layer's outputs."""

@@ -78,8 +78,9 @@ def train_options(function):
                      help="Also train on the unlabelled texts (IMDB unsup), with the teacher's probabilities "
                           "as targets."),
         click.option("--adversarial", type=click.FloatRange(0), default=None, metavar="EPS",
-                     help="Adversarial training: also fit each batch with its word embeddings moved EPS (L2 per "
-                          "document) in the direction that raises the loss most (Miyato et al. 2017; 0 = off)."),
+                     help="Adversarial training: also fit each batch with each document's embedded words moved by EPS "
+                          "times their L2 norm, in the direction that raises the loss most (Miyato et al. 2017; "
+                          "e.g. 0.05; 0 = off)."),
         click.option("--model-option", "model_option", multiple=True, metavar="KEY=VALUE",
                      help="A model builder argument, e.g. num_layers=2 or position=alibi (repeatable; see "
                           "README, Models)."),

@@ -27,16 +27,20 @@ def compiled(model, epsilon=1.0):
     return trainer
 
 
-def test_perturbation_has_norm_epsilon_per_document_and_raises_the_loss_most(rng):
-    trainer = compiled(tiny_transformer(), epsilon=2.0)
+def test_perturbation_is_relative_to_each_document_and_raises_the_loss_most(rng):
+    model = tiny_transformer()
+    trainer = compiled(model, epsilon=0.1)
     x, y = batch(rng)
     _, loss, _, r_adv = trainer.perturbation(x, y)
+    r_adv = np.asarray(r_adv)
     assert r_adv.shape == (8, 12, 16)
-    np.testing.assert_allclose(np.sqrt((np.asarray(r_adv) ** 2).sum(axis=(1, 2))), 2.0, rtol=1e-4)
-    np.testing.assert_allclose(np.asarray(r_adv)[x == 0], 0.0, atol=1e-7)  # padding does not reach the loss
+    embedded = np.asarray(keras.Model(model.input, model.get_layer("embedding").output)(x)) * (x != 0)[..., None]
+    np.testing.assert_allclose(np.sqrt((r_adv ** 2).sum(axis=(1, 2))),
+                               0.1 * np.sqrt((embedded ** 2).sum(axis=(1, 2))), rtol=1e-4)
+    assert not r_adv[x == 0].any()  # padding is neither counted nor perturbed
     adversarial = float(trainer.adversarial_loss(x, y, r_adv))
     random = np.asarray(rng.normal(size=r_adv.shape), dtype="float32") * (x != 0)[..., None]
-    random *= 2.0 / np.sqrt((random ** 2).sum(axis=(1, 2), keepdims=True))
+    random *= np.sqrt((r_adv ** 2).sum(axis=(1, 2), keepdims=True) / (random ** 2).sum(axis=(1, 2), keepdims=True))
     assert adversarial > float(trainer.adversarial_loss(x, y, random)) and adversarial > float(loss)
 
 
