@@ -142,7 +142,7 @@ def train_imdb(data, no_unsup, **options):
     from hierattn.data import load_imdb
 
     config = _config(options)
-    wanted = options["resume"] or config.pretrain != "none" or config.distill_unlabeled
+    wanted = options["resume"] or config.uses_unlabeled
     splits = ("train", "test", "unsup") if wanted and not no_unsup else ("train", "test")
     datasets = load_imdb(data, splits=splits)
     unlabeled = datasets["unsup"].texts if "unsup" in datasets else None
@@ -154,20 +154,30 @@ def train_imdb(data, no_unsup, **options):
 @click.option("--test", "test_path", type=click.Path(), default=None, help="Labelled test file, evaluated once at the end.")
 @click.option("--text-column", default=None, help="Default: text, review, sentence, content, document or body.")
 @click.option("--label-column", default=None, help="Default: label, labels, sentiment, class, category, target or y.")
+@click.option("--unlabeled", "unlabeled_path", type=click.Path(dir_okay=False), default=None,
+              help="Unlabelled texts (a text file, one per line, or a table's --text-column) for word2vec and "
+                   "--distill-unlabeled.")
 @train_options
 @friendly_errors
-def train_csv(path, test_path, text_column, label_column, **options):
+def train_csv(path, test_path, text_column, label_column, unlabeled_path, **options):
     """Train on any CSV / TSV / JSON-lines file of texts and labels."""
     from hierattn.data import load_table
+    from hierattn.scoring import read_texts
 
     config = _config(options)
+    if unlabeled_path and not options["resume"] and not config.uses_unlabeled:
+        raise click.UsageError("--unlabeled texts would go unused: they feed word2vec (--pretrain word2vec, "
+                               "without --vectors) and --distill-unlabeled")
     train_data, report = load_table(path, text_column, label_column)
     _report_rows(path, report)
     test_data = None
     if test_path:
         test_data, test_report = load_table(test_path, text_column, label_column, label_map=train_data.label_map)
         _report_rows(test_path, test_report)
-    _run_training(options, config, pathlib.Path(path).stem, train_data, test_data)
+    unlabeled = read_texts(unlabeled_path, text_column) if unlabeled_path else None
+    if unlabeled:
+        click.echo(f"{unlabeled_path}: {len(unlabeled):,} unlabelled texts")
+    _run_training(options, config, pathlib.Path(path).stem, train_data, test_data, unlabeled)
 
 
 def _report_rows(path, report):

@@ -54,6 +54,25 @@ def iter_text_chunks(source, text_column=None, chunk_size=2000, stream=None):
         yield from _line_chunks(f, chunk_size)
 
 
+def read_texts(source, text_column=None):
+    """All non-blank texts of a file (see `iter_text_chunks`), e.g. unlabelled texts for word2vec.
+
+    Args:
+        source: A CSV/TSV/JSON-lines file or a text file (one text per line).
+        text_column: Column of the texts in a table file.
+
+    Returns:
+        A list of strings.
+
+    Raises:
+        DataError: If the file is missing or holds no text.
+    """
+    texts = [t for chunk in iter_text_chunks(source, text_column) for t in chunk if t.strip()]
+    if not texts:
+        raise DataError(f"{source}: no texts found")
+    return texts
+
+
 def score_to_csv(run, chunks, output, progress=True):
     """Writes one CSV row per text: row number, predicted label, probabilities.
 

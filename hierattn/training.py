@@ -118,6 +118,11 @@ class TrainConfig:
     def mode(self):
         return "hierarchical" if self.model == "han" else "flat"
 
+    @property
+    def uses_unlabeled(self):
+        """Whether unlabelled texts would be used: by word2vec (not with `vectors`) or for distillation."""
+        return self.distill_unlabeled or (self.pretrain == "word2vec" and not self.vectors)
+
 
 def parse_options(pairs):
     """Parses `KEY=VALUE` strings into a dict; values are JSON when they parse

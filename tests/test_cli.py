@@ -8,6 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from hierattn.cli import main
+from hierattn.data import TextEncoder
 
 TINY = ["--epochs", "1", "--batch-size", "16", "--embedding-dim", "8", "--pretrain", "none"]
 
@@ -54,6 +55,26 @@ def test_train_other_models(tiny_csv, tmp_path, model, extra, expected):
     assert config["model"] == model
     for key, value in expected.items():
         assert value.items() <= config[key].items() if isinstance(value, dict) else config[key] == value, key
+
+
+def test_train_csv_unlabeled_texts_reach_word2vec_and_the_vocabulary(tiny_csv, tmp_path):
+    # "zyzzyva" occurs only in the unlabelled file: it joins the vocabulary only if those texts are used.
+    (tmp_path / "extra.txt").write_text("A zyzzyva film. Really zyzzyva!\n\n" * 30)
+    base = ["train", "csv", tiny_csv[0], "--unlabeled", tmp_path / "extra.txt", "--epochs", "1", "--batch-size", "16",
+            "--embedding-dim", "8", "--model", "transformer", "--max-len", "16"]
+    result = invoke(*base, "--output", tmp_path / "w2v")
+    assert result.exit_code == 0, result.output
+    assert "30 unlabelled texts" in result.output and "on 174 texts" in result.output  # 144 training + 30
+    assert "unlabelled" in json.loads((tmp_path / "w2v" / "run.json").read_text())["embeddings"]["source"]
+    result = invoke(*base, "--pretrain", "none", "--teacher", "tfidf", "--distill-unlabeled", "--output", tmp_path / "d")
+    assert result.exit_code == 0, result.output
+    assert "zyzzyva" in TextEncoder.load(tmp_path / "d" / "encoder").vocabulary
+    unused = invoke(*base, "--pretrain", "none", "--output", tmp_path / "unused")
+    assert "--unlabeled texts would go unused" in one_line_error(unused, code=2)
+    (tmp_path / "blank.txt").write_text("\n  \n")
+    blank = invoke(*base, "--unlabeled", tmp_path / "blank.txt", "--output", tmp_path / "blank")
+    assert "no texts found" in one_line_error(blank)
+    assert not (tmp_path / "unused").exists() and not (tmp_path / "blank").exists()
 
 
 def test_predict_text_file_and_stdin(trained, tmp_path):

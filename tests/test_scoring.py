@@ -9,7 +9,7 @@ import pytest
 from conftest import TINY_OPTIONS
 from hierattn.data import LabelMap, TextDataset, load_table
 from hierattn.errors import DataError
-from hierattn.scoring import evaluate_run, iter_text_chunks, score_to_csv
+from hierattn.scoring import evaluate_run, iter_text_chunks, read_texts, score_to_csv
 from hierattn.training import TrainConfig, train
 
 
@@ -29,6 +29,15 @@ def test_text_file_csv_and_stream_chunks(tmp_path):
     assert list(iter_text_chunks(None, stream=io.StringIO("a\nb\n"), chunk_size=1)) == [["a"], ["b"]]
     with pytest.raises(DataError, match="no such file"):
         list(iter_text_chunks(tmp_path / "missing.txt"))
+
+
+def test_read_texts_skips_blank_ones(tmp_path):
+    (tmp_path / "t.csv").write_text("id,review,note\n1,good,x\n2,,y\n3,  ,z\n4,bad,w\n")
+    assert read_texts(tmp_path / "t.csv") == ["good", "bad"]
+    assert read_texts(tmp_path / "t.csv", "note") == ["x", "y", "z", "w"]
+    (tmp_path / "blank.txt").write_text("\n \n")
+    with pytest.raises(DataError, match="no texts found"):
+        read_texts(tmp_path / "blank.txt")
 
 
 def test_scores_every_row_in_chunks(run, tmp_path):
