@@ -10,7 +10,7 @@ Three measurements, model only (reviews already encoded; tokenizing excluded):
    with the same sizes, on a batch of 32 x 220 x 128.
 
 Usage:
-    python benchmarks/bench_transformer_speed.py RUN_DIR [--n 2000] \
+    python benchmarks/bench_transformer_speed.py RUN_DIR [--n 2000] [--shapes 128/256/4,64/128/2] \
         [--data ../shared/datasets/aclImdb_v1.tar.gz]
 """
 
@@ -27,7 +27,7 @@ import numpy as np  # noqa: E402
 from hierattn.corpus import open_corpus  # noqa: E402
 from hierattn.runs import load_run, predict_batches  # noqa: E402
 
-SHAPES = ((128, 256, 4), (96, 192, 4), (64, 128, 4), (64, 128, 2))  # d, FFN, heads
+SHAPES = "128/256/4,128/256/2,128/128/2,96/192/4,64/128/4,64/128/2"  # d / FFN / heads
 
 
 def reviews_per_second(model, x, batch_size=32):
@@ -49,8 +49,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run")
     parser.add_argument("--n", type=int, default=2000)
+    parser.add_argument("--shapes", default=SHAPES, help="Comma-separated d/FFN/heads of the fresh models.")
     parser.add_argument("--data", default="../shared/datasets/aclImdb_v1.tar.gz")
     args = parser.parse_args()
+    shapes = [tuple(int(n) for n in shape.split("/")) for shape in args.shapes.split(",")]
 
     import keras
     import tensorflow as tf
@@ -70,7 +72,7 @@ def main():
 
     print("\n2. fresh models (1 pre-norm block), reviews/s at batch 32\n")
     print(f"| d / FFN / heads | max_len {x.shape[1]} | max_len 256 |\n| --- | --- | --- |")
-    for dim, ff, heads in SHAPES:
+    for dim, ff, heads in shapes:
         model = build_transformer(len(run.encoder.vocabulary), 2, max_len=x.shape[1], embedding_dim=dim, ff_dim=ff,
                                   num_heads=heads, num_layers=1, norm_first=True)
         print(f"| {dim} / {ff} / {heads} | {reviews_per_second(model, x):.0f} | "
