@@ -11,8 +11,8 @@ memory in its own pool (the BFC allocator it uses on GPUs) instead of handing
 every large block back to the operating system and faulting it in again.
 On this project's 2-core benchmark machine that cut training time by 10-33%
 and made the Transformer's prediction 1.3-1.7x as fast, with identical
-outputs and a larger peak memory (BENCHMARKS.md, "CPU memory allocator"). Set the variable to
-`false` beforehand to keep TensorFlow's default.
+outputs and a larger peak memory (BENCHMARKS.md, "CPU memory allocator").
+Set the variable to `false` beforehand to keep TensorFlow's default.
 """
 
 import os as _os
