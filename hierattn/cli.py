@@ -1,24 +1,53 @@
 """The `hierattn` command line (also run as `python cli.py`).
 
 The CLI only parses options and calls the library; errors a user can fix are
-printed as one line with a non-zero exit code.
+printed as one line with a non-zero exit code. Process-wide settings (the
+TensorFlow allocator, its C++ logging, warnings) are chosen here, by the
+application, and only when it runs as a program (`main`), never on import.
 """
 
-import dataclasses
 import functools
-import logging
+import math
 import os
 import pathlib
 import sys
+import warnings
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-# tf.function retracing notices are expected (batches have varying lengths).
-logging.getLogger("tensorflow").setLevel(logging.ERROR)
+import click
 
-import click  # noqa: E402
+from hierattn import __version__
+from hierattn.errors import HierattnError
 
-from hierattn import __version__  # noqa: E402
-from hierattn.errors import HierattnError  # noqa: E402
+
+def configure_process(verbose=False):
+    """The process-wide settings of the `hierattn` program (not of the library).
+
+    * `TF_CPU_ALLOCATOR_USE_BFC=true` unless set: TensorFlow pools freed CPU
+      tensor memory instead of handing large blocks back to the operating
+      system (BENCHMARKS.md, "CPU memory allocator").
+    * Without `verbose`: TensorFlow's C++ log lines (written straight to file
+      descriptor 2, e.g. `failed call to cuInit` on a machine without a GPU)
+      are discarded, Python's own `sys.stderr` keeps the real standard error,
+      and library warnings are not shown (the CLI reports what matters itself).
+    """
+    os.environ.setdefault("TF_CPU_ALLOCATOR_USE_BFC", "true")
+    if verbose:
+        return
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    warnings.simplefilter("ignore")
+    import logging
+
+    logging.getLogger("tensorflow").setLevel(logging.ERROR)
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+    except (OSError, AttributeError, ValueError):  # no real file descriptor 2 (embedded use)
+        return
+    os.dup2(devnull, 2)
+    os.close(devnull)
+    sys.stderr = open(saved, "w", encoding=getattr(sys.stderr, "encoding", None) or "utf-8",
+                      errors="backslashreplace", buffering=1, closefd=True)
 
 
 def friendly_errors(command):
@@ -31,16 +60,48 @@ def friendly_errors(command):
         except HierattnError as error:
             raise click.ClickException(str(error)) from None
         except KeyboardInterrupt:
-            click.echo("\ninterrupted", err=True)
+            click.echo("\nError: interrupted", err=True)
             sys.exit(130)
 
     return wrapper
 
 
+class PositiveFloat(click.ParamType):
+    """A finite float above `minimum` (NaN and infinities are refused)."""
+
+    name = "float"
+
+    def __init__(self, minimum=0.0, maximum=math.inf, min_open=True, max_open=False):
+        self.minimum, self.maximum, self.min_open, self.max_open = minimum, maximum, min_open, max_open
+
+    def convert(self, value, param, ctx):
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number.", param, ctx)
+        low_ok = number > self.minimum if self.min_open else number >= self.minimum
+        high_ok = number < self.maximum if self.max_open else number <= self.maximum
+        if not math.isfinite(number) or not (low_ok and high_ok):
+            low = f"{'>' if self.min_open else '>='} {self.minimum:g}"
+            high = "" if math.isinf(self.maximum) else f" and {'<' if self.max_open else '<='} {self.maximum:g}"
+            self.fail(f"{value!r} is not a finite number {low}{high}.", param, ctx)
+        return number
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="hierattn")
-def main():
+@click.option("-v", "--verbose", is_flag=True,
+              help="Also show TensorFlow's own log lines and library warnings.")
+@click.pass_context
+def cli(ctx, verbose):
     """hierattn: attention-based document classification you can explain."""
+    if ctx.obj and ctx.obj.get("program"):
+        configure_process(verbose)
+
+
+def main(args=None):
+    """The `hierattn` program: the CLI with the program's process settings."""
+    cli.main(args=args, obj={"program": True}, prog_name="hierattn")
 
 
 def train_options(function):
@@ -51,7 +112,7 @@ def train_options(function):
                      help="Attention of the recurrent model (--model rnn)."),
         click.option("--epochs", type=click.IntRange(1), default=None, help="Maximum epochs (early stopping on validation loss)."),
         click.option("--batch-size", type=click.IntRange(1), default=None),
-        click.option("--learning-rate", type=click.FloatRange(0, min_open=True), default=None),
+        click.option("--learning-rate", type=PositiveFloat(), default=None),
         click.option("--lr-schedule", type=click.Choice(["constant", "cosine"]), default=None,
                      help="cosine: 10% warm-up, then cosine decay to 0 over --epochs."),
         click.option("--max-sentences", type=click.IntRange(1), default=None, help="Default: 95th percentile of the training data."),
@@ -62,7 +123,7 @@ def train_options(function):
                           "(pre), or the first quarter and the last three quarters (head_tail)."),
         click.option("--embedding-dim", type=click.IntRange(1), default=None),
         click.option("--seed", type=int, default=None),
-        click.option("--label-smoothing", type=click.FloatRange(0, 1, max_open=True), default=None),
+        click.option("--label-smoothing", type=PositiveFloat(0, 1, min_open=False, max_open=True), default=None),
         click.option("--pretrain", type=click.Choice(["word2vec", "none"]), default=None,
                      help="Initialise embeddings with word2vec trained on the training (and unlabelled) texts."),
         click.option("--vectors", type=click.Path(dir_okay=False), default=None,
@@ -72,12 +133,12 @@ def train_options(function):
         click.option("--teacher", type=click.Choice(["tfidf", "nblr", "none"]), default=None,
                      help="n-gram teacher for distillation: TF-IDF 1-2 grams + logistic regression (tfidf) or "
                           "NB-weighted logistic regression on 1-3 grams (nblr)."),
-        click.option("--teacher-weight", type=click.FloatRange(0, 1), default=None,
+        click.option("--teacher-weight", type=PositiveFloat(0, 1, min_open=False), default=None,
                      help="Share of the teacher's out-of-fold probabilities in the labelled texts' targets."),
         click.option("--distill-unlabeled/--no-distill-unlabeled", default=None,
                      help="Also train on the unlabelled texts (IMDB unsup), with the teacher's probabilities "
                           "as targets."),
-        click.option("--adversarial", type=click.FloatRange(0), default=None, metavar="EPS",
+        click.option("--adversarial", type=PositiveFloat(0, min_open=False), default=None, metavar="EPS",
                      help="Adversarial training: also fit each batch with each document's embedded words moved by EPS "
                           "times their L2 norm, in the direction that raises the loss most (Miyato et al. 2017; "
                           "e.g. 0.05; 0 = off)."),
@@ -95,8 +156,16 @@ def train_options(function):
     return function
 
 
+def encoding_option(function):
+    return click.option("--encoding", default="utf-8", show_default=True,
+                        help="Text encoding of the input files / standard input (e.g. latin-1, cp1252, utf-16); "
+                             "undecodable bytes are an error, never replaced.")(function)
+
+
 def _config(options):
     """The `TrainConfig` the options describe, checked before any data is read."""
+    import dataclasses
+
     from hierattn.training import TrainConfig, parse_options
 
     names = {f.name for f in dataclasses.fields(TrainConfig)}
@@ -104,12 +173,20 @@ def _config(options):
     return TrainConfig(**values, model_options=parse_options(options["model_option"])).validate()
 
 
+def _check_output(options):
+    """Refuses a run directory that cannot be written, before any data is read."""
+    from hierattn.runs import ensure_new_or_resumable
+
+    if options["resume"] and not options["output"]:
+        raise click.UsageError("--resume needs --output RUN_DIR (the run to continue)")
+    if options["output"]:
+        ensure_new_or_resumable(options["output"], options["resume"])
+
+
 def _run_training(options, config, dataset_name, train_data, test_data, unlabeled=None):
     from hierattn.runs import new_run_dir
     from hierattn.training import train
 
-    if options["resume"] and not options["output"]:
-        raise click.UsageError("--resume needs --output RUN_DIR (the run to continue)")
     output = pathlib.Path(options["output"]) if options["output"] else new_run_dir(options["runs_dir"], config.model, dataset_name)
     click.echo(f"run directory: {output}")
     run = train(train_data, test_data, config, output, unlabeled=unlabeled, resume=options["resume"],
@@ -126,7 +203,7 @@ def _print_metrics(metrics):
             click.echo(f"{split}: accuracy {m['accuracy']:.4f}, macro-F1 {m['macro_f1']:.4f} ({m['documents']:,} documents)")
 
 
-@main.group()
+@cli.group()
 def train():
     """Train a classifier (HAN by default) and write a run directory."""
 
@@ -139,12 +216,16 @@ def train():
 @friendly_errors
 def train_imdb(data, no_unsup, **options):
     """Train on IMDB: official train split (validation carved out of it), test split evaluated once."""
-    from hierattn.data import load_imdb
+    from hierattn.data import load_imdb, locate_imdb
+    from hierattn.training import check_model_options, limit_imdb
 
     config = _config(options)
+    _check_output(options)
+    source = locate_imdb(data)
+    check_model_options(config)
     wanted = options["resume"] or config.uses_unlabeled
     splits = ("train", "test", "unsup") if wanted and not no_unsup else ("train", "test")
-    datasets = load_imdb(data, splits=splits)
+    datasets = limit_imdb(load_imdb(source, splits=splits), config.limit, config.seed)
     unlabeled = datasets["unsup"].texts if "unsup" in datasets else None
     _run_training(options, config, "imdb", datasets["train"], datasets["test"], unlabeled)
 
@@ -157,24 +238,27 @@ def train_imdb(data, no_unsup, **options):
 @click.option("--unlabeled", "unlabeled_path", type=click.Path(dir_okay=False), default=None,
               help="Unlabelled texts (a text file, one per line, or a table's --text-column) for word2vec and "
                    "--distill-unlabeled.")
+@encoding_option
 @train_options
 @friendly_errors
-def train_csv(path, test_path, text_column, label_column, unlabeled_path, **options):
+def train_csv(path, test_path, text_column, label_column, unlabeled_path, encoding, **options):
     """Train on any CSV / TSV / JSON-lines file of texts and labels."""
     from hierattn.data import load_table
     from hierattn.scoring import read_texts
 
     config = _config(options)
+    _check_output(options)
     if unlabeled_path and not options["resume"] and not config.uses_unlabeled:
         raise click.UsageError("--unlabeled texts would go unused: they feed word2vec (--pretrain word2vec, "
                                "without --vectors) and --distill-unlabeled")
-    train_data, report = load_table(path, text_column, label_column)
+    train_data, report = load_table(path, text_column, label_column, encoding=encoding)
     _report_rows(path, report)
     test_data = None
     if test_path:
-        test_data, test_report = load_table(test_path, text_column, label_column, label_map=train_data.label_map)
+        test_data, test_report = load_table(test_path, text_column, label_column, label_map=train_data.label_map,
+                                            encoding=encoding)
         _report_rows(test_path, test_report)
-    unlabeled = read_texts(unlabeled_path, text_column) if unlabeled_path else None
+    unlabeled = read_texts(unlabeled_path, text_column, encoding=encoding) if unlabeled_path else None
     if unlabeled:
         click.echo(f"{unlabeled_path}: {len(unlabeled):,} unlabelled texts")
     _run_training(options, config, pathlib.Path(path).stem, train_data, test_data, unlabeled)
@@ -185,7 +269,7 @@ def _report_rows(path, report):
                f"(text column {report['text_column']!r}, label column {report['label_column']!r})")
     if report["used"] < report["rows"]:
         click.echo(f"  skipped {report['skipped_missing_text']} without text, "
-                   f"{report['skipped_missing_label']} without a label", err=True)
+                   f"{report['skipped_missing_label']} without a label (empty, NaN, NA, null, ...)", err=True)
 
 
 def _import_tensorflow():
@@ -207,15 +291,16 @@ def _import_tensorflow():
 
 
 def _load(run_dir, runs_dir):
-    from hierattn.runs import load_run
+    from hierattn.runs import find_run, load_run
 
+    path = find_run(run_dir, runs_dir)  # a wrong path is reported before TensorFlow loads
     _import_tensorflow()
-    run = load_run(run_dir, root=runs_dir)
+    run = load_run(path)
     click.echo(f"run: {run.path}", err=True)
     return run
 
 
-@main.command()
+@cli.command()
 @click.argument("run_dir", required=False, type=click.Path())
 @click.option("--split", type=click.Choice(["test", "train"]), default="test", show_default=True,
               help="IMDB split, for runs trained on IMDB.")
@@ -224,24 +309,32 @@ def _load(run_dir, runs_dir):
 @click.option("--text-column", default=None)
 @click.option("--label-column", default=None)
 @click.option("--output", type=click.Path(dir_okay=False), default=None, help="Also write the metrics as JSON.")
+@encoding_option
 @click.option("--runs-dir", type=click.Path(file_okay=False), default="runs", show_default=True)
 @friendly_errors
-def evaluate(run_dir, split, data_path, text_column, label_column, output, runs_dir):
+def evaluate(run_dir, split, data_path, text_column, label_column, output, encoding, runs_dir):
     """Evaluate a run (the latest by default) on labelled data."""
-    from hierattn.data import load_imdb, load_table
-    from hierattn.runs import read_status
+    from hierattn.data import load_imdb, load_table, locate_imdb, read_table
+    from hierattn.data.tables import LABEL_COLUMNS, TEXT_COLUMNS, pick_column
+    from hierattn.runs import find_run, read_status
     from hierattn.scoring import TABLE_SUFFIXES, evaluate_run
 
     _refuse_existing(output)
-    run = _load(run_dir, runs_dir)
     is_table = data_path and pathlib.Path(data_path).suffix.lower() in TABLE_SUFFIXES
     if is_table:
-        dataset, report = load_table(data_path, text_column, label_column, label_map=run.label_map)
-        _report_rows(data_path, report)
-    elif read_status(run.path).get("dataset") == "imdb":
-        dataset = load_imdb(data_path, splits=(split,))[split]
+        frame = read_table(data_path, encoding=encoding)  # file and column errors come before TensorFlow's import
+        pick_column(frame.columns, text_column, TEXT_COLUMNS, "text")
+        pick_column(frame.columns, label_column, LABEL_COLUMNS, "label")
+    elif read_status(find_run(run_dir, runs_dir)).get("dataset") == "imdb":
+        source = locate_imdb(data_path)
     else:
         raise HierattnError("this run was not trained on IMDB: pass the labelled file with --data FILE")
+    run = _load(run_dir, runs_dir)
+    if is_table:
+        dataset, report = load_table(frame, text_column, label_column, label_map=run.label_map)
+        _report_rows(data_path, report)
+    else:
+        dataset = load_imdb(source, splits=(split,))[split]
     metrics = evaluate_run(run, dataset)
     click.echo(f"accuracy {metrics['accuracy']:.4f}, macro-F1 {metrics['macro_f1']:.4f} on {metrics['documents']:,} documents")
     click.echo(f"confusion matrix (rows: true, columns: predicted; {', '.join(map(str, metrics['labels']))}):")
@@ -255,44 +348,89 @@ def evaluate(run_dir, split, data_path, text_column, label_column, output, runs_
 
 
 def _refuse_existing(output):
-    if output and output != "-" and pathlib.Path(output).exists():
+    """Refuses an --output file that exists, or whose folder does not, before any work."""
+    if not output or output == "-":
+        return
+    path = pathlib.Path(output)
+    if path.exists():
         raise HierattnError(f"{output} already exists; choose another --output (nothing was overwritten)")
+    folder = path.parent
+    if not folder.is_dir():
+        raise HierattnError(f"the folder of --output {output} " + ("is a file" if folder.exists() else
+                                                                  "does not exist; create it first"))
 
 
-@main.command()
+def _texts_from(text, file_path, text_column, encoding):
+    """Chunks of texts from a file or standard input (`text == "-"`); the first is read now,
+    so that a missing or undecodable file is reported before the model loads."""
+    import itertools
+
+    from hierattn.scoring import iter_text_chunks
+
+    stream = click.get_binary_stream("stdin") if text == "-" else None
+    chunks = iter_text_chunks(file_path, text_column, stream=stream, encoding=encoding)
+    first = next(chunks, None)
+    return itertools.chain([] if first is None else [first], chunks)
+
+
+def _one_text(text):
+    if not text.strip():
+        raise HierattnError("the text is empty")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:  # undecodable bytes in the argument (kept as surrogates by Python)
+        raise HierattnError(f"the text is not valid UTF-8 (a stray byte at character {error.start + 1}); pass it in a "
+                            "file with --file FILE --encoding ENCODING") from None
+    return text
+
+
+def _check_words(run, texts):
+    wordless = [i for i, text in enumerate(texts) if not run.has_words(text)]
+    if len(wordless) == len(texts):
+        raise HierattnError(("the text has" if len(texts) == 1 else "none of the texts has") +
+                            " any word to read (only markup, punctuation or spaces)")
+    if wordless:
+        click.echo(f"skipped {len(wordless)} text(s) without words (only markup, punctuation or spaces)", err=True)
+    skipped = set(wordless)
+    return [text for i, text in enumerate(texts) if i not in skipped]
+
+
+@cli.command()
 @click.argument("args", nargs=-1)
 @click.option("--file", "file_path", type=click.Path(), default=None,
               help="Score a text file (one text per line) or a CSV/TSV/JSON-lines file (--text-column).")
 @click.option("--text-column", default=None)
 @click.option("--output", type=click.Path(dir_okay=False), default=None,
               help="CSV of predictions for --file / - (default: print to standard output).")
+@encoding_option
 @click.option("--runs-dir", type=click.Path(file_okay=False), default="runs", show_default=True)
 @friendly_errors
-def predict(args, file_path, text_column, output, runs_dir):
+def predict(args, file_path, text_column, output, encoding, runs_dir):
     """Classify text: predict [RUN] "text", predict [RUN] --file FILE, or predict [RUN] - (standard input)."""
-    from hierattn.scoring import iter_text_chunks, score_to_csv
+    from hierattn.scoring import score_to_csv
 
-    run_dir, text = _split_run_and_text(args)
+    run_dir, text = _split_run_and_text(args, file_path)
     _refuse_existing(output)
     if text is None and file_path is None:
         raise click.UsageError('give a text, --file FILE, or - for standard input')
-    run = _load(run_dir, runs_dir)
     if text is not None and text != "-":
-        if not text.strip():
-            raise HierattnError("the text is empty")
+        text = _one_text(text)
+        run = _load(run_dir, runs_dir)
+        _check_words(run, [text])
         probabilities = run.predict_proba([text])[0]
         best = int(probabilities.argmax())
         click.echo(f"predicted: {run.label_map.names[best]}")
         for name, p in zip(run.label_map.names, probabilities):
             click.echo(f"  {name}: {p:.4f}")
         return
-    chunks = iter_text_chunks(file_path, text_column, stream=click.open_file("-") if text == "-" else None)
+    chunks = _texts_from(text, file_path, text_column, encoding)
+    run = _load(run_dir, runs_dir)
     count = score_to_csv(run, chunks, output or click.open_file("-", "w"), progress=bool(output))
     if output:
         click.echo(f"scored {count:,} texts into {output}")
 
 
-@main.command()
+@cli.command()
 @click.argument("args", nargs=-1)
 @click.option("--file", "file_path", type=click.Path(), default=None,
               help="Explain every text of a file (one per line, or a CSV/TSV/JSON-lines column).")
@@ -314,10 +452,11 @@ def predict(args, file_path, text_column, output, runs_dir):
 @click.option("--random-draws", type=click.IntRange(1), default=5, show_default=True,
               help="Random orders per document for --check.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of --limit's sample and --check's random words.")
+@encoding_option
 @click.option("--runs-dir", type=click.Path(file_okay=False), default="runs", show_default=True)
 @friendly_errors
 def explain(args, file_path, dataset, split, data_path, limit, text_column, top_k, fmt, output, check, random_draws,
-            seed, runs_dir):
+            seed, encoding, runs_dir):
     """Explain predictions: explain [RUN] "text" | --file FILE | - | --dataset imdb|FILE.
 
     Prints the predicted label and probabilities, the top-k most attended
@@ -327,9 +466,8 @@ def explain(args, file_path, dataset, split, data_path, limit, text_column, top_
     corpus per predicted class. --check measures whether the weights matter.
     """
     from hierattn.explain import Explainer
-    from hierattn.scoring import iter_text_chunks
 
-    run_dir, text = _split_run_and_text(args)
+    run_dir, text = _split_run_and_text(args, file_path)
     _refuse_existing(output)
     if dataset is not None:
         if text is not None or file_path is not None:
@@ -338,17 +476,22 @@ def explain(args, file_path, dataset, split, data_path, limit, text_column, top_
 
         _refuse_existing(output and str(documents_path(output)))
         _refuse_existing(output and str(_check_path(output)) if check else None)
+        from hierattn.corpus import open_corpus
+
+        source = open_corpus(dataset, split, data_path, text_column, limit, seed, encoding=encoding)
         run = _load(run_dir, runs_dir)
-        _explain_dataset(run, dataset, split, data_path, limit, text_column, top_k, output, check, random_draws, seed)
+        _explain_dataset(run, source, top_k, output, check, random_draws, seed)
         return
     if text is None and file_path is None:
         raise click.UsageError('give a text, --file FILE, - for standard input, or --dataset')
     if text is not None and text != "-":
-        texts = [text]
+        texts = [_one_text(text)]
     else:
-        stream = click.open_file("-") if text == "-" else None
-        texts = [t for chunk in iter_text_chunks(file_path, text_column, stream=stream) for t in chunk if t.strip()]
+        texts = [t for chunk in _texts_from(text, file_path, text_column, encoding) for t in chunk if t.strip()]
+        if not texts:
+            raise HierattnError(f"no text to explain in {file_path or 'standard input'} (every line is blank)")
     run = _load(run_dir, runs_dir)
+    texts = _check_words(run, texts)
     explanations = Explainer(run).explain(texts)
     _emit(_render(explanations, fmt, top_k), output)
     if check:
@@ -375,11 +518,10 @@ def _check_path(output):
     return output.with_name(f"{output.stem}.faithfulness.json")
 
 
-def _explain_dataset(run, dataset, split, data_path, limit, text_column, top_k, output, check, random_draws, seed):
-    from hierattn.corpus import explain_corpus, open_corpus
+def _explain_dataset(run, source, top_k, output, check, random_draws, seed):
+    from hierattn.corpus import explain_corpus
     from hierattn.explain import Explainer
 
-    source = open_corpus(dataset, split, data_path, text_column, limit, seed)
     if check:  # the check needs the texts a second time
         source.texts = list(source.texts)
     summary = explain_corpus(Explainer(run), source.texts, output, source.labels, source.ids, top_k, total=source.total)
@@ -426,15 +568,19 @@ def _emit(rendered, output):
     click.echo(f"wrote {output}", err=True)
 
 
-def _split_run_and_text(args):
+def _split_run_and_text(args, file_path=None):
     """`[RUN] [TEXT]`: the first argument is the run if it is a directory."""
     if len(args) > 2:
         raise click.UsageError("expected at most a run directory and one text (quote the text)")
     if len(args) == 2:
-        return args[0], args[1]
-    if len(args) == 1 and pathlib.Path(args[0]).is_dir():
-        return args[0], None
-    return None, (args[0] if args else None)
+        run_dir, text = args
+    elif len(args) == 1 and pathlib.Path(args[0]).is_dir():
+        run_dir, text = args[0], None
+    else:
+        run_dir, text = None, (args[0] if args else None)
+    if text is not None and file_path is not None:
+        raise click.UsageError("give either a text (or - for standard input) or --file, not both")
+    return run_dir, text
 
 
 if __name__ == "__main__":

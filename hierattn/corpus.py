@@ -224,7 +224,7 @@ class CorpusSource:
     total: int = None
 
 
-def open_corpus(dataset, split="test", data=None, text_column=None, limit=None, seed=0, progress=True):
+def open_corpus(dataset, split="test", data=None, text_column=None, limit=None, seed=0, progress=True, encoding=None):
     """The documents of `explain --dataset`.
 
     Args:
@@ -238,6 +238,7 @@ def open_corpus(dataset, split="test", data=None, text_column=None, limit=None, 
             (the split is ordered by class), for a file its first rows.
         seed: Seed of the IMDB sample.
         progress: Show progress while reading IMDB.
+        encoding: Text encoding of a file (default UTF-8).
 
     Returns:
         A `CorpusSource`.
@@ -259,5 +260,7 @@ def open_corpus(dataset, split="test", data=None, text_column=None, limit=None, 
 
     if not pathlib.Path(dataset).is_file():
         raise HierattnError(f"no such dataset {dataset!r}: use imdb or the path of a CSV/TSV/JSON-lines or text file")
-    texts = (t for chunk in iter_text_chunks(dataset, text_column) for t in chunk)
+    chunks = iter_text_chunks(dataset, text_column, encoding=encoding)
+    first = next(chunks, [])  # a missing column or undecodable start is reported now
+    texts = (t for chunk in itertools.chain([first], chunks) for t in chunk)
     return CorpusSource(itertools.islice(texts, limit) if limit else texts, total=limit)

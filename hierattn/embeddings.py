@@ -12,7 +12,7 @@ from tqdm.auto import tqdm
 from hierattn.errors import DataError
 
 
-def train_word2vec(sentences, dim=200, epochs=5, window=5, min_count=2, sg=0, workers=1, seed=0):
+def train_word2vec(sentences, dim=200, epochs=5, window=5, min_count=2, sg=0, workers=1, seed=0, progress=True):
     """Trains word2vec (gensim) on tokenized sentences.
 
     Args:
@@ -27,22 +27,33 @@ def train_word2vec(sentences, dim=200, epochs=5, window=5, min_count=2, sg=0, wo
             for the same seed in every process; more threads are faster but
             not bit-for-bit reproducible (gensim's documented behaviour).
         seed: Random seed.
+        progress: Show a progress bar in epochs.
 
     Returns:
         Dict from token to a float32 vector.
     """
     from gensim.models import Word2Vec
+    from gensim.models.callbacks import CallbackAny2Vec
 
-    model = Word2Vec(
-        sentences=sentences,
-        vector_size=dim,
-        window=window,
-        min_count=min_count,
-        sg=sg,
-        workers=workers,
-        epochs=epochs,
-        seed=seed,
-    )
+    class EpochBar(CallbackAny2Vec):
+        def __init__(self, bar):
+            self.bar = bar
+
+        def on_epoch_end(self, model):
+            self.bar.update(1)
+
+    with tqdm(total=epochs, desc="word2vec", unit="epoch", disable=not progress) as bar:
+        model = Word2Vec(
+            sentences=sentences,
+            vector_size=dim,
+            window=window,
+            min_count=min_count,
+            sg=sg,
+            workers=workers,
+            epochs=epochs,
+            seed=seed,
+            callbacks=[EpochBar(bar)],
+        )
     return {word: model.wv[word].astype(np.float32) for word in model.wv.index_to_key}
 
 

@@ -7,3 +7,7 @@ class HierattnError(Exception):
 
 class DataError(HierattnError, ValueError):
     """Missing, unreadable or malformed data."""
+
+
+class TrainingDiverged(HierattnError):
+    """The training loss became NaN or infinite."""

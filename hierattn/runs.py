@@ -17,6 +17,7 @@ import datetime
 import pathlib
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from hierattn.data.dataset import LabelMap
 from hierattn.data.encoding import TextEncoder, sort_batches_by_length, trim_padding
@@ -77,6 +78,20 @@ def find_latest_run(root=DEFAULT_ROOT):
     return pathlib.Path(max(candidates)[1])
 
 
+def find_run(path=None, root=DEFAULT_ROOT):
+    """The run directory `path` (checked), or the latest complete run under `root`.
+
+    Raises:
+        RunError: Not a run directory, or no complete run under `root`.
+    """
+    path = pathlib.Path(path) if path is not None else find_latest_run(root)
+    if not path.is_dir():
+        raise RunError(f"no run directory at {path}")
+    if not (path / "run.json").exists():
+        raise RunError(f"{path} is not a hierattn run (it has no run.json)")
+    return path
+
+
 def _inference_function(model, rank):
     """The model as one `tf.function` traced once for any batch shape.
 
@@ -92,19 +107,20 @@ def _inference_function(model, rank):
     return cache[rank]
 
 
-def predict_batches(model, x, batch_size=32):
+def predict_batches(model, x, batch_size=32, progress=False):
     """Class probabilities for id arrays, batching similar lengths together.
 
     Documents are sorted by length so each batch carries little padding
     (`trim_padding`), then the results are put back in the input order.
     Small batches of similar length are faster on CPU than large ones.
+    `progress` shows a progress bar in documents.
     """
     if len(x) == 0:
         return np.zeros((0, model.output.shape[-1]), np.float32)
-    return batched_outputs(model, x, batch_size)
+    return batched_outputs(model, x, batch_size, progress)
 
 
-def batched_outputs(model, x, batch_size=32):
+def batched_outputs(model, x, batch_size=32, progress=False):
     """A model's outputs for id arrays `x`, in input order.
 
     Like `predict_batches`, but for any model from int ids, including one with
@@ -122,7 +138,11 @@ def batched_outputs(model, x, batch_size=32):
         function = lambda batch: model(batch, training=False)  # noqa: E731
     else:
         function = _inference_function(model, x.ndim)
-    parts = [function(trim_padding(x[index]).astype(np.int32)) for index in groups]
+    parts = []
+    with tqdm(total=len(x), desc="predicting", unit="doc", disable=not progress) as bar:
+        for index in groups:
+            parts.append(function(trim_padding(x[index]).astype(np.int32)))
+            bar.update(len(index))
 
     def assemble(values, pad):
         values = [np.asarray(v) for v in values]
@@ -168,7 +188,11 @@ class Run:
 
     def predict_proba(self, texts, batch_size=32, workers=None, progress=False):
         """Class probabilities `(len(texts), num_classes)` for raw texts."""
-        return predict_batches(self.model, self.encode(texts, workers, progress), batch_size)
+        return predict_batches(self.model, self.encode(texts, workers, progress), batch_size, progress)
+
+    def has_words(self, text):
+        """Whether the tokenizer keeps any word of `text` (markup, spaces and nothing are wordless)."""
+        return any(self.encoder.tokenizer.sentences(text))
 
     def predict(self, texts, **kwargs):
         """Predicted class names for raw texts."""
@@ -180,42 +204,83 @@ def load_run(path=None, root=DEFAULT_ROOT):
     """Loads a complete run (the latest under `root` when `path` is None).
 
     The model is loaded with Keras safe mode on, so a model file cannot run
-    arbitrary code.
+    arbitrary code. The parts are checked against each other: a vocabulary
+    larger than the model's embedding or a label list of another length than
+    the model's outputs is refused, not used.
 
     Raises:
-        RunError: Missing, incomplete or unreadable run, in one line.
+        RunError: Missing, incomplete, damaged or inconsistent run, in one line.
     """
     import keras
 
     import hierattn.layers  # noqa: F401  (registers the layers for loading)
 
-    path = pathlib.Path(path) if path is not None else find_latest_run(root)
-    if not path.is_dir():
-        raise RunError(f"no run directory at {path}")
-    if not (path / "run.json").exists():
-        raise RunError(f"{path} is not a hierattn run (it has no run.json)")
+    path = find_run(path, root)
     status = read_status(path)
     if status.get("status") != "complete":
         raise RunError(
             f"{path} is an unfinished run (status: {status.get('status')}); "
             f"resume it with `python cli.py train {status.get('dataset', 'imdb')} --resume --output {path}`"
         )
-    config = load_json(path / "config.json", "hierattn.train-config/1")
-    encoder = TextEncoder.load(path / "encoder")
-    label_map = LabelMap.load(path / "labels.json")
+    config = _read_part(path / "config.json", lambda f: load_json(f, "hierattn.train-config/1"))
+    encoder = _read_part(path / "encoder", TextEncoder.load)
+    label_map = _read_part(path / "labels.json", LabelMap.load)
     metrics_file = path / "metrics.json"
     metrics = load_json(metrics_file, "hierattn.metrics/1") if metrics_file.exists() else None
-    model_file = path / "model.keras"
-    if not model_file.exists():
-        raise RunError(f"{path} has no model.keras")
-    try:
-        model = keras.saving.load_model(model_file, safe_mode=True)
-    except Exception as error:  # any failure to read the file is reported in one line
-        message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise RunError(f"{model_file} could not be loaded ({message[:200]})") from None
+    model = _load_model(path / "model.keras", keras)
+    outputs = model.output.shape[-1]
+    if outputs != len(label_map):
+        raise RunError(f"{path}/labels.json names {len(label_map)} classes but the model has {outputs} outputs: "
+                       "the run was edited or mixed with another")
+    size = embedding_rows(model)
+    if size is not None and len(encoder.vocabulary) > size:
+        raise RunError(f"{path}/encoder/vocabulary.json has {len(encoder.vocabulary):,} ids but the model's embedding "
+                       f"has {size:,} rows: the run was edited or mixed with another")
     run = Run(path, model, encoder, label_map, config)
     run.metrics = metrics
     return run
+
+
+def _read_part(file, read):
+    """`read(file)`, with any sign of a damaged file turned into one `RunError` line."""
+    try:
+        return read(file)
+    except HierattnError as error:
+        raise RunError(f"damaged run: {error}") from None
+    except (TypeError, KeyError, ValueError, AttributeError) as error:
+        raise RunError(f"damaged run: {file} does not hold what hierattn wrote there ({type(error).__name__}: "
+                       f"{error})") from None
+
+
+def _load_model(model_file, keras):
+    """The `.keras` file loaded in safe mode, or a `RunError` that says what is wrong with it."""
+    import zipfile
+
+    if not model_file.is_file():
+        raise RunError(f"{model_file.parent} has no model.keras")
+    if not zipfile.is_zipfile(model_file):
+        raise RunError(f"{model_file} is not a Keras model file: it is not a zip archive (damaged, truncated, "
+                       "or another kind of file)")
+    try:
+        return keras.saving.load_model(model_file, safe_mode=True)
+    except Exception as error:  # any failure to read the file is reported in one line
+        message = " ".join(str(error).split()) or type(error).__name__
+        if "safe_mode" in message:
+            raise RunError(f"{model_file} holds Python code (e.g. a Lambda layer) and Keras safe mode refuses to "
+                           "load it; hierattn does not run code from model files. Load it yourself with "
+                           "keras.saving.load_model(..., safe_mode=False) only if you trust its source.") from None
+        if len(message) > 400:
+            message = message[:400].rsplit(" ", 1)[0] + " ..."
+        raise RunError(f"{model_file} could not be loaded ({message})") from None
+
+
+def embedding_rows(model):
+    """The number of token ids the model's `"embedding"` layer accepts, or None if it has none."""
+    try:
+        layer = model.get_layer("embedding")
+    except ValueError:
+        return None
+    return getattr(getattr(layer, "token_embedding", layer), "input_dim", None)
 
 
 def ensure_new_or_resumable(path, resume):

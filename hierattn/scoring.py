@@ -7,18 +7,20 @@ import pathlib
 import numpy as np
 from tqdm.auto import tqdm
 
+from hierattn.data.decoding import check_text_file, iter_lines
 from hierattn.data.tables import TEXT_COLUMNS, pick_column, read_table
 from hierattn.errors import DataError
 from hierattn.evaluation import classification_metrics
+from hierattn.runs import predict_batches
 
 TABLE_SUFFIXES = (".csv", ".tsv", ".tab", ".jsonl", ".ndjson", ".json")
 
 
 def _line_chunks(lines, chunk_size):
-    """Lists of up to `chunk_size` lines (without their line breaks)."""
+    """Lists of up to `chunk_size` lines."""
     chunk = []
     for line in lines:
-        chunk.append(line.rstrip("\n"))
+        chunk.append(line)
         if len(chunk) == chunk_size:
             yield chunk
             chunk = []
@@ -26,7 +28,7 @@ def _line_chunks(lines, chunk_size):
         yield chunk
 
 
-def iter_text_chunks(source, text_column=None, chunk_size=2000, stream=None):
+def iter_text_chunks(source, text_column=None, chunk_size=2000, stream=None, encoding=None):
     """Texts to score, in chunks.
 
     Args:
@@ -34,40 +36,47 @@ def iter_text_chunks(source, text_column=None, chunk_size=2000, stream=None):
             name if not given) or a text file (one text per line).
         text_column: Column of the texts in a table file.
         chunk_size: Texts per chunk.
-        stream: Read lines from this stream (e.g. stdin) instead of `source`.
+        stream: Read lines from this binary stream (e.g. standard input's
+            buffer) instead of `source`.
+        encoding: Text encoding of the file or stream (default UTF-8);
+            undecodable or NUL bytes raise a `DataError` naming the line.
 
     Yields:
         Lists of texts.
     """
     if stream is not None:
-        yield from _line_chunks(stream, chunk_size)
+        yield from _line_chunks(iter_lines(stream, "standard input", encoding), chunk_size)
         return
     path = pathlib.Path(source)
     if path.suffix.lower() in TABLE_SUFFIXES:
-        for frame in read_table(path, chunksize=chunk_size):
+        for frame in read_table(path, chunksize=chunk_size, encoding=encoding):
             column = pick_column(frame.columns, text_column, TEXT_COLUMNS, "text")
             yield ["" if v is None or v != v else str(v) for v in frame[column]]
         return
+    if path.is_dir():
+        raise DataError(f"{path} is a folder, not a text file")
     if not path.is_file():
         raise DataError(f"no such file: {path}")
-    with open(path, encoding="utf-8", errors="replace") as f:
-        yield from _line_chunks(f, chunk_size)
+    check_text_file(path, encoding)
+    with open(path, "rb") as f:
+        yield from _line_chunks(iter_lines(f, path, encoding), chunk_size)
 
 
-def read_texts(source, text_column=None):
+def read_texts(source, text_column=None, encoding=None):
     """All non-blank texts of a file (see `iter_text_chunks`), e.g. unlabelled texts for word2vec.
 
     Args:
         source: A CSV/TSV/JSON-lines file or a text file (one text per line).
         text_column: Column of the texts in a table file.
+        encoding: Text encoding (default UTF-8).
 
     Returns:
         A list of strings.
 
     Raises:
-        DataError: If the file is missing or holds no text.
+        DataError: If the file is missing, undecodable or holds no text.
     """
-    texts = [t for chunk in iter_text_chunks(source, text_column) for t in chunk if t.strip()]
+    texts = [t for chunk in iter_text_chunks(source, text_column, encoding=encoding) for t in chunk if t.strip()]
     if not texts:
         raise DataError(f"{source}: no texts found")
     return texts
@@ -75,6 +84,10 @@ def read_texts(source, text_column=None):
 
 def score_to_csv(run, chunks, output, progress=True):
     """Writes one CSV row per text: row number, predicted label, probabilities.
+
+    Texts without words (blank, or only markup) keep their row, so rows line
+    up with the input, with empty prediction cells: a model has nothing to
+    say about them.
 
     Texts are read, encoded and scored one chunk at a time, so memory does
     not grow with the input. The file is written under a temporary name and
@@ -87,24 +100,35 @@ def score_to_csv(run, chunks, output, progress=True):
         progress: Show a progress bar.
 
     Returns:
-        The number of texts scored.
+        The number of texts scored (blank ones not counted).
+
+    Raises:
+        DataError: Every text was blank (no file is left behind).
     """
     names = [str(n) for n in run.label_map.names]
     header = ["row", "predicted"] + [f"p_{n}" for n in names]
     to_file = isinstance(output, (str, os.PathLike))
     partial = pathlib.Path(f"{output}.partial") if to_file else None
     handle = open(partial, "w", newline="", encoding="utf-8") if to_file else output
-    count = 0
+    count = rows = 0
     try:
         writer = csv.writer(handle)
         writer.writerow(header)
         with tqdm(desc="scoring", unit="doc", disable=not progress) as bar:
             for texts in chunks:
-                probabilities = run.predict_proba(texts)
-                for i, row in enumerate(probabilities):
-                    writer.writerow([count + i, names[int(row.argmax())]] + [f"{p:.6f}" for p in row])
-                count += len(texts)
+                x = run.encode(texts)
+                filled = np.flatnonzero(x.reshape(len(x), -1).any(axis=1))
+                probabilities = dict(zip(filled, predict_batches(run.model, x[filled])))
+                for i in range(len(texts)):
+                    row = probabilities.get(i)
+                    cells = ["", *[""] * len(names)] if row is None else [names[int(row.argmax())],
+                                                                          *[f"{p:.6f}" for p in row]]
+                    writer.writerow([rows + i, *cells])
+                rows += len(texts)
+                count += len(filled)
                 bar.update(len(texts))
+            if count == 0:
+                raise DataError("no text to score: every text is blank or has no words")
     except BaseException:
         if to_file:
             handle.close()

@@ -4,7 +4,9 @@ import csv
 import dataclasses
 import inspect
 import json
+import math
 import os
+import sys
 import pathlib
 import shutil
 import time
@@ -88,9 +90,9 @@ class TrainConfig:
         self.model_options = {**defaults.get("options", {}), **(self.model_options or {})}
 
     def validate(self):
+        """Checks the settings without building anything (see `check_model_options` for the model's own)."""
         if self.model not in MODELS:
             raise HierattnError(f"unknown model {self.model!r}: choose one of {', '.join(MODELS)}")
-        check_model_options(self)
         if self.lr_schedule not in LR_SCHEDULES:
             raise HierattnError(f"unknown learning-rate schedule {self.lr_schedule!r}: choose {' or '.join(LR_SCHEDULES)}")
         if self.truncating not in TRUNCATING:
@@ -103,10 +105,14 @@ class TrainConfig:
             raise HierattnError("teacher weight must be in [0, 1]")
         if self.pretrain not in ("word2vec", "none"):
             raise HierattnError(f"unknown pretraining {self.pretrain!r}: choose word2vec or none")
-        for name in ("epochs", "batch_size", "embedding_dim"):
+        for name in ("epochs", "batch_size", "embedding_dim", "patience", "min_count", "max_vocab"):
             if getattr(self, name) < 1:
                 raise HierattnError(f"{name} must be at least 1")
-        if not self.adversarial >= 0.0:
+        if not (math.isfinite(self.learning_rate) and self.learning_rate > 0):
+            raise HierattnError(f"the learning rate must be a finite number above 0; got {self.learning_rate}")
+        if not 0.0 < self.validation_fraction < 1.0:
+            raise HierattnError(f"the validation fraction must be between 0 and 1; got {self.validation_fraction}")
+        if not (math.isfinite(self.adversarial) and self.adversarial >= 0.0):
             raise HierattnError("the adversarial perturbation size must be 0 (off) or positive")
         if not 0.0 <= self.label_smoothing < 1.0:
             raise HierattnError("label smoothing must be in [0, 1)")
@@ -322,6 +328,30 @@ def teacher_targets(config, encoder, texts, labels, x, unlabeled, num_classes, l
     return x, targets
 
 
+def sample(data, limit, seed):
+    """A seeded random subset of at most `limit` items (order kept) of a `TextDataset` or list; None stays None."""
+    if data is None or len(data) <= limit:
+        return data
+    indices = np.sort(np.random.default_rng(seed).permutation(len(data))[:limit])
+    return data.subset(indices) if hasattr(data, "subset") else [data[i] for i in indices]
+
+
+def limit_imdb(datasets, limit, seed):
+    """IMDB's splits cut to `limit` documents each (seeded), as `train` cuts its data."""
+    return {name: sample(data, limit, seed) for name, data in datasets.items()} if limit else datasets
+
+
+def load_config(output):
+    """The `TrainConfig` saved in a run directory (for resuming), or a one-line `RunError`."""
+    from hierattn.runs import RunError
+
+    values = load_json(pathlib.Path(output) / "config.json", CONFIG_FORMAT)
+    try:
+        return TrainConfig(**values)
+    except TypeError as error:
+        raise RunError(f"{output}/config.json does not describe a training run ({error})") from None
+
+
 def train(train_data, test_data, config, output, unlabeled=None, resume=False, dataset_name="data", log=print,
           verbose="auto", callbacks=None):
     """Trains `config.model` and writes a complete run directory.
@@ -351,23 +381,28 @@ def train(train_data, test_data, config, output, unlabeled=None, resume=False, d
         The finished `Run` (model in memory); its `metrics` attribute holds
         what metrics.json holds.
     """
+    output = pathlib.Path(output)
+    resuming = ensure_new_or_resumable(output, resume)
+    if resuming:
+        config = load_config(output)
+    config.validate()
+    if config.limit:  # the whole run small: training, test and unlabelled texts
+        train_data, test_data, unlabeled = (
+            sample(data, config.limit, config.seed) for data in (train_data, test_data, unlabeled)
+        )
+    # Everything that can be refused is checked before TensorFlow is imported and anything is written.
+    fit_idx, val_idx = stratified_split(train_data.labels, config.validation_fraction, config.seed,
+                                        train_data.label_map.names)
+    check_model_options(config)
+
     import keras
     import tensorflow as tf
 
     from hierattn.adversarial import AdversarialTrainer
+    from hierattn.callbacks import StopOnNaN
 
-    output = pathlib.Path(output)
-    resuming = ensure_new_or_resumable(output, resume)
-    if resuming:
-        config = TrainConfig(**load_json(output / "config.json", CONFIG_FORMAT))
-    config.validate()
     output.mkdir(parents=True, exist_ok=True)
     keras.utils.set_random_seed(config.seed)
-
-    if config.limit:
-        indices = np.random.default_rng(config.seed).permutation(len(train_data))[: config.limit]
-        train_data = train_data.subset(np.sort(indices))
-    fit_idx, val_idx = stratified_split(train_data.labels, config.validation_fraction, config.seed)
     fit_texts = [train_data.texts[i] for i in fit_idx]
     label_map = train_data.label_map
     num_classes = len(label_map)
@@ -427,6 +462,7 @@ def train(train_data, test_data, config, output, unlabeled=None, resume=False, d
         keras.callbacks.EarlyStopping(monitor="val_loss", patience=config.patience),
         keras.callbacks.CSVLogger(str(output / "history.csv"), append=resuming),
         keras.callbacks.TensorBoard(str(output / "logs")),
+        StopOnNaN(output),
     ]
     log(f"training {config.model} on {len(x_fit):,} documents, validating on {len(x_val):,}")
     trainer.fit(
@@ -435,7 +471,7 @@ def train(train_data, test_data, config, output, unlabeled=None, resume=False, d
         epochs=config.epochs,
         callbacks=callbacks,
         shuffle=False,  # the batches are shuffled by bucket_batches
-        verbose=verbose,
+        verbose=(1 if sys.stdout.isatty() else 2) if verbose == "auto" else verbose,  # a file gets a line per epoch
     )
     training_seconds = time.perf_counter() - started
     if best_weights.exists():
@@ -447,7 +483,7 @@ def train(train_data, test_data, config, output, unlabeled=None, resume=False, d
     if test_data is not None and len(test_data):
         started = time.perf_counter()
         x_test = encoder.encode(test_data.texts, mode=config.mode, progress=True)
-        probabilities = predict_batches(model, x_test)
+        probabilities = predict_batches(model, x_test, progress=True)
         seconds = time.perf_counter() - started
         metrics["test"] = classification_metrics(test_data.labels, probabilities.argmax(1), label_map.names)
         metrics["test"]["prediction_reviews_per_second"] = round(len(x_test) / seconds, 1)

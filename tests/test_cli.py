@@ -7,7 +7,7 @@ import shutil
 import pytest
 from click.testing import CliRunner
 
-from hierattn.cli import main
+from hierattn.cli import cli
 from hierattn.data import TextEncoder
 
 TINY = ["--epochs", "1", "--batch-size", "16", "--embedding-dim", "8", "--pretrain", "none"]
@@ -18,7 +18,7 @@ def trained(tiny_csv, tmp_path_factory):
     """One HAN run trained through the CLI, shared by the tests below."""
     root = tmp_path_factory.mktemp("cli")
     result = CliRunner().invoke(
-        main, ["train", "csv", str(tiny_csv[0]), "--test", str(tiny_csv[1]), "--runs-dir", str(root / "runs")] + TINY
+        cli, ["train", "csv", str(tiny_csv[0]), "--test", str(tiny_csv[1]), "--runs-dir", str(root / "runs")] + TINY
     )
     assert result.exit_code == 0, result.output
     (run_dir,) = (root / "runs").iterdir()
@@ -26,7 +26,7 @@ def trained(tiny_csv, tmp_path_factory):
 
 
 def invoke(*args, input=None):
-    return CliRunner().invoke(main, [str(a) for a in args], input=input)
+    return CliRunner().invoke(cli, [str(a) for a in args], input=input)
 
 
 def test_train_csv_writes_a_run_and_says_where(trained):
@@ -121,7 +121,7 @@ def test_error_paths(trained, tiny_csv, tmp_path):
     broken = tmp_path / "broken"
     shutil.copytree(run_dir, broken)
     (broken / "model.keras").write_bytes(b"garbage")
-    assert "could not be loaded" in one_line_error(invoke("predict", broken, "text"))
+    assert "is not a Keras model file" in one_line_error(invoke("predict", broken, "text"))
     assert "IMDB" in one_line_error(invoke("train", "imdb", "--data", tmp_path / "nowhere", *TINY))
     assert "nothing to resume" in one_line_error(invoke("train", "csv", tiny_csv[0], "--resume", "--output", tmp_path / "x"))
     bad_options = {
@@ -180,7 +180,7 @@ def test_explain_formats(trained, tmp_path):
     assert page.exit_code == 0 and "<!DOCTYPE html>" in (tmp_path / "e.html").read_text()
     again = invoke("explain", run_dir, text, "--format", "html", "--output", tmp_path / "e.html")
     assert again.exit_code == 1 and "already exists" in again.output
-    assert "cannot explain an empty text" in one_line_error(invoke("explain", run_dir, "  "))
+    assert "the text is empty" in one_line_error(invoke("explain", run_dir, "  "))
 
 
 def test_explain_dataset_and_check(trained, tiny_csv, tmp_path):

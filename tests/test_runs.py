@@ -45,7 +45,7 @@ def test_errors_for_missing_incomplete_and_corrupt_runs(finished_run, tmp_path):
     corrupt = tmp_path / "corrupt"
     shutil.copytree(finished_run / "first", corrupt)
     (corrupt / "model.keras").write_bytes(b"this is not a zip file")
-    with pytest.raises(RunError, match=r"model.keras could not be loaded"):
+    with pytest.raises(RunError, match=r"model.keras is not a Keras model file: it is not a zip archive"):
         load_run(corrupt)
 
 
@@ -55,7 +55,8 @@ def test_safe_mode_refuses_code_in_a_model_file(finished_run, tmp_path):
     inputs = keras.Input((None,), dtype="int32")
     outputs = keras.layers.Lambda(lambda x: keras.ops.one_hot(x[:, 0] % 2, 2))(inputs)
     keras.Model(inputs, outputs).save(unsafe / "model.keras")
-    with pytest.raises(RunError, match="could not be loaded"):
+    with pytest.raises(RunError, match=r"holds Python code \(e.g. a Lambda layer\) and Keras safe mode refuses to "
+                                       r"load it; .* only if you trust its source.$"):
         load_run(unsafe)
 
 

@@ -26,7 +26,12 @@ def test_text_file_csv_and_stream_chunks(tmp_path):
     assert list(iter_text_chunks(tmp_path / "lines.txt", chunk_size=2)) == [["one", "two"], ["three"]]
     (tmp_path / "t.csv").write_text("id,review\n1,good\n2,\n3,bad\n")
     assert list(iter_text_chunks(tmp_path / "t.csv", chunk_size=10)) == [["good", "", "bad"]]
-    assert list(iter_text_chunks(None, stream=io.StringIO("a\nb\n"), chunk_size=1)) == [["a"], ["b"]]
+    assert list(iter_text_chunks(None, stream=io.BytesIO(b"a\r\nb\n"), chunk_size=1)) == [["a"], ["b"]]
+    with pytest.raises(DataError, match="standard input is not valid utf-8 text: line 2 has the byte 0xff"):
+        list(iter_text_chunks(None, stream=io.BytesIO(b"a\n\xff\xfe\n")))
+    with pytest.raises(DataError, match=r"standard input holds NUL bytes \(line 1\)"):
+        list(iter_text_chunks(None, stream=io.BytesIO(b"a\0b\n")))
+    assert list(iter_text_chunks(None, stream=io.BytesIO(b"caf\xe9\n"), encoding="latin-1")) == [["caf\u00e9"]]
     with pytest.raises(DataError, match="no such file"):
         list(iter_text_chunks(tmp_path / "missing.txt"))
 

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from hierattn.data.dataset import LabelMap
-from hierattn.data.tables import load_table, read_table
+from hierattn.data.tables import DataWarning, load_table, read_table
 from hierattn.errors import DataError
 
 
@@ -74,8 +74,50 @@ def test_unknown_label_at_test_time_and_bad_files(tmp_path):
         load_table(tmp_path / "blank.csv")
 
 
-def test_non_utf8_bytes_are_replaced(tmp_path):
+def test_undecodable_bytes_are_refused_and_the_right_encoding_reads_them(tmp_path):
     path = tmp_path / "latin.csv"
     path.write_bytes(b"text,label\ncaf\xe9 good,1\nbad,0\n")
-    data, _ = load_table(path)
-    assert data.texts[0] == "caf\ufffd good"
+    with pytest.raises(DataError, match=r"not valid utf-8 text: line 2 has the byte 0xe9 at column 4; .*--encoding"):
+        load_table(path)
+    data, _ = load_table(path, encoding="latin-1")
+    assert data.texts[0] == "caf\u00e9 good"
+    with pytest.raises(DataError, match="unknown encoding 'klingon'"):
+        load_table(path, encoding="klingon")
+
+
+def test_utf8_byte_order_mark_and_utf16(tmp_path):
+    path = tmp_path / "bom.csv"
+    path.write_bytes("text,label\ncr\u00e8me,1\nbad,0\n".encode("utf-8-sig"))
+    data, report = load_table(path)
+    assert report["text_column"] == "text" and data.texts[0] == "cr\u00e8me"
+    wide = tmp_path / "wide.csv"
+    wide.write_bytes("text,label\ncr\u00e8me,1\nbad,0\n".encode("utf-16"))
+    with pytest.raises(DataError, match="NUL bytes .* --encoding utf-16"):
+        load_table(wide)
+    assert load_table(wide, encoding="utf-16")[0].texts[0] == "cr\u00e8me"
+
+
+def test_missing_value_spellings_are_skipped_labels_not_a_class(tmp_path):
+    path = tmp_path / "na.csv"
+    path.write_text("text,label\ngood,pos\nbad,neg\nmeh,NaN\nugh,null\nfine, NA \n")
+    with pytest.warns(DataWarning, match="0 row\\(s\\) without text and 3 without a label"):
+        data, report = load_table(path)
+    assert data.label_map.names == ["neg", "pos"] and report["skipped_missing_label"] == 3
+
+
+def test_parse_errors_name_the_line_and_hint_at_tabs(tmp_path):
+    tsv = tmp_path / "tabs.csv"
+    tsv.write_text("text\tlabel\n" + "a, b, c\tpos\n" * 3)  # parses as one column named "text\tlabel"
+    with pytest.raises(DataError, match="looks tab-separated: name it .tsv"):
+        load_table(tsv)
+    tsv.write_text("text\tlabel\n" + "a b\tpos\n" * 3 + "a, b, c\tneg\n")  # then a parse error
+    with pytest.raises(DataError, match="Expected 1 fields in line 5, saw 3 .*looks tab-separated"):
+        load_table(tsv)
+    jsonl = tmp_path / "bad.jsonl"
+    jsonl.write_text('{"text": "a", "label": 1}\n{"text": "b", "label": 0}\n{"text": "c", label: 1}\n')
+    with pytest.raises(DataError, match="line 3 is not valid JSON"):
+        load_table(jsonl)
+    jsonl.write_text('{"text": "a", "label": 1}\n[1, 2]\n')
+    with pytest.raises(DataError, match="line 2 is a JSON list, not an object"):
+        load_table(jsonl)
+

@@ -45,7 +45,9 @@ def iter_tar_gz(path, chunk_size=1 << 22):
         chunk_size: Bytes read per step.
 
     Raises:
-        DataError: The file is not a readable `.tar.gz`.
+        DataError: The file is not a readable `.tar.gz`, is truncated (the
+            gzip stream or the last member ends early), or names a member
+            outside the archive (an absolute path or `..`).
     """
     decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
     buffer = bytearray()
@@ -77,7 +79,7 @@ def iter_tar_gz(path, chunk_size=1 << 22):
                         prefix = header[345:500].rstrip(b"\0").decode("utf-8") if header[257:262] == b"ustar" else ""
                         if prefix:
                             name = f"{prefix}/{name}"
-                        yield (long_name or name), data
+                        yield _safe_name(path, long_name or name), data
                         long_name = None
                     else:
                         long_name = None
@@ -86,6 +88,17 @@ def iter_tar_gz(path, chunk_size=1 << 22):
                     break
     except (zlib.error, ValueError, UnicodeDecodeError) as error:
         raise DataError(f"{path} is not a readable .tar.gz archive ({error}).") from None
+    if not decompressor.eof or buffer.count(0) != len(buffer):
+        raise DataError(f"{path} is truncated: the archive ends before its last file does (an interrupted download "
+                        "or copy?); fetch it again.")
+
+
+def _safe_name(path, name):
+    """`name`, unless it points outside the archive (absolute, or with `..`)."""
+    parts = name.replace("\\", "/").split("/")
+    if name.startswith(("/", "\\")) or ".." in parts or (parts and ":" in parts[0]):
+        raise DataError(f"{path} holds a file named {name!r}, outside the archive's folder: refusing an unsafe archive.")
+    return name
 
 
 def iter_folder(root):

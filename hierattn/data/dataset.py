@@ -1,6 +1,7 @@
 """In-memory labelled text datasets, label maps and validation splits."""
 
 import dataclasses
+import math
 
 import numpy as np
 
@@ -56,7 +57,15 @@ class LabelMap:
 
     @classmethod
     def load(cls, path):
-        return cls(load_json(path, "hierattn.labels/1")["names"])
+        """Reads a label map written by `save`.
+
+        Raises:
+            DataError: Missing file, or names that are not a list of strings and numbers.
+        """
+        names = load_json(path, "hierattn.labels/1").get("names")
+        if not isinstance(names, list) or not all(isinstance(n, (str, int, float)) for n in names):
+            raise DataError(f"{path}: 'names' must be a list of class names")
+        return cls(names)
 
 
 @dataclasses.dataclass
@@ -95,23 +104,45 @@ class TextDataset:
         return self.subset(np.arange(min(n, len(self))))
 
 
-def stratified_split(labels, validation_fraction=0.1, seed=0):
+def stratified_split(labels, validation_fraction=0.1, seed=0, names=None):
     """Stratified, seeded split of indices into training and validation.
+
+    The validation part holds `ceil(validation_fraction * n)` documents, and
+    at least one of each class.
 
     Args:
         labels: Class id per document.
         validation_fraction: Share of each class held out for validation.
         seed: Random seed.
+        names: Class names for messages (default: the ids).
 
     Returns:
         `(train_indices, validation_indices)`, each sorted.
+
+    Raises:
+        DataError: Too few documents for both parts to hold every class, in
+            one line that says which classes are short.
     """
     if not 0.0 < validation_fraction < 1.0:
         raise DataError(f"validation fraction must be between 0 and 1; got {validation_fraction}.")
-    indices = np.arange(len(labels))
+    labels = np.asarray(labels)
+    classes, counts = np.unique(labels, return_counts=True)
+    named = [str(names[c]) if names is not None else str(c) for c in classes]
+    if len(classes) < 2:
+        raise DataError(f"a classifier needs at least two classes; the training data has one ({', '.join(named)}).")
+    if counts.max() == 1:
+        raise DataError(f"every label occurs once ({len(labels)} documents, {len(classes)} labels): is the label "
+                        "column right?")
+    short = [f"{name!r} ({count})" for name, count in zip(named, counts) if count < 2]
+    if short:
+        shown = ", ".join(short[:5]) + (f" and {len(short) - 5} more" if len(short) > 5 else "")
+        raise DataError(f"every class needs at least 2 documents (one to train on, one to validate); too few: {shown}.")
+    validation = max(math.ceil(validation_fraction * len(labels)), len(classes))
+    if len(labels) - validation < len(classes):
+        raise DataError(f"{len(labels)} documents are too few to train and validate on {len(classes)} classes.")
     from sklearn.model_selection import train_test_split  # imported here: scikit-learn takes ~0.8 s to import
 
     train, validation = train_test_split(
-        indices, test_size=validation_fraction, random_state=seed, stratify=np.asarray(labels)
+        np.arange(len(labels)), test_size=validation, random_state=seed, stratify=labels
     )
     return np.sort(train), np.sort(validation)

@@ -9,6 +9,7 @@ from tqdm.auto import tqdm
 
 from hierattn.data.text import Tokenizer
 from hierattn.data.vocabulary import Vocabulary
+from hierattn.errors import DataError
 from hierattn.jsonfile import load_json, save_json
 
 # Below this many documents, worker processes cost more than they save.
@@ -422,7 +423,13 @@ class TextEncoder:
     @classmethod
     def load(cls, directory):
         """Reads an encoder written by `save`."""
-        config = load_json(os.path.join(directory, "encoder.json"), "hierattn.encoder/1")
+        path = os.path.join(directory, "encoder.json")
+        config = load_json(path, "hierattn.encoder/1")
+        for name in ("max_sentences", "max_words", "max_len"):
+            value = config.get(name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise DataError(f"{path}: {name} must be a positive whole number, not {value!r}")
+        _check_truncating(config.get("truncating", "post"))
         tokenizer = Tokenizer.from_config(config.pop("tokenizer"))
         vocabulary = Vocabulary.load(os.path.join(directory, "vocabulary.json"))
         return cls(vocabulary, tokenizer, **config)

@@ -1,5 +1,7 @@
 """Any CSV / TSV / JSON-lines file or pandas DataFrame of texts and labels."""
 
+import contextlib
+import json
 import pathlib
 import warnings
 
@@ -7,40 +9,107 @@ import numpy as np
 import pandas as pd
 
 from hierattn.data.dataset import LabelMap, TextDataset
+from hierattn.data.decoding import check_text_file, codec_name, locate_decode_error
 from hierattn.errors import DataError
 
 TEXT_COLUMNS = ("text", "review", "sentence", "content", "document", "body")
 LABEL_COLUMNS = ("label", "labels", "sentiment", "class", "category", "target", "y")
 
 
-def read_table(source, fmt=None, **kwargs):
+# Label values that mean "no label" (pandas' own missing-value spellings).
+MISSING_LABELS = frozenset({"", "nan", "NaN", "NAN", "-nan", "-NaN", "NA", "N/A", "n/a", "#N/A", "null", "NULL",
+                            "Null", "None", "none", "<NA>"})
+FORMATS = {".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl"}
+
+
+class DataWarning(UserWarning):
+    """Rows of a table were skipped (the counts are also returned)."""
+
+
+def read_table(source, fmt=None, encoding=None, **kwargs):
     """Reads a table file into a DataFrame (format from the file extension).
+
+    Text is decoded strictly: a file that is not valid in `encoding` (UTF-8
+    by default) is refused with the line and byte at fault, never read with
+    replacement characters.
 
     Args:
         source: Path of a `.csv`, `.tsv`/`.tab`, `.jsonl`/`.ndjson`/`.json`
             (JSON lines) file, or a DataFrame (returned as is).
         fmt: `"csv"`, `"tsv"` or `"jsonl"` to override the extension.
-        **kwargs: Passed to the pandas reader (e.g. `chunksize`).
+        encoding: The file's text encoding (default UTF-8, with or without a
+            byte-order mark).
+        **kwargs: Passed to the pandas reader (e.g. `chunksize`, which makes
+            the result an iterator of DataFrames).
 
     Raises:
-        DataError: Missing, empty or unparsable file.
+        DataError: Missing, empty, binary, undecodable or unparsable file,
+            naming the line where one can be found.
     """
     if isinstance(source, pd.DataFrame):
         return source
     path = pathlib.Path(source)
+    if path.is_dir():
+        raise DataError(f"{path} is a folder, not a table file")
     if not path.is_file():
         raise DataError(f"no such file: {path}")
-    fmt = fmt or {".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl"}.get(
-        path.suffix.lower(), "csv"
-    )
-    try:
+    fmt = fmt or FORMATS.get(path.suffix.lower(), "csv")
+    codec = codec_name(encoding)
+    check_text_file(path, encoding)
+    with _read_errors(path, fmt, encoding):
         if fmt == "jsonl":
-            return pd.read_json(path, lines=True, dtype=False, **kwargs)
-        return pd.read_csv(path, sep="\t" if fmt == "tsv" else ",", dtype=object, keep_default_na=False,
-                           na_values=[""], encoding_errors="replace", **kwargs)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, UnicodeDecodeError) as error:
+            result = pd.read_json(path, lines=True, dtype=False, encoding=codec, **kwargs)
+        else:
+            result = pd.read_csv(path, sep="\t" if fmt == "tsv" else ",", dtype=object, keep_default_na=False,
+                                 na_values=[""], encoding=codec, encoding_errors="strict", **kwargs)
+    if kwargs.get("chunksize"):
+        return _chunks(result, path, fmt, encoding)
+    return result
+
+
+def _chunks(reader, path, fmt, encoding):
+    """The chunks of a pandas reader, with its errors translated as `read_table` does."""
+    with reader, _read_errors(path, fmt, encoding):
+        yield from reader
+
+
+@contextlib.contextmanager
+def _read_errors(path, fmt, encoding):
+    """Translates pandas' and the codec's errors into one-line `DataError`s."""
+    try:
+        yield
+    except UnicodeDecodeError:
+        raise locate_decode_error(path, encoding) from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, TypeError) as error:
+        if isinstance(error, DataError):
+            raise
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        if fmt == "jsonl":
+            first = _bad_json_line(path, encoding) or first
+        elif fmt == "csv" and _looks_tab_separated(path, encoding):
+            first += " (the file looks tab-separated: name it .tsv)"
         raise DataError(f"could not read {path} as {fmt}: {first}") from None
+
+
+def _bad_json_line(path, encoding):
+    """`"line N: problem"` for the first line of a JSON-lines file that is not a JSON object."""
+    with open(path, encoding=codec_name(encoding)) as f:
+        for number, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as error:
+                return f"line {number} is not valid JSON ({error.msg} at column {error.colno})"
+            if not isinstance(value, dict):
+                return f"line {number} is a JSON {type(value).__name__}, not an object of named fields"
+    return None
+
+
+def _looks_tab_separated(path, encoding):
+    with open(path, encoding=codec_name(encoding), errors="replace") as f:
+        header = f.readline()
+    return header.count("\t") > header.count(",")
 
 
 def pick_column(columns, wanted, defaults, role):
@@ -54,18 +123,20 @@ def pick_column(columns, wanted, defaults, role):
     for name in defaults:
         if name in lowered:
             return lowered[name]
+    tabs = " (the file looks tab-separated: name it .tsv)" if any("\t" in c for c in columns) else ""
     raise DataError(
-        f"no {role} column found (tried {', '.join(defaults)}); the columns are: {', '.join(columns)}. "
-        f"Name it with --{role}-column."
+        f"no {role} column found (tried {', '.join(defaults)}); the columns are: {', '.join(columns)}"
+        f"{tabs}. Name it with --{role}-column."
     )
 
 
-def load_table(source, text_column=None, label_column=None, label_map=None, fmt=None):
+def load_table(source, text_column=None, label_column=None, label_map=None, fmt=None, encoding=None):
     """Loads texts and labels from a table, reporting every skipped row.
 
-    Rows with a missing/empty text or a missing label are skipped and
-    counted (a warning is issued, and the counts are returned); they are
-    never dropped silently.
+    Rows with a missing/empty text or a missing label (empty, or one of
+    pandas' missing-value spellings such as `NaN`, `NA`, `null`) are skipped
+    and counted (a `DataWarning` is issued, and the counts are returned); they
+    are never dropped silently, and `"NaN"` never becomes a class.
 
     Args:
         source: A file path (see `read_table`) or a DataFrame.
@@ -76,19 +147,20 @@ def load_table(source, text_column=None, label_column=None, label_map=None, fmt=
         label_map: The training `LabelMap` (for test data); by default one is
             built from the labels. Labels unknown to it raise a `DataError`.
         fmt: File format override.
+        encoding: The file's text encoding (default UTF-8).
 
     Returns:
         `(dataset, report)`: a `TextDataset` (ids are the row numbers in the
         file) and a dict `{"rows", "used", "skipped_missing_text",
         "skipped_missing_label", "text_column", "label_column"}`.
     """
-    frame = read_table(source, fmt)
+    frame = read_table(source, fmt, encoding)
     text_column = pick_column(frame.columns, text_column, TEXT_COLUMNS, "text")
     label_column = pick_column(frame.columns, label_column, LABEL_COLUMNS, "label")
     texts = frame[text_column]
     labels = frame[label_column]
     missing_text = texts.isna().to_numpy() | texts.astype(str).str.strip().eq("").to_numpy()
-    missing_label = labels.isna().to_numpy() & ~missing_text
+    missing_label = (labels.isna().to_numpy() | labels.map(_missing_label).to_numpy(bool)) & ~missing_text
     keep = ~(missing_text | missing_label)
     report = {
         "rows": int(len(frame)),
@@ -104,6 +176,7 @@ def load_table(source, text_column=None, label_column=None, label_map=None, fmt=
         warnings.warn(
             f"skipped {report['skipped_missing_text']} row(s) without text and "
             f"{report['skipped_missing_label']} without a label, of {report['rows']}.",
+            DataWarning,
             stacklevel=2,
         )
     kept_labels = [plain_label(v) for v in labels[keep]]
@@ -115,6 +188,10 @@ def load_table(source, text_column=None, label_column=None, label_map=None, fmt=
         [int(i) for i in np.flatnonzero(keep)],
     )
     return dataset, report
+
+
+def _missing_label(value):
+    return isinstance(value, str) and value.strip() in MISSING_LABELS
 
 
 def plain_label(value):

@@ -2,6 +2,7 @@
 
 import collections
 
+from hierattn.errors import DataError
 from hierattn.jsonfile import load_json, save_json
 
 PAD, OOV = 0, 1
@@ -79,6 +80,16 @@ class Vocabulary:
 
     @classmethod
     def load(cls, path):
-        """Reads a vocabulary written by `save`."""
+        """Reads a vocabulary written by `save`.
+
+        Raises:
+            DataError: The file is missing, or its tokens are not a list of
+                distinct strings.
+        """
         config = load_json(path, FORMAT)
-        return cls(config["tokens"], config.get("min_count", 1), config.get("max_size"))
+        tokens = config.get("tokens")
+        if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):
+            raise DataError(f"{path}: 'tokens' must be a list of strings")
+        if len(set(tokens)) != len(tokens):
+            raise DataError(f"{path}: 'tokens' lists a word twice")
+        return cls(tokens, config.get("min_count", 1), config.get("max_size"))

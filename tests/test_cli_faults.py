@@ -1,0 +1,487 @@
+"""Bad input and faults against the CLI (hierattn.cli): one `Error:` line, nothing lost.
+
+Every case checks the same contract: exit code 1 or 2, exactly one line that
+starts with `Error:`, no traceback anywhere in the output, no earlier file
+changed and no partial file left behind. Most cases go through click's
+CliRunner; those that need a real process (raw bytes on standard input, signals,
+TensorFlow's C++ log lines, what is imported before an error) run `cli.py`.
+"""
+
+import hashlib
+import io
+import json
+import os
+import pathlib
+import shutil
+import signal
+import subprocess
+import sys
+import tarfile
+import time
+
+import keras
+import pytest
+from click.testing import CliRunner
+
+from hierattn.cli import cli
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+TINY = ["--epochs", "1", "--batch-size", "16", "--embedding-dim", "8", "--pretrain", "none"]
+PARTIAL_SUFFIXES = (".partial", ".tmp", ".part", ".partial.keras")
+
+
+def invoke(*args, input=None):
+    return CliRunner().invoke(cli, [str(a) for a in args], input=input)
+
+
+def snapshot(*folders):
+    """Every file under `folders` with a hash of its bytes."""
+    files = {}
+    for folder in folders:
+        for path in pathlib.Path(folder).rglob("*"):
+            if path.is_file():
+                files[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return files
+
+
+def assert_refused(output, exit_code, before=None, after=None):
+    """The contract of every bad input: one Error line, no traceback, nothing changed or left behind."""
+    assert exit_code in (1, 2), output
+    assert "Traceback" not in output, output
+    errors = [line for line in output.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1, output
+    if before is not None:
+        assert after == before, "files changed"
+    if after is not None:
+        assert not [f for f in after if f.endswith(PARTIAL_SUFFIXES)], after
+    return errors[0]
+
+
+def refused(*args, input=None, folders=()):
+    before = snapshot(*folders)
+    result = invoke(*args, input=input)
+    return assert_refused(result.output, result.exit_code, before, snapshot(*folders))
+
+
+def run_program(*args, input=None, env=None, timeout=240):
+    """`python cli.py ARGS` in a fresh process, as a user runs it."""
+    full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    return subprocess.run([sys.executable, str(ROOT / "cli.py"), *map(str, args)], input=input, capture_output=True,
+                          env=full_env, timeout=timeout, cwd=ROOT)
+
+
+@pytest.fixture(scope="module")
+def trained(tiny_csv, tmp_path_factory):
+    root = tmp_path_factory.mktemp("faults")
+    result = invoke("train", "csv", tiny_csv[0], "--output", root / "run", *TINY)
+    assert result.exit_code == 0, result.output
+    return root / "run"
+
+
+@pytest.fixture
+def workdir(tmp_path, trained):
+    """A folder with a copy of the trained run and a previous output file that must survive."""
+    shutil.copytree(trained, tmp_path / "run")
+    (tmp_path / "earlier.csv").write_text("my earlier results\n")
+    return tmp_path
+
+
+# Texts: through an argument, --file and standard input ---------------------------------------------------------------
+
+@pytest.mark.parametrize("command", ["predict", "explain"])
+@pytest.mark.parametrize("text", ["", "   \t \n", "<br /><p></p><div class='x'></div>"],
+                         ids=["empty", "whitespace", "html-only"])
+def test_wordless_text_arguments_are_refused(workdir, command, text):
+    error = refused(command, workdir / "run", text, folders=[workdir])
+    assert "the text is empty" in error or "any word to read" in error
+
+
+@pytest.mark.parametrize("command", ["predict", "explain"])
+def test_emoji_and_one_megabyte_texts_are_answered(workdir, command):
+    for text in ["\U0001F600\U0001F600 \U0001F389", "The film was great. " * 52429]:  # the second is 1 MB
+        result = invoke(command, workdir / "run", text)
+        assert result.exit_code == 0, result.output
+        assert "predicted:" in result.output
+
+
+@pytest.mark.parametrize("command", ["predict", "explain"])
+@pytest.mark.parametrize("content, message", [
+    (b"", "no text"),
+    (b"  \n\t\n\n", "no text"),
+    (b"<p></p>\n<br/>\n", "any word to read|no words"),
+    (b"good film\n\xff\xfe\x00\x01binary\n", "NUL bytes"),
+    (b"good film\ncaf\xe9 au lait\n", "not valid utf-8 text: line 2 has the byte 0xe9"),
+    (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "NUL bytes|not valid utf-8"),
+], ids=["empty", "whitespace", "html-only", "nul", "latin-1", "png"])
+def test_bad_files_and_standard_input(workdir, command, content, message):
+    import re
+
+    (workdir / "texts.txt").write_bytes(content)
+    from_file = refused(command, workdir / "run", "--file", workdir / "texts.txt", "--output", workdir / "out.csv",
+                        folders=[workdir])
+    assert re.search(message, from_file), from_file
+    assert not (workdir / "out.csv").exists()
+    from_stdin = refused(command, workdir / "run", "-", input=content, folders=[workdir])
+    assert re.search(message, from_stdin), from_stdin
+
+
+def test_files_with_some_wordless_lines_keep_their_rows(workdir):
+    (workdir / "texts.txt").write_text("great film\n\n<br/>\nawful film\n")
+    result = invoke("predict", workdir / "run", "--file", workdir / "texts.txt", "--output", workdir / "out.csv")
+    assert result.exit_code == 0, result.output
+    rows = (workdir / "out.csv").read_text().splitlines()
+    assert rows[0] == "row,predicted,p_neg,p_pos" and len(rows) == 5
+    assert rows[2] == "1,,," and rows[3] == "2,,," and rows[1].split(",")[1] in ("neg", "pos")
+    latin = invoke("predict", workdir / "run", "-", "--encoding", "latin-1", input=b"caf\xe9 great\n")
+    assert latin.exit_code == 0 and latin.output.splitlines()[-1].startswith("0,")
+
+
+def test_binary_bytes_in_a_real_process_on_standard_input_and_as_an_argument(trained):
+    for args in (["predict", trained, "-"], ["explain", trained, "-"]):
+        result = run_program(*args, input=b"\xff\xd8\xff\xe0\x00\x10JFIF\x00")
+        assert_refused(result.stdout.decode() + result.stderr.decode(), result.returncode)
+    result = run_program("predict", trained, os.fsdecode(b"caf\xe9"))
+    error = assert_refused(result.stdout.decode() + result.stderr.decode(), result.returncode)
+    assert "not valid UTF-8" in error
+
+
+# Table files for train csv ---------------------------------------------------------------------------------------------
+
+def write(path, content):
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    return path
+
+
+@pytest.mark.parametrize("content, message", [
+    ("comment,stars\ngood,1\nbad,0\n", "no text column found"),
+    ("text,stars\ngood,1\nbad,0\n", "no label column found"),
+    ("text,label\n" + "good film,pos\n" * 10, "at least two classes"),
+    ("text,label\n" + "".join(f"film number {i},{i}\n" for i in range(20)), "every label occurs once"),
+    ("text,label\ngood,pos\nbad,neg\nfine,pos\n", "every class needs at least 2 documents .*; too few: 'neg' \\(1\\)"),
+    ("text,label\n", "no usable rows"),
+    ("", "No columns to parse|no usable rows"),
+    ("text,label\nNaN,NaN\n,\n", "no usable rows"),
+    (b"text,label\ncaf\xe9 cr\xe8me,pos\nbad,neg\n", "not valid utf-8 text: line 2 has the byte 0xe9"),
+    (b"text,label\n\xc3\x28 invalid,pos\nbad,neg\n", "not valid utf-8 text: line 2 has the byte 0xc3"),
+    (b"text,label\ngood,pos\x00\n", "NUL bytes"),
+    ("text\tlabel\n" + "a b\tpos\n" * 3 + "a, b, c\tneg\n", "looks tab-separated"),
+    ('text,label\n"unclosed quote,pos\nbad,neg\n', "could not read|no usable rows|every class"),
+], ids=["no-text-column", "no-label-column", "one-class", "all-unique-labels", "one-of-a-class", "header-only",
+        "empty-file", "only-missing", "latin-1", "invalid-utf8", "nul", "tsv-named-csv", "unclosed-quote"])
+def test_bad_csv_files(tmp_path, content, message):
+    import re
+
+    path = write(tmp_path / "data.csv", content)
+    error = refused("train", "csv", path, "--output", tmp_path / "run", *TINY, folders=[tmp_path])
+    assert re.search(message, error), error
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("content, message", [
+    ('{"text": "a", "label": 1}\n{"text": "b", "label": 0}\n{"text": "c", label: 1}\n', "line 3 is not valid JSON"),
+    ('{"text": "a", "label": 1}\n[1, 2]\n', "line 2 is a JSON list"),
+    ('{"comment": "a", "label": 1}\n', "no text column found"),
+], ids=["bad-json", "not-an-object", "no-text-field"])
+def test_bad_json_lines_files(tmp_path, content, message):
+    path = write(tmp_path / "data.jsonl", content)
+    assert message in refused("train", "csv", path, "--output", tmp_path / "run", *TINY, folders=[tmp_path])
+
+
+def test_nan_labels_are_skipped_not_a_class_and_latin1_reads_with_its_encoding(tmp_path):
+    rows = "".join(f"a great film {i},pos\nan awful film {i},neg\n" for i in range(6))
+    path = write(tmp_path / "data.csv", ("text,label\n" + rows + "what,NaN\nwho,null\n").encode("latin-1")
+                 + b"caf\xe9 cr\xe8me great,pos\ncaf\xe9 awful,neg\n")
+    result = invoke("train", "csv", path, "--encoding", "latin-1", "--output", tmp_path / "run", "--limit", "16",
+                    *TINY, "--model-option", "word_units=4", "--model-option", "sentence_units=4")
+    assert result.exit_code == 0, result.output
+    assert "skipped 0 without text, 2 without a label" in result.output
+    assert json.loads((tmp_path / "run" / "labels.json").read_text())["names"] == ["neg", "pos"]
+    vocabulary = json.loads((tmp_path / "run" / "encoder" / "vocabulary.json").read_text())["tokens"]
+    assert "café" in vocabulary
+
+
+# Run directories: corrupt, foreign and tampered -------------------------------------------------------------------------
+
+def tamper_model_truncated(run):
+    data = (run / "model.keras").read_bytes()
+    (run / "model.keras").write_bytes(data[: len(data) // 2])
+
+
+def tamper_model_random(run):
+    (run / "model.keras").write_bytes(os.urandom(4096))
+
+
+def tamper_model_lambda(run):
+    inputs = keras.Input((None, None), dtype="int32")
+    outputs = keras.layers.Lambda(lambda x: keras.ops.one_hot(x[:, 0, 0] % 2, 2))(inputs)
+    keras.Model(inputs, outputs).save(run / "model.keras")
+
+
+def tamper_json(relative, change):
+    def tamper(run):
+        path = run / relative
+        payload = json.loads(path.read_text())
+        change(payload)
+        path.write_text(json.dumps(payload))
+    return tamper
+
+
+def tamper_remove(relative):
+    return lambda run: (run / relative).unlink()
+
+
+def tamper_write(relative, text):
+    return lambda run: (run / relative).write_text(text)
+
+
+@pytest.mark.parametrize("tamper, message", [
+    (tamper_model_truncated, "is not a Keras model file"),
+    (tamper_model_random, "is not a Keras model file"),
+    (tamper_model_lambda, "holds Python code .* only if you trust its source\\.$"),
+    (tamper_remove("model.keras"), "has no model.keras"),
+    (tamper_remove("labels.json"), "missing file: .*labels.json"),
+    (tamper_json("labels.json", lambda p: p.update(names=["neg", "pos", "meh"])), "names 3 classes but the model has 2"),
+    (tamper_json("labels.json", lambda p: p.update(names="neg")), "damaged run"),
+    (tamper_remove("encoder/vocabulary.json"), "missing file: .*vocabulary.json"),
+    (tamper_json("encoder/vocabulary.json", lambda p: p["tokens"].extend(f"extra{i}" for i in range(500))),
+     "vocabulary.json has .* ids but the model's embedding has .* rows"),
+    (tamper_json("encoder/vocabulary.json", lambda p: p.update(tokens={"a": 1})), "'tokens' must be a list of strings"),
+    (tamper_json("encoder/vocabulary.json", lambda p: p.update(tokens=5)), "'tokens' must be a list of strings"),
+    (tamper_json("encoder/encoder.json", lambda p: p.update(max_words="ten")), "max_words must be a positive whole"),
+    (tamper_json("encoder/encoder.json", lambda p: p.update(tokenizer=[1])), "damaged run"),
+    (tamper_write("encoder/encoder.json", "{not json"), "is not valid JSON"),
+    (tamper_write("run.json", "\x00\x01garbage"), "is not valid JSON"),
+    (tamper_json("run.json", lambda p: p.update(status="training")), "is an unfinished run"),
+    (tamper_remove("run.json"), "is not a hierattn run"),
+    (tamper_json("config.json", lambda p: p.update(format="something-else")), "is not a hierattn.train-config/1 file"),
+], ids=["model-truncated", "model-random", "model-lambda", "model-missing", "labels-missing", "labels-extra-class",
+        "labels-wrong-type", "vocabulary-missing", "vocabulary-beyond-embedding", "vocabulary-dict", "vocabulary-number",
+        "encoder-size-string", "encoder-tokenizer-list", "encoder-not-json", "status-binary", "status-unfinished",
+        "status-missing", "config-foreign"])
+@pytest.mark.parametrize("command", ["predict", "explain", "evaluate"])
+def test_corrupt_and_tampered_runs(workdir, tiny_csv, tamper, message, command):
+    import re
+
+    tamper(workdir / "run")
+    args = ["--data", tiny_csv[1]] if command == "evaluate" else ["a great film"]
+    error = refused(command, workdir / "run", *args, folders=[workdir])
+    assert re.search(message, error), error
+
+
+def test_a_foreign_folder_and_a_file_as_the_run(workdir):
+    (workdir / "foreign").mkdir()
+    (workdir / "foreign" / "model.keras").write_text("x")
+    assert "not a hierattn run" in refused("predict", workdir / "foreign", "text", folders=[workdir])
+    assert "no trained run found" in refused("predict", "--runs-dir", workdir / "none", "text", folders=[workdir])
+
+
+# Outputs: existing ones are refused and kept; missing folders are refused --------------------------------------------
+
+@pytest.mark.parametrize("args", [
+    ["predict", "{run}", "--file", "{texts}", "--output", "{out}"],
+    ["explain", "{run}", "--file", "{texts}", "--format", "csv", "--output", "{out}"],
+    ["explain", "{run}", "a great film", "--format", "html", "--output", "{out}"],
+    ["explain", "{run}", "--dataset", "{data}", "--output", "{out}"],
+    ["evaluate", "{run}", "--data", "{data}", "--output", "{out}"],
+], ids=["predict", "explain-csv", "explain-html", "explain-dataset", "evaluate"])
+@pytest.mark.parametrize("target", ["existing", "missing-folder", "folder-is-a-file"])
+def test_outputs_are_never_overwritten_and_need_their_folder(workdir, tiny_csv, args, target):
+    (workdir / "texts.txt").write_text("great film\nawful film\n")
+    out = {"existing": workdir / "earlier.csv", "missing-folder": workdir / "no" / "such" / "out.csv",
+           "folder-is-a-file": workdir / "earlier.csv" / "out.csv"}[target]
+    filled = [a.format(run=workdir / "run", texts=workdir / "texts.txt", out=out, data=tiny_csv[1]) for a in args]
+    error = refused(*filled, folders=[workdir])
+    assert {"existing": "already exists", "missing-folder": "does not exist", "folder-is-a-file": "is a file"}[target] \
+        in error
+    assert (workdir / "earlier.csv").read_text() == "my earlier results\n"
+
+
+def test_training_into_an_existing_run_is_refused_before_reading_data(workdir, tiny_csv):
+    error = refused("train", "csv", workdir / "missing.csv", "--output", workdir / "run", *TINY, folders=[workdir])
+    assert "already exists" in error
+
+
+# Archives -----------------------------------------------------------------------------------------------------------
+
+def mini_imdb(path, member_prefix="aclImdb"):
+    with tarfile.open(path, "w:gz") as tar:
+        for split in ("train", "test"):
+            for label in ("pos", "neg"):
+                for i in range(30):
+                    data = f"A {'great' if label == 'pos' else 'awful'} film number {i}. " .encode() * 40
+                    info = tarfile.TarInfo(f"{member_prefix}/{split}/{label}/{i}_{8 if label == 'pos' else 2}.txt")
+                    info.size = len(data)
+                    tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+@pytest.mark.parametrize("kind, message", [
+    ("truncated", "is truncated"),
+    ("random", "not a readable .tar.gz"),
+    ("traversal", "outside the archive's folder"),
+    ("absolute", "outside the archive's folder"),
+    ("empty-folder", "no IMDB data at"),
+])
+def test_bad_imdb_archives(tmp_path, kind, message):
+    archive = tmp_path / "aclImdb_v1.tar.gz"
+    if kind == "truncated":
+        data = mini_imdb(archive).read_bytes()
+        archive.write_bytes(data[: int(len(data) * 0.95)])
+    elif kind == "random":
+        archive.write_bytes(os.urandom(50_000))
+    elif kind == "traversal":
+        mini_imdb(archive, "../../escape/aclImdb")
+    elif kind == "absolute":
+        mini_imdb(archive, "/tmp/aclImdb")
+    else:
+        archive = tmp_path / "empty"
+        archive.mkdir()
+    error = refused("train", "imdb", "--data", archive, "--output", tmp_path / "run", *TINY, folders=[tmp_path])
+    assert message in error
+    assert not (tmp_path / "run").exists() and not (tmp_path / "escape").exists()
+
+
+# Option values ------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("option, value", [
+    ("--learning-rate", "nan"), ("--learning-rate", "inf"), ("--learning-rate", "0"), ("--learning-rate", "-1e-3"),
+    ("--learning-rate", "fast"), ("--label-smoothing", "nan"), ("--label-smoothing", "1"),
+    ("--teacher-weight", "nan"), ("--adversarial", "inf"), ("--adversarial", "-0.1"), ("--epochs", "0"),
+    ("--batch-size", "-1"), ("--limit", "2"), ("--embedding-dim", "0"), ("--max-len", "0"), ("--model", "bert"),
+    ("--encoding", "klingon"), ("--model-option", "units"), ("--model-option", "depth=3"),
+])
+def test_invalid_option_values(tiny_csv, tmp_path, option, value):
+    refused("train", "csv", tiny_csv[0], "--output", tmp_path / "run", *TINY, option, value, folders=[tmp_path])
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("args", [["a film", "--top-k", "0"], ["a film", "--random-draws", "0"],
+                                  ["a film", "--limit", "0"], ["a film", "--format", "pdf"],
+                                  ["--encoding", "klingon", "--file", "{texts}"], ["a film", "--file", "{texts}"]])
+def test_invalid_explain_options(workdir, args):
+    (workdir / "texts.txt").write_text("great film\n")
+    refused("explain", workdir / "run", *[a.format(texts=workdir / "texts.txt") for a in args], folders=[workdir])
+
+
+def test_a_diverging_training_stops_with_an_error_and_never_becomes_the_latest_run(tiny_csv, tmp_path):
+    result = invoke("train", "csv", tiny_csv[0], "--runs-dir", tmp_path / "runs", "--learning-rate", "1e30",
+                    "--epochs", "3", "--batch-size", "16", "--embedding-dim", "8", "--pretrain", "none")
+    error = assert_refused(result.output, result.exit_code)
+    assert "training diverged: the loss became" in error and "lower --learning-rate" in error
+    (run,) = (tmp_path / "runs").iterdir()
+    assert json.loads((run / "run.json").read_text())["status"] == "training"
+    assert not (run / "model.keras").exists()
+    assert "no trained run found" in refused("predict", "--runs-dir", tmp_path / "runs", "a film")
+
+
+# Killed and interrupted training, then resumed ------------------------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "SIGINT"])
+def test_training_killed_then_resumed(tiny_csv, tmp_path, sig):
+    output = tmp_path / "run"
+    args = ["train", "csv", tiny_csv[0], "--output", output, "--epochs", "40", "--batch-size", "4", "--embedding-dim",
+            "8", "--pretrain", "none", "--model", "rnn", "--model-option", "units=4"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen([sys.executable, str(ROOT / "cli.py"), *map(str, args)], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, env=env, cwd=ROOT)
+    history = output / "history.csv"
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and process.poll() is None:
+        if history.exists() and len(history.read_text().splitlines()) >= 2:  # header + one finished epoch
+            break
+        time.sleep(0.2)
+    assert process.poll() is None, process.communicate()
+    process.send_signal(sig)
+    stdout, stderr = process.communicate(timeout=60)
+    output_text = stdout.decode() + stderr.decode()
+    assert "Traceback" not in output_text, output_text
+    if sig == signal.SIGINT:
+        assert process.returncode == 130 and output_text.strip().splitlines()[-1] == "Error: interrupted"
+    assert json.loads((output / "run.json").read_text())["status"] == "training"
+    assert not list(output.rglob("*.partial*")) and not (output / "model.keras").exists()
+
+    resumed = invoke(*args[:-4], "--resume")
+    assert resumed.exit_code == 0, resumed.output
+    assert "resuming" in resumed.output
+    assert json.loads((output / "run.json").read_text())["status"] == "complete"
+    epochs = [int(row.split(",")[0]) for row in history.read_text().splitlines()[1:]]
+    assert epochs == sorted(set(epochs)) and len(epochs) >= 2  # no epoch twice across the two processes
+    assert invoke("predict", output, "a great film").exit_code == 0
+
+
+# The program: quiet, fast to refuse, one line per epoch in a file ------------------------------------------------------
+
+TF_CPP_LINE = r"^(?:[IWEF]\d{4} |WARNING: All log messages|.*(?:cuInit|cuda|oneDNN|cpu_feature_guard|TF_ENABLE_ONEDNN))"
+
+
+def test_no_tensorflow_cpp_lines_unless_verbose_and_one_line_per_epoch_in_a_file(tiny_csv, tmp_path):
+    import re
+
+    train = run_program("train", "csv", tiny_csv[0], "--test", tiny_csv[1], "--output", tmp_path / "run",
+                        "--epochs", "2", "--batch-size", "16", "--embedding-dim", "8", "--pretrain", "none")
+    assert train.returncode == 0, train.stderr.decode()
+    stdout = train.stdout.decode()
+    assert "\x1b[" not in stdout and "\r" not in stdout and "\b" not in stdout  # no progress-bar redraws in a file
+    epoch_lines = [line for line in stdout.splitlines() if "val_loss" in line]
+    assert 1 <= len(epoch_lines) <= 2, stdout
+    outputs = [train]
+    for args in (["predict", tmp_path / "run", "a great film"],
+                 ["explain", tmp_path / "run", "a great film. an awful plot."],
+                 ["evaluate", tmp_path / "run", "--data", tiny_csv[1]]):
+        result = run_program(*args)
+        assert result.returncode == 0, result.stderr.decode()
+        outputs.append(result)
+    for result in outputs:
+        text = result.stdout.decode() + result.stderr.decode()
+        assert not re.search(TF_CPP_LINE, text, re.M), text
+    verbose = run_program("--verbose", "predict", tmp_path / "run", "a great film", env={"TF_CPP_MIN_LOG_LEVEL": "0"})
+    assert verbose.returncode == 0 and re.search(TF_CPP_LINE, verbose.stderr.decode(), re.M)
+
+
+FAST_FAIL = """
+import sys
+from click.testing import CliRunner
+from hierattn.cli import cli
+result = CliRunner().invoke(cli, sys.argv[1:])
+print(result.exit_code, "tensorflow" in sys.modules, "keras" in sys.modules)
+print(result.output)
+"""
+
+
+@pytest.mark.parametrize("args", [
+    ["train", "csv", "{tmp}/missing.csv"],
+    ["train", "csv", "{train}", "--text-column", "body"],
+    ["train", "csv", "{one_class}"],
+    ["train", "imdb", "--data", "{tmp}/nowhere"],
+    ["train", "csv", "{train}", "--learning-rate", "nan"],
+    ["predict", "{tmp}/no-run", "a film"],
+    ["predict", "{run}", "--file", "{tmp}/missing.txt"],
+    ["predict", "{run}", "--file", "{latin}"],
+    ["evaluate", "{run}", "--data", "{tmp}/missing.csv"],
+    ["evaluate", "{run}", "--data", "{train}", "--label-column", "stars"],
+    ["explain", "{run}", "--dataset", "{tmp}/missing.csv"],
+    ["explain", "{run}", "   "],
+], ids=["train-path", "train-column", "train-one-class", "imdb-path", "option-value", "predict-run", "predict-file",
+        "predict-encoding", "evaluate-path", "evaluate-column", "explain-dataset", "explain-empty"])
+def test_errors_come_before_tensorflow_is_imported(trained, tiny_csv, tmp_path, args):
+    (tmp_path / "one.csv").write_text("text,label\n" + "a film,pos\n" * 5)
+    (tmp_path / "latin.txt").write_bytes(b"caf\xe9\n")
+    filled = [a.format(tmp=tmp_path, train=tiny_csv[0], run=trained, one_class=tmp_path / "one.csv",
+                       latin=tmp_path / "latin.txt") for a in args]
+    result = subprocess.run([sys.executable, "-c", FAST_FAIL, *map(str, filled)], capture_output=True, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120, cwd=tmp_path)
+    code, tensorflow_imported, keras_imported = result.stdout.split("\n", 1)[0].split()
+    assert_refused(result.stdout.split("\n", 1)[1], int(code))
+    assert (tensorflow_imported, keras_imported) == ("False", "False"), result.stdout
+
+
+def test_the_program_selects_the_bfc_allocator_unless_the_user_chose(tmp_path):
+    script = "import os, sys; from hierattn.cli import configure_process; configure_process(); " \
+             "print(os.environ['TF_CPU_ALLOCATOR_USE_BFC'])"
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPU_ALLOCATOR_USE_BFC"}
+    for setting, expected in ((None, "true"), ("false", "false")):
+        child_env = {**env, "PYTHONPATH": str(ROOT), **({"TF_CPU_ALLOCATOR_USE_BFC": setting} if setting else {})}
+        result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=child_env,
+                                timeout=60)
+        assert result.stdout.strip() == expected, result.stderr
