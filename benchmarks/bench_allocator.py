@@ -1,7 +1,11 @@
 """TensorFlow's CPU memory allocator: the default against the BFC allocator.
 
-`import hierattn` sets `TF_CPU_ALLOCATOR_USE_BFC=true` unless it is already
-set. This script measures what that changes. For each model and each setting
+The `hierattn` program sets `TF_CPU_ALLOCATOR_USE_BFC=true` unless it is
+already set (importing the library sets nothing). This script measures what
+that changes, and reports which allocators TensorFlow actually created in
+each process (read from its own log, `TF_CPP_VMODULE=bfc_allocator=1`): with
+oneDNN on some CPUs TensorFlow creates a BFC allocator (`mklcpu`) whatever
+the variable says, and then the setting changes less or nothing. For each model and each setting
 (`false`, TensorFlow's default, then `true`), one fresh process trains the
 model with the library defaults on a seeded subset of IMDB `train/` for one
 epoch (no word2vec, to keep it short) and then predicts unlabelled reviews
@@ -19,6 +23,7 @@ Usage:
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -81,21 +86,26 @@ def main():
                 run = os.path.join(tmp, f"{model}-{setting}")
                 for child in ("train", "load"):
                     saved = os.path.join(tmp, f"{model}-{setting}-{child}.npy")
-                    env = dict(os.environ, TF_CPU_ALLOCATOR_USE_BFC=setting, TF_CPP_MIN_LOG_LEVEL="2")
-                    output = subprocess.run(
+                    env = dict(os.environ, TF_CPU_ALLOCATOR_USE_BFC=setting, TF_CPP_MIN_LOG_LEVEL="0",
+                               TF_CPP_VMODULE="bfc_allocator=1")
+                    result = subprocess.run(
                         [sys.executable, __file__, "--child", child, "--models", model, "--run", run,
                          "--probabilities", saved, "--train", str(args.train), "--predict", str(args.predict),
-                         "--data", args.data], env=env, capture_output=True, text=True, check=True).stdout
-                    row = json.loads(output.strip().splitlines()[-1])
+                         "--data", args.data], env=env, capture_output=True, text=True, check=True)
+                    row = json.loads(result.stdout.strip().splitlines()[-1])
+                    names = sorted(set(re.findall(r"Creating new BFCAllocator named: (\S+)", result.stderr)))
+                    row["bfc_allocators"] = ", ".join(names) or "none"
                     probabilities = np.load(saved)
                     reference = probabilities if reference is None else reference
                     row["same_probabilities_as_default"] = bool(np.array_equal(probabilities, reference))
                     rows.append(row)
                     print(json.dumps(row), flush=True)
-    print("\n| model | TF_CPU_ALLOCATOR_USE_BFC | process | training (s) | prediction reviews/s | kernel share of "
-          "CPU | max RSS (MB) | same probabilities |\n| --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("\n| model | TF_CPU_ALLOCATOR_USE_BFC | BFC allocators created | process | training (s) | prediction "
+          "reviews/s | kernel share of CPU | max RSS (MB) | same probabilities |\n"
+          "| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
-        print(f"| {r['model']} | {r['TF_CPU_ALLOCATOR_USE_BFC']} | {r['process']} | {r.get('train_seconds', '')} | "
+        print(f"| {r['model']} | {r['TF_CPU_ALLOCATOR_USE_BFC']} | {r['bfc_allocators']} | {r['process']} | "
+              f"{r.get('train_seconds', '')} | "
               f"{r['predict_reviews_per_second']:.0f} | {r['kernel_share_of_cpu']:.0%} | {r['max_rss_mb']:,} | "
               f"{'yes' if r['same_probabilities_as_default'] else 'no'} |")
 

@@ -194,6 +194,7 @@ def _run_training(options, config, dataset_name, train_data, test_data, unlabele
     _print_metrics(run.metrics)
     click.echo(f"\nwrote {output}/: model.keras, encoder/ (vocabulary, tokenizer), labels.json, config.json, "
                f"history.csv, metrics.json, logs/ (TensorBoard: tensorboard --logdir {output}/logs)")
+    click.echo(f'explain a prediction: python cli.py explain {output} "your text" [--format html --output page.html]')
 
 
 def _print_metrics(metrics):
@@ -367,7 +368,7 @@ def _texts_from(text, file_path, text_column, encoding):
 
     from hierattn.scoring import iter_text_chunks
 
-    stream = click.get_binary_stream("stdin") if text == "-" else None
+    stream = sys.stdin.buffer if text == "-" else None
     chunks = iter_text_chunks(file_path, text_column, stream=stream, encoding=encoding)
     first = next(chunks, None)
     return itertools.chain([] if first is None else [first], chunks)

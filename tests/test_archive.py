@@ -47,6 +47,24 @@ def test_tar_reader_rejects_non_archives(tmp_path):
         list(iter_tar_gz(path))
 
 
+def test_tar_reader_refuses_truncated_archives(tmp_path):
+    path = tmp_path / "a.tar.gz"
+    make_archive(path, {**FILES, "top/big.bin": bytes(range(256)) * 400})
+    data = path.read_bytes()
+    for cut in (0.5, 0.95, 0.999):
+        (tmp_path / "cut.tar.gz").write_bytes(data[: int(len(data) * cut)])
+        with pytest.raises(DataError, match="is truncated: the archive ends before its last file does"):
+            list(iter_tar_gz(tmp_path / "cut.tar.gz"))
+
+
+@pytest.mark.parametrize("name", ["../evil.txt", "top/../../evil.txt", "/etc/evil.txt", "C:/evil.txt"])
+def test_tar_reader_refuses_members_outside_the_archive(tmp_path, name):
+    path = tmp_path / "a.tar.gz"
+    make_archive(path, {"top/a.txt": b"alpha", name: b"evil"})
+    with pytest.raises(DataError, match="outside the archive's folder: refusing an unsafe archive"):
+        list(iter_tar_gz(path))
+
+
 def test_folder_reader(tmp_path):
     (tmp_path / "d" / "e").mkdir(parents=True)
     (tmp_path / "d" / "e" / "f.txt").write_bytes(b"1")

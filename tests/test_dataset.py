@@ -36,6 +36,32 @@ def test_stratified_split_is_stratified_and_seeded():
         stratified_split(labels, 1.5)
 
 
+def test_stratified_split_of_small_data_keeps_every_class_in_both_parts():
+    train, validation = stratified_split([0, 0, 1, 1], 0.1, seed=0)  # 10% of 4 would be 1 < 2 classes
+    assert sorted(np.array([0, 0, 1, 1])[validation]) == [0, 1] and len(train) == 2
+    labels = np.array([0] * 2500 + [1] * 22500)
+    _, validation = stratified_split(labels, 0.1, seed=0)
+    assert len(validation) == 2500  # ceil(0.1 * n), as before
+
+
+@pytest.mark.parametrize("labels, message", [
+    ([0, 0, 0], "needs at least two classes; the training data has one \\(neg\\)"),
+    ([0, 1, 2, 3], "every label occurs once \\(4 documents, 4 labels\\)"),
+    ([0, 0, 1], "every class needs at least 2 documents .*too few: 'pos' \\(1\\)"),
+    ([0, 0, 1, 1, 2, 2], "6 documents are too few to train and validate on 3 classes"),
+])
+def test_stratified_split_refuses_what_cannot_be_split(labels, message):
+    names = ["neg", "pos", "neutral", "mixed"]
+    with pytest.raises(DataError, match=message):
+        stratified_split(labels, 0.7, seed=0, names=names)
+
+
+def test_label_map_load_refuses_edited_names(tmp_path):
+    (tmp_path / "labels.json").write_text('{"format": "hierattn.labels/1", "names": "neg"}')
+    with pytest.raises(DataError, match="'names' must be a list of class names"):
+        LabelMap.load(tmp_path / "labels.json")
+
+
 def test_subset_keeps_fields_aligned():
     data = TextDataset(["a", "b", "c"], np.array([0, 1, 0]), LabelMap(["x", "y"]), ["i0", "i1", "i2"], np.array([1, 9, 2]))
     part = data.subset([2, 1])

@@ -10,8 +10,8 @@ import tensorflow as tf
 from conftest import TINY_OPTIONS
 from hierattn.data import load_table
 from hierattn.errors import HierattnError
-from hierattn.runs import RunError, load_run
-from hierattn.training import TrainConfig, learning_rate, make_train_dataset, train
+from hierattn.runs import RunError, load_run, read_status
+from hierattn.training import TrainConfig, learning_rate, make_train_dataset, sample, train
 
 
 def tiny_config(model="han", **kwargs):
@@ -175,6 +175,11 @@ def test_bad_configs_are_rejected(data, tmp_path):
         (tiny_config("transformer", teacher="tfidf", teacher_weight=2.0), "teacher weight"),
         (tiny_config("transformer", distill_unlabeled=True), "needs a teacher"),
         (tiny_config("rnn", adversarial=-1.0), "adversarial perturbation size"),
+        (tiny_config("rnn", adversarial=float("inf")), "adversarial perturbation size"),
+        (tiny_config("han", learning_rate=float("nan")), "learning rate must be a finite number above 0"),
+        (tiny_config("han", learning_rate=0.0), "learning rate must be a finite number above 0"),
+        (tiny_config("han", validation_fraction=1.0), "validation fraction"),
+        (tiny_config("han", patience=0), "patience must be at least 1"),
     ]:
         with pytest.raises(HierattnError, match=message):
             train(train_data, None, config, tmp_path / "x", log=lambda m: None, verbose=0)
@@ -268,16 +273,17 @@ def test_pretrained_vectors_are_rescaled_only_for_the_scaled_embeddings():
 
 
 def test_model_options_are_parsed_and_checked_before_training():
-    from hierattn.training import TrainConfig, parse_options
+    from hierattn.training import TrainConfig, check_model_options, parse_options
 
     options = parse_options(["num_layers=2", "norm_first=false", "position=alibi", "word_dropout=0.1"])
     assert options == {"num_layers": 2, "norm_first": False, "position": "alibi", "word_dropout": 0.1}
     config = TrainConfig(model="transformer", model_options=options).validate()
+    check_model_options(config)
     assert config.model_options["num_heads"] == 4 and config.model_options["num_layers"] == 2  # defaults kept
     with pytest.raises(HierattnError, match="unknown rnn model option"):
-        TrainConfig(model="rnn", model_options={"max_len": 5}).validate()  # a TrainConfig field, not an option
+        check_model_options(TrainConfig(model="rnn", model_options={"max_len": 5}))  # a TrainConfig field
     with pytest.raises(HierattnError, match="must be divisible"):
-        TrainConfig(model="transformer", embedding_dim=10).validate()
+        check_model_options(TrainConfig(model="transformer", embedding_dim=10))
 
 
 def test_adversarial_training_saves_the_plain_model(data, tmp_path):
@@ -301,3 +307,32 @@ def test_train_batches_are_reshuffled_per_epoch_and_resume_where_they_stopped():
     fresh = firsts(make_train_dataset(x, y, 4, 7, 2), 3)
     assert fresh[0] != fresh[1] and sorted(sum(fresh[0], ())) == list(range(1, 41, 2))
     assert firsts(make_train_dataset(x, y, 4, 7, 2, first_epoch=1), 2) == fresh[1:]
+
+
+def test_limit_cuts_training_test_and_unlabelled_texts_alike(data, tmp_path, monkeypatch):
+    train_data, test_data = data
+    unlabeled = [f"an unlabelled text number {i}" for i in range(100)]
+    seen = {}
+
+    def fake_word2vec(sentences, **kwargs):
+        seen["sentences"] = len(sentences)
+        return {}
+
+    monkeypatch.setattr("hierattn.embeddings.train_word2vec", fake_word2vec)
+    run = train(train_data, test_data, tiny_config("han", limit=20, pretrain="word2vec"), tmp_path / "run",
+                unlabeled=unlabeled, log=lambda m: None, verbose=0)
+    assert run.metrics["test"]["documents"] == 20
+    assert run.metrics["train_documents"] + run.metrics["validation"]["documents"] == 20
+    assert seen["sentences"] <= 18 * 3 + 20  # the fitted part's sentences plus 20 one-sentence unlabelled texts
+    assert sample(list(range(10)), 20, 0) == list(range(10)) and sample(None, 5, 0) is None
+    assert sample(list(range(100)), 5, 1) == sample(list(range(100)), 5, 1) == sorted(sample(list(range(100)), 5, 1))
+
+
+def test_a_diverging_loss_stops_training_and_leaves_the_run_unfinished(data, tmp_path):
+    from hierattn.errors import TrainingDiverged
+
+    with pytest.raises(TrainingDiverged, match=r"the loss became (nan|inf) at epoch 1, batch \d+; .* stays unfinished"):
+        train(data[0], None, tiny_config("rnn", learning_rate=1e30, epochs=2), tmp_path / "run", log=lambda m: None,
+              verbose=0)
+    assert read_status(tmp_path / "run")["status"] == "training"
+    assert not (tmp_path / "run" / "model.keras").exists()

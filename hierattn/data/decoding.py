@@ -104,5 +104,8 @@ def locate_decode_error(path, encoding=None):
     """The `DataError` for the first undecodable line of a file (after a parser failed to decode it)."""
     with open(path, "rb") as f:
         for number, line in enumerate(f, start=1):
-            decode_line(line, path, number, encoding)
+            try:
+                decode_line(line, path, number, encoding)
+            except DataError as error:
+                return error
     return DataError(f"{path} is not valid {encoding or DEFAULT_ENCODING} text; {_hint(encoding)}")

@@ -1,0 +1,38 @@
+"""Tests for hierattn.callbacks: stopping at the first NaN loss, before the epoch ends."""
+
+import keras
+import numpy as np
+import pytest
+
+from hierattn.callbacks import StopOnNaN
+from hierattn.errors import TrainingDiverged
+
+
+class EpochEnds(keras.callbacks.Callback):
+    def __init__(self):
+        super().__init__()
+        self.ended = []
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.ended.append(epoch)
+
+
+def test_raises_at_the_first_nan_batch_before_any_epoch_end_callback_runs():
+    x = np.ones((8, 2), np.float32)
+    y = np.array([1.0, 1.0, 1.0, np.nan, 1.0, 1.0, 1.0, 1.0], np.float32)  # batch 2 of epoch 2 turns the mean NaN
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    ends = EpochEnds()
+    model.fit(x[:3], y[:3], batch_size=2, epochs=1, verbose=0, callbacks=[StopOnNaN("run"), ends])
+    with pytest.raises(TrainingDiverged, match=r"^training diverged: the loss became nan at epoch 1, batch 2; run stays "
+                                               r"unfinished\. Try a lower --learning-rate\.$"):
+        model.fit(x, y, batch_size=2, epochs=2, verbose=0, callbacks=[StopOnNaN("run"), ends])
+    assert ends.ended == [0]  # only the first, clean fit ended an epoch
+
+
+def test_names_the_last_good_epoch():
+    callback = StopOnNaN("out")
+    callback.on_epoch_begin(3)
+    with pytest.raises(TrainingDiverged, match=r"epoch 4, batch 7; out stays unfinished, its last good epoch \(3\) kept"):
+        callback.on_train_batch_end(6, {"loss": float("inf")})
+    callback.on_train_batch_end(7, {"loss": 0.5})  # a finite loss passes
