@@ -136,6 +136,19 @@ def test_files_with_some_wordless_lines_keep_their_rows(workdir):
     assert latin.exit_code == 0 and latin.output.splitlines()[-1].startswith("0,")
 
 
+def test_emoji_and_one_megabyte_lines_in_a_file_and_on_standard_input(workdir):
+    content = ("\U0001F600\U0001F389\n" + "The film was great. " * 52429 + "\n").encode()
+    (workdir / "texts.txt").write_bytes(content)
+    from_file = invoke("predict", workdir / "run", "--file", workdir / "texts.txt", "--output", workdir / "out.csv")
+    assert from_file.exit_code == 0, from_file.output
+    from_stdin = invoke("predict", workdir / "run", "-", input=content)
+    assert from_stdin.exit_code == 0, from_stdin.output
+    for rows in ((workdir / "out.csv").read_text().splitlines(), from_stdin.stdout.splitlines()):
+        assert len(rows) == 3 and all(row.split(",")[1] in ("neg", "pos") for row in rows[1:])
+    explained = invoke("explain", workdir / "run", "-", "--format", "json", input=content)
+    assert explained.exit_code == 0 and len(json.loads(explained.stdout)) == 2
+
+
 def test_binary_bytes_in_a_real_process_on_standard_input_and_as_an_argument(trained):
     for args in (["predict", trained, "-"], ["explain", trained, "-"]):
         result = run_program(*args, input=b"\xff\xd8\xff\xe0\x00\x10JFIF\x00")
@@ -177,13 +190,16 @@ def test_bad_csv_files(tmp_path, content, message):
     assert not (tmp_path / "run").exists()
 
 
-@pytest.mark.parametrize("content, message", [
-    ('{"text": "a", "label": 1}\n{"text": "b", "label": 0}\n{"text": "c", label: 1}\n', "line 3 is not valid JSON"),
-    ('{"text": "a", "label": 1}\n[1, 2]\n', "line 2 is a JSON list"),
-    ('{"comment": "a", "label": 1}\n', "no text column found"),
-], ids=["bad-json", "not-an-object", "no-text-field"])
-def test_bad_json_lines_files(tmp_path, content, message):
-    path = write(tmp_path / "data.jsonl", content)
+@pytest.mark.parametrize("name, content, message", [
+    ("data.jsonl", '{"text": "a", "label": 1}\n{"text": "b", "label": 0}\n{"text": "c", label: 1}\n',
+     "line 3 is not valid JSON"),
+    ("data.jsonl", '{"text": "a", "label": 1}\n[1, 2]\n', "line 2 is a JSON list"),
+    ("data.jsonl", '{"comment": "a", "label": 1}\n', "no text column found"),
+    ("data.tsv", "text\tlabel\ngood\tpos\nbad\tneg\textra\tfields\n", "Expected 2 fields in line 3, saw 4"),
+    ("data.tsv", "text,label\ngood,pos\n", "no text column found"),
+], ids=["bad-json", "not-an-object", "no-text-field", "ragged-tsv", "csv-named-tsv"])
+def test_bad_json_lines_and_tsv_files(tmp_path, name, content, message):
+    path = write(tmp_path / name, content)
     assert message in refused("train", "csv", path, "--output", tmp_path / "run", *TINY, folders=[tmp_path])
 
 
@@ -418,9 +434,12 @@ TF_CPP_LINE = r"^(?:[IWEF]\d{4} |WARNING: All log messages|.*(?:cuInit|cuda|oneD
 def test_no_tensorflow_cpp_lines_unless_verbose_and_one_line_per_epoch_in_a_file(tiny_csv, tmp_path):
     import re
 
-    train = run_program("train", "csv", tiny_csv[0], "--test", tiny_csv[1], "--output", tmp_path / "run",
+    with_missing_labels = tmp_path / "train.csv"
+    with_missing_labels.write_text(tiny_csv[0].read_text() + "no label here,NaN\n")
+    train = run_program("train", "csv", with_missing_labels, "--test", tiny_csv[1], "--output", tmp_path / "run",
                         "--epochs", "2", "--batch-size", "16", "--embedding-dim", "8", "--pretrain", "none")
     assert train.returncode == 0, train.stderr.decode()
+    assert "Warning" not in train.stderr.decode() and "1 without a label" in train.stderr.decode()
     stdout = train.stdout.decode()
     assert "\x1b[" not in stdout and "\r" not in stdout and "\b" not in stdout  # no progress-bar redraws in a file
     epoch_lines = [line for line in stdout.splitlines() if "val_loss" in line]
