@@ -6,6 +6,7 @@ TensorFlow allocator, its C++ logging, warnings) are chosen here, by the
 application, and only when it runs as a program (`main`), never on import.
 """
 
+import dataclasses
 import functools
 import math
 import os
@@ -164,8 +165,6 @@ def encoding_option(function):
 
 def _config(options):
     """The `TrainConfig` the options describe, checked before any data is read."""
-    import dataclasses
-
     from hierattn.training import TrainConfig, parse_options
 
     names = {f.name for f in dataclasses.fields(TrainConfig)}
@@ -389,9 +388,9 @@ def _check_words(run, texts):
     wordless = [i for i, text in enumerate(texts) if not run.has_words(text)]
     if len(wordless) == len(texts):
         raise HierattnError(("the text has" if len(texts) == 1 else "none of the texts has") +
-                            " any word to read (only markup, punctuation or spaces)")
+                            " any word to read (only markup or spaces)")
     if wordless:
-        click.echo(f"skipped {len(wordless)} text(s) without words (only markup, punctuation or spaces)", err=True)
+        click.echo(f"skipped {len(wordless)} text(s) without words (only markup or spaces)", err=True)
     skipped = set(wordless)
     return [text for i, text in enumerate(texts) if i not in skipped]
 
