@@ -454,8 +454,24 @@ def test_no_tensorflow_cpp_lines_unless_verbose_and_one_line_per_epoch_in_a_file
     for result in outputs:
         text = result.stdout.decode() + result.stderr.decode()
         assert not re.search(TF_CPP_LINE, text, re.M), text
-    verbose = run_program("--verbose", "predict", tmp_path / "run", "a great film", env={"TF_CPP_MIN_LOG_LEVEL": "0"})
-    assert verbose.returncode == 0 and re.search(TF_CPP_LINE, verbose.stderr.decode(), re.M)
+
+
+QUIETING = """
+import os, sys
+from hierattn.cli import configure_process
+configure_process(verbose=sys.argv[1] == "verbose")
+os.write(2, b"written to file descriptor 2, as C++ code writes\\n")
+sys.stderr.write("written to sys.stderr, as Python code writes\\n")
+"""
+
+
+@pytest.mark.parametrize("mode", ["quiet", "verbose"])
+def test_the_program_discards_only_what_is_written_to_file_descriptor_2_unless_verbose(mode):
+    result = subprocess.run([sys.executable, "-c", QUIETING, mode], capture_output=True, text=True, timeout=60,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 0
+    assert "written to sys.stderr" in result.stderr
+    assert ("written to file descriptor 2" in result.stderr) == (mode == "verbose")
 
 
 FAST_FAIL = """
