@@ -52,7 +52,7 @@ def configure_process(verbose=False):
 
 
 def friendly_errors(command):
-    """Turns library errors into one `Error: ...` line and exit code 1."""
+    """Turns library errors, and files that cannot be read or written, into one `Error: ...` line and exit code 1."""
 
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
@@ -60,6 +60,9 @@ def friendly_errors(command):
             return command(*args, **kwargs)
         except HierattnError as error:
             raise click.ClickException(str(error)) from None
+        except OSError as error:  # permissions, a full disk, a name too long, a path under /proc, ...
+            where = f"{error.filename}: " if error.filename else ""
+            raise click.ClickException(f"{where}{error.strerror or error}") from None
         except KeyboardInterrupt:
             click.echo("\nError: interrupted", err=True)
             sys.exit(130)
@@ -127,7 +130,7 @@ def train_options(function):
         click.option("--label-smoothing", type=PositiveFloat(0, 1, min_open=False, max_open=True), default=None),
         click.option("--pretrain", type=click.Choice(["word2vec", "none"]), default=None,
                      help="Initialise embeddings with word2vec trained on the training (and unlabelled) texts."),
-        click.option("--vectors", type=click.Path(dir_okay=False), default=None,
+        click.option("--vectors", type=click.Path(exists=True, dir_okay=False), default=None,
                      help="word2vec/GloVe text file to initialise the embeddings."),
         click.option("--freeze-embeddings", is_flag=True, default=None,
                      help="Do not train the (pretrained) word embeddings."),
@@ -232,10 +235,11 @@ def train_imdb(data, no_unsup, **options):
 
 @train.command("csv")
 @click.argument("path", type=click.Path())
-@click.option("--test", "test_path", type=click.Path(), default=None, help="Labelled test file, evaluated once at the end.")
+@click.option("--test", "test_path", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Labelled test file, evaluated once at the end.")
 @click.option("--text-column", default=None, help="Default: text, review, sentence, content, document or body.")
 @click.option("--label-column", default=None, help="Default: label, labels, sentiment, class, category, target or y.")
-@click.option("--unlabeled", "unlabeled_path", type=click.Path(dir_okay=False), default=None,
+@click.option("--unlabeled", "unlabeled_path", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Unlabelled texts (a text file, one per line, or a table's --text-column) for word2vec and "
                    "--distill-unlabeled.")
 @encoding_option
@@ -327,6 +331,9 @@ def evaluate(run_dir, split, data_path, text_column, label_column, output, encod
         pick_column(frame.columns, label_column, LABEL_COLUMNS, "label")
     elif read_status(find_run(run_dir, runs_dir)).get("dataset") == "imdb":
         source = locate_imdb(data_path)
+    elif data_path:
+        raise HierattnError(f"--data {data_path}: give a labelled {'/'.join(TABLE_SUFFIXES)} file (this run was not "
+                            "trained on IMDB)")
     else:
         raise HierattnError("this run was not trained on IMDB: pass the labelled file with --data FILE")
     run = _load(run_dir, runs_dir)

@@ -312,6 +312,24 @@ def test_outputs_are_never_overwritten_and_need_their_folder(workdir, tiny_csv, 
     assert (workdir / "earlier.csv").read_text() == "my earlier results\n"
 
 
+@pytest.mark.parametrize("command", ["predict", "explain", "train"])
+def test_outputs_that_cannot_be_written(workdir, tiny_csv, command):
+    (workdir / "texts.txt").write_text("great film\n")
+    too_long = workdir / ("x" * 300 + ".csv")  # longer than any file name the system allows
+    args = {"predict": ["predict", workdir / "run", "--file", workdir / "texts.txt", "--output", too_long],
+            "explain": ["explain", workdir / "run", "a great film", "--format", "html", "--output", too_long],
+            "train": ["train", "csv", tiny_csv[0], "--output", too_long / "run", *TINY]}[command]
+    assert "File name too long" in refused(*args, folders=[workdir])
+
+
+def test_missing_side_files_are_refused_when_the_options_are_read(workdir, tiny_csv):
+    for option in ("--vectors", "--test", "--unlabeled"):
+        error = refused("train", "csv", tiny_csv[0], option, workdir / "absent.txt", *TINY, folders=[workdir])
+        assert "does not exist" in error, option
+    error = refused("evaluate", workdir / "run", "--data", workdir / "earlier.txt", folders=[workdir])
+    assert "give a labelled .csv/.tsv" in error
+
+
 def test_training_into_an_existing_run_is_refused_before_reading_data(workdir, tiny_csv):
     error = refused("train", "csv", workdir / "missing.csv", "--output", workdir / "run", *TINY, folders=[workdir])
     assert "already exists" in error
