@@ -220,7 +220,7 @@ def train():
 def train_imdb(data, no_unsup, **options):
     """Train on IMDB: official train split (validation carved out of it), test split evaluated once."""
     from hierattn.data import load_imdb, locate_imdb
-    from hierattn.training import check_model_options, limit_imdb
+    from hierattn.training import check_model_options
 
     config = _config(options)
     _check_output(options)
@@ -228,7 +228,7 @@ def train_imdb(data, no_unsup, **options):
     check_model_options(config)
     wanted = options["resume"] or config.uses_unlabeled
     splits = ("train", "test", "unsup") if wanted and not no_unsup else ("train", "test")
-    datasets = limit_imdb(load_imdb(source, splits=splits), config.limit, config.seed)
+    datasets = load_imdb(source, splits=splits)  # train() cuts every part to --limit
     unlabeled = datasets["unsup"].texts if "unsup" in datasets else None
     _run_training(options, config, "imdb", datasets["train"], datasets["test"], unlabeled)
 

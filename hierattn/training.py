@@ -336,11 +336,6 @@ def sample(data, limit, seed):
     return data.subset(indices) if hasattr(data, "subset") else [data[i] for i in indices]
 
 
-def limit_imdb(datasets, limit, seed):
-    """IMDB's splits cut to `limit` documents each (seeded), as `train` cuts its data."""
-    return {name: sample(data, limit, seed) for name, data in datasets.items()} if limit else datasets
-
-
 def load_config(output):
     """The `TrainConfig` saved in a run directory (for resuming), or a one-line `RunError`."""
     from hierattn.runs import RunError
