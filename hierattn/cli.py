@@ -70,8 +70,8 @@ def friendly_errors(command):
     return wrapper
 
 
-class PositiveFloat(click.ParamType):
-    """A finite float above `minimum` (NaN and infinities are refused)."""
+class FiniteFloat(click.ParamType):
+    """A finite float within `minimum` and `maximum` (NaN and infinities are refused)."""
 
     name = "float"
 
@@ -116,7 +116,7 @@ def train_options(function):
                      help="Attention of the recurrent model (--model rnn)."),
         click.option("--epochs", type=click.IntRange(1), default=None, help="Maximum epochs (early stopping on validation loss)."),
         click.option("--batch-size", type=click.IntRange(1), default=None),
-        click.option("--learning-rate", type=PositiveFloat(), default=None),
+        click.option("--learning-rate", type=FiniteFloat(), default=None),
         click.option("--lr-schedule", type=click.Choice(["constant", "cosine"]), default=None,
                      help="cosine: 10% warm-up, then cosine decay to 0 over --epochs."),
         click.option("--max-sentences", type=click.IntRange(1), default=None, help="Default: 95th percentile of the training data."),
@@ -127,7 +127,7 @@ def train_options(function):
                           "(pre), or the first quarter and the last three quarters (head_tail)."),
         click.option("--embedding-dim", type=click.IntRange(1), default=None),
         click.option("--seed", type=int, default=None),
-        click.option("--label-smoothing", type=PositiveFloat(0, 1, min_open=False, max_open=True), default=None),
+        click.option("--label-smoothing", type=FiniteFloat(0, 1, min_open=False, max_open=True), default=None),
         click.option("--pretrain", type=click.Choice(["word2vec", "none"]), default=None,
                      help="Initialise embeddings with word2vec trained on the training (and unlabelled) texts."),
         click.option("--vectors", type=click.Path(exists=True, dir_okay=False), default=None,
@@ -137,12 +137,12 @@ def train_options(function):
         click.option("--teacher", type=click.Choice(["tfidf", "nblr", "none"]), default=None,
                      help="n-gram teacher for distillation: TF-IDF 1-2 grams + logistic regression (tfidf) or "
                           "NB-weighted logistic regression on 1-3 grams (nblr)."),
-        click.option("--teacher-weight", type=PositiveFloat(0, 1, min_open=False), default=None,
+        click.option("--teacher-weight", type=FiniteFloat(0, 1, min_open=False), default=None,
                      help="Share of the teacher's out-of-fold probabilities in the labelled texts' targets."),
         click.option("--distill-unlabeled/--no-distill-unlabeled", default=None,
                      help="Also train on the unlabelled texts (IMDB unsup), with the teacher's probabilities "
                           "as targets."),
-        click.option("--adversarial", type=PositiveFloat(0, min_open=False), default=None, metavar="EPS",
+        click.option("--adversarial", type=FiniteFloat(0, min_open=False), default=None, metavar="EPS",
                      help="Adversarial training: also fit each batch with each document's embedded words moved by EPS "
                           "times their L2 norm, in the direction that raises the loss most (Miyato et al. 2017; "
                           "e.g. 0.05; 0 = off)."),
@@ -368,16 +368,11 @@ def _refuse_existing(output):
 
 
 def _texts_from(text, file_path, text_column, encoding):
-    """Chunks of texts from a file or standard input (`text == "-"`); the first is read now,
-    so that a missing or undecodable file is reported before the model loads."""
-    import itertools
-
+    """Chunks of texts from a file or standard input (`text == "-"`), checked before the model loads."""
     from hierattn.scoring import iter_text_chunks
 
     stream = sys.stdin.buffer if text == "-" else None
-    chunks = iter_text_chunks(file_path, text_column, stream=stream, encoding=encoding)
-    first = next(chunks, None)
-    return itertools.chain([] if first is None else [first], chunks)
+    return iter_text_chunks(file_path, text_column, stream=stream, encoding=encoding)
 
 
 def _one_text(text):

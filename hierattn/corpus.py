@@ -243,16 +243,15 @@ def open_corpus(dataset, split="test", data=None, text_column=None, limit=None, 
     Returns:
         A `CorpusSource`.
     """
-    import numpy as np
-
     if limit is not None and limit < 1:
         raise HierattnError("--limit must be at least 1")
     if dataset == "imdb":
         from hierattn.data import load_imdb
+        from hierattn.data.dataset import sample
 
         documents = load_imdb(data, splits=(split,), progress=progress)[split]
-        if limit is not None and limit < len(documents):
-            documents = documents.subset(np.sort(np.random.default_rng(seed).permutation(len(documents))[:limit]))
+        if limit is not None:
+            documents = sample(documents, limit, seed)
         names = documents.label_map.names
         labels = [names[i] if i >= 0 else None for i in documents.labels]
         return CorpusSource(documents.texts, labels, documents.ids, len(documents))
@@ -260,7 +259,5 @@ def open_corpus(dataset, split="test", data=None, text_column=None, limit=None, 
 
     if not pathlib.Path(dataset).is_file():
         raise HierattnError(f"no such dataset {dataset!r}: use imdb or the path of a CSV/TSV/JSON-lines or text file")
-    chunks = iter_text_chunks(dataset, text_column, encoding=encoding)
-    first = next(chunks, [])  # a missing column or undecodable start is reported now
-    texts = (t for chunk in itertools.chain([first], chunks) for t in chunk)
+    texts = (t for chunk in iter_text_chunks(dataset, text_column, encoding=encoding) for t in chunk)
     return CorpusSource(itertools.islice(texts, limit) if limit else texts, total=limit)

@@ -1,6 +1,7 @@
 """Scoring files with a trained run, and evaluating a run on labelled data."""
 
 import csv
+import itertools
 import os
 import pathlib
 
@@ -31,6 +32,10 @@ def _line_chunks(lines, chunk_size):
 def iter_text_chunks(source, text_column=None, chunk_size=2000, stream=None, encoding=None):
     """Texts to score, in chunks.
 
+    The first chunk is read at once, so a missing file, a missing column or
+    undecodable bytes at the start raise here rather than on first use (a
+    caller can check its input before loading a model).
+
     Args:
         source: A CSV/TSV/JSON-lines file (texts from `text_column`, found by
             name if not given) or a text file (one text per line).
@@ -41,9 +46,15 @@ def iter_text_chunks(source, text_column=None, chunk_size=2000, stream=None, enc
         encoding: Text encoding of the file or stream (default UTF-8);
             undecodable or NUL bytes raise a `DataError` naming the line.
 
-    Yields:
-        Lists of texts.
+    Returns:
+        An iterator of lists of texts.
     """
+    chunks = _text_chunks(source, text_column, chunk_size, stream, encoding)
+    first = next(chunks, None)
+    return itertools.chain([] if first is None else [first], chunks)
+
+
+def _text_chunks(source, text_column, chunk_size, stream, encoding):
     if stream is not None:
         yield from _line_chunks(iter_lines(stream, "standard input", encoding), chunk_size)
         return

@@ -6,15 +6,15 @@ import inspect
 import json
 import math
 import os
-import sys
 import pathlib
 import shutil
+import sys
 import time
 
 import numpy as np
 
 from hierattn import __version__
-from hierattn.data.dataset import stratified_split
+from hierattn.data.dataset import sample, stratified_split
 from hierattn.teacher import TEACHERS
 from hierattn.data.encoding import (
     TRUNCATING,
@@ -110,8 +110,6 @@ class TrainConfig:
                 raise HierattnError(f"{name} must be at least 1")
         if not (math.isfinite(self.learning_rate) and self.learning_rate > 0):
             raise HierattnError(f"the learning rate must be a finite number above 0; got {self.learning_rate}")
-        if not 0.0 < self.validation_fraction < 1.0:
-            raise HierattnError(f"the validation fraction must be between 0 and 1; got {self.validation_fraction}")
         if not (math.isfinite(self.adversarial) and self.adversarial >= 0.0):
             raise HierattnError("the adversarial perturbation size must be 0 (off) or positive")
         if not 0.0 <= self.label_smoothing < 1.0:
@@ -326,14 +324,6 @@ def teacher_targets(config, encoder, texts, labels, x, unlabeled, num_classes, l
         x = np.concatenate([x, encoder.encode(list(unlabeled), mode=config.mode, progress=True)])
         targets = np.concatenate([targets, extra])
     return x, targets
-
-
-def sample(data, limit, seed):
-    """A seeded random subset of at most `limit` items (order kept) of a `TextDataset` or list; None stays None."""
-    if data is None or len(data) <= limit:
-        return data
-    indices = np.sort(np.random.default_rng(seed).permutation(len(data))[:limit])
-    return data.subset(indices) if hasattr(data, "subset") else [data[i] for i in indices]
 
 
 def load_config(output):

@@ -11,7 +11,8 @@ from conftest import TINY_OPTIONS
 from hierattn.data import load_table
 from hierattn.errors import HierattnError
 from hierattn.runs import RunError, load_run, read_status
-from hierattn.training import TrainConfig, learning_rate, make_train_dataset, sample, train
+from hierattn.data.dataset import sample
+from hierattn.training import TrainConfig, learning_rate, make_train_dataset, train
 
 
 def tiny_config(model="han", **kwargs):

@@ -104,6 +104,17 @@ class TextDataset:
         return self.subset(np.arange(min(n, len(self))))
 
 
+def sample(data, limit, seed):
+    """A seeded random subset of at most `limit` items, in their order, of a `TextDataset` or list.
+
+    `None` stays `None`; data no longer than `limit` is returned as it is.
+    """
+    if data is None or len(data) <= limit:
+        return data
+    indices = np.sort(np.random.default_rng(seed).permutation(len(data))[:limit])
+    return data.subset(indices) if isinstance(data, TextDataset) else [data[i] for i in indices]
+
+
 def stratified_split(labels, validation_fraction=0.1, seed=0, names=None):
     """Stratified, seeded split of indices into training and validation.
 

@@ -55,9 +55,12 @@ def _binary(source, number, encoding):
     )
 
 
-def decode_line(data, source, number, encoding=None):
-    """One line of bytes as text, or a `DataError` naming the source and line."""
-    codec = codec_name(encoding)
+def decode_line(data, source, number, encoding=None, codec=None):
+    """One line of bytes as text, or a `DataError` naming the source and line.
+
+    `codec` is `codec_name(encoding)`, when the caller has it already.
+    """
+    codec = codec or codec_name(encoding)
     if b"\0" in data and not _allows_nul(codec):
         raise _binary(source, number, encoding)
     try:
@@ -86,10 +89,8 @@ def iter_lines(stream, source, encoding=None):
             raise DataError(f"{source} is not valid {encoding} text (byte {error.start}); {_hint(encoding)}") from None
         yield from text.splitlines()
         return
-    for number, line in enumerate(stream, start=1):
-        if number == 1 and line.startswith(codecs.BOM_UTF8):
-            line = line[len(codecs.BOM_UTF8):]
-        yield decode_line(line, source, number, encoding).rstrip("\r\n")
+    for number, line in enumerate(stream, start=1):  # UTF-8's codec, utf-8-sig, drops a byte-order mark
+        yield decode_line(line, source, number, encoding, codec).rstrip("\r\n")
 
 
 def check_text_file(path, encoding=None):
