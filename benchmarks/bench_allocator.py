@@ -37,7 +37,8 @@ def measure(args):
     import numpy as np
 
     from hierattn.data import load_imdb
-    from hierattn.runs import load_run, predict_batches
+    from hierattn.inference import predict_batches
+from hierattn.runs import load_run
     from hierattn.training import TrainConfig, train
 
     data = load_imdb(args.data, splits=("train", "unsup"), download=False, progress=False)

@@ -25,7 +25,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import numpy as np  # noqa: E402
 
 from hierattn.corpus import open_corpus  # noqa: E402
-from hierattn.runs import load_run, predict_batches  # noqa: E402
+from hierattn.inference import predict_batches
+from hierattn.runs import load_run  # noqa: E402
 
 SHAPES = "128/256/4,128/256/2,128/128/2,96/192/4,64/128/4,64/128/2"  # d / FFN / heads
 

@@ -108,52 +108,60 @@ def main(args=None):
     cli.main(args=args, obj={"program": True}, prog_name="hierattn")
 
 
+def _shown(name):
+    """How --help shows a default that depends on the model or on the data (hierattn.defaults)."""
+    from hierattn.defaults import BACKBONES, PREPROCESSING
+
+    if name in PREPROCESSING:
+        return "95th percentile of the training texts"
+    values = {}
+    for model, defaults in BACKBONES.items():
+        values.setdefault(defaults[name], []).append(model)
+    return ", ".join(f"{value} for {'/'.join(models)}" for value, models in values.items())
+
+
+class Embeddings(click.ParamType):
+    """word2vec, none, or an existing word-vector file."""
+
+    name = "word2vec|none|FILE"
+
+    def convert(self, value, param, ctx):
+        if value in ("word2vec", "none"):
+            return value
+        return click.Path(exists=True, dir_okay=False).convert(value, param, ctx)
+
+
 def train_options(function):
+    from hierattn.defaults import MODELS, TRAINING
+
     options = [
-        click.option("--model", type=click.Choice(["han", "transformer", "rnn"]), default="han", show_default=True),
-        click.option("--attention", type=click.Choice(["bahdanau", "luong-dot", "luong-general", "luong-concat",
-                                                       "context"]), default="bahdanau", show_default=True,
-                     help="Attention of the recurrent model (--model rnn)."),
-        click.option("--epochs", type=click.IntRange(1), default=None, help="Maximum epochs (early stopping on validation loss)."),
-        click.option("--batch-size", type=click.IntRange(1), default=None),
-        click.option("--learning-rate", type=FiniteFloat(), default=None),
-        click.option("--lr-schedule", type=click.Choice(["constant", "cosine"]), default=None,
-                     help="cosine: 10% warm-up, then cosine decay to 0 over --epochs."),
-        click.option("--max-sentences", type=click.IntRange(1), default=None, help="Default: 95th percentile of the training data."),
-        click.option("--max-words", type=click.IntRange(1), default=None, help="Words per sentence (HAN)."),
-        click.option("--max-len", type=click.IntRange(1), default=None, help="Words per document (Transformer, RNN)."),
-        click.option("--truncating", type=click.Choice(["post", "pre", "head_tail"]), default=None,
-                     help="Which words of a document longer than --max-len to keep: the first (post), the last "
-                          "(pre), or the first quarter and the last three quarters (head_tail)."),
-        click.option("--embedding-dim", type=click.IntRange(1), default=None),
-        click.option("--seed", type=int, default=None),
-        click.option("--label-smoothing", type=FiniteFloat(0, 1, min_open=False, max_open=True), default=None),
-        click.option("--pretrain", type=click.Choice(["word2vec", "none"]), default=None,
-                     help="Initialise embeddings with word2vec trained on the training (and unlabelled) texts."),
-        click.option("--vectors", type=click.Path(exists=True, dir_okay=False), default=None,
-                     help="word2vec/GloVe text file to initialise the embeddings."),
-        click.option("--freeze-embeddings", is_flag=True, default=None,
-                     help="Do not train the (pretrained) word embeddings."),
-        click.option("--teacher", type=click.Choice(["tfidf", "nblr", "none"]), default=None,
-                     help="n-gram teacher for distillation: TF-IDF 1-2 grams + logistic regression (tfidf) or "
-                          "NB-weighted logistic regression on 1-3 grams (nblr)."),
-        click.option("--teacher-weight", type=FiniteFloat(0, 1, min_open=False), default=None,
-                     help="Share of the teacher's out-of-fold probabilities in the labelled texts' targets."),
-        click.option("--distill-unlabeled/--no-distill-unlabeled", default=None,
-                     help="Also train on the unlabelled texts (IMDB unsup), with the teacher's probabilities "
-                          "as targets."),
-        click.option("--adversarial", type=FiniteFloat(0, min_open=False), default=None, metavar="EPS",
-                     help="Adversarial training: also fit each batch with each document's embedded words moved by EPS "
-                          "times their L2 norm, in the direction that raises the loss most (Miyato et al. 2017; "
-                          "e.g. 0.05; 0 = off)."),
-        click.option("--model-option", "model_option", multiple=True, metavar="KEY=VALUE",
-                     help="A model builder argument, e.g. num_layers=2 or position=alibi (repeatable; see "
-                          "README, Models)."),
-        click.option("--limit", type=click.IntRange(4), default=None, help="Train on a random subset of N documents."),
+        click.option("--model", type=click.Choice(MODELS), default="han", show_default=True),
+        click.option("--epochs", type=click.IntRange(1), default=TRAINING["epochs"], show_default=True,
+                     help="Most epochs (early stopping on the validation loss)."),
+        click.option("--batch-size", type=click.IntRange(1), default=TRAINING["batch_size"], show_default=True),
+        click.option("--learning-rate", type=FiniteFloat(), default=TRAINING["learning_rate"], show_default=True),
+        click.option("--max-sentences", type=click.IntRange(1), default=None, show_default=_shown("max_sentences"),
+                     help="Sentences per document (han)."),
+        click.option("--max-words", type=click.IntRange(1), default=None, show_default=_shown("max_words"),
+                     help="Words per sentence (han)."),
+        click.option("--sequence-length", type=click.IntRange(1), default=None,
+                     show_default=_shown("sequence_length"), help="Words per document (transformer, rnn)."),
+        click.option("--embedding-dim", type=click.IntRange(1), default=None, show_default=_shown("embedding_dim")),
+        click.option("--embeddings", type=Embeddings(), default=TRAINING["embeddings"], show_default=True,
+                     help="Start the word embeddings from word2vec trained on the training (and unlabelled) texts, "
+                          "from random, or from a word2vec/GloVe text file."),
+        click.option("--seed", type=int, default=TRAINING["seed"], show_default=True),
+        click.option("--limit", type=click.IntRange(4), default=None, show_default="all",
+                     help="Train and test on a random sample of N documents each."),
+        click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False), default=None,
+                     show_default="none",
+                     help='JSON object of any other setting: training ones (patience, validation_split, min_count, '
+                          'max_vocab, pretrain_epochs) or the model builder\'s (e.g. {"num_layers": 2} or '
+                          '{"attention": "luong-dot"}; README, Models). Options given here win.'),
         click.option("--output", type=click.Path(file_okay=False), default=None,
-                     help="Run directory (default: runs/<model>-<dataset>-<time>). Never overwritten."),
-        click.option("--resume", is_flag=True, help="Continue the interrupted run in --output."),
-        click.option("--runs-dir", type=click.Path(file_okay=False), default="runs", show_default=True),
+                     show_default="runs/<model>-<dataset>-<time>", help="Run directory; never overwritten."),
+        click.option("--resume", type=click.Path(file_okay=False), default=None, metavar="RUN_DIR",
+                     show_default="off", help="Continue the interrupted run in RUN_DIR, with its own settings."),
     ]
     for option in reversed(options):
         function = option(function)
@@ -166,37 +174,50 @@ def encoding_option(function):
                              "undecodable bytes are an error, never replaced.")(function)
 
 
-def _config(options):
-    """The `TrainConfig` the options describe, checked before any data is read."""
-    from hierattn.training import TrainConfig, parse_options
+SETTINGS = ("model", "epochs", "batch_size", "learning_rate", "max_sentences", "max_words", "sequence_length",
+            "embedding_dim", "embeddings", "seed", "limit")
 
-    names = {f.name for f in dataclasses.fields(TrainConfig)}
-    values = {k: v for k, v in options.items() if k in names and v is not None}
-    return TrainConfig(**values, model_options=parse_options(options["model_option"])).validate()
+
+def _config(options):
+    """The `TrainConfig` the options (and --config FILE) describe, checked before any data is read."""
+    from hierattn.jsonfile import read_json_object
+    from hierattn.training import TrainConfig
+
+    context = click.get_current_context()
+    given = {name: options[name] for name in SETTINGS
+             if context.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE}
+    if options["resume"]:
+        if given or options["config_file"] or options["output"]:
+            raise click.UsageError("--resume continues a run with its own settings: give no other training option")
+        return None
+    values = read_json_object(options["config_file"]) if options["config_file"] else {}
+    return TrainConfig.from_dict({**values, **given}).validate()
 
 
 def _check_output(options):
-    """Refuses a run directory that cannot be written, before any data is read."""
+    """Refuses a run directory that cannot be written (or resumed), before any data is read."""
     from hierattn.runs import ensure_new_or_resumable
 
-    if options["resume"] and not options["output"]:
-        raise click.UsageError("--resume needs --output RUN_DIR (the run to continue)")
     if options["output"]:
-        ensure_new_or_resumable(options["output"], options["resume"])
+        ensure_new_or_resumable(options["output"], False)
+    if options["resume"]:
+        ensure_new_or_resumable(options["resume"], True)
 
 
 def _run_training(options, config, dataset_name, train_data, test_data, unlabeled=None):
     from hierattn.runs import new_run_dir
     from hierattn.training import train
 
-    output = pathlib.Path(options["output"]) if options["output"] else new_run_dir(options["runs_dir"], config.model, dataset_name)
+    resume = options["resume"]
+    output = pathlib.Path(resume or options["output"] or new_run_dir("runs", config.model, dataset_name))
     click.echo(f"run directory: {output}")
-    run = train(train_data, test_data, config, output, unlabeled=unlabeled, resume=options["resume"],
+    run = train(train_data, test_data, config, output, unlabeled=unlabeled, resume=bool(resume),
                 dataset_name=dataset_name, log=click.echo)
     _print_metrics(run.metrics)
-    click.echo(f"\nwrote {output}/: model.keras, encoder/ (vocabulary, tokenizer), labels.json, config.json, "
-               f"history.csv, metrics.json, logs/ (TensorBoard: tensorboard --logdir {output}/logs)")
-    click.echo(f'explain a prediction: python cli.py explain {output} "your text" [--format html --output page.html]')
+    click.echo(f"\nwrote {output}/: model.keras (the whole classifier), config.json, history.csv, metrics.json, "
+               f"logs/ (TensorBoard: tensorboard --logdir {output}/logs)")
+    click.echo(f'explain a prediction: python cli.py explain "your text" --run {output} '
+               "[--format html --output page.html]")
 
 
 def _print_metrics(metrics):
@@ -212,23 +233,29 @@ def train():
 
 
 @train.command("imdb")
-@click.option("--data", type=click.Path(), default=None,
-              help="aclImdb_v1.tar.gz or aclImdb/ folder (default: data/ cache, else download).")
-@click.option("--no-unsup", is_flag=True, help="Do not use the 50k unlabelled reviews (word2vec, distillation).")
+@click.argument("source", required=False, type=click.Path())
 @train_options
 @friendly_errors
-def train_imdb(data, no_unsup, **options):
-    """Train on IMDB: official train split (validation carved out of it), test split evaluated once."""
+def train_imdb(source, **options):
+    """Train on IMDB: official train split (validation carved out of it), test split evaluated once.
+
+    SOURCE is aclImdb_v1.tar.gz or an aclImdb/ folder (default: the data/
+    cache, else the official download, checksum verified). The 50,000
+    unlabelled reviews feed word2vec.
+    """
     from hierattn.data import load_imdb, locate_imdb
-    from hierattn.training import check_model_options
+    from hierattn.runs import describe_source
+    from hierattn.training import check_backbone, load_config
 
     config = _config(options)
     _check_output(options)
-    source = locate_imdb(data)
-    check_model_options(config)
-    wanted = options["resume"] or config.uses_unlabeled
-    splits = ("train", "test", "unsup") if wanted and not no_unsup else ("train", "test")
-    datasets = load_imdb(source, splits=splits)  # train() cuts every part to --limit
+    located = locate_imdb(source)
+    if config is None:
+        config = load_config(options["resume"])
+    check_backbone(config)
+    config.data = {"imdb": describe_source(located)}
+    splits = ("train", "test", "unsup") if config.uses_unlabeled else ("train", "test")
+    datasets = load_imdb(located, splits=splits)  # train() cuts every part to --limit
     unlabeled = datasets["unsup"].texts if "unsup" in datasets else None
     _run_training(options, config, "imdb", datasets["train"], datasets["test"], unlabeled)
 
@@ -240,21 +267,23 @@ def train_imdb(data, no_unsup, **options):
 @click.option("--text-column", default=None, help="Default: text, review, sentence, content, document or body.")
 @click.option("--label-column", default=None, help="Default: label, labels, sentiment, class, category, target or y.")
 @click.option("--unlabeled", "unlabeled_path", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="Unlabelled texts (a text file, one per line, or a table's --text-column) for word2vec and "
-                   "--distill-unlabeled.")
+              help="Unlabelled texts for word2vec (a text file, one per line, or a table's --text-column).")
 @encoding_option
 @train_options
 @friendly_errors
 def train_csv(path, test_path, text_column, label_column, unlabeled_path, encoding, **options):
     """Train on any CSV / TSV / JSON-lines file of texts and labels."""
     from hierattn.data import load_table
+    from hierattn.runs import describe_source
     from hierattn.scoring import read_texts
+    from hierattn.training import load_config
 
     config = _config(options)
     _check_output(options)
-    if unlabeled_path and not options["resume"] and not config.uses_unlabeled:
-        raise click.UsageError("--unlabeled texts would go unused: they feed word2vec (--pretrain word2vec, "
-                               "without --vectors) and --distill-unlabeled")
+    if config is None:
+        config = load_config(options["resume"])
+    if unlabeled_path and not config.uses_unlabeled:
+        raise click.UsageError("--unlabeled texts would go unused: they feed word2vec (--embeddings word2vec)")
     train_data, report = load_table(path, text_column, label_column, encoding=encoding)
     _report_rows(path, report)
     test_data = None
@@ -265,6 +294,9 @@ def train_csv(path, test_path, text_column, label_column, unlabeled_path, encodi
     unlabeled = read_texts(unlabeled_path, text_column, encoding=encoding) if unlabeled_path else None
     if unlabeled:
         click.echo(f"{unlabeled_path}: {len(unlabeled):,} unlabelled texts")
+    files = {"train": path, "test": test_path, "unlabeled": unlabeled_path}
+    config.data = {name: describe_source(file) for name, file in files.items() if file}
+    config.data.update(text_column=report["text_column"], label_column=report["label_column"], encoding=encoding)
     _run_training(options, config, pathlib.Path(path).stem, train_data, test_data, unlabeled)
 
 
@@ -294,10 +326,15 @@ def _import_tensorflow():
         del sys.modules["sklearn"]
 
 
-def _load(run_dir, runs_dir):
+def run_option(function):
+    return click.option("--run", "run_dir", type=click.Path(), default=None, show_default="the latest under runs/",
+                        help="The run directory to use.")(function)
+
+
+def _load(run_dir):
     from hierattn.runs import find_run, load_run
 
-    path = find_run(run_dir, runs_dir)  # a wrong path is reported before TensorFlow loads
+    path = find_run(run_dir)  # a wrong path is reported before TensorFlow loads
     _import_tensorflow()
     run = load_run(path)
     click.echo(f"run: {run.path}", err=True)
@@ -305,44 +342,53 @@ def _load(run_dir, runs_dir):
 
 
 @cli.command()
-@click.argument("run_dir", required=False, type=click.Path())
+@run_option
 @click.option("--split", type=click.Choice(["test", "train"]), default="test", show_default=True,
               help="IMDB split, for runs trained on IMDB.")
 @click.option("--data", "data_path", type=click.Path(), default=None,
-              help="A labelled CSV/TSV/JSON-lines file (or, for IMDB runs, the IMDB archive/folder).")
+              help="A labelled CSV/TSV/JSON-lines file, or for IMDB runs the IMDB archive/folder (default: the "
+                   "run's own test file or IMDB source, from its config.json).")
 @click.option("--text-column", default=None)
 @click.option("--label-column", default=None)
 @click.option("--output", type=click.Path(dir_okay=False), default=None, help="Also write the metrics as JSON.")
 @encoding_option
-@click.option("--runs-dir", type=click.Path(file_okay=False), default="runs", show_default=True)
 @friendly_errors
-def evaluate(run_dir, split, data_path, text_column, label_column, output, encoding, runs_dir):
+def evaluate(run_dir, split, data_path, text_column, label_column, output, encoding):
     """Evaluate a run (the latest by default) on labelled data."""
     from hierattn.data import load_imdb, load_table, locate_imdb, read_table
+    from hierattn.data.dataset import LabelMap
     from hierattn.data.tables import LABEL_COLUMNS, TEXT_COLUMNS, pick_column
-    from hierattn.runs import find_run, read_status
-    from hierattn.scoring import TABLE_SUFFIXES, evaluate_run
+    from hierattn.runs import find_run, read_status, recorded_data
+    from hierattn.scoring import TABLE_SUFFIXES, evaluate_classifier
 
     _refuse_existing(output)
+    path = find_run(run_dir)
+    recorded = recorded_data(path)
+    if data_path is None and "test" in recorded:  # the run's own test file, with its columns and encoding
+        data_path = recorded["test"]["path"]
+        text_column, label_column = text_column or recorded.get("text_column"), label_column or recorded.get(
+            "label_column")
+        encoding = recorded.get("encoding", encoding)
+        click.echo(f"data: {data_path} (the run's test file)", err=True)
     is_table = data_path and pathlib.Path(data_path).suffix.lower() in TABLE_SUFFIXES
     if is_table:
         frame = read_table(data_path, encoding=encoding)  # file and column errors come before TensorFlow's import
         pick_column(frame.columns, text_column, TEXT_COLUMNS, "text")
         pick_column(frame.columns, label_column, LABEL_COLUMNS, "label")
-    elif read_status(find_run(run_dir, runs_dir)).get("dataset") == "imdb":
-        source = locate_imdb(data_path)
+    elif read_status(path).get("dataset") == "imdb":
+        source = locate_imdb(data_path or recorded.get("imdb", {}).get("path"))
     elif data_path:
         raise HierattnError(f"--data {data_path}: give a labelled {'/'.join(TABLE_SUFFIXES)} file (this run was not "
                             "trained on IMDB)")
     else:
-        raise HierattnError("this run was not trained on IMDB: pass the labelled file with --data FILE")
-    run = _load(run_dir, runs_dir)
+        raise HierattnError("this run was trained without a test file: pass labelled data with --data FILE")
+    run = _load(path)
     if is_table:
-        dataset, report = load_table(frame, text_column, label_column, label_map=run.label_map)
+        dataset, report = load_table(frame, text_column, label_column, label_map=LabelMap(run.classifier.label_names))
         _report_rows(data_path, report)
     else:
         dataset = load_imdb(source, splits=(split,))[split]
-    metrics = evaluate_run(run, dataset)
+    metrics = evaluate_classifier(run.classifier, dataset)
     click.echo(f"accuracy {metrics['accuracy']:.4f}, macro-F1 {metrics['macro_f1']:.4f} on {metrics['documents']:,} documents")
     click.echo(f"confusion matrix (rows: true, columns: predicted; {', '.join(map(str, metrics['labels']))}):")
     for row in metrics["confusion_matrix"]:
@@ -387,7 +433,7 @@ def _one_text(text):
 
 
 def _check_words(run, texts):
-    wordless = [i for i, text in enumerate(texts) if not run.has_words(text)]
+    wordless = [i for i, text in enumerate(texts) if not run.classifier.preprocessor.has_words(text)]
     if len(wordless) == len(texts):
         raise HierattnError(("the text has" if len(texts) == 1 else "none of the texts has") +
                             " any word to read (only markup or spaces)")
@@ -398,42 +444,43 @@ def _check_words(run, texts):
 
 
 @cli.command()
-@click.argument("args", nargs=-1)
+@click.argument("text", required=False)
+@run_option
 @click.option("--file", "file_path", type=click.Path(), default=None,
               help="Score a text file (one text per line) or a CSV/TSV/JSON-lines file (--text-column).")
 @click.option("--text-column", default=None)
 @click.option("--output", type=click.Path(dir_okay=False), default=None,
               help="CSV of predictions for --file / - (default: print to standard output).")
 @encoding_option
-@click.option("--runs-dir", type=click.Path(file_okay=False), default="runs", show_default=True)
 @friendly_errors
-def predict(args, file_path, text_column, output, encoding, runs_dir):
-    """Classify text: predict [RUN] "text", predict [RUN] --file FILE, or predict [RUN] - (standard input)."""
+def predict(text, run_dir, file_path, text_column, output, encoding):
+    """Classify text: predict "text", predict --file FILE, or predict - (standard input)."""
     from hierattn.scoring import score_to_csv
 
-    run_dir, text = _split_run_and_text(args, file_path)
+    _check_text_or_file(text, file_path)
     _refuse_existing(output)
     if text is None and file_path is None:
         raise click.UsageError('give a text, --file FILE, or - for standard input')
     if text is not None and text != "-":
         text = _one_text(text)
-        run = _load(run_dir, runs_dir)
+        run = _load(run_dir)
         _check_words(run, [text])
-        probabilities = run.predict_proba([text])[0]
-        best = int(probabilities.argmax())
-        click.echo(f"predicted: {run.label_map.names[best]}")
-        for name, p in zip(run.label_map.names, probabilities):
+        names = run.classifier.label_names
+        probabilities = run.classifier.predict_proba([text])[0]
+        click.echo(f"predicted: {names[int(probabilities.argmax())]}")
+        for name, p in zip(names, probabilities):
             click.echo(f"  {name}: {p:.4f}")
         return
     chunks = _texts_from(text, file_path, text_column, encoding)
-    run = _load(run_dir, runs_dir)
-    count = score_to_csv(run, chunks, output or click.open_file("-", "w"), progress=bool(output))
+    run = _load(run_dir)
+    count = score_to_csv(run.classifier, chunks, output or click.open_file("-", "w"), progress=bool(output))
     if output:
         click.echo(f"scored {count:,} texts into {output}")
 
 
 @cli.command()
-@click.argument("args", nargs=-1)
+@click.argument("text", required=False)
+@run_option
 @click.option("--file", "file_path", type=click.Path(), default=None,
               help="Explain every text of a file (one per line, or a CSV/TSV/JSON-lines column).")
 @click.option("--dataset", default=None,
@@ -455,11 +502,10 @@ def predict(args, file_path, text_column, output, encoding, runs_dir):
               help="Random orders per document for --check.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of --limit's sample and --check's random words.")
 @encoding_option
-@click.option("--runs-dir", type=click.Path(file_okay=False), default="runs", show_default=True)
 @friendly_errors
-def explain(args, file_path, dataset, split, data_path, limit, text_column, top_k, fmt, output, check, random_draws,
-            seed, encoding, runs_dir):
-    """Explain predictions: explain [RUN] "text" | --file FILE | - | --dataset imdb|FILE.
+def explain(text, run_dir, file_path, dataset, split, data_path, limit, text_column, top_k, fmt, output, check, random_draws,
+            seed, encoding):
+    """Explain predictions: explain "text" | --file FILE | - | --dataset imdb|FILE.
 
     Prints the predicted label and probabilities, the top-k most attended
     words (HAN: word weight x sentence weight) with their positions, and the
@@ -467,9 +513,7 @@ def explain(args, file_path, dataset, split, data_path, limit, text_column, top_
     self-contained page. With --dataset, the most-attended words of a whole
     corpus per predicted class. --check measures whether the weights matter.
     """
-    from hierattn.explain import Explainer
-
-    run_dir, text = _split_run_and_text(args, file_path)
+    _check_text_or_file(text, file_path)
     _refuse_existing(output)
     if dataset is not None:
         if text is not None or file_path is not None:
@@ -481,7 +525,7 @@ def explain(args, file_path, dataset, split, data_path, limit, text_column, top_
         from hierattn.corpus import open_corpus
 
         source = open_corpus(dataset, split, data_path, text_column, limit, seed, encoding=encoding)
-        run = _load(run_dir, runs_dir)
+        run = _load(run_dir)
         _explain_dataset(run, source, top_k, output, check, random_draws, seed)
         return
     if text is None and file_path is None:
@@ -492,14 +536,14 @@ def explain(args, file_path, dataset, split, data_path, limit, text_column, top_
         texts = [t for chunk in _texts_from(text, file_path, text_column, encoding) for t in chunk if t.strip()]
         if not texts:
             raise HierattnError(f"no text to explain in {file_path or 'standard input'} (every line is blank)")
-    run = _load(run_dir, runs_dir)
+    run = _load(run_dir)
     texts = _check_words(run, texts)
-    explanations = Explainer(run).explain(texts)
+    explanations = run.classifier.explain(texts)
     _emit(_render(explanations, fmt, top_k), output)
     if check:
         from hierattn.faithfulness import check_faithfulness
 
-        report = check_faithfulness(run, texts, random_draws=random_draws, seed=seed, progress=len(texts) > 50)
+        report = check_faithfulness(run.classifier, texts, random_draws=random_draws, seed=seed, progress=len(texts) > 50)
         click.echo(report.to_markdown(), err=fmt != "text" and not output)
 
 
@@ -538,7 +582,7 @@ def _explain_dataset(run, source, top_k, output, check, random_draws, seed):
         from hierattn.faithfulness import check_faithfulness
         from hierattn.jsonfile import save_json
 
-        report = check_faithfulness(run, source.texts, random_draws=random_draws, seed=seed, progress=True)
+        report = check_faithfulness(run.classifier, source.texts, random_draws=random_draws, seed=seed, progress=True)
         click.echo(report.to_markdown())
         if output:
             save_json(_check_path(output), "hierattn.faithfulness/1", report.to_dict(), indent=2)
@@ -570,19 +614,9 @@ def _emit(rendered, output):
     click.echo(f"wrote {output}", err=True)
 
 
-def _split_run_and_text(args, file_path=None):
-    """`[RUN] [TEXT]`: the first argument is the run if it is a directory."""
-    if len(args) > 2:
-        raise click.UsageError("expected at most a run directory and one text (quote the text)")
-    if len(args) == 2:
-        run_dir, text = args
-    elif len(args) == 1 and pathlib.Path(args[0]).is_dir():
-        run_dir, text = args[0], None
-    else:
-        run_dir, text = None, (args[0] if args else None)
+def _check_text_or_file(text, file_path):
     if text is not None and file_path is not None:
         raise click.UsageError("give either a text (or - for standard input) or --file, not both")
-    return run_dir, text
 
 
 if __name__ == "__main__":

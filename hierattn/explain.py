@@ -22,7 +22,7 @@ import numpy as np
 from hierattn.data.encoding import kept_positions
 from hierattn.data.vocabulary import OOV
 from hierattn.errors import HierattnError
-from hierattn.runs import batched_outputs
+from hierattn.inference import batched_outputs
 
 
 @dataclasses.dataclass
@@ -90,18 +90,18 @@ def importance(outputs, hierarchical):
 
 
 class Explainer:
-    """Explains a loaded run's predictions (see `hierattn.runs.load_run`).
+    """Explains a classifier's predictions.
 
     Args:
-        run: A `Run`.
+        classifier: A trained `TextClassifier`, or a `Run` holding one.
     """
 
-    def __init__(self, run):
+    def __init__(self, classifier):
         from hierattn.models import attention_outputs
 
-        self.run = run
-        self.model = attention_outputs(run.model)
-        self.hierarchical = run.mode == "hierarchical"
+        self.classifier = getattr(classifier, "classifier", classifier)
+        self.model = attention_outputs(self.classifier.backbone)
+        self.hierarchical = self.classifier.preprocessor.mode == "hierarchical"
         if len(self.model.outputs) == 1:
             raise HierattnError("this model has no attention pooling to explain (e.g. a Transformer with mean pooling)")
 
@@ -117,17 +117,18 @@ class Explainer:
         for i, text in enumerate(texts):
             if not text or not str(text).strip():
                 raise HierattnError("cannot explain an empty text" + (f" (text {i + 1})" if len(texts) > 1 else ""))
-        tokenized = [self.run.encoder.tokenizer.tokenize(t, return_spans=True) for t in texts]
+        encoder = self.classifier.preprocessor.encoder
+        tokenized = [encoder.tokenizer.tokenize(t, return_spans=True) for t in texts]
         # Encode the forms just tokenized instead of tokenizing every text again.
         documents = [[[token.form for token in sentence] for sentence in sentences] for sentences, _ in tokenized]
-        x = self.run.encoder.encode(mode=self.run.mode, documents=documents)
+        x = encoder.encode(mode=self.classifier.preprocessor.mode, documents=documents)
         outputs = batched_outputs(self.model, x)
-        return [self._one(texts[i], *tokenized[i], x[i], {k: v[i] for k, v in outputs.items()}) for i in range(len(texts))]
+        return [self._one(encoder, texts[i], *tokenized[i], x[i], {k: v[i] for k, v in outputs.items()})
+                for i in range(len(texts))]
 
-    def _one(self, text, sentences, spans, ids, outputs):
-        names = self.run.label_map.names
+    def _one(self, encoder, text, sentences, spans, ids, outputs):
+        names = self.classifier.label_names
         probabilities = np.asarray(outputs["probabilities"], dtype=float)
-        encoder = self.run.encoder
         words, sentence_rows = [], []
         if self.hierarchical:
             word_w = np.asarray(outputs["word_attention"], dtype=float)

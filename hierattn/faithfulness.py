@@ -34,7 +34,7 @@ import numpy as np
 from hierattn.data.encoding import sort_batches_by_length, trim_padding
 from hierattn.errors import HierattnError
 from hierattn.explain import importance
-from hierattn.runs import batched_outputs, predict_batches
+from hierattn.inference import batched_outputs, predict_batches
 
 RANKINGS = ("attention", "random", "gradient")
 DEFAULT_KS = (1, 5, 10)
@@ -226,11 +226,12 @@ def summarize(parts, ks, random_draws):
     )
 
 
-def check_faithfulness(run, texts, ks=DEFAULT_KS, random_draws=5, seed=0, chunk_size=256, progress=False):
-    """Erasure test of a run's attention on raw texts (see the module docstring).
+def check_faithfulness(classifier, texts, ks=DEFAULT_KS, random_draws=5, seed=0, chunk_size=256, progress=False):
+    """Erasure test of a classifier's attention on raw texts (see the module docstring).
 
     Args:
-        run: A loaded `Run` whose model has attention pooling.
+        classifier: A trained `TextClassifier` whose backbone has attention
+            pooling (or a `Run` holding one).
         texts: Raw texts.
         ks: Numbers of top words to delete.
         random_draws: Random orders averaged per document.
@@ -249,20 +250,22 @@ def check_faithfulness(run, texts, ks=DEFAULT_KS, random_draws=5, seed=0, chunk_
     ks = tuple(sorted(set(int(k) for k in ks)))
     if not ks or ks[0] < 1:
         raise HierattnError("k must be at least 1")
-    explainer_model = attention_outputs(run.model)
+    classifier = getattr(classifier, "classifier", classifier)
+    model = classifier.backbone
+    explainer_model = attention_outputs(model)
     if len(explainer_model.outputs) == 1:
         raise HierattnError("this model has no attention pooling to check")
-    hierarchical = run.mode == "hierarchical"
-    predict = lambda ids: predict_batches(run.model, ids)  # noqa: E731
+    hierarchical = classifier.preprocessor.mode == "hierarchical"
+    predict = lambda ids: predict_batches(model, ids)  # noqa: E731
     chunks = []
     bar = _progress(len(texts), progress)
     for start in range(0, len(texts), chunk_size):
-        x = run.encode(texts[start : start + chunk_size])
+        x = classifier.preprocessor(texts[start : start + chunk_size])
         outputs = batched_outputs(explainer_model, x)
         base = outputs["probabilities"]
         rankings = {
             "attention": importance(outputs, hierarchical),
-            "gradient": gradient_times_input(run.model, x, base.argmax(1)),
+            "gradient": gradient_times_input(model, x, base.argmax(1)),
         }
         chunks.append(erasure_effects(predict, x, rankings, ks, random_draws, seed + start, base=base)[0])
         bar.update(len(x))

@@ -19,6 +19,22 @@ def save_json(path, kind, payload, indent=None):
     os.replace(tmp, path)
 
 
+def read_json_object(path):
+    """A user's JSON file holding one object (e.g. `train --config FILE.json`).
+
+    Raises:
+        DataError: Unreadable, not JSON, or not an object; in one line.
+    """
+    try:
+        with open(path, encoding="utf-8") as f:
+            payload = json.load(f)
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise DataError(f"{path} is not valid JSON ({error}).") from None
+    if not isinstance(payload, dict):
+        raise DataError(f"{path} must hold one JSON object of settings, e.g. {{\"epochs\": 3}}")
+    return payload
+
+
 def load_json(path, kind):
     """Reads a file written by `save_json` and checks its format tag.
 

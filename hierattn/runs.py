@@ -2,29 +2,26 @@
 
 A run directory holds:
 
-    run.json            status ("training" / "complete"), dataset, timestamps
-    config.json         the TrainConfig used
-    model.keras         the trained model (written atomically at the end)
-    encoder/            vocabulary.json + encoder.json (tokenizer and sizes)
-    labels.json         the label map
+    model.keras         the whole TextClassifier: preprocessor (tokenizer,
+                        vocabulary, length limits), backbone, label names
+                        (written atomically at the end)
+    config.json         the training settings and where the data came from
+                        (paths and sha256)
     history.csv         per-epoch metrics
     metrics.json        validation and test metrics
     logs/               TensorBoard logs
+    run.json            status ("training" / "complete"), dataset, timestamps
     checkpoints/        state for --resume (removed when the run completes)
 """
 
 import datetime
 import pathlib
 
-import numpy as np
-from tqdm.auto import tqdm
-
-from hierattn.data.dataset import LabelMap
-from hierattn.data.encoding import TextEncoder, sort_batches_by_length, trim_padding
 from hierattn.errors import HierattnError
 from hierattn.jsonfile import load_json, save_json
 
 RUN_FORMAT = "hierattn.run/1"
+CONFIG_FORMAT = "hierattn.train-config/2"
 DEFAULT_ROOT = "runs"
 
 
@@ -45,6 +42,21 @@ def new_run_dir(root, model, dataset):
         n += 1
         path = base.with_name(f"{base.name}-{n}")
     return path
+
+
+def describe_source(path):
+    """Where data came from, for config.json: the absolute path, and for a file its size and sha256."""
+    import hashlib
+
+    path = pathlib.Path(path)
+    entry = {"path": str(path.resolve())}
+    if path.is_file():
+        digest = hashlib.sha256()
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+        entry.update(bytes=path.stat().st_size, sha256=digest.hexdigest())
+    return entry
 
 
 def read_status(path):
@@ -92,153 +104,101 @@ def find_run(path=None, root=DEFAULT_ROOT):
     return path
 
 
-def _inference_function(model, rank):
-    """The model as one `tf.function` traced once for any batch shape.
-
-    `model.predict` retraces for new batch shapes, and length-trimmed batches
-    come in many shapes; a fully dynamic input signature avoids that.
-    """
-    import tensorflow as tf
-
-    cache = model.__dict__.setdefault("_hierattn_inference", {})
-    if rank not in cache:
-        spec = tf.TensorSpec((None,) * rank, tf.int32)
-        cache[rank] = tf.function(lambda x: model(x, training=False), input_signature=[spec], reduce_retracing=True)
-    return cache[rank]
-
-
-def predict_batches(model, x, batch_size=32, progress=False):
-    """Class probabilities for id arrays, batching similar lengths together.
-
-    Documents are sorted by length so each batch carries little padding
-    (`trim_padding`), then the results are put back in the input order.
-    Small batches of similar length are faster on CPU than large ones.
-    `progress` shows a progress bar in documents.
-    """
-    if len(x) == 0:
-        return np.zeros((0, model.output.shape[-1]), np.float32)
-    return batched_outputs(model, x, batch_size, progress)
-
-
-def batched_outputs(model, x, batch_size=32, progress=False):
-    """A model's outputs for id arrays `x`, in input order.
-
-    Like `predict_batches`, but for any model from int ids, including one with
-    a dict of outputs (`hierattn.models.attention_outputs`). Per-position
-    outputs (attention weights, every key but `"probabilities"`) come from
-    length-trimmed batches and are zero-padded back to the width of `x`.
-    """
-    groups = sort_batches_by_length(x, batch_size)
-    order = np.concatenate(groups)
-    cache = model.__dict__.setdefault("_hierattn_inference", {})
-    if len(groups) == 1 and ("eager", x.ndim) not in cache:
-        # A model's first single batch (e.g. the CLI explaining one text) runs
-        # eagerly: ~0.2 s, against ~0.7 s to trace. Later calls are traced.
-        cache["eager", x.ndim] = True
-        function = lambda batch: model(batch, training=False)  # noqa: E731
-    else:
-        function = _inference_function(model, x.ndim)
-    parts = []
-    with tqdm(total=len(x), desc="predicting", unit="doc", disable=not progress) as bar:
-        for index in groups:
-            parts.append(function(trim_padding(x[index]).astype(np.int32)))
-            bar.update(len(index))
-
-    def assemble(values, pad):
-        values = [np.asarray(v) for v in values]
-        if pad:
-            width = x.shape[1 : values[0].ndim]
-            values = [np.pad(v, [(0, 0)] + [(0, w - n) for w, n in zip(width, v.shape[1:])]) for v in values]
-        stacked = np.concatenate(values)
-        result = np.empty_like(stacked)
-        result[order] = stacked
-        return result
-
-    if isinstance(parts[0], dict):
-        return {key: assemble([p[key] for p in parts], key != "probabilities") for key in parts[0]}
-    return assemble(parts, False)
+def recorded_data(path):
+    """Where a run's data came from (config.json's `data`: paths, sha256, columns), or {} if not recorded."""
+    try:
+        data = load_json(pathlib.Path(path) / "config.json", CONFIG_FORMAT).get("data")
+    except HierattnError:
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 class Run:
-    """A trained run loaded from disk: model, encoder and labels.
+    """A run directory and the classifier trained in it.
 
     Args:
         path: The run directory.
-        model: The loaded `keras.Model`.
-        encoder: Its `TextEncoder`.
-        label_map: Its `LabelMap`.
-        config: Its training configuration (dict).
+        classifier: Its `TextClassifier`.
+        config: Its training configuration (dict, as in config.json).
+        metrics: What metrics.json holds, or None.
     """
 
-    def __init__(self, path, model, encoder, label_map, config):
+    def __init__(self, path, classifier, config, metrics=None):
         self.path = pathlib.Path(path)
-        self.model = model
-        self.encoder = encoder
-        self.label_map = label_map
+        self.classifier = classifier
         self.config = config
-        self.metrics = None
-
-    @property
-    def mode(self):
-        """`"hierarchical"` for HAN, `"flat"` for the others."""
-        return "hierarchical" if self.config["model"] == "han" else "flat"
-
-    def encode(self, texts, workers=None, progress=False):
-        return self.encoder.encode(texts, mode=self.mode, workers=workers, progress=progress)
-
-    def predict_proba(self, texts, batch_size=32, workers=None, progress=False):
-        """Class probabilities `(len(texts), num_classes)` for raw texts."""
-        return predict_batches(self.model, self.encode(texts, workers, progress), batch_size, progress)
-
-    def has_words(self, text):
-        """Whether the tokenizer keeps any word of `text` (markup, spaces and nothing are wordless)."""
-        return any(self.encoder.tokenizer.sentences(text))
-
-    def predict(self, texts, **kwargs):
-        """Predicted class names for raw texts."""
-        probabilities = self.predict_proba(texts, **kwargs)
-        return [self.label_map.names[i] for i in probabilities.argmax(axis=1)]
+        self.metrics = metrics
 
 
 def load_run(path=None, root=DEFAULT_ROOT):
     """Loads a complete run (the latest under `root` when `path` is None).
 
-    The model is loaded with Keras safe mode on, so a model file cannot run
-    arbitrary code. The parts are checked against each other: a vocabulary
-    larger than the model's embedding or a label list of another length than
-    the model's outputs is refused, not used.
+    The classifier is loaded from model.keras with Keras safe mode on, so a
+    model file cannot run arbitrary code (see `load_classifier`).
 
     Raises:
         RunError: Missing, incomplete, damaged or inconsistent run, in one line.
     """
-    import keras
-
-    import hierattn.layers  # noqa: F401  (registers the layers for loading)
-
     path = find_run(path, root)
     status = read_status(path)
     if status.get("status") != "complete":
         raise RunError(
             f"{path} is an unfinished run (status: {status.get('status')}); "
-            f"resume it with `python cli.py train {status.get('dataset', 'imdb')} --resume --output {path}`"
+            f"resume it with `python cli.py train {status.get('dataset', 'imdb')} --resume {path}`"
         )
-    config = _read_part(path / "config.json", lambda f: load_json(f, "hierattn.train-config/1"))
-    encoder = _read_part(path / "encoder", TextEncoder.load)
-    label_map = _read_part(path / "labels.json", LabelMap.load)
+    config = _read_part(path / "config.json", lambda f: load_json(f, CONFIG_FORMAT))
     metrics_file = path / "metrics.json"
-    metrics = load_json(metrics_file, "hierattn.metrics/1") if metrics_file.exists() else None
-    model = _load_model(path / "model.keras", keras)
-    outputs = model.output.shape[-1]
-    if outputs != len(label_map):
-        raise RunError(f"{path}/labels.json names {len(label_map)} classes but the model has {outputs} outputs: "
-                       "the run was edited or mixed with another")
-    size = embedding_rows(model)
-    if size is not None and len(encoder.vocabulary) > size:
-        raise RunError(f"{path}/encoder/vocabulary.json has {len(encoder.vocabulary):,} ids but the model's embedding "
-                       f"has {size:,} rows: the run was edited or mixed with another")
-    run = Run(path, model, encoder, label_map, config)
-    run.metrics = metrics
-    return run
+    metrics = _read_part(metrics_file, lambda f: load_json(f, "hierattn.metrics/1")) if metrics_file.exists() else None
+    return Run(path, load_classifier(path / "model.keras"), config, metrics)
+
+
+def load_classifier(model_file):
+    """A `TextClassifier` from a `.keras` file (safe mode on), checked.
+
+    Its parts are checked against each other: a vocabulary larger than the
+    embedding, or a label list of another length than the outputs, is
+    refused, not used.
+
+    Raises:
+        RunError: The file is missing, damaged, holds code or another kind of
+            model, or its parts disagree; in one line.
+    """
+    import zipfile
+
+    import keras
+
+    from hierattn.classifier import TextClassifier
+
+    model_file = pathlib.Path(model_file)
+    if not model_file.is_file():
+        raise RunError(f"{model_file.parent} has no {model_file.name}")
+    if not zipfile.is_zipfile(model_file):
+        raise RunError(f"{model_file} is not a Keras model file: it is not a zip archive (damaged, truncated, "
+                       "or another kind of file)")
+    try:
+        classifier = keras.saving.load_model(model_file, safe_mode=True)
+    except Exception as error:  # any failure to read the file is reported in one line
+        message = " ".join(str(error).split()) or type(error).__name__
+        if "safe_mode" in message:
+            raise RunError(f"{model_file} holds Python code (e.g. a Lambda layer) and Keras safe mode refuses to "
+                           "load it; hierattn does not run code from model files. Load it yourself with "
+                           "keras.saving.load_model(..., safe_mode=False) only if you trust its source.") from None
+        if len(message) > 400:
+            message = message[:400].rsplit(" ", 1)[0] + " ..."
+        raise RunError(f"{model_file} could not be loaded ({message})") from None
+    if not isinstance(classifier, TextClassifier) or not classifier.adapted:
+        raise RunError(f"{model_file} holds a {type(classifier).__name__}, not a trained hierattn TextClassifier "
+                       "(runs written before hierattn 0.5 must be trained again)")
+    outputs = classifier.backbone.output.shape[-1]
+    if outputs != len(classifier.label_names):
+        raise RunError(f"{model_file} names {len(classifier.label_names)} classes but its model has {outputs} "
+                       "outputs: the file was edited or mixed with another")
+    size = embedding_rows(classifier.backbone)
+    vocabulary = len(classifier.preprocessor.vocabulary)
+    if size is not None and vocabulary > size:
+        raise RunError(f"{model_file}: its vocabulary has {vocabulary:,} ids but the embedding has {size:,} rows: "
+                       "the file was edited or mixed with another")
+    return classifier
 
 
 def _read_part(file, read):
@@ -250,28 +210,6 @@ def _read_part(file, read):
     except (TypeError, KeyError, ValueError, AttributeError) as error:
         raise RunError(f"damaged run: {file} does not hold what hierattn wrote there ({type(error).__name__}: "
                        f"{error})") from None
-
-
-def _load_model(model_file, keras):
-    """The `.keras` file loaded in safe mode, or a `RunError` that says what is wrong with it."""
-    import zipfile
-
-    if not model_file.is_file():
-        raise RunError(f"{model_file.parent} has no model.keras")
-    if not zipfile.is_zipfile(model_file):
-        raise RunError(f"{model_file} is not a Keras model file: it is not a zip archive (damaged, truncated, "
-                       "or another kind of file)")
-    try:
-        return keras.saving.load_model(model_file, safe_mode=True)
-    except Exception as error:  # any failure to read the file is reported in one line
-        message = " ".join(str(error).split()) or type(error).__name__
-        if "safe_mode" in message:
-            raise RunError(f"{model_file} holds Python code (e.g. a Lambda layer) and Keras safe mode refuses to "
-                           "load it; hierattn does not run code from model files. Load it yourself with "
-                           "keras.saving.load_model(..., safe_mode=False) only if you trust its source.") from None
-        if len(message) > 400:
-            message = message[:400].rsplit(" ", 1)[0] + " ..."
-        raise RunError(f"{model_file} could not be loaded ({message})") from None
 
 
 def embedding_rows(model):
@@ -300,6 +238,6 @@ def ensure_new_or_resumable(path, resume):
 
 
 __all__ = [
-    "Run", "RunError", "ensure_new_or_resumable", "find_latest_run", "load_run", "new_run_dir",
-    "predict_batches", "read_status", "write_status", "now",
+    "Run", "RunError", "describe_source", "ensure_new_or_resumable", "find_latest_run", "load_classifier", "load_run", "new_run_dir",
+    "read_status", "write_status", "now",
 ]

@@ -12,7 +12,7 @@ from hierattn.data.decoding import check_text_file, iter_lines
 from hierattn.data.tables import TEXT_COLUMNS, pick_column, read_table
 from hierattn.errors import DataError
 from hierattn.evaluation import classification_metrics
-from hierattn.runs import predict_batches
+from hierattn.inference import predict_batches
 
 TABLE_SUFFIXES = (".csv", ".tsv", ".tab", ".jsonl", ".ndjson", ".json")
 
@@ -93,7 +93,7 @@ def read_texts(source, text_column=None, encoding=None):
     return texts
 
 
-def score_to_csv(run, chunks, output, progress=True):
+def score_to_csv(classifier, chunks, output, progress=True):
     """Writes one CSV row per text: row number, predicted label, probabilities.
 
     Texts without words (blank, or only markup) keep their row, so rows line
@@ -105,7 +105,7 @@ def score_to_csv(run, chunks, output, progress=True):
     moved into place at the end.
 
     Args:
-        run: A loaded `Run`.
+        classifier: A trained `TextClassifier`.
         chunks: Iterable of lists of texts (see `iter_text_chunks`).
         output: Path of the CSV, or a writable text stream.
         progress: Show a progress bar.
@@ -116,7 +116,7 @@ def score_to_csv(run, chunks, output, progress=True):
     Raises:
         DataError: Every text was blank (no file is left behind).
     """
-    names = [str(n) for n in run.label_map.names]
+    names = [str(n) for n in classifier.label_names]
     header = ["row", "predicted"] + [f"p_{n}" for n in names]
     to_file = isinstance(output, (str, os.PathLike))
     partial = pathlib.Path(f"{output}.partial") if to_file else None
@@ -127,9 +127,9 @@ def score_to_csv(run, chunks, output, progress=True):
         writer.writerow(header)
         with tqdm(desc="scoring", unit="doc", disable=not progress) as bar:
             for texts in chunks:
-                x = run.encode(texts)
+                x = classifier.preprocessor(texts)
                 filled = np.flatnonzero(x.reshape(len(x), -1).any(axis=1))
-                probabilities = dict(zip(filled, predict_batches(run.model, x[filled])))
+                probabilities = dict(zip(filled, predict_batches(classifier.backbone, x[filled])))
                 for i in range(len(texts)):
                     row = probabilities.get(i)
                     cells = ["", *[""] * len(names)] if row is None else [names[int(row.argmax())],
@@ -151,11 +151,10 @@ def score_to_csv(run, chunks, output, progress=True):
     return count
 
 
-def evaluate_run(run, dataset, batch_size=32):
-    """Metrics of a run on a labelled `TextDataset` (labels in the run's map)."""
-    if list(dataset.label_map.names) != list(run.label_map.names):
-        raise DataError(
-            f"the data's classes {dataset.label_map.names} differ from the run's {run.label_map.names}"
-        )
-    probabilities = run.predict_proba(dataset.texts, batch_size=batch_size, progress=True)
-    return classification_metrics(dataset.labels, np.argmax(probabilities, axis=1), run.label_map.names)
+def evaluate_classifier(classifier, dataset, batch_size=32, progress=True):
+    """Accuracy, macro-F1 and confusion matrix of a classifier on a labelled `TextDataset` (in its classes)."""
+    names = list(classifier.label_names)
+    if list(dataset.label_map.names) != names:
+        raise DataError(f"the data's classes {dataset.label_map.names} differ from the model's {names}")
+    probabilities = classifier.predict_proba(dataset.texts, batch_size=batch_size, progress=progress)
+    return classification_metrics(dataset.labels, np.argmax(probabilities, axis=1), names)

@@ -8,7 +8,8 @@ import pytest
 
 from conftest import TINY_OPTIONS
 from hierattn.data import load_table
-from hierattn.runs import RunError, find_latest_run, load_run, predict_batches, write_status
+from hierattn.inference import predict_batches
+from hierattn.runs import RunError, find_latest_run, load_run, write_status
 from hierattn.training import TrainConfig, train
 
 
@@ -70,7 +71,7 @@ def test_predict_batches_keeps_the_input_order(finished_run):
 
 def test_batched_outputs_first_call_eager_then_traced_agree_and_pad_back(finished_run):
     from hierattn.models import attention_outputs
-    from hierattn.runs import batched_outputs
+    from hierattn.inference import batched_outputs
 
     run = load_run(finished_run / "first")
     explainer = attention_outputs(run.model)

@@ -145,7 +145,7 @@ def encode_hierarchical(documents, vocabulary, max_sentences, max_words):
     return out
 
 
-TRUNCATING = ("post", "pre", "head_tail")
+TRUNCATING = ("post", "pre")
 
 
 def _check_truncating(truncating):
@@ -160,10 +160,7 @@ def kept_positions(length, max_len, truncating="post"):
         length: Number of tokens in the document.
         max_len: Tokens per encoded document.
         truncating: `"post"` keeps the first `max_len` tokens, `"pre"` the last
-            ones, `"head_tail"` the first quarter and the last three quarters
-            of `max_len` (the opening and the end of a long review; Sun et al.
-            2019, "How to Fine-Tune BERT for Text Classification?", found
-            head+tail best for long IMDB reviews).
+            ones (as in `keras.utils.pad_sequences`).
 
     Returns:
         A `range` or a list of kept positions, in order; the i-th of them goes
@@ -174,10 +171,7 @@ def kept_positions(length, max_len, truncating="post"):
         return range(length)
     if truncating == "post":
         return range(max_len)
-    if truncating == "pre":
-        return range(length - max_len, length)
-    head = max_len // 4
-    return list(range(head)) + list(range(length - (max_len - head), length))
+    return range(length - max_len, length)
 
 
 def encode_flat(documents, vocabulary, max_len, truncating="post"):
@@ -187,7 +181,7 @@ def encode_flat(documents, vocabulary, max_len, truncating="post"):
         documents: Lists of sentences of token forms.
         vocabulary: A `Vocabulary`.
         max_len: Tokens per document.
-        truncating: `"post"`, `"pre"` or `"head_tail"` (see `kept_positions`).
+        truncating: `"post"` or `"pre"` (see `kept_positions`).
 
     Returns:
         A `numpy.ndarray` of dtype int32, padded with 0 at the end.
@@ -312,7 +306,7 @@ class TextEncoder:
         max_sentences: Sentences per document (hierarchical mode).
         max_words: Words per sentence (hierarchical mode).
         max_len: Words per document (flat mode).
-        truncating: Flat-mode truncation, `"post"`, `"pre"` or `"head_tail"`.
+        truncating: Flat-mode truncation, `"post"` or `"pre"`.
     """
 
     def __init__(self, vocabulary, tokenizer=None, max_sentences=15, max_words=40, max_len=400, truncating="post"):

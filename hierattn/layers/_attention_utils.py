@@ -152,29 +152,6 @@ def causal_mask(query_length, value_length):
     return ops.expand_dims(ops.greater_equal(rows, cols), 0)
 
 
-def alibi_slopes(num_heads):
-    """The per-head slopes of ALiBi: the geometric sequence 2^(-8i/h), i = 1..h.
-
-    Press et al. define it for a power-of-two head count h; it is used here
-    for any h (it still runs from 2^(-8/h) down to 2^-8).
-    """
-    return [2.0 ** (-8.0 * (i + 1) / num_heads) for i in range(num_heads)]
-
-
-def alibi_bias(query_length, value_length, num_heads, dtype="float32"):
-    """Symmetric ALiBi attention bias `-m_h |i - j|` of shape `(1, heads, Tq, Tv)`.
-
-    Added to the attention logits, it makes each head prefer nearby keys, with
-    a head-specific slope `m_h` (`alibi_slopes`). Symmetric in `i - j` because
-    an encoder attends in both directions.
-    """
-    rows = ops.expand_dims(ops.arange(query_length), -1)
-    cols = ops.expand_dims(ops.arange(value_length), 0)
-    distance = ops.cast(ops.abs(rows - cols), dtype)
-    slopes = ops.convert_to_tensor(alibi_slopes(num_heads), dtype=dtype)
-    return -ops.reshape(slopes, (1, num_heads, 1, 1)) * distance[None, None]
-
-
 def check_dropout(dropout):
     """Raises a clear `ValueError` for a dropout rate outside [0, 1)."""
     if not 0.0 <= float(dropout) < 1.0:

@@ -8,45 +8,29 @@ from keras import ops
 from hierattn.layers._attention_utils import check_choice, check_positive_int
 from hierattn.layers.positional_encoding import sinusoidal_table
 
-POSITION_MODES = ("sinusoidal", "learned", "none")
+POSITION_MODES = ("sinusoidal", "learned")
 
 
 @keras.saving.register_keras_serializable(package="hierattn")
 class TokenAndPositionEmbedding(keras.layers.Layer):
     """Embeds token ids and adds a position embedding.
 
-        sinusoidal: output = W(E[x_t] * scale) + PE[t]   (PE fixed, scale = sqrt(d))
-        learned:    output = W(E[x_t]) + P[t]              (P trainable)
-        none:       output = W(E[x_t] * scale)              (positions left to
-                                                            the attention, e.g. ALiBi)
-
-W is the identity unless `output_dim` differs from `embedding_dim`; then it
-is a learned linear projection, so that wide (e.g. pretrained 200-d) word
-vectors can feed a narrow model (the factorised embedding of Lan et al.,
-"ALBERT", ICLR 2020, section 3.1).
+        sinusoidal: output = E[x_t] * scale + PE[t]   (PE fixed, scale = sqrt(d))
+        learned:    output = E[x_t] + P[t]            (P trainable)
 
     Token id 0 is padding: with `mask_zero=True` the layer emits a
     `(batch, T)` mask that downstream hierattn layers use.
 
     Args:
-        vocab_size: Number of token ids (including padding 0 and OOV).
-        embedding_dim: Size of the token embeddings.
-        output_dim: Size of the outputs `d` (default `embedding_dim`); the
-            token embeddings are projected to it when it differs.
-        max_length: Longest sequence for `"learned"` positions (required
+        vocabulary_size: Number of token ids (including padding 0 and OOV).
+        embedding_dim: Size of the embeddings `d`.
+        sequence_length: Longest sequence for `"learned"` positions (required
             then); ignored by `"sinusoidal"`, which handles any length.
-        position: `"sinusoidal"` (fixed, Vaswani et al.), `"learned"`, or
-            `"none"` (no position added: for attention that encodes
-            distance itself, such as ALiBi).
+        position: `"sinusoidal"` (fixed, Vaswani et al.) or `"learned"`.
         mask_zero: Whether id 0 is padding and produces a mask.
-        scale: Multiplier of the token embeddings in `"sinusoidal"` and
-            `"none"` modes.
+        scale: Multiplier of the token embeddings in `"sinusoidal"` mode.
             Defaults to sqrt(`embedding_dim`) (Vaswani et al.), which suits
-            embeddings initialised at scale d^-1/2. A smaller multiplier with
-            embeddings stored at scale 1/`scale` gives the same outputs but
-            makes the optimiser move the embeddings more slowly (Adam's steps
-            do not depend on the parameters' scale): useful to fine-tune
-            pretrained vectors gently.
+            embeddings initialised at scale d^-1/2.
         embeddings_initializer: Initializer for the token embeddings. To start
             from pretrained vectors, build the layer and call
             `layer.token_embedding.set_weights([matrix])`.
@@ -57,52 +41,52 @@ vectors can feed a narrow model (the factorised embedding of Lan et al.,
         inputs: Integer tensor of shape `(batch, T)`.
         mask: Unused; the mask is computed from the ids.
         training: Unused.
-        return_attention_scores: Unused (no attention); accepted so every
-            hierattn layer has the same call signature.
 
     Returns:
-        Float tensor of shape `(batch, T, output_dim)`.
+        Float tensor of shape `(batch, T, embedding_dim)`.
+
+    Example:
+
+    >>> layer = TokenAndPositionEmbedding(vocabulary_size=100, embedding_dim=8)
+    >>> layer(keras.ops.convert_to_tensor([[5, 7, 0]])).shape
+    (1, 3, 8)
 
     Reference:
         Vaswani et al. "Attention Is All You Need." NeurIPS 2017, sections
-        3.4-3.5. Lan et al. "ALBERT: A Lite BERT for Self-supervised Learning
-        of Language Representations." ICLR 2020 (the projection).
+        3.4-3.5.
     """
 
     def __init__(
         self,
-        vocab_size,
+        vocabulary_size,
         embedding_dim,
-        max_length=None,
+        sequence_length=None,
         position="sinusoidal",
         mask_zero=True,
         scale=None,
         embeddings_initializer="uniform",
         embeddings_regularizer=None,
-        output_dim=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
-        check_positive_int(vocab_size, "vocab_size")
+        check_positive_int(vocabulary_size, "vocabulary_size")
         check_positive_int(embedding_dim, "embedding_dim")
-        check_positive_int(max_length, "max_length", allow_none=True)
-        check_positive_int(output_dim, "output_dim", allow_none=True)
+        check_positive_int(sequence_length, "sequence_length", allow_none=True)
         check_choice(position, POSITION_MODES, "position")
         if scale is not None and not scale > 0:
             raise ValueError(f"scale must be positive. Received: scale={scale!r}.")
-        if position == "learned" and max_length is None:
-            raise ValueError("position='learned' needs max_length.")
-        self.vocab_size = vocab_size
+        if position == "learned" and sequence_length is None:
+            raise ValueError("position='learned' needs sequence_length.")
+        self.vocabulary_size = vocabulary_size
         self.embedding_dim = embedding_dim
-        self.output_dim = output_dim
-        self.max_length = max_length
+        self.sequence_length = sequence_length
         self.position = position
         self.mask_zero = mask_zero
         self.scale = scale
         self.embeddings_initializer = keras.initializers.get(embeddings_initializer)
         self.embeddings_regularizer = keras.regularizers.get(embeddings_regularizer)
         self.token_embedding = keras.layers.Embedding(
-            vocab_size,
+            vocabulary_size,
             embedding_dim,
             embeddings_initializer=self.embeddings_initializer,
             embeddings_regularizer=self.embeddings_regularizer,
@@ -110,13 +94,8 @@ vectors can feed a narrow model (the factorised embedding of Lan et al.,
             dtype=self.dtype_policy,
             name="token_embedding",
         )
-        self.projection = (
-            keras.layers.Dense(output_dim, use_bias=False, dtype=self.dtype_policy, name="projection")
-            if output_dim not in (None, embedding_dim)
-            else None
-        )
         self.position_embedding = (
-            keras.layers.Embedding(max_length, self.model_dim, dtype=self.dtype_policy, name="position_embedding")
+            keras.layers.Embedding(sequence_length, embedding_dim, dtype=self.dtype_policy, name="position_embedding")
             if position == "learned"
             else None
         )
@@ -124,37 +103,25 @@ vectors can feed a narrow model (the factorised embedding of Lan et al.,
 
     def build(self, input_shape):
         self.token_embedding.build(input_shape)
-        if self.projection is not None:
-            self.projection.build(tuple(input_shape) + (self.embedding_dim,))
         if self.position_embedding is not None:
             self.position_embedding.build((None,))
 
-    def call(self, inputs, mask=None, training=None, return_attention_scores=False):
+    def call(self, inputs, mask=None, training=None):
         tokens = self.token_embedding(inputs)
         length = ops.shape(inputs)[1]
-        if self.scales_tokens:
-            tokens = tokens * ops.cast(self.token_scale, tokens.dtype)
-        if self.projection is not None:
-            tokens = self.projection(tokens)
-        if self.position == "none":
-            return tokens
         if self.position == "learned":
             return tokens + self.position_embedding(ops.arange(length))[None, :, :]
-        return tokens + sinusoidal_table(length, self.model_dim, dtype=tokens.dtype)[None, :, :]
-
-    @property
-    def model_dim(self):
-        """The width of the outputs (`output_dim`, or `embedding_dim`)."""
-        return self.output_dim or self.embedding_dim
+        tokens = tokens * ops.cast(self.token_scale, tokens.dtype)
+        return tokens + sinusoidal_table(length, self.embedding_dim, dtype=tokens.dtype)[None, :, :]
 
     @property
     def scales_tokens(self):
-        """Whether the token embeddings are multiplied by `token_scale` (all modes but learned)."""
-        return self.position != "learned"
+        """Whether the token embeddings are multiplied by `token_scale` (sinusoidal mode)."""
+        return self.position == "sinusoidal"
 
     @property
     def token_scale(self):
-        """The multiplier of the token embeddings (sinusoidal and none modes)."""
+        """The multiplier of the token embeddings in sinusoidal mode."""
         return math.sqrt(self.embedding_dim) if self.scale is None else self.scale
 
     def compute_mask(self, inputs, mask=None):
@@ -163,16 +130,15 @@ vectors can feed a narrow model (the factorised embedding of Lan et al.,
         return ops.not_equal(inputs, 0)
 
     def compute_output_shape(self, input_shape):
-        return tuple(input_shape) + (self.model_dim,)
+        return tuple(input_shape) + (self.embedding_dim,)
 
     def get_config(self):
         config = super().get_config()
         config.update(
             {
-                "vocab_size": self.vocab_size,
+                "vocabulary_size": self.vocabulary_size,
                 "embedding_dim": self.embedding_dim,
-                "output_dim": self.output_dim,
-                "max_length": self.max_length,
+                "sequence_length": self.sequence_length,
                 "position": self.position,
                 "mask_zero": self.mask_zero,
                 "scale": self.scale,

@@ -2,20 +2,20 @@
 
 import keras
 
-from hierattn.layers._attention_utils import check_choice, check_dropout, check_positive_int
-from hierattn.layers.multi_head_attention import POSITION_BIASES, MultiHeadAttention
+from hierattn.layers._attention_utils import check_dropout, check_positive_int
+from hierattn.layers.multi_head_attention import MultiHeadAttention
 
 
 @keras.saving.register_keras_serializable(package="hierattn")
 class TransformerEncoderBlock(keras.layers.Layer):
     """One Transformer encoder layer: self-attention and a feed-forward net.
 
-    Post-norm (the original paper, `norm_first=False`):
+    Post-norm (the original paper, `normalize_first=False`):
 
         x = LayerNorm(x + Dropout(MultiHeadAttention(x)))
         x = LayerNorm(x + Dropout(FFN(x)))
 
-    Pre-norm (`norm_first=True`, often easier to train deep):
+    Pre-norm (`normalize_first=True`, often easier to train deep):
 
         x = x + Dropout(MultiHeadAttention(LayerNorm(x)))
         x = x + Dropout(FFN(LayerNorm(x)))
@@ -25,16 +25,14 @@ class TransformerEncoderBlock(keras.layers.Layer):
 
     Args:
         num_heads: Number of attention heads.
-        ff_dim: Hidden size of the feed-forward network.
+        intermediate_dim: Hidden size of the feed-forward network.
         dropout: Residual dropout rate (on the attention and FFN outputs).
         attention_dropout: Dropout rate on the attention weights.
         activation: Activation of the feed-forward hidden layer.
-        norm_first: Pre-norm if `True`, post-norm if `False`.
+        normalize_first: Pre-norm if `True`, post-norm if `False`.
         layer_norm_epsilon: Epsilon of the layer normalisations.
         seed: Seed for the dropouts.
         kernel_initializer: Initializer for all kernels.
-        position_bias: `None`, or `"alibi"` for ALiBi distance penalties in
-            the self-attention (see `MultiHeadAttention`; Press et al. 2022).
         **kwargs: Base layer keyword arguments, such as `name` and `dtype`.
 
     Call arguments:
@@ -59,33 +57,30 @@ class TransformerEncoderBlock(keras.layers.Layer):
     def __init__(
         self,
         num_heads,
-        ff_dim,
+        intermediate_dim,
         dropout=0.1,
         attention_dropout=0.0,
         activation="relu",
-        norm_first=False,
+        normalize_first=False,
         layer_norm_epsilon=1e-6,
         seed=None,
         kernel_initializer="glorot_uniform",
-        position_bias=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
         check_positive_int(num_heads, "num_heads")
-        check_positive_int(ff_dim, "ff_dim")
+        check_positive_int(intermediate_dim, "intermediate_dim")
         check_dropout(dropout)
         check_dropout(attention_dropout)
-        check_choice(position_bias, POSITION_BIASES, "position_bias")
         self.num_heads = num_heads
-        self.ff_dim = ff_dim
+        self.intermediate_dim = intermediate_dim
         self.dropout = dropout
         self.attention_dropout = attention_dropout
         self.activation = keras.activations.get(activation)
-        self.norm_first = norm_first
+        self.normalize_first = normalize_first
         self.layer_norm_epsilon = layer_norm_epsilon
         self.seed = seed
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
-        self.position_bias = position_bias
         self.supports_masking = True
 
     def build(self, input_shape):
@@ -98,21 +93,20 @@ class TransformerEncoderBlock(keras.layers.Layer):
         common = {"dtype": self.dtype_policy}
         self.attention = MultiHeadAttention(
             self.num_heads,
-            d_model,
+            d_model // self.num_heads,
             dropout=self.attention_dropout,
             seed=self.seed,
             kernel_initializer=self.kernel_initializer,
-            position_bias=self.position_bias,
             name="attention",
             **common,
         )
-        self.attention.build(input_shape)
+        self.attention.build(input_shape, input_shape)
         self.ffn_hidden = keras.layers.Dense(
-            self.ff_dim, activation=self.activation, kernel_initializer=self.kernel_initializer, name="ffn_hidden", **common
+            self.intermediate_dim, activation=self.activation, kernel_initializer=self.kernel_initializer, name="ffn_hidden", **common
         )
         self.ffn_hidden.build(input_shape)
         self.ffn_output = keras.layers.Dense(d_model, kernel_initializer=self.kernel_initializer, name="ffn_output", **common)
-        self.ffn_output.build(tuple(input_shape[:-1]) + (self.ff_dim,))
+        self.ffn_output.build(tuple(input_shape[:-1]) + (self.intermediate_dim,))
         self.attention_norm = keras.layers.LayerNormalization(epsilon=self.layer_norm_epsilon, name="attention_norm", **common)
         self.attention_norm.build(input_shape)
         self.ffn_norm = keras.layers.LayerNormalization(epsilon=self.layer_norm_epsilon, name="ffn_norm", **common)
@@ -120,15 +114,16 @@ class TransformerEncoderBlock(keras.layers.Layer):
         self.residual_dropout = keras.layers.Dropout(self.dropout, seed=self.seed, **common)
 
     def call(self, inputs, mask=None, training=None, return_attention_scores=False):
-        x = self.attention_norm(inputs) if self.norm_first else inputs
-        attended, weights = self.attention(x, mask=mask, training=training, return_attention_scores=True)
+        x = self.attention_norm(inputs) if self.normalize_first else inputs
+        attended, weights = self.attention(x, x, query_mask=mask, value_mask=mask, training=training,
+                                           return_attention_scores=True)
         x = inputs + self.residual_dropout(attended, training=training)
-        if not self.norm_first:
+        if not self.normalize_first:
             x = self.attention_norm(x)
-        h = self.ffn_norm(x) if self.norm_first else x
+        h = self.ffn_norm(x) if self.normalize_first else x
         h = self.ffn_output(self.ffn_hidden(h))
         x = x + self.residual_dropout(h, training=training)
-        if not self.norm_first:
+        if not self.normalize_first:
             x = self.ffn_norm(x)
         if return_attention_scores:
             return x, weights
@@ -149,15 +144,14 @@ class TransformerEncoderBlock(keras.layers.Layer):
         config.update(
             {
                 "num_heads": self.num_heads,
-                "ff_dim": self.ff_dim,
+                "intermediate_dim": self.intermediate_dim,
                 "dropout": self.dropout,
                 "attention_dropout": self.attention_dropout,
                 "activation": keras.activations.serialize(self.activation),
-                "norm_first": self.norm_first,
+                "normalize_first": self.normalize_first,
                 "layer_norm_epsilon": self.layer_norm_epsilon,
                 "seed": self.seed,
                 "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
-                "position_bias": self.position_bias,
             }
         )
         return config

@@ -6,6 +6,8 @@ from hierattn.models.han import build_han
 from hierattn.models.rnn import ATTENTIONS, build_rnn
 from hierattn.models.transformer import build_transformer
 
+BUILDERS = {"han": build_han, "transformer": build_transformer, "rnn": build_rnn}
+
 # The attention layers whose weights explain each kind of model.
 ATTENTION_LAYERS = {
     "han": ("word_attention", "sentence_attention"),
@@ -42,4 +44,4 @@ def attention_outputs(model):
     return keras.Model(inputs, outputs, name=f"{model.name}_explainer")
 
 
-__all__ = ["ATTENTIONS", "ATTENTION_LAYERS", "attention_outputs", "build_han", "build_rnn", "build_transformer"]
+__all__ = ["ATTENTIONS", "ATTENTION_LAYERS", "BUILDERS", "attention_outputs", "build_han", "build_rnn", "build_transformer"]

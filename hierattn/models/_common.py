@@ -5,8 +5,8 @@ import keras
 from hierattn.layers._attention_utils import check_dropout, check_positive_int
 
 
-def check_common(vocab_size, num_classes, embedding_dim, dropout):
-    check_positive_int(vocab_size, "vocab_size")
+def check_common(vocabulary_size, num_classes, embedding_dim, dropout):
+    check_positive_int(vocabulary_size, "vocabulary_size")
     check_positive_int(embedding_dim, "embedding_dim")
     check_dropout(dropout)
     if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 2:

@@ -2,19 +2,23 @@
 
 import keras
 
+from hierattn.defaults import BACKBONES
 from hierattn.layers import ContextAttention, SentenceWise
 from hierattn.models._common import check_common, classifier_head, recurrent
 
 
+_HAN = BACKBONES["han"]
+
+
 def build_han(
-    vocab_size,
+    vocabulary_size,
     num_classes,
-    embedding_dim=200,
-    word_units=50,
-    sentence_units=50,
-    attention_units=100,
-    cell="gru",
-    dropout=0.3,
+    embedding_dim=_HAN["embedding_dim"],
+    word_units=_HAN["word_units"],
+    sentence_units=_HAN["sentence_units"],
+    attention_units=_HAN["attention_units"],
+    cell=_HAN["cell"],
+    dropout=_HAN["dropout"],
     name="han",
 ):
     """Builds a Hierarchical Attention Network (Yang et al., NAACL 2016).
@@ -23,8 +27,10 @@ def build_han(
     `ContextAttention` over words → bidirectional GRU over sentences →
     `ContextAttention` over sentences → softmax.
 
+    Defaults are the tuned ones of `hierattn.defaults.BACKBONES["han"]`.
+
     Args:
-        vocab_size: Number of token ids (0 is padding).
+        vocabulary_size: Number of token ids (0 is padding).
         num_classes: Number of classes (>= 2).
         embedding_dim: Word embedding size.
         word_units: GRU units per direction in the word encoder.
@@ -40,9 +46,9 @@ def build_han(
         `word_attention` and `sentence_attention` give the attention weights
         (see `hierattn.models.attention_outputs`).
     """
-    check_common(vocab_size, num_classes, embedding_dim, dropout)
+    check_common(vocabulary_size, num_classes, embedding_dim, dropout)
     tokens = keras.Input((None, None), dtype="int32", name="tokens")
-    x = keras.layers.Embedding(vocab_size, embedding_dim, mask_zero=True, name="embedding")(tokens)
+    x = keras.layers.Embedding(vocabulary_size, embedding_dim, mask_zero=True, name="embedding")(tokens)
     if dropout:
         x = keras.layers.Dropout(dropout, name="embedding_dropout")(x)
     x = SentenceWise(recurrent(cell, word_units, "word_rnn"), name="word_encoder")(x)

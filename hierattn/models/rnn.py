@@ -2,23 +2,24 @@
 
 import keras
 
+from hierattn.defaults import BACKBONES, RNN_ATTENTIONS as ATTENTIONS
 from hierattn.layers import BahdanauAttention, ContextAttention, LuongAttention
 from hierattn.layers._attention_utils import check_choice
 from hierattn.models._common import check_common, classifier_head, recurrent
 
-ATTENTIONS = ("bahdanau", "luong-dot", "luong-general", "luong-concat", "context")
+_RNN = BACKBONES["rnn"]
 
 
 def build_rnn(
-    vocab_size,
+    vocabulary_size,
     num_classes,
-    embedding_dim=200,
-    units=64,
-    cell="gru",
-    attention="bahdanau",
-    window=None,
-    local_mode="local-p",
-    dropout=0.3,
+    embedding_dim=_RNN["embedding_dim"],
+    units=_RNN["units"],
+    cell=_RNN["cell"],
+    attention=_RNN["attention"],
+    window=_RNN["window"],
+    local_mode=_RNN["local_mode"],
+    dropout=_RNN["dropout"],
     name="rnn",
 ):
     """Builds a bidirectional RNN classifier with attention.
@@ -29,8 +30,10 @@ def build_rnn(
     `ContextAttention` pooling. The attended context is concatenated with the
     query before the classifier.
 
+    Defaults are the tuned ones of `hierattn.defaults.BACKBONES["rnn"]`.
+
     Args:
-        vocab_size: Number of token ids (0 is padding).
+        vocabulary_size: Number of token ids (0 is padding).
         num_classes: Number of classes (>= 2).
         embedding_dim: Word embedding size.
         units: RNN units per direction.
@@ -45,10 +48,10 @@ def build_rnn(
         A functional `keras.Model` from int32 ids `(batch, length)` to class
         probabilities; the attention layer is named `attention`.
     """
-    check_common(vocab_size, num_classes, embedding_dim, dropout)
+    check_common(vocabulary_size, num_classes, embedding_dim, dropout)
     check_choice(attention, ATTENTIONS, "attention")
     tokens = keras.Input((None,), dtype="int32", name="tokens")
-    x = keras.layers.Embedding(vocab_size, embedding_dim, mask_zero=True, name="embedding")(tokens)
+    x = keras.layers.Embedding(vocabulary_size, embedding_dim, mask_zero=True, name="embedding")(tokens)
     if dropout:
         x = keras.layers.Dropout(dropout, name="embedding_dropout")(x)
     if attention == "context":

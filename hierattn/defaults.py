@@ -1,0 +1,72 @@
+"""The tuned defaults, in one place.
+
+Chosen on IMDB validation data carved from `train/` (BENCHMARKS.md). The
+model builders take their argument defaults from `BACKBONES`,
+`TextClassifier` and `TrainConfig` theirs from `PREPROCESSING` and
+`TRAINING`, and the command line shows them from here. This module imports
+nothing heavy, so `hierattn --help` stays fast.
+"""
+
+MODELS = ("han", "transformer", "rnn")
+
+RNN_ATTENTIONS = ("bahdanau", "luong-dot", "luong-general", "luong-concat", "context")
+
+# Keyword arguments of build_han / build_transformer / build_rnn.
+BACKBONES = {
+    "han": {
+        "embedding_dim": 200,
+        "word_units": 50,
+        "sentence_units": 50,
+        "attention_units": 100,
+        "cell": "gru",
+        "dropout": 0.3,
+    },
+    "transformer": {
+        "embedding_dim": 128,
+        "num_heads": 4,
+        "intermediate_dim": 256,
+        "num_layers": 1,
+        "dropout": 0.1,
+        "pooling": "attention",
+        "position": "sinusoidal",
+        "normalize_first": True,
+    },
+    "rnn": {
+        "embedding_dim": 200,
+        "units": 64,
+        "cell": "gru",
+        "attention": "bahdanau",
+        "window": None,
+        "local_mode": "local-p",
+        "dropout": 0.3,
+    },
+}
+
+# Vocabulary and length limits (`TextPreprocessor`); a length limit of None is
+# the `LENGTH_PERCENTILE`th percentile of the training texts.
+PREPROCESSING = {
+    "max_sentences": None,
+    "max_words": None,
+    "sequence_length": None,
+    "min_count": 2,
+    "max_vocab": 60000,
+}
+LENGTH_PERCENTILE = 95
+
+# How a classifier is trained (`TextClassifier.fit` / `compile`, `TrainConfig`).
+TRAINING = {
+    "epochs": 8,
+    "batch_size": 64,
+    "learning_rate": 1e-3,
+    "patience": 2,
+    "validation_split": 0.1,
+    "seed": 0,
+    "embeddings": "word2vec",
+    "pretrain_epochs": 5,
+}
+CLIPNORM = 1.0
+
+
+def backbone_default(model, name):
+    """A builder argument's tuned default (KeyError for an unknown one)."""
+    return BACKBONES[model][name]

@@ -1,0 +1,140 @@
+"""The preprocessor of a `TextClassifier`: raw strings to token ids."""
+
+import os
+
+import keras
+import numpy as np
+
+from hierattn.data.encoding import TextEncoder
+from hierattn.data.text import Tokenizer
+from hierattn.data.vocabulary import Vocabulary
+from hierattn.defaults import LENGTH_PERCENTILE, PREPROCESSING
+from hierattn.errors import DataError
+
+MODES = ("hierarchical", "flat")
+VOCABULARY_FILE = "vocabulary.json"
+
+
+@keras.saving.register_keras_serializable(package="hierattn")
+class TextPreprocessor(keras.layers.Layer):
+    """Tokenizer, vocabulary and length limits: raw strings in, int ids out.
+
+    The Preprocessor of keras-hub's Task / Preprocessor / Backbone split.
+    `adapt` builds the vocabulary and the length limits from training texts
+    only; they then travel inside the classifier's `.keras` file (the
+    settings in its config, the vocabulary as an asset, as Keras's own
+    `StringLookup` stores its vocabulary). Tokenizing is a Python regular
+    expression with character offsets kept (for explanations), so the layer
+    runs outside the TensorFlow graph, on Python strings, and returns a NumPy
+    array. Many texts are tokenized in worker processes.
+
+    Args:
+        mode: `"hierarchical"` (HAN: `(n, max_sentences, max_words)`) or
+            `"flat"` (`(n, sequence_length)`).
+        max_sentences: Sentences per document (hierarchical).
+        max_words: Words per sentence (hierarchical).
+        sequence_length: Words per document (flat); later words are cut.
+            Each limit left `None` is set by `adapt` to the 95th percentile
+            of the training texts.
+        min_count: Words seen fewer times in training are out of vocabulary.
+        max_vocab: The most frequent words kept.
+        tokenizer: A `hierattn.data.Tokenizer` or its config (default
+            settings if `None`).
+        **kwargs: Base layer keyword arguments, such as `name`.
+
+    Example:
+
+    >>> preprocessor = TextPreprocessor("flat", min_count=1)
+    >>> preprocessor.adapt(["A fine film.", "A dull film."], progress=False)
+    >>> preprocessor(["A fine film."]).shape
+    (1, 3)
+    """
+
+    def __init__(self, mode="hierarchical", max_sentences=PREPROCESSING["max_sentences"],
+                 max_words=PREPROCESSING["max_words"], sequence_length=PREPROCESSING["sequence_length"],
+                 min_count=PREPROCESSING["min_count"], max_vocab=PREPROCESSING["max_vocab"], tokenizer=None,
+                 **kwargs):
+        kwargs.setdefault("trainable", False)
+        super().__init__(**kwargs)
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}. Received: mode={mode!r}.")
+        for name, value in (("max_sentences", max_sentences), ("max_words", max_words),
+                            ("sequence_length", sequence_length), ("min_count", min_count), ("max_vocab", max_vocab)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise ValueError(f"{name} must be a positive integer or None. Received: {name}={value!r}.")
+        self.mode = mode
+        self.max_sentences = max_sentences
+        self.max_words = max_words
+        self.sequence_length = sequence_length
+        self.min_count = min_count
+        self.max_vocab = max_vocab
+        self.tokenizer = tokenizer if isinstance(tokenizer, Tokenizer) else Tokenizer.from_config(tokenizer or {})
+        self.vocabulary = None
+        self.built = True
+
+    @property
+    def adapted(self):
+        """Whether the vocabulary and length limits are set (by `adapt` or loading)."""
+        return self.vocabulary is not None
+
+    def adapt(self, texts, progress=True):
+        """Builds the vocabulary and fills the length limits left `None` from `texts`."""
+        encoder = TextEncoder.fit(texts, self.tokenizer, min_count=self.min_count, max_size=self.max_vocab,
+                                  percentile=LENGTH_PERCENTILE, progress=progress, max_sentences=self.max_sentences,
+                                  max_words=self.max_words, max_len=self.sequence_length)
+        self.vocabulary = encoder.vocabulary
+        self.max_sentences, self.max_words, self.sequence_length = (encoder.max_sentences, encoder.max_words,
+                                                                    encoder.max_len)
+
+    @property
+    def encoder(self):
+        """The `TextEncoder` doing the work (requires `adapt` first)."""
+        if not self.adapted:
+            raise ValueError("the preprocessor has no vocabulary yet: call adapt(texts) (or fit the classifier) first")
+        return TextEncoder(self.vocabulary, self.tokenizer, max_sentences=self.max_sentences or 1,
+                           max_words=self.max_words or 1, max_len=self.sequence_length or 1)
+
+    def __call__(self, inputs, progress=False):
+        # Python strings in, a NumPy array out: Keras's tensor machinery is skipped.
+        return self.call(inputs, progress=progress)
+
+    def call(self, inputs, progress=False):
+        """Token ids of raw texts: `(n, max_sentences, max_words)` or `(n, sequence_length)` int32."""
+        return self.encoder.encode(as_texts(inputs), mode=self.mode, progress=progress)
+
+    def has_words(self, text):
+        """Whether the tokenizer keeps any word of `text` (markup, spaces and nothing are wordless)."""
+        return any(self.tokenizer.sentences(text))
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({
+            "mode": self.mode,
+            "max_sentences": self.max_sentences,
+            "max_words": self.max_words,
+            "sequence_length": self.sequence_length,
+            "min_count": self.min_count,
+            "max_vocab": self.max_vocab,
+            "tokenizer": self.tokenizer.get_config(),
+        })
+        return config
+
+    def save_assets(self, dir_path):
+        if self.adapted:
+            self.vocabulary.save(os.path.join(dir_path, VOCABULARY_FILE))
+
+    def load_assets(self, dir_path):
+        path = os.path.join(dir_path, VOCABULARY_FILE)
+        if os.path.exists(path):
+            self.vocabulary = Vocabulary.load(path)
+
+
+def as_texts(inputs):
+    """A list of strings from a list, tuple, NumPy array or pandas Series of strings; refuses anything else."""
+    if isinstance(inputs, (str, bytes)):
+        raise DataError("give a list of texts, not a single string (e.g. [text])")
+    texts = list(inputs.tolist() if isinstance(inputs, np.ndarray) else inputs)
+    for i, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise DataError(f"text {i + 1} is a {type(text).__name__}, not a string")
+    return texts
