@@ -13,7 +13,7 @@ VENV ?= .venv
 # project on its CI and development machines; elsewhere hierattn looks in its
 # cache ($HIERATTN_DATA, else data/) and downloads the official archive.
 IMDB ?= ../shared/datasets/aclImdb_v1.tar.gz
-IMDB_OPTION = $(if $(wildcard $(IMDB)),--data $(IMDB),)
+IMDB_SOURCE = $(if $(wildcard $(IMDB)),$(IMDB),)
 RUN = $(VENV)/bin/python cli.py
 INSTALLED = $(VENV)/.installed
 
@@ -28,13 +28,13 @@ $(INSTALLED): setup.py
 	touch $(INSTALLED)
 
 train: $(INSTALLED)
-	$(RUN) train imdb $(IMDB_OPTION)
+	$(RUN) train imdb $(IMDB_SOURCE)
 
 test: $(INSTALLED)
 	$(VENV)/bin/python -m pytest -q
 
 quickstart: $(INSTALLED)
-	$(RUN) train imdb $(IMDB_OPTION) --limit 1000 --epochs 1
+	$(RUN) train imdb $(IMDB_SOURCE) --limit 1000 --epochs 1
 	$(RUN) explain "The plot was thin and the ending made no sense. The acting, though, was superb."
 	$(RUN) explain "The plot was thin and the ending made no sense. The acting, though, was superb." \
 		--format html --output quickstart-$$(date +%Y%m%d-%H%M%S).html

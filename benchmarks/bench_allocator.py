@@ -38,22 +38,22 @@ def measure(args):
 
     from hierattn.data import load_imdb
     from hierattn.inference import predict_batches
-from hierattn.runs import load_run
+    from hierattn.runs import load_run
     from hierattn.training import TrainConfig, train
 
     data = load_imdb(args.data, splits=("train", "unsup"), download=False, progress=False)
     result = {"model": args.models, "TF_CPU_ALLOCATOR_USE_BFC": os.environ["TF_CPU_ALLOCATOR_USE_BFC"]}
     if args.child == "train":
-        config = TrainConfig(model=args.models, epochs=1, pretrain="none", limit=args.train)
+        config = TrainConfig(model=args.models, epochs=1, embeddings="none", limit=args.train)
         run = train(data["train"], None, config, args.run, log=lambda message: None, verbose=0)
         result.update(process="training, then prediction", train_seconds=run.metrics["training_seconds"])
     else:
         run = load_run(args.run)
         result.update(process="fresh, loads the run")
-    x = run.encode(data["unsup"].texts[: args.predict])
-    predict_batches(run.model, x[:200])  # trace once
+    x = run.classifier.preprocessor(data["unsup"].texts[: args.predict])
+    predict_batches(run.classifier.backbone, x[:200])  # trace once
     before, start = os.times(), time.perf_counter()
-    probabilities = predict_batches(run.model, x)
+    probabilities = predict_batches(run.classifier.backbone, x)
     seconds, after = time.perf_counter() - start, os.times()
     cpu = (after.user - before.user) + (after.system - before.system)
     np.save(args.probabilities, probabilities)

@@ -1,6 +1,6 @@
 """IMDB benchmark: hierattn models against scikit-learn baselines, same run.
 
-For each model: train with the CLI defaults (`TrainConfig(model=...)`) on the
+For each model: train with the defaults (`TrainConfig(model=...)`, as `train imdb`) on the
 official train split, with validation carved out of it; evaluate once on the
 25,000 test reviews; time training and prediction (raw text in, including
 tokenization, via the saved run). Baselines trained in the same run on the
@@ -26,6 +26,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.dirname(__file__))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np  # noqa: E402
@@ -35,10 +36,10 @@ from hierattn.evaluation import classification_metrics  # noqa: E402
 
 
 def fit_best(kind, values, train_texts, y_train, val_texts, y_val):
-    """The `hierattn.teacher` model of `kind` with the C (of `values`) best on validation."""
-    from hierattn.teacher import make_teacher
+    """The baseline of `kind` (benchmarks/baselines.py) with the C (of `values`) best on validation."""
+    from baselines import make_baseline
 
-    fitted = [make_teacher(kind, c=c).fit(train_texts, y_train) for c in values]
+    fitted = [make_baseline(kind, c=c).fit(train_texts, y_train) for c in values]
     scores = [np.mean(m.predict(val_texts) == y_val) for m in fitted]
     best = int(np.argmax(scores))
     return fitted[best].predict, {"C": values[best]}
@@ -77,7 +78,7 @@ def run_model(model, data, out, epochs=None):
     run = train(data["train"], data["test"], config, run_dir, unlabeled=data["unsup"].texts, dataset_name="imdb",
                 verbose=2)
     total_seconds = time.perf_counter() - start
-    reloaded = load_run(run_dir)
+    reloaded = load_run(run_dir).classifier
     start = time.perf_counter()
     probabilities = reloaded.predict_proba(data["test"].texts)
     predict_seconds = time.perf_counter() - start

@@ -39,12 +39,12 @@ def main():
     if args.split == "unsup":
         test = test.subset(np.arange(25000))
     run = load_run(args.run)
-    run.predict_proba(test.texts[:200])  # warm-up: trace the model once
+    run.classifier.predict_proba(test.texts[:200])  # warm-up: trace the model once
     # The two halves of `run.predict_proba`, timed apart: tokenizing + encoding, then the model.
     start = time.perf_counter()
-    ids = run.encode(test.texts)
+    ids = run.classifier.preprocessor(test.texts)
     encoded = time.perf_counter()
-    probabilities = predict_batches(run.model, ids)
+    probabilities = predict_batches(run.classifier.backbone, ids)
     end = time.perf_counter()
     seconds = end - start
     accuracy = float(np.mean(probabilities.argmax(1) == test.labels)) if args.split == "test" else None

@@ -35,9 +35,9 @@ def main():
 
     texts = load_imdb(args.data, splits=("unsup",), download=False, progress=False)["unsup"].texts[:args.texts]
     for path in args.runs:
-        run = load_run(path)
-        x = run.encode(texts)
-        embedded = keras.Model(run.model.input, run.model.get_layer("embedding").output)
+        classifier = load_run(path).classifier
+        x = classifier.preprocessor(texts)
+        embedded = keras.Model(classifier.backbone.input, classifier.backbone.get_layer("embedding").output)
         outputs = np.asarray(embedded.predict(x, verbose=0))
         mask = (x != 0)[..., None]
         norms = np.sqrt(((outputs * mask) ** 2).sum(axis=(1, 2)))

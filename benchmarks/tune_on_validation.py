@@ -10,14 +10,14 @@ Usage:
     python benchmarks/tune_on_validation.py --model transformer \
         [--set num_layers=2 --set learning_rate=5e-4 ...] [--limit N] [--epochs 3] [--no-unsup]
 
-`--set KEY=VALUE` sets a `TrainConfig` field, or a model option (anything
-else, e.g. `num_layers`, `pooling`, `position`, `norm_first`). Values are
-parsed as JSON when they can be (numbers, true/false), else kept as strings.
+`--set KEY=VALUE` sets a `TrainConfig` field or a builder argument of the
+model (e.g. `num_layers`, `pooling`, `position`, `normalize_first`), as
+`train --config FILE.json` does. Values are parsed as JSON when they can be
+(numbers, true/false), else kept as strings.
 """
 
 import argparse
 import csv
-import dataclasses
 import json
 import os
 import pathlib
@@ -28,14 +28,19 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 from hierattn.data import load_imdb  # noqa: E402
-from hierattn.training import TrainConfig, parse_options, train  # noqa: E402
+from hierattn.training import TrainConfig, train  # noqa: E402
 
 
 def parse_settings(pairs):
-    fields = {f.name for f in dataclasses.fields(TrainConfig)}
-    settings = parse_options(pairs)
-    config = {k: v for k, v in settings.items() if k in fields}
-    return config, {k: v for k, v in settings.items() if k not in fields}
+    """`KEY=VALUE` strings as a dict; values are JSON when they parse, else strings."""
+    settings = {}
+    for pair in pairs:
+        key, _, raw = pair.partition("=")
+        try:
+            settings[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            settings[key] = raw
+    return settings
 
 
 def main():
@@ -49,8 +54,8 @@ def main():
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "output"))
     args = parser.parse_args()
 
-    fields, options = parse_settings(args.settings)
-    config = TrainConfig(model=args.model, epochs=args.epochs, limit=args.limit, model_options=options, **fields)
+    config = TrainConfig.from_dict({"model": args.model, "epochs": args.epochs, "limit": args.limit,
+                                    **parse_settings(args.settings)}).validate()
     splits = ("train",) if args.no_unsup else ("train", "unsup")
     data = load_imdb(args.data, splits=splits)
     out = pathlib.Path(args.out)

@@ -11,6 +11,7 @@ from hierattn.defaults import BACKBONES, CLIPNORM, MODELS, PREPROCESSING, TRAINI
 from hierattn.errors import DataError
 from hierattn.preprocessor import TextPreprocessor, as_texts
 from hierattn.inference import predict_batches
+from hierattn.layers import ContextAttention  # noqa: F401  (registers every layer a backbone is made of)
 
 _MODEL_KWARGS = ("name", "trainable", "dtype")
 
@@ -21,6 +22,9 @@ def default_optimizer(learning_rate=TRAINING["learning_rate"]):
 
 
 def _is_texts(x):
+    """Whether `x` is text (then the classifier's own path, with its clear errors), not Keras data."""
+    if isinstance(x, str):
+        return True
     if isinstance(x, (list, tuple)) or (isinstance(x, np.ndarray) and x.dtype.kind in "OUS"):
         return len(x) == 0 or isinstance(x[0], str)
     return type(x).__name__ == "Series"  # pandas
@@ -295,13 +299,18 @@ class TextClassifier(keras.Model):
         probabilities = self.predict_proba(x, batch_size=batch_size, progress=bool(verbose))
         return [self.label_names[i] for i in probabilities.argmax(axis=1)]
 
-    def explain(self, texts):
-        """`hierattn.explain.Explanation`s of raw texts: prediction, word and sentence attention."""
+    def explain(self, texts, ids=None, labels=None, signed=False):
+        """`hierattn.explain.Explanation`s of raw texts: prediction, word and sentence attention.
+
+        `ids` and true `labels` are shown with them; `signed=True` adds each
+        word's evidence for or against the prediction (see
+        `hierattn.explain.Explainer.explain`).
+        """
         from hierattn.explain import Explainer
 
         if self._explainer is None:
             self._explainer = Explainer(self)
-        return self._explainer.explain(as_texts(texts))
+        return self._explainer.explain(as_texts(texts), ids=ids, labels=labels, signed=signed)
 
     def get_config(self):
         config = super().get_config()

@@ -6,7 +6,6 @@ TensorFlow allocator, its C++ logging, warnings) are chosen here, by the
 application, and only when it runs as a program (`main`), never on import.
 """
 
-import dataclasses
 import functools
 import math
 import os
@@ -433,6 +432,7 @@ def _one_text(text):
 
 
 def _check_words(run, texts):
+    """The positions of the texts that have words; refuses when none has."""
     wordless = [i for i, text in enumerate(texts) if not run.classifier.preprocessor.has_words(text)]
     if len(wordless) == len(texts):
         raise HierattnError(("the text has" if len(texts) == 1 else "none of the texts has") +
@@ -440,7 +440,7 @@ def _check_words(run, texts):
     if wordless:
         click.echo(f"skipped {len(wordless)} text(s) without words (only markup or spaces)", err=True)
     skipped = set(wordless)
-    return [text for i, text in enumerate(texts) if i not in skipped]
+    return [i for i in range(len(texts)) if i not in skipped]
 
 
 @cli.command()
@@ -498,13 +498,16 @@ def predict(text, run_dir, file_path, text_column, output, encoding):
 @click.option("--check", is_flag=True,
               help="Also test faithfulness: delete each text's top 1/5/10 attended words and compare the drop in "
                    "the predicted probability with random words and with gradient x input.")
+@click.option("--signed", is_flag=True,
+              help="Also show each word's evidence for or against the prediction (gradient x input): json/csv "
+                   "columns, and a green/red view in html.")
 @click.option("--random-draws", type=click.IntRange(1), default=5, show_default=True,
               help="Random orders per document for --check.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of --limit's sample and --check's random words.")
 @encoding_option
 @friendly_errors
-def explain(text, run_dir, file_path, dataset, split, data_path, limit, text_column, top_k, fmt, output, check, random_draws,
-            seed, encoding):
+def explain(text, run_dir, file_path, dataset, split, data_path, limit, text_column, top_k, fmt, output, check, signed,
+            random_draws, seed, encoding):
     """Explain predictions: explain "text" | --file FILE | - | --dataset imdb|FILE.
 
     Prints the predicted label and probabilities, the top-k most attended
@@ -530,15 +533,20 @@ def explain(text, run_dir, file_path, dataset, split, data_path, limit, text_col
         return
     if text is None and file_path is None:
         raise click.UsageError('give a text, --file FILE, - for standard input, or --dataset')
+    ids = labels = None
     if text is not None and text != "-":
         texts = [_one_text(text)]
     else:
-        texts = [t for chunk in _texts_from(text, file_path, text_column, encoding) for t in chunk if t.strip()]
-        if not texts:
+        rows = [(t, *(getattr(chunk, "columns", {}).get(c, [None] * len(chunk))[i] for c in ("id", "label")))
+                for chunk in _texts_from(text, file_path, text_column, encoding) for i, t in enumerate(chunk)
+                if t.strip()]
+        if not rows:
             raise HierattnError(f"no text to explain in {file_path or 'standard input'} (every line is blank)")
+        texts, ids, labels = (list(column) for column in zip(*rows))
     run = _load(run_dir)
-    texts = _check_words(run, texts)
-    explanations = run.classifier.explain(texts)
+    kept = _check_words(run, texts)
+    texts, ids, labels = ([values[i] for i in kept] if values is not None else None for values in (texts, ids, labels))
+    explanations = run.classifier.explain(texts, ids=ids, labels=labels, signed=signed)
     _emit(_render(explanations, fmt, top_k), output)
     if check:
         from hierattn.faithfulness import check_faithfulness

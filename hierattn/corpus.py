@@ -259,5 +259,13 @@ def open_corpus(dataset, split="test", data=None, text_column=None, limit=None, 
 
     if not pathlib.Path(dataset).is_file():
         raise HierattnError(f"no such dataset {dataset!r}: use imdb or the path of a CSV/TSV/JSON-lines or text file")
-    texts = (t for chunk in iter_text_chunks(dataset, text_column, encoding=encoding) for t in chunk)
-    return CorpusSource(itertools.islice(texts, limit) if limit else texts, total=limit)
+    streams = itertools.tee(iter_text_chunks(dataset, text_column, encoding=encoding), 3)
+
+    def column(chunks, role):  # a table's id or label cells (None where the file has no such column)
+        for chunk in chunks:
+            yield from (value or None for value in getattr(chunk, "columns", {}).get(role, [None] * len(chunk)))
+
+    texts = (t for chunk in streams[0] for t in chunk)
+    labels, ids = column(streams[1], "label"), column(streams[2], "id")
+    cut = (lambda values: itertools.islice(values, limit)) if limit else (lambda values: values)
+    return CorpusSource(cut(texts), cut(labels), cut(ids), total=limit)

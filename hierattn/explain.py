@@ -40,6 +40,7 @@ class WordWeight:
     sentence_weight: float
     oov: bool
     used: bool
+    evidence: float = None
 
 
 @dataclasses.dataclass
@@ -53,14 +54,24 @@ class Explanation:
     sentences: list
     cut_words: int
     warnings: list
+    doc_id: object = None
+    true_label: object = None
 
     def top_words(self, k=10):
         """The `k` words with the largest importance, largest first."""
         used = [w for w in self.words if w.used]
         return sorted(used, key=lambda w: (-w.weight, w.start))[:k]
 
+    def _repr_html_(self):
+        """The HTML heatmap, for notebooks."""
+        from hierattn.report import to_html
+
+        return to_html([self])
+
     def to_dict(self, top_k=10):
         return {
+            "id": self.doc_id,
+            "true_label": self.true_label,
             "label": self.label,
             "probabilities": self.probabilities,
             "top_words": [dataclasses.asdict(w) for w in self.top_words(top_k)],
@@ -105,8 +116,18 @@ class Explainer:
         if len(self.model.outputs) == 1:
             raise HierattnError("this model has no attention pooling to explain (e.g. a Transformer with mean pooling)")
 
-    def explain(self, texts):
+    def explain(self, texts, ids=None, labels=None, signed=False):
         """Explanations for raw texts, in order.
+
+        Args:
+            texts: Raw texts.
+            ids: Optional document ids, shown with the explanations.
+            labels: Optional true labels, shown beside the prediction.
+            signed: Also give every word its evidence for the predicted class
+                (`WordWeight.evidence`): gradient x input, positive for words
+                that support the prediction and negative for words against it
+                (as LIME and Captum show both), which attention weights, all
+                positive, cannot.
 
         Raises:
             HierattnError: An empty or whitespace-only text.
@@ -123,10 +144,21 @@ class Explainer:
         documents = [[[token.form for token in sentence] for sentence in sentences] for sentences, _ in tokenized]
         x = encoder.encode(mode=self.classifier.preprocessor.mode, documents=documents)
         outputs = batched_outputs(self.model, x)
-        return [self._one(encoder, texts[i], *tokenized[i], x[i], {k: v[i] for k, v in outputs.items()})
-                for i in range(len(texts))]
+        evidence = None
+        if signed:
+            from hierattn.faithfulness import gradient_times_input
 
-    def _one(self, encoder, text, sentences, spans, ids, outputs):
+            evidence = gradient_times_input(self.classifier.backbone, x, outputs["probabilities"].argmax(1))
+        explanations = []
+        for i in range(len(texts)):
+            explanation = self._one(encoder, texts[i], *tokenized[i], x[i], {k: v[i] for k, v in outputs.items()},
+                                    None if evidence is None else evidence[i])
+            explanation.doc_id = None if ids is None else ids[i]
+            explanation.true_label = None if labels is None else labels[i]
+            explanations.append(explanation)
+        return explanations
+
+    def _one(self, encoder, text, sentences, spans, ids, outputs, evidence=None):
         names = self.classifier.label_names
         probabilities = np.asarray(outputs["probabilities"], dtype=float)
         words, sentence_rows = [], []
@@ -140,7 +172,8 @@ class Explainer:
                     used = in_model and token.index < encoder.max_words
                     w = float(word_w[s, token.index]) if used else 0.0
                     oov = bool(ids[s, token.index] == OOV) if used else encoder.vocabulary.lookup(token.form) == OOV
-                    words.append(self._word(token, w * s_weight, w, s_weight, oov, used))
+                    words.append(self._word(token, w * s_weight, w, s_weight, oov, used,
+                                            evidence[s, token.index] if used and evidence is not None else None))
                 sentence_rows.append(self._sentence(text, s, spans[s], s_weight, in_model))
         else:
             weights = importance(outputs, hierarchical=False).astype(float)
@@ -151,7 +184,8 @@ class Explainer:
                 used = slot >= 0
                 w = float(weights[slot]) if used else 0.0
                 oov = bool(ids[slot] == OOV) if used else encoder.vocabulary.lookup(token.form) == OOV
-                words.append(self._word(token, w, w, 1.0, oov, used))
+                words.append(self._word(token, w, w, 1.0, oov, used,
+                                        evidence[slot] if used and evidence is not None else None))
             for s in range(len(sentences)):
                 total = sum(w.weight for w in words if w.sentence == s)
                 sentence_rows.append(self._sentence(text, s, spans[s], total, any(w.used for w in words if w.sentence == s)))
@@ -173,9 +207,9 @@ class Explainer:
         )
 
     @staticmethod
-    def _word(token, weight, word_weight, sentence_weight, oov, used):
+    def _word(token, weight, word_weight, sentence_weight, oov, used, evidence=None):
         return WordWeight(token.text, token.form, token.sentence, token.index, token.start, token.end, weight,
-                          word_weight, sentence_weight, oov, used)
+                          word_weight, sentence_weight, oov, used, None if evidence is None else float(evidence))
 
     @staticmethod
     def _sentence(text, index, span, weight, used):

@@ -3,17 +3,22 @@
 import html
 import json
 
-CSV_COLUMNS = ["document", "predicted", "sentence", "word", "start", "end", "text", "weight", "word_weight",
-               "sentence_weight", "oov", "used"]
+CSV_COLUMNS = ["document", "id", "true_label", "predicted", "sentence", "word", "start", "end", "text", "weight",
+               "word_weight", "sentence_weight", "evidence", "oov", "used"]
 
 
 def to_text(explanation, top_k=10, show_sentences=True):
     """A human-readable summary: prediction, top words, sentence weights."""
-    lines = [f"predicted: {explanation.label}"]
+    lines = [] if explanation.doc_id is None else [f"document: {explanation.doc_id}"]
+    if explanation.true_label is not None:
+        lines.append(f"true label: {explanation.true_label}")
+    lines.append(f"predicted: {explanation.label}")
     lines += [f"  {name}: {p:.4f}" for name, p in explanation.probabilities.items()]
     lines.append(f"top {top_k} words (importance, sentence:word, characters; * = not in vocabulary):")
     for w in explanation.top_words(top_k):
-        lines.append(f"  {w.weight:8.4f}  {w.text}{'*' if w.oov else ''}  s{w.sentence}:w{w.index}  [{w.start}:{w.end}]")
+        evidence = "" if w.evidence is None else f"  evidence {w.evidence:+.4f}"
+        lines.append(f"  {w.weight:8.4f}  {w.text}{'*' if w.oov else ''}  s{w.sentence}:w{w.index}  [{w.start}:{w.end}]"
+                     f"{evidence}")
     if show_sentences and len(explanation.sentences) > 1:
         lines.append("sentences (weight):")
         for s in explanation.sentences:
@@ -27,10 +32,11 @@ def to_rows(explanations, start_index=0):
     """One dict per word of every explanation (columns `CSV_COLUMNS`)."""
     for number, explanation in enumerate(explanations, start=start_index):
         for w in explanation.words:
-            yield {"document": number, "predicted": explanation.label, "sentence": w.sentence, "word": w.index,
+            yield {"document": number, "id": explanation.doc_id, "true_label": explanation.true_label,
+                   "predicted": explanation.label, "sentence": w.sentence, "word": w.index,
                    "start": w.start, "end": w.end, "text": w.text, "weight": round(w.weight, 8),
                    "word_weight": round(w.word_weight, 8), "sentence_weight": round(w.sentence_weight, 8),
-                   "oov": w.oov, "used": w.used}
+                   "evidence": None if w.evidence is None else round(w.evidence, 8), "oov": w.oov, "used": w.used}
 
 
 def to_json(explanations, top_k=10):
@@ -40,56 +46,108 @@ def to_json(explanations, top_k=10):
 _STYLE = """
 body { font-family: Georgia, 'Times New Roman', serif; margin: 2em auto; max-width: 60em; color: #222; }
 h1 { font-size: 1.3em; } .doc { border-top: 1px solid #ccc; padding: 1em 0; }
-.prediction { font-family: Helvetica, Arial, sans-serif; margin-bottom: .6em; }
+.prediction, .doc h2 { font-family: Helvetica, Arial, sans-serif; margin-bottom: .6em; }
+.doc h2 { font-size: 1em; color: #555; margin: 0 0 .3em; }
 .prediction b { font-size: 1.1em; } .probs span { margin-right: 1em; color: #555; }
+.right { color: #1e7b34; } .wrong { color: #c0392b; font-weight: bold; }
 .sentence { display: flex; align-items: flex-start; margin: .25em 0; line-height: 1.7; }
 .bar { flex: 0 0 5em; height: 1.2em; margin: .25em .8em 0 0; background: #eee; position: relative; }
 .bar span { position: absolute; top: 0; left: 0; bottom: 0; background: #c0392b; }
 .words { flex: 1; } .w { padding: 0 .08em; border-radius: 2px; }
 .oov { text-decoration: underline dotted #999; } .cut { color: #aaa; }
 .legend, .note { font-family: Helvetica, Arial, sans-serif; font-size: .85em; color: #666; }
+.note { background: #fff4d6; border-left: 3px solid #e0a800; padding: .3em .6em; color: #5a4500; }
+.scale { display: inline-block; width: 8em; height: .9em; vertical-align: middle; margin: 0 .4em;
+         border: 1px solid #ccc; }
+.signed h3 { font-family: Helvetica, Arial, sans-serif; font-size: .9em; color: #555; margin: .8em 0 .3em; }
 """
+
+
+def _legend(signed):
+    parts = ['<p class="legend">Word importance (attention): 0<span class="scale" style="background: '
+             'linear-gradient(to right, rgba(41,128,185,0), rgba(41,128,185,1))"></span>the review\'s most important '
+             'word (shade grows with the square root of the weight). Red bar: sentence weight, relative to the top '
+             "sentence. Underlined: not in the vocabulary. Grey: beyond the model's length limits, not read.</p>"]
+    if signed:
+        parts.append('<p class="legend">Evidence (gradient x input): against the prediction<span class="scale" '
+                     'style="background: linear-gradient(to right, rgba(192,57,43,1), rgba(255,255,255,0), '
+                     'rgba(39,174,96,1))"></span>for it, relative to the strongest word.</p>')
+    return "".join(parts)
+
+
+def _words_html(e, s, colour):
+    """One sentence's text with each word wrapped in a span shaded by `colour(word)` -> (css colour, alpha)."""
+    cells, cursor = [], s["start"]
+    for w in (w for w in e.words if w.sentence == s["index"]):
+        cells.append(html.escape(e.text[cursor:w.start]))
+        classes = "w" + (" oov" if w.oov else "") + ("" if w.used else " cut")
+        rgb, alpha, value = colour(w)
+        ink = "; color: #fff" if alpha > 0.6 else ""  # keep dark shades readable
+        cells.append(f'<span class="{classes}" style="background: rgba({rgb},{alpha:.3f}){ink}" '
+                     f'title="{value}">{html.escape(w.text)}</span>')
+        cursor = w.end
+    cells.append(html.escape(e.text[cursor:s["end"]]))
+    return "".join(cells)
 
 
 def to_html(explanations, title="hierattn explanation"):
     """One self-contained HTML page (inline CSS, no scripts or external assets).
 
-    Each sentence is a line with a red bar for its weight on the left; each
-    word is shaded blue by its importance relative to the document's most
-    important word (the HAN paper's figures). Out-of-vocabulary words are
+    For each document: its id and true label when known, the prediction,
+    then any warning (such as the text being cut to the model's limits)
+    before the text. Each sentence is a line with a red bar for its weight on
+    the left; each word is shaded blue by its importance relative to the
+    document's most important word (the HAN paper's figures). With evidence
+    (`Explainer.explain(..., signed=True)`), a second view shades each word
+    green when it supports the prediction and red when it speaks against it.
+    A legend explains the colour scales. Out-of-vocabulary words are
     underlined, words beyond the model's limits greyed out.
     """
+    explanations = list(explanations)
+    signed = any(w.evidence is not None for e in explanations for w in e.words)
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>",
         f"<h1>{html.escape(title)}</h1>",
-        '<p class="legend">Red bar: sentence weight. Blue: word importance (relative to the most important '
-        "word of the review). Underlined: not in the vocabulary. Grey: beyond the model's length limits.</p>",
+        _legend(signed),
     ]
     for number, e in enumerate(explanations):
         top = max((w.weight for w in e.words), default=0.0) or 1.0
         probs = "".join(f"<span>{html.escape(n)}: {p:.3f}</span>" for n, p in e.probabilities.items())
-        parts.append(f'<div class="doc" id="doc-{number}"><div class="prediction">Prediction: '
-                     f"<b>{html.escape(str(e.label))}</b> <span class=\"probs\">{probs}</span></div>")
-        max_sentence = max((s["weight"] for s in e.sentences), default=0.0) or 1.0
-        for s in e.sentences:
-            words = [w for w in e.words if w.sentence == s["index"]]
-            cells, cursor = [], s["start"]
-            for w in words:
-                cells.append(html.escape(e.text[cursor:w.start]))
-                classes = "w" + (" oov" if w.oov else "") + ("" if w.used else " cut")
-                alpha = (w.weight / top) ** 0.5 if w.used else 0.0
-                ink = "; color: #fff" if alpha > 0.6 else ""  # keep dark shades readable
-                cells.append(f'<span class="{classes}" style="background: rgba(41,128,185,{alpha:.3f}){ink}" '
-                             f'title="{w.weight:.4f}">{html.escape(w.text)}</span>')
-                cursor = w.end
-            cells.append(html.escape(e.text[cursor:s["end"]]))
-            width = 100.0 * s["weight"] / max_sentence
-            parts.append(f'<div class="sentence"><div class="bar" title="{s["weight"]:.4f}">'
-                         f'<span style="width: {width:.1f}%"></span></div><div class="words">{"".join(cells)}</div></div>')
+        name = f"Document {html.escape(str(e.doc_id if e.doc_id is not None else number + 1))}"
+        truth = ""
+        if e.true_label is not None:
+            right = str(e.true_label) == str(e.label)
+            truth = (f' <span class="{"right" if right else "wrong"}">(true label: {html.escape(str(e.true_label))}'
+                     f'{"" if right else ", wrong"})</span>')
+        parts.append(f'<div class="doc" id="doc-{number}"><h2>{name}</h2><div class="prediction">Prediction: '
+                     f"<b>{html.escape(str(e.label))}</b>{truth} <span class=\"probs\">{probs}</span></div>")
         for warning in e.warnings:
             parts.append(f'<p class="note">{html.escape(warning)}</p>')
+        max_sentence = max((s["weight"] for s in e.sentences), default=0.0) or 1.0
+
+        def attention(w, top=top):
+            return "41,128,185", (w.weight / top) ** 0.5 if w.used else 0.0, f"{w.weight:.4f}"
+
+        for s in e.sentences:
+            width = 100.0 * s["weight"] / max_sentence
+            parts.append(f'<div class="sentence"><div class="bar" title="{s["weight"]:.4f}">'
+                         f'<span style="width: {width:.1f}%"></span></div>'
+                         f'<div class="words">{_words_html(e, s, attention)}</div></div>')
+        if any(w.evidence is not None for w in e.words):
+            strongest = max(abs(w.evidence) for w in e.words if w.evidence is not None) or 1.0
+
+            def evidence(w, strongest=strongest):
+                if w.evidence is None:
+                    return "255,255,255", 0.0, "not read"
+                rgb = "39,174,96" if w.evidence >= 0 else "192,57,43"
+                return rgb, (abs(w.evidence) / strongest) ** 0.5, f"{w.evidence:+.4f}"
+
+            parts.append('<div class="signed"><h3>Evidence for (green) and against (red) the prediction</h3>')
+            parts += [f'<div class="sentence"><div class="words">{_words_html(e, s, evidence)}</div></div>'
+                      for s in e.sentences]
+            parts.append("</div>")
         parts.append("</div>")
     parts.append("</body></html>")
     return "\n".join(parts)

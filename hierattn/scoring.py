@@ -9,12 +9,20 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from hierattn.data.decoding import check_text_file, iter_lines
-from hierattn.data.tables import TEXT_COLUMNS, pick_column, read_table
+from hierattn.data.tables import ID_COLUMNS, LABEL_COLUMNS, TEXT_COLUMNS, cell_text, find_column, pick_column, read_table
 from hierattn.errors import DataError
 from hierattn.evaluation import classification_metrics
 from hierattn.inference import predict_batches
 
 TABLE_SUFFIXES = (".csv", ".tsv", ".tab", ".jsonl", ".ndjson", ".json")
+
+
+class TextChunk(list):
+    """A list of texts; from a table, `columns` also holds the rows' `id` and `label` cells when it has them."""
+
+    def __init__(self, texts, columns=None):
+        super().__init__(texts)
+        self.columns = columns or {}
 
 
 def _line_chunks(lines, chunk_size):
@@ -47,7 +55,8 @@ def iter_text_chunks(source, text_column=None, chunk_size=2000, stream=None, enc
             undecodable or NUL bytes raise a `DataError` naming the line.
 
     Returns:
-        An iterator of lists of texts.
+        An iterator of `TextChunk`s (lists of texts; a table's id and label
+        columns, found by name, ride along in `chunk.columns`).
     """
     chunks = _text_chunks(source, text_column, chunk_size, stream, encoding)
     first = next(chunks, None)
@@ -62,7 +71,10 @@ def _text_chunks(source, text_column, chunk_size, stream, encoding):
     if path.suffix.lower() in TABLE_SUFFIXES:
         for frame in read_table(path, chunksize=chunk_size, encoding=encoding):
             column = pick_column(frame.columns, text_column, TEXT_COLUMNS, "text")
-            yield ["" if v is None or v != v else str(v) for v in frame[column]]
+            extra = {role: find_column(frame.columns, names) for role, names in (("id", ID_COLUMNS),
+                                                                                 ("label", LABEL_COLUMNS))}
+            yield TextChunk([cell_text(v) for v in frame[column]],
+                            {role: [cell_text(v) for v in frame[name]] for role, name in extra.items() if name})
         return
     if path.is_dir():
         raise DataError(f"{path} is a folder, not a text file")
@@ -94,7 +106,7 @@ def read_texts(source, text_column=None, encoding=None):
 
 
 def score_to_csv(classifier, chunks, output, progress=True):
-    """Writes one CSV row per text: row number, predicted label, probabilities.
+    """Writes one CSV row per text: row number, the input's id and label (if a table has them), prediction, probabilities.
 
     Texts without words (blank, or only markup) keep their row, so rows line
     up with the input, with empty prediction cells: a model has nothing to
@@ -117,7 +129,11 @@ def score_to_csv(classifier, chunks, output, progress=True):
         DataError: Every text was blank (no file is left behind).
     """
     names = [str(n) for n in classifier.label_names]
-    header = ["row", "predicted"] + [f"p_{n}" for n in names]
+    chunks = iter(chunks)
+    first = next(chunks, None)
+    chunks = itertools.chain([] if first is None else [first], chunks)
+    carried = list(getattr(first, "columns", {}))  # "id", "label"
+    header = ["row", *carried, "predicted"] + [f"p_{n}" for n in names]
     to_file = isinstance(output, (str, os.PathLike))
     partial = pathlib.Path(f"{output}.partial") if to_file else None
     handle = open(partial, "w", newline="", encoding="utf-8") if to_file else output
@@ -134,7 +150,7 @@ def score_to_csv(classifier, chunks, output, progress=True):
                     row = probabilities.get(i)
                     cells = ["", *[""] * len(names)] if row is None else [names[int(row.argmax())],
                                                                           *[f"{p:.6f}" for p in row]]
-                    writer.writerow([rows + i, *cells])
+                    writer.writerow([rows + i, *(texts.columns[c][i] for c in carried), *cells])
                 rows += len(texts)
                 count += len(filled)
                 bar.update(len(texts))

@@ -207,9 +207,9 @@ def train(train_data, test_data, config, output, unlabeled=None, resume=False, d
             write_status(output, status="training", dataset=dataset_name, created=now(), hierattn_version=__version__)
             classifier = make_classifier(config, names)
             classifier.adapt(fit_texts, fit_labels, unlabeled=unlabeled, verbose=verbose)
-            preprocessor = classifier.preprocessor
-            config.max_sentences, config.max_words, config.sequence_length = (
-                preprocessor.max_sentences, preprocessor.max_words, preprocessor.sequence_length)
+            for name, models in LENGTH_LIMITS.items():  # the limits adapt chose, for the record
+                if config.model in models:
+                    setattr(config, name, getattr(classifier.preprocessor, name))
             save_json(output / "config.json", CONFIG_FORMAT, dataclasses.asdict(config), indent=2)
             write_status(output, embeddings=classifier.embedding_source)
             checkpoints.mkdir(exist_ok=True)

@@ -75,20 +75,21 @@ def tiny_csv(tmp_path_factory):
 
 
 TINY_OPTIONS = {
-    "han": {"word_units": 8, "sentence_units": 8, "attention_units": 8},
-    "transformer": {"num_heads": 2, "ff_dim": 16, "num_layers": 1},
-    "rnn": {"units": 8},
+    "han": {"embedding_dim": 8, "word_units": 8, "sentence_units": 8, "attention_units": 8},
+    "transformer": {"embedding_dim": 8, "num_heads": 2, "intermediate_dim": 16, "num_layers": 1},
+    "rnn": {"embedding_dim": 8, "units": 8},
 }
 
 
 def make_run(tiny_csv, path, model, epochs=1, **kwargs):
-    """Trains a tiny run of `model` on the generated corpus and loads it."""
+    """Trains a tiny run of `model` on the generated corpus and loads its `TextClassifier`."""
     from hierattn.data import load_table
     from hierattn.runs import load_run
     from hierattn.training import TrainConfig, train
 
     train_data, _ = load_table(tiny_csv[0])
-    config = TrainConfig(model=model, epochs=epochs, batch_size=16, embedding_dim=8, pretrain="none", min_count=1,
-                         model_options=TINY_OPTIONS[model], **kwargs)
+    backbone = {**TINY_OPTIONS[model], **kwargs.pop("backbone", {})}
+    config = TrainConfig(model=model, epochs=epochs, batch_size=16, embeddings="none", min_count=1, backbone=backbone,
+                         **kwargs)
     train(train_data, None, config, path, log=lambda m: None, verbose=0)
-    return load_run(path)
+    return load_run(path).classifier

@@ -8,21 +8,20 @@ import pytest
 from click.testing import CliRunner
 
 from hierattn.cli import cli
-from hierattn.data import TextEncoder
-
-TINY = ["--epochs", "1", "--batch-size", "16", "--embedding-dim", "8", "--pretrain", "none"]
+TINY = ["--epochs", "1", "--batch-size", "16", "--embedding-dim", "8", "--embeddings", "none"]
 
 
 @pytest.fixture(scope="module")
 def trained(tiny_csv, tmp_path_factory):
     """One HAN run trained through the CLI, shared by the tests below."""
     root = tmp_path_factory.mktemp("cli")
-    result = CliRunner().invoke(
-        cli, ["train", "csv", str(tiny_csv[0]), "--test", str(tiny_csv[1]), "--runs-dir", str(root / "runs")] + TINY
-    )
-    assert result.exit_code == 0, result.output
-    (run_dir,) = (root / "runs").iterdir()
-    return root, run_dir
+    runner = CliRunner()
+    with runner.isolated_filesystem(root):  # the default run directory is runs/<model>-<dataset>-<time>
+        result = runner.invoke(cli, ["train", "csv", str(tiny_csv[0]), "--test", str(tiny_csv[1])] + TINY)
+        assert result.exit_code == 0, result.output
+        (folder,) = pathlib.Path(root).iterdir()
+        (run_dir,) = (folder / "runs").iterdir()
+    return folder, run_dir
 
 
 def invoke(*args, input=None):
@@ -37,18 +36,16 @@ def test_train_csv_writes_a_run_and_says_where(trained):
     assert metrics["test"]["documents"] == 40
 
 
-@pytest.mark.parametrize("model, extra, expected", [
-    ("transformer", ["--truncating", "head_tail", "--teacher", "tfidf", "--teacher-weight", "0.3"],
-     {"truncating": "head_tail", "teacher": "tfidf", "teacher_weight": 0.3}),
-    ("transformer", ["--teacher", "nblr", "--distill-unlabeled", "--model-option", "position=alibi",
-                     "--model-option", "num_heads=2", "--model-option", "model_dim=4"],
-     {"teacher": "nblr", "distill_unlabeled": True, "model_options": {"position": "alibi", "num_heads": 2, "model_dim": 4}}),
-    ("rnn", ["--adversarial", "0.5"], {"truncating": "post", "teacher": "none", "distill_unlabeled": False,
-                                       "adversarial": 0.5}),
+@pytest.mark.parametrize("model, settings, expected", [
+    ("transformer", {"num_heads": 2, "position": "learned", "patience": 3},
+     {"backbone": {"num_heads": 2, "position": "learned"}, "patience": 3, "sequence_length": 16}),
+    ("rnn", {"attention": "luong-concat", "units": 4, "epochs": 5}, {"backbone": {"attention": "luong-concat", "units": 4,
+                                                                                "embedding_dim": 8}, "epochs": 1}),
 ])
-def test_train_other_models(tiny_csv, tmp_path, model, extra, expected):
-    result = invoke("train", "csv", tiny_csv[0], "--model", model, "--attention", "luong-concat", "--max-len", "16",
-                    "--output", tmp_path / "run", *TINY, *extra)
+def test_train_other_models(tiny_csv, tmp_path, model, settings, expected):
+    (tmp_path / "settings.json").write_text(json.dumps(settings))
+    result = invoke("train", "csv", tiny_csv[0], "--model", model, "--sequence-length", "16", "--config",
+                    tmp_path / "settings.json", "--output", tmp_path / "run", *TINY)
     assert result.exit_code == 0, result.output
     assert "test:" not in result.output and "validation: accuracy" in result.output
     config = json.loads((tmp_path / "run" / "config.json").read_text())
@@ -61,15 +58,12 @@ def test_train_csv_unlabeled_texts_reach_word2vec_and_the_vocabulary(tiny_csv, t
     # "zyzzyva" occurs only in the unlabelled file: it joins the vocabulary only if those texts are used.
     (tmp_path / "extra.txt").write_text("A zyzzyva film. Really zyzzyva!\n\n" * 30)
     base = ["train", "csv", tiny_csv[0], "--unlabeled", tmp_path / "extra.txt", "--epochs", "1", "--batch-size", "16",
-            "--embedding-dim", "8", "--model", "transformer", "--max-len", "16"]
+            "--embedding-dim", "8", "--model", "transformer", "--sequence-length", "16"]
     result = invoke(*base, "--output", tmp_path / "w2v")
     assert result.exit_code == 0, result.output
     assert "30 unlabelled texts" in result.output and "on 174 texts" in result.output  # 144 training + 30
     assert "unlabelled" in json.loads((tmp_path / "w2v" / "run.json").read_text())["embeddings"]["source"]
-    result = invoke(*base, "--pretrain", "none", "--teacher", "tfidf", "--distill-unlabeled", "--output", tmp_path / "d")
-    assert result.exit_code == 0, result.output
-    assert "zyzzyva" in TextEncoder.load(tmp_path / "d" / "encoder").vocabulary
-    unused = invoke(*base, "--pretrain", "none", "--output", tmp_path / "unused")
+    unused = invoke(*base, "--embeddings", "none", "--output", tmp_path / "unused")
     assert "--unlabeled texts would go unused" in one_line_error(unused, code=2)
     (tmp_path / "blank.txt").write_text("\n  \n")
     blank = invoke(*base, "--unlabeled", tmp_path / "blank.txt", "--output", tmp_path / "blank")
@@ -79,28 +73,56 @@ def test_train_csv_unlabeled_texts_reach_word2vec_and_the_vocabulary(tiny_csv, t
 
 def test_predict_text_file_and_stdin(trained, tmp_path):
     root, run_dir = trained
-    result = invoke("predict", run_dir, "The film was great. I loved it!")
+    result = invoke("predict", "The film was great. I loved it!", "--run", run_dir)
     assert result.exit_code == 0, result.output
     assert "predicted:" in result.output and "pos:" in result.output
-    latest = invoke("predict", "--runs-dir", root / "runs", "an awful film")  # finds the latest run
+    runner = CliRunner()
+    with runner.isolated_filesystem(tmp_path):
+        shutil.copytree(run_dir, pathlib.Path("runs") / run_dir.name)
+        latest = runner.invoke(cli, ["predict", "an awful film"])  # the latest run under ./runs
     assert latest.exit_code == 0 and "predicted:" in latest.output
     (tmp_path / "in.txt").write_text("great film\nawful film\n")
-    result = invoke("predict", run_dir, "--file", tmp_path / "in.txt", "--output", tmp_path / "out.csv")
+    result = invoke("predict", "--run", run_dir, "--file", tmp_path / "in.txt", "--output", tmp_path / "out.csv")
     assert result.exit_code == 0, result.output
     assert (tmp_path / "out.csv").read_text().splitlines()[0] == "row,predicted,p_neg,p_pos"
-    again = invoke("predict", run_dir, "--file", tmp_path / "in.txt", "--output", tmp_path / "out.csv")
+    again = invoke("predict", "--run", run_dir, "--file", tmp_path / "in.txt", "--output", tmp_path / "out.csv")
     assert again.exit_code == 1 and "already exists" in again.output
-    piped = invoke("predict", run_dir, "-", input="great film\nboring\n")
+    piped = invoke("predict", "-", "--run", run_dir, input="great film\nboring\n")
     assert piped.exit_code == 0 and len([l for l in piped.output.splitlines() if l[:1].isdigit()]) == 2
+
+
+def test_table_id_and_label_columns_travel_to_the_outputs(trained, tmp_path):
+    _, run_dir = trained
+    table = tmp_path / "reviews.csv"
+    table.write_text("id,text,label\nr1,great film,pos\nr2,<br/>,neg\nr3,awful boring film,neg\n")
+    result = invoke("predict", "--run", run_dir, "--file", table, "--output", tmp_path / "p.csv")
+    assert result.exit_code == 0, result.output
+    rows = (tmp_path / "p.csv").read_text().splitlines()
+    assert rows[0] == "row,id,label,predicted,p_neg,p_pos"
+    assert rows[1].startswith("0,r1,pos,") and rows[2] == "1,r2,neg,,," and rows[3].startswith("2,r3,neg,")
+    page = invoke("explain", "--run", run_dir, "--file", table, "--format", "html", "--signed", "--output",
+                  tmp_path / "e.html")
+    assert page.exit_code == 0, page.output
+    html = (tmp_path / "e.html").read_text()
+    assert "<h2>Document r1</h2>" in html and "<h2>Document r3</h2>" in html and "true label: neg" in html
+    assert "Evidence for (green)" in html
+    words = invoke("explain", "--run", run_dir, "--dataset", table, "--output", tmp_path / "w.csv")
+    assert words.exit_code == 0 and "accuracy" in words.output
+    documents = (tmp_path / "w.documents.csv").read_text().splitlines()
+    assert documents[1].split(",")[1:3] == ["r1", "pos"]
 
 
 def test_evaluate(trained, tiny_csv, tmp_path):
     _, run_dir = trained
-    result = invoke("evaluate", run_dir, "--data", tiny_csv[1], "--output", tmp_path / "m.json")
+    result = invoke("evaluate", "--run", run_dir, "--data", tiny_csv[1], "--output", tmp_path / "m.json")
     assert result.exit_code == 0, result.output
     assert "accuracy" in result.output and json.loads((tmp_path / "m.json").read_text())["documents"] == 40
-    no_data = invoke("evaluate", run_dir)
-    assert no_data.exit_code == 1 and "pass the labelled file with --data" in no_data.output
+    recorded = invoke("evaluate", "--run", run_dir)  # the run's own test file, from config.json
+    assert recorded.exit_code == 0, recorded.output
+    assert "wrote" in result.output.splitlines()[-1]
+    assert result.output.splitlines()[-5:-1] == recorded.output.splitlines()[-4:]  # the same numbers
+    data = json.loads((run_dir / "config.json").read_text())["data"]
+    assert data["test"]["path"] == str(pathlib.Path(tiny_csv[1]).resolve()) and len(data["train"]["sha256"]) == 64
 
 
 def one_line_error(result, code=1):
@@ -115,28 +137,34 @@ def test_error_paths(trained, tiny_csv, tmp_path):
     assert "no such file" in one_line_error(invoke("train", "csv", tmp_path / "none.csv", *TINY))
     assert "no text column 'body'" in one_line_error(invoke("train", "csv", tiny_csv[0], "--text-column", "body"))
     assert "already exists" in one_line_error(invoke("train", "csv", tiny_csv[0], "--output", run_dir, *TINY))
-    assert "not a hierattn run" in one_line_error(invoke("predict", tmp_path, "text"))
-    assert "no trained run found" in one_line_error(invoke("predict", "--runs-dir", tmp_path / "empty", "text"))
-    assert "the text is empty" in one_line_error(invoke("predict", run_dir, "   "))
+    assert "not a hierattn run" in one_line_error(invoke("predict", "text", "--run", tmp_path))
+    assert "the text is empty" in one_line_error(invoke("predict", "   ", "--run", run_dir))
     broken = tmp_path / "broken"
     shutil.copytree(run_dir, broken)
     (broken / "model.keras").write_bytes(b"garbage")
-    assert "is not a Keras model file" in one_line_error(invoke("predict", broken, "text"))
-    assert "IMDB" in one_line_error(invoke("train", "imdb", "--data", tmp_path / "nowhere", *TINY))
-    assert "nothing to resume" in one_line_error(invoke("train", "csv", tiny_csv[0], "--resume", "--output", tmp_path / "x"))
-    bad_options = {
-        "depth=3": "unknown han model option(s) depth: choose from",
-        "position": "a model option must look like KEY=VALUE, got 'position'",
-        "cell=rnn": "bad han model settings: cell must be 'gru' or 'lstm'",
+    assert "is not a Keras model file" in one_line_error(invoke("predict", "text", "--run", broken))
+    assert "IMDB" in one_line_error(invoke("train", "imdb", tmp_path / "nowhere", *TINY))
+    assert "nothing to resume" in one_line_error(invoke("train", "csv", tiny_csv[0], "--resume", tmp_path / "x"))
+    assert "--resume continues a run with its own settings" in one_line_error(
+        invoke("train", "csv", tiny_csv[0], "--resume", run_dir, "--epochs", "3"), code=2)
+    assert "max_words applies to the han" in one_line_error(
+        invoke("train", "csv", tiny_csv[0], "--model", "rnn", "--max-words", "5", *TINY))
+    assert "sequence_length applies to the transformer and rnn" in one_line_error(
+        invoke("train", "csv", tiny_csv[0], "--sequence-length", "5", *TINY))
+    bad_settings = {
+        '{"depth": 3}': "unknown setting 'depth' for the han model: choose from",
+        '{"teacher": "tfidf"}': "unknown setting 'teacher'",
+        '[1, 2]': "must hold one JSON object of settings",
+        '{"cell": "rnn"}': "bad han model settings: cell must be 'gru' or 'lstm'",
     }
-    for option, message in bad_options.items():
-        result = invoke("train", "csv", tiny_csv[0], "--model-option", option, "--output", tmp_path / "opt", *TINY)
-        assert message in one_line_error(result), option
-    transformer = ["--model", "transformer", "--output", tmp_path / "opt", *TINY]
-    assert "position must be one of" in one_line_error(
-        invoke("train", "csv", tiny_csv[0], "--model-option", "position=rotary", *transformer))
-    assert "must be divisible by num_heads" in one_line_error(
-        invoke("train", "csv", tiny_csv[0], "--model-option", "num_heads=3", *transformer))
+    for settings, message in bad_settings.items():
+        (tmp_path / "bad.json").write_text(settings)
+        result = invoke("train", "csv", tiny_csv[0], "--config", tmp_path / "bad.json", "--output", tmp_path / "opt",
+                        *TINY)
+        assert message in one_line_error(result), settings
+    transformer = ["--model", "transformer", "--output", tmp_path / "opt", "--config", tmp_path / "bad.json", *TINY]
+    (tmp_path / "bad.json").write_text('{"num_heads": 3}')
+    assert "must be divisible by num_heads" in one_line_error(invoke("train", "csv", tiny_csv[0], *transformer))
     assert not (tmp_path / "opt").exists()  # refused before anything was written
 
 
@@ -153,40 +181,40 @@ def test_train_imdb_on_a_mini_archive(tmp_path):
                     info = tarfile.TarInfo(f"aclImdb/{split}/{label}/{i}_{8 if label == 'pos' else 2}.txt")
                     info.size = len(data)
                     tar.addfile(info, io.BytesIO(data))
-    result = invoke("train", "imdb", "--data", archive, "--output", tmp_path / "run", *TINY)
+    result = invoke("train", "imdb", archive, "--output", tmp_path / "run", *TINY)
     assert result.exit_code == 0, result.output
     status = json.loads((tmp_path / "run" / "run.json").read_text())
     assert status["dataset"] == "imdb" and status["status"] == "complete"
-    evaluation = invoke("evaluate", tmp_path / "run", "--data", archive)
+    evaluation = invoke("evaluate", "--run", tmp_path / "run")  # the archive recorded in config.json
     assert evaluation.exit_code == 0 and "on 24 documents" in evaluation.output
 
 
 def test_explain_formats(trained, tmp_path):
     _, run_dir = trained
     text = "The film was great. Mr. Smith's acting was awful!"
-    result = invoke("explain", run_dir, text, "--top-k", "3")
+    result = invoke("explain", text, "--run", run_dir, "--top-k", "3")
     assert result.exit_code == 0, result.output
     assert "\npredicted:" in result.output and "top 3 words" in result.output and "sentences (weight):" in result.output
-    as_json = invoke("explain", run_dir, text, "--format", "json")
+    as_json = invoke("explain", text, "--run", run_dir, "--format", "json")
     (item,) = json.loads(as_json.stdout)  # stdout only: the "run:" line goes to stderr
     assert len(item["words"]) == 10 and abs(sum(w["weight"] for w in item["words"]) - 1) < 1e-4
     assert [text[w["start"] : w["end"]] for w in item["words"]] == [w["text"] for w in item["words"]]
     (tmp_path / "texts.txt").write_text("great film\n\nawful film. boring!\n")
-    result = invoke("explain", run_dir, "--file", tmp_path / "texts.txt", "--format", "csv", "--output", tmp_path / "w.csv")
+    result = invoke("explain", "--run", run_dir, "--file", tmp_path / "texts.txt", "--format", "csv", "--output", tmp_path / "w.csv")
     assert result.exit_code == 0, result.output
     lines = (tmp_path / "w.csv").read_text().splitlines()
-    assert lines[0].startswith("document,predicted,sentence,word") and len(lines) == 1 + 2 + 4  # header, "great film", "awful film. boring !"
-    page = invoke("explain", run_dir, "-", "--format", "html", "--output", tmp_path / "e.html", input="great film\n")
+    assert lines[0].startswith("document,id,true_label,predicted,sentence,word") and len(lines) == 1 + 2 + 4  # header, "great film", "awful film. boring !"
+    page = invoke("explain", "-", "--run", run_dir, "--format", "html", "--output", tmp_path / "e.html", input="great film\n")
     assert page.exit_code == 0 and "<!DOCTYPE html>" in (tmp_path / "e.html").read_text()
-    again = invoke("explain", run_dir, text, "--format", "html", "--output", tmp_path / "e.html")
+    again = invoke("explain", text, "--run", run_dir, "--format", "html", "--output", tmp_path / "e.html")
     assert again.exit_code == 1 and "already exists" in again.output
-    assert "the text is empty" in one_line_error(invoke("explain", run_dir, "  "))
+    assert "the text is empty" in one_line_error(invoke("explain", "  ", "--run", run_dir))
 
 
 def test_explain_dataset_and_check(trained, tiny_csv, tmp_path):
     _, run_dir = trained
     output = tmp_path / "words.csv"
-    result = invoke("explain", run_dir, "--dataset", tiny_csv[1], "--limit", "30", "--top-k", "3", "--output", output,
+    result = invoke("explain", "--run", run_dir, "--dataset", tiny_csv[1], "--limit", "30", "--top-k", "3", "--output", output,
                     "--check", "--random-draws", "2")
     assert result.exit_code == 0, result.output
     assert "explained 30 documents" in result.output
@@ -198,16 +226,16 @@ def test_explain_dataset_and_check(trained, tiny_csv, tmp_path):
     check = json.loads((tmp_path / "words.faithfulness.json").read_text())
     assert check["documents"] == 30 and set(check["probability_drop"]) == {"attention", "random", "gradient"}
     before = output.read_text()
-    again = invoke("explain", run_dir, "--dataset", tiny_csv[1], "--output", output)
+    again = invoke("explain", "--run", run_dir, "--dataset", tiny_csv[1], "--output", output)
     assert again.exit_code == 1 and "already exists" in again.output and output.read_text() == before
-    both = invoke("explain", run_dir, "some text", "--dataset", tiny_csv[1])
+    both = invoke("explain", "some text", "--run", run_dir, "--dataset", tiny_csv[1])
     assert both.exit_code != 0 and "not both" in both.output
-    missing = one_line_error(invoke("explain", run_dir, "--dataset", tmp_path / "nope.csv"))
+    missing = one_line_error(invoke("explain", "--run", run_dir, "--dataset", tmp_path / "nope.csv"))
     assert "no such dataset" in missing
 
 
 def test_explain_check_on_single_text(trained):
     _, run_dir = trained
-    result = invoke("explain", run_dir, "The film was great. I loved the acting!", "--check")
+    result = invoke("explain", "The film was great. I loved the acting!", "--run", run_dir, "--check")
     assert result.exit_code == 0, result.output
     assert "predicted:" in result.output and "drop k=5" in result.output

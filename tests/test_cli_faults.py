@@ -24,9 +24,10 @@ import pytest
 from click.testing import CliRunner
 
 from hierattn.cli import cli
+from hierattn.runs import load_run
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-TINY = ["--epochs", "1", "--batch-size", "16", "--embedding-dim", "8", "--pretrain", "none"]
+TINY = ["--epochs", "1", "--batch-size", "16", "--embedding-dim", "8", "--embeddings", "none"]
 PARTIAL_SUFFIXES = (".partial", ".tmp", ".part", ".partial.keras")
 
 
@@ -92,14 +93,14 @@ def workdir(tmp_path, trained):
 @pytest.mark.parametrize("text", ["", "   \t \n", "<br /><p></p><div class='x'></div>"],
                          ids=["empty", "whitespace", "html-only"])
 def test_wordless_text_arguments_are_refused(workdir, command, text):
-    error = refused(command, workdir / "run", text, folders=[workdir])
+    error = refused(command, "--run", workdir / "run", text, folders=[workdir])
     assert "the text is empty" in error or "any word to read" in error
 
 
 @pytest.mark.parametrize("command", ["predict", "explain"])
 def test_emoji_and_one_megabyte_texts_are_answered(workdir, command):
     for text in ["\U0001F600\U0001F600 \U0001F389", "The film was great. " * 52429]:  # the second is 1 MB
-        result = invoke(command, workdir / "run", text)
+        result = invoke(command, "--run", workdir / "run", text)
         assert result.exit_code == 0, result.output
         assert "predicted:" in result.output
 
@@ -117,43 +118,43 @@ def test_bad_files_and_standard_input(workdir, command, content, message):
     import re
 
     (workdir / "texts.txt").write_bytes(content)
-    from_file = refused(command, workdir / "run", "--file", workdir / "texts.txt", "--output", workdir / "out.csv",
+    from_file = refused(command, "--run", workdir / "run", "--file", workdir / "texts.txt", "--output", workdir / "out.csv",
                         folders=[workdir])
     assert re.search(message, from_file), from_file
     assert not (workdir / "out.csv").exists()
-    from_stdin = refused(command, workdir / "run", "-", input=content, folders=[workdir])
+    from_stdin = refused(command, "--run", workdir / "run", "-", input=content, folders=[workdir])
     assert re.search(message, from_stdin), from_stdin
 
 
 def test_files_with_some_wordless_lines_keep_their_rows(workdir):
     (workdir / "texts.txt").write_text("great film\n\n<br/>\nawful film\n")
-    result = invoke("predict", workdir / "run", "--file", workdir / "texts.txt", "--output", workdir / "out.csv")
+    result = invoke("predict", "--run", workdir / "run", "--file", workdir / "texts.txt", "--output", workdir / "out.csv")
     assert result.exit_code == 0, result.output
     rows = (workdir / "out.csv").read_text().splitlines()
     assert rows[0] == "row,predicted,p_neg,p_pos" and len(rows) == 5
     assert rows[2] == "1,,," and rows[3] == "2,,," and rows[1].split(",")[1] in ("neg", "pos")
-    latin = invoke("predict", workdir / "run", "-", "--encoding", "latin-1", input=b"caf\xe9 great\n")
+    latin = invoke("predict", "--run", workdir / "run", "-", "--encoding", "latin-1", input=b"caf\xe9 great\n")
     assert latin.exit_code == 0 and latin.output.splitlines()[-1].startswith("0,")
 
 
 def test_emoji_and_one_megabyte_lines_in_a_file_and_on_standard_input(workdir):
     content = ("\U0001F600\U0001F389\n" + "The film was great. " * 52429 + "\n").encode()
     (workdir / "texts.txt").write_bytes(content)
-    from_file = invoke("predict", workdir / "run", "--file", workdir / "texts.txt", "--output", workdir / "out.csv")
+    from_file = invoke("predict", "--run", workdir / "run", "--file", workdir / "texts.txt", "--output", workdir / "out.csv")
     assert from_file.exit_code == 0, from_file.output
-    from_stdin = invoke("predict", workdir / "run", "-", input=content)
+    from_stdin = invoke("predict", "--run", workdir / "run", "-", input=content)
     assert from_stdin.exit_code == 0, from_stdin.output
     for rows in ((workdir / "out.csv").read_text().splitlines(), from_stdin.stdout.splitlines()):
         assert len(rows) == 3 and all(row.split(",")[1] in ("neg", "pos") for row in rows[1:])
-    explained = invoke("explain", workdir / "run", "-", "--format", "json", input=content)
+    explained = invoke("explain", "--run", workdir / "run", "-", "--format", "json", input=content)
     assert explained.exit_code == 0 and len(json.loads(explained.stdout)) == 2
 
 
 def test_binary_bytes_in_a_real_process_on_standard_input_and_as_an_argument(trained):
-    for args in (["predict", trained, "-"], ["explain", trained, "-"]):
+    for args in (["predict", "--run", trained, "-"], ["explain", "--run", trained, "-"]):
         result = run_program(*args, input=b"\xff\xd8\xff\xe0\x00\x10JFIF\x00")
         assert_refused(result.stdout.decode() + result.stderr.decode(), result.returncode)
-    result = run_program("predict", trained, os.fsdecode(b"caf\xe9"))
+    result = run_program("predict", "--run", trained, os.fsdecode(b"caf\xe9"))
     error = assert_refused(result.stdout.decode() + result.stderr.decode(), result.returncode)
     assert "not valid UTF-8" in error
 
@@ -208,12 +209,11 @@ def test_nan_labels_are_skipped_not_a_class_and_latin1_reads_with_its_encoding(t
     path = write(tmp_path / "data.csv", ("text,label\n" + rows + "what,NaN\nwho,null\n").encode("latin-1")
                  + b"caf\xe9 cr\xe8me great,pos\ncaf\xe9 awful,neg\n")
     result = invoke("train", "csv", path, "--encoding", "latin-1", "--output", tmp_path / "run", "--limit", "16",
-                    *TINY, "--model-option", "word_units=4", "--model-option", "sentence_units=4")
+                    *TINY, "--config", write(tmp_path / "small.json", '{"word_units": 4, "sentence_units": 4}'))
     assert result.exit_code == 0, result.output
     assert "skipped 0 without text, 2 without a label" in result.output
-    assert json.loads((tmp_path / "run" / "labels.json").read_text())["names"] == ["neg", "pos"]
-    vocabulary = json.loads((tmp_path / "run" / "encoder" / "vocabulary.json").read_text())["tokens"]
-    assert "café" in vocabulary
+    classifier = load_run(tmp_path / "run").classifier
+    assert classifier.label_names == ["neg", "pos"] and "café" in classifier.preprocessor.vocabulary
 
 
 # Run directories: corrupt, foreign and tampered -------------------------------------------------------------------------
@@ -250,55 +250,88 @@ def tamper_write(relative, text):
     return lambda run: (run / relative).write_text(text)
 
 
+VOCABULARY = "assets/layers/text_preprocessor/vocabulary.json"
+
+
+def tamper_inside(member, change=None, text=None):
+    """Rewrites (or with neither `change` nor `text`, removes) one file inside model.keras."""
+    import zipfile
+
+    def tamper(run):
+        path = run / "model.keras"
+        with zipfile.ZipFile(path) as archive:
+            files = {name: archive.read(name) for name in archive.namelist()}
+        assert member in files, sorted(files)
+        if change is not None:
+            payload = json.loads(files[member])
+            change(payload)
+            files[member] = json.dumps(payload).encode()
+        elif text is not None:
+            files[member] = text.encode()
+        else:
+            del files[member]
+        with zipfile.ZipFile(path, "w") as archive:
+            for name, data in files.items():
+                archive.writestr(name, data)
+    return tamper
+
+
+def _preprocessor(payload):
+    return payload["config"]["preprocessor"]["config"]
+
+
 @pytest.mark.parametrize("tamper, message", [
     (tamper_model_truncated, "is not a Keras model file"),
     (tamper_model_random, "is not a Keras model file"),
     (tamper_model_lambda, "holds Python code .* only if you trust its source\\.$"),
     (tamper_remove("model.keras"), "has no model.keras"),
-    (tamper_remove("labels.json"), "missing file: .*labels.json"),
-    (tamper_json("labels.json", lambda p: p.update(names=["neg", "pos", "meh"])), "names 3 classes but the model has 2"),
-    (tamper_json("labels.json", lambda p: p.update(names="neg")), "damaged run"),
-    (tamper_remove("encoder/vocabulary.json"), "missing file: .*vocabulary.json"),
-    (tamper_json("encoder/vocabulary.json", lambda p: p["tokens"].extend(f"extra{i}" for i in range(500))),
-     "vocabulary.json has .* ids but the model's embedding has .* rows"),
-    (tamper_json("encoder/vocabulary.json", lambda p: p.update(tokens={"a": 1})), "'tokens' must be a list of strings"),
-    (tamper_json("encoder/vocabulary.json", lambda p: p.update(tokens=5)), "'tokens' must be a list of strings"),
-    (tamper_json("encoder/encoder.json", lambda p: p.update(max_words="ten")), "max_words must be a positive whole"),
-    (tamper_json("encoder/encoder.json", lambda p: p.update(tokenizer=[1])), "damaged run"),
-    (tamper_write("encoder/encoder.json", "{not json"), "is not valid JSON"),
+    (tamper_inside("config.json", lambda p: p["config"].update(label_names=["neg", "pos", "meh"])),
+     "names 3 classes but its model has 2"),
+    (tamper_inside("config.json", lambda p: p["config"].update(label_names="neg")), "names 3 classes"),
+    (tamper_inside(VOCABULARY), "not a trained hierattn TextClassifier"),
+    (tamper_inside(VOCABULARY, lambda p: p["tokens"].extend(f"extra{i}" for i in range(500))),
+     "its vocabulary has .* ids but the embedding has .* rows"),
+    (tamper_inside(VOCABULARY, lambda p: p.update(tokens={"a": 1})), "'tokens' must be a list of strings"),
+    (tamper_inside(VOCABULARY, lambda p: p.update(tokens=5)), "'tokens' must be a list of strings"),
+    (tamper_inside("config.json", lambda p: _preprocessor(p).update(max_words="ten")),
+     "max_words must be a positive integer"),
+    (tamper_inside("config.json", lambda p: _preprocessor(p).update(tokenizer=[1])), "could not be loaded"),
+    (tamper_inside("config.json", text="{not json"), "could not be loaded"),
     (tamper_write("run.json", "\x00\x01garbage"), "is not valid JSON"),
     (tamper_json("run.json", lambda p: p.update(status="training")), "is an unfinished run"),
     (tamper_remove("run.json"), "is not a hierattn run"),
-    (tamper_json("config.json", lambda p: p.update(format="something-else")), "is not a hierattn.train-config/1 file"),
-], ids=["model-truncated", "model-random", "model-lambda", "model-missing", "labels-missing", "labels-extra-class",
-        "labels-wrong-type", "vocabulary-missing", "vocabulary-beyond-embedding", "vocabulary-dict", "vocabulary-number",
-        "encoder-size-string", "encoder-tokenizer-list", "encoder-not-json", "status-binary", "status-unfinished",
-        "status-missing", "config-foreign"])
+    (tamper_json("config.json", lambda p: p.update(format="something-else")), "is not a hierattn.train-config/2 file"),
+], ids=["model-truncated", "model-random", "model-lambda", "model-missing", "labels-extra-class", "labels-wrong-type",
+        "vocabulary-missing", "vocabulary-beyond-embedding", "vocabulary-dict", "vocabulary-number",
+        "preprocessor-size-string", "preprocessor-tokenizer-list", "model-config-not-json", "status-binary",
+        "status-unfinished", "status-missing", "config-foreign"])
 @pytest.mark.parametrize("command", ["predict", "explain", "evaluate"])
 def test_corrupt_and_tampered_runs(workdir, tiny_csv, tamper, message, command):
     import re
 
     tamper(workdir / "run")
     args = ["--data", tiny_csv[1]] if command == "evaluate" else ["a great film"]
-    error = refused(command, workdir / "run", *args, folders=[workdir])
+    error = refused(command, "--run", workdir / "run", *args, folders=[workdir])
     assert re.search(message, error), error
 
 
-def test_a_foreign_folder_and_a_file_as_the_run(workdir):
+def test_a_foreign_folder_and_a_file_as_the_run(workdir, monkeypatch):
     (workdir / "foreign").mkdir()
     (workdir / "foreign" / "model.keras").write_text("x")
-    assert "not a hierattn run" in refused("predict", workdir / "foreign", "text", folders=[workdir])
-    assert "no trained run found" in refused("predict", "--runs-dir", workdir / "none", "text", folders=[workdir])
+    assert "not a hierattn run" in refused("predict", "text", "--run", workdir / "foreign", folders=[workdir])
+    assert "no run directory at" in refused("predict", "text", "--run", workdir / "texts.txt", folders=[workdir])
+    monkeypatch.chdir(workdir / "foreign")  # no runs/ here
+    assert "no trained run found under runs/" in refused("predict", "text", folders=[workdir])
 
 
 # Outputs: existing ones are refused and kept; missing folders are refused --------------------------------------------
 
 @pytest.mark.parametrize("args", [
-    ["predict", "{run}", "--file", "{texts}", "--output", "{out}"],
-    ["explain", "{run}", "--file", "{texts}", "--format", "csv", "--output", "{out}"],
-    ["explain", "{run}", "a great film", "--format", "html", "--output", "{out}"],
-    ["explain", "{run}", "--dataset", "{data}", "--output", "{out}"],
-    ["evaluate", "{run}", "--data", "{data}", "--output", "{out}"],
+    ["predict", "--run", "{run}", "--file", "{texts}", "--output", "{out}"],
+    ["explain", "--run", "{run}", "--file", "{texts}", "--format", "csv", "--output", "{out}"],
+    ["explain", "--run", "{run}", "a great film", "--format", "html", "--output", "{out}"],
+    ["explain", "--run", "{run}", "--dataset", "{data}", "--output", "{out}"],
+    ["evaluate", "--run", "{run}", "--data", "{data}", "--output", "{out}"],
 ], ids=["predict", "explain-csv", "explain-html", "explain-dataset", "evaluate"])
 @pytest.mark.parametrize("target", ["existing", "missing-folder", "folder-is-a-file"])
 def test_outputs_are_never_overwritten_and_need_their_folder(workdir, tiny_csv, args, target):
@@ -316,17 +349,17 @@ def test_outputs_are_never_overwritten_and_need_their_folder(workdir, tiny_csv, 
 def test_outputs_that_cannot_be_written(workdir, tiny_csv, command):
     (workdir / "texts.txt").write_text("great film\n")
     too_long = workdir / ("x" * 300 + ".csv")  # longer than any file name the system allows
-    args = {"predict": ["predict", workdir / "run", "--file", workdir / "texts.txt", "--output", too_long],
-            "explain": ["explain", workdir / "run", "a great film", "--format", "html", "--output", too_long],
+    args = {"predict": ["predict", "--run", workdir / "run", "--file", workdir / "texts.txt", "--output", too_long],
+            "explain": ["explain", "--run", workdir / "run", "a great film", "--format", "html", "--output", too_long],
             "train": ["train", "csv", tiny_csv[0], "--output", too_long / "run", *TINY]}[command]
     assert "File name too long" in refused(*args, folders=[workdir])
 
 
 def test_missing_side_files_are_refused_when_the_options_are_read(workdir, tiny_csv):
-    for option in ("--vectors", "--test", "--unlabeled"):
-        error = refused("train", "csv", tiny_csv[0], option, workdir / "absent.txt", *TINY, folders=[workdir])
+    for option in ("--embeddings", "--test", "--unlabeled", "--config"):
+        error = refused("train", "csv", tiny_csv[0], *TINY, option, workdir / "absent.txt", folders=[workdir])
         assert "does not exist" in error, option
-    error = refused("evaluate", workdir / "run", "--data", workdir / "earlier.txt", folders=[workdir])
+    error = refused("evaluate", "--run", workdir / "run", "--data", workdir / "earlier.txt", folders=[workdir])
     assert "give a labelled .csv/.tsv" in error
 
 
@@ -370,7 +403,7 @@ def test_bad_imdb_archives(tmp_path, kind, message):
     else:
         archive = tmp_path / "empty"
         archive.mkdir()
-    error = refused("train", "imdb", "--data", archive, "--output", tmp_path / "run", *TINY, folders=[tmp_path])
+    error = refused("train", "imdb", archive, "--output", tmp_path / "run", *TINY, folders=[tmp_path])
     assert message in error
     assert not (tmp_path / "run").exists() and not (tmp_path / "escape").exists()
 
@@ -379,10 +412,9 @@ def test_bad_imdb_archives(tmp_path, kind, message):
 
 @pytest.mark.parametrize("option, value", [
     ("--learning-rate", "nan"), ("--learning-rate", "inf"), ("--learning-rate", "0"), ("--learning-rate", "-1e-3"),
-    ("--learning-rate", "fast"), ("--label-smoothing", "nan"), ("--label-smoothing", "1"),
-    ("--teacher-weight", "nan"), ("--adversarial", "inf"), ("--adversarial", "-0.1"), ("--epochs", "0"),
-    ("--batch-size", "-1"), ("--limit", "2"), ("--embedding-dim", "0"), ("--max-len", "0"), ("--model", "bert"),
-    ("--encoding", "klingon"), ("--model-option", "units"), ("--model-option", "depth=3"),
+    ("--learning-rate", "fast"), ("--epochs", "0"), ("--batch-size", "-1"), ("--limit", "2"),
+    ("--embedding-dim", "0"), ("--max-sentences", "0"), ("--model", "bert"), ("--encoding", "klingon"),
+    ("--embeddings", "glove"), ("--seed", "x"), ("--resume", "no/such/run"), ("--max-words", "many"),
 ])
 def test_invalid_option_values(tiny_csv, tmp_path, option, value):
     refused("train", "csv", tiny_csv[0], "--output", tmp_path / "run", *TINY, option, value, folders=[tmp_path])
@@ -394,18 +426,21 @@ def test_invalid_option_values(tiny_csv, tmp_path, option, value):
                                   ["--encoding", "klingon", "--file", "{texts}"], ["a film", "--file", "{texts}"]])
 def test_invalid_explain_options(workdir, args):
     (workdir / "texts.txt").write_text("great film\n")
-    refused("explain", workdir / "run", *[a.format(texts=workdir / "texts.txt") for a in args], folders=[workdir])
+    refused("explain", "--run", workdir / "run", *[a.format(texts=workdir / "texts.txt") for a in args], folders=[workdir])
 
 
 def test_a_diverging_training_stops_with_an_error_and_never_becomes_the_latest_run(tiny_csv, tmp_path):
-    result = invoke("train", "csv", tiny_csv[0], "--runs-dir", tmp_path / "runs", "--learning-rate", "1e30",
-                    "--epochs", "3", "--batch-size", "16", "--embedding-dim", "8", "--pretrain", "none")
+    run = tmp_path / "runs" / "diverged"
+    result = invoke("train", "csv", tiny_csv[0], "--output", run, "--learning-rate", "1e30",
+                    "--epochs", "3", "--batch-size", "16", "--embedding-dim", "8", "--embeddings", "none")
     error = assert_refused(result.output, result.exit_code)
     assert "training diverged: the loss became" in error and "lower --learning-rate" in error
-    (run,) = (tmp_path / "runs").iterdir()
     assert json.loads((run / "run.json").read_text())["status"] == "training"
     assert not (run / "model.keras").exists()
-    assert "no trained run found" in refused("predict", "--runs-dir", tmp_path / "runs", "a film")
+    from hierattn.runs import RunError, find_latest_run
+
+    with pytest.raises(RunError, match="no trained run found"):
+        find_latest_run(tmp_path / "runs")
 
 
 # Killed and interrupted training, then resumed ------------------------------------------------------------------------
@@ -415,7 +450,7 @@ def test_a_diverging_training_stops_with_an_error_and_never_becomes_the_latest_r
 def test_training_killed_then_resumed(tiny_csv, tmp_path, sig):
     output = tmp_path / "run"
     args = ["train", "csv", tiny_csv[0], "--output", output, "--epochs", "40", "--batch-size", "4", "--embedding-dim",
-            "8", "--pretrain", "none", "--model", "rnn", "--model-option", "units=4"]
+            "8", "--embeddings", "none", "--model", "rnn", "--config", write(tmp_path / "small.json", '{"units": 4}')]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     process = subprocess.Popen([sys.executable, str(ROOT / "cli.py"), *map(str, args)], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, env=env, cwd=ROOT)
@@ -435,13 +470,13 @@ def test_training_killed_then_resumed(tiny_csv, tmp_path, sig):
     assert json.loads((output / "run.json").read_text())["status"] == "training"
     assert not list(output.rglob("*.partial*")) and not (output / "model.keras").exists()
 
-    resumed = invoke(*args[:-4], "--resume")
+    resumed = invoke("train", "csv", tiny_csv[0], "--resume", output)
     assert resumed.exit_code == 0, resumed.output
     assert "resuming" in resumed.output
     assert json.loads((output / "run.json").read_text())["status"] == "complete"
     epochs = [int(row.split(",")[0]) for row in history.read_text().splitlines()[1:]]
     assert epochs == sorted(set(epochs)) and len(epochs) >= 2  # no epoch twice across the two processes
-    assert invoke("predict", output, "a great film").exit_code == 0
+    assert invoke("predict", "a great film", "--run", output).exit_code == 0
 
 
 # The program: quiet, fast to refuse, one line per epoch in a file ------------------------------------------------------
@@ -455,7 +490,7 @@ def test_no_tensorflow_cpp_lines_unless_verbose_and_one_line_per_epoch_in_a_file
     with_missing_labels = tmp_path / "train.csv"
     with_missing_labels.write_text(tiny_csv[0].read_text() + "no label here,NaN\n")
     train = run_program("train", "csv", with_missing_labels, "--test", tiny_csv[1], "--output", tmp_path / "run",
-                        "--epochs", "2", "--batch-size", "16", "--embedding-dim", "8", "--pretrain", "none")
+                        "--epochs", "2", "--batch-size", "16", "--embedding-dim", "8", "--embeddings", "none")
     assert train.returncode == 0, train.stderr.decode()
     assert "Warning" not in train.stderr.decode() and "1 without a label" in train.stderr.decode()
     stdout = train.stdout.decode()
@@ -463,9 +498,9 @@ def test_no_tensorflow_cpp_lines_unless_verbose_and_one_line_per_epoch_in_a_file
     epoch_lines = [line for line in stdout.splitlines() if "val_loss" in line]
     assert 1 <= len(epoch_lines) <= 2, stdout
     outputs = [train]
-    for args in (["predict", tmp_path / "run", "a great film"],
-                 ["explain", tmp_path / "run", "a great film. an awful plot."],
-                 ["evaluate", tmp_path / "run", "--data", tiny_csv[1]]):
+    for args in (["predict", "--run", tmp_path / "run", "a great film"],
+                 ["explain", "--run", tmp_path / "run", "a great film. an awful plot."],
+                 ["evaluate", "--run", tmp_path / "run"]):
         result = run_program(*args)
         assert result.returncode == 0, result.stderr.decode()
         outputs.append(result)
@@ -493,9 +528,11 @@ def test_the_program_discards_only_what_is_written_to_file_descriptor_2_unless_v
 
 
 FAST_FAIL = """
+HIERATTN_PROGRAM = True  # as cli.py: hierattn loads Keras only when a command needs it
 import sys
 from click.testing import CliRunner
 from hierattn.cli import cli
+from hierattn.runs import load_run
 result = CliRunner().invoke(cli, sys.argv[1:])
 print(result.exit_code, "tensorflow" in sys.modules, "keras" in sys.modules)
 print(result.output)
@@ -506,15 +543,15 @@ print(result.output)
     ["train", "csv", "{tmp}/missing.csv"],
     ["train", "csv", "{train}", "--text-column", "body"],
     ["train", "csv", "{one_class}"],
-    ["train", "imdb", "--data", "{tmp}/nowhere"],
+    ["train", "imdb", "{tmp}/nowhere"],
     ["train", "csv", "{train}", "--learning-rate", "nan"],
-    ["predict", "{tmp}/no-run", "a film"],
-    ["predict", "{run}", "--file", "{tmp}/missing.txt"],
-    ["predict", "{run}", "--file", "{latin}"],
-    ["evaluate", "{run}", "--data", "{tmp}/missing.csv"],
-    ["evaluate", "{run}", "--data", "{train}", "--label-column", "stars"],
-    ["explain", "{run}", "--dataset", "{tmp}/missing.csv"],
-    ["explain", "{run}", "   "],
+    ["predict", "--run", "{tmp}/no-run", "a film"],
+    ["predict", "--run", "{run}", "--file", "{tmp}/missing.txt"],
+    ["predict", "--run", "{run}", "--file", "{latin}"],
+    ["evaluate", "--run", "{run}", "--data", "{tmp}/missing.csv"],
+    ["evaluate", "--run", "{run}", "--data", "{train}", "--label-column", "stars"],
+    ["explain", "--run", "{run}", "--dataset", "{tmp}/missing.csv"],
+    ["explain", "--run", "{run}", "   "],
 ], ids=["train-path", "train-column", "train-one-class", "imdb-path", "option-value", "predict-run", "predict-file",
         "predict-encoding", "evaluate-path", "evaluate-column", "explain-dataset", "explain-empty"])
 def test_errors_come_before_tensorflow_is_imported(trained, tiny_csv, tmp_path, args):

@@ -21,13 +21,13 @@ def han_run(tiny_csv, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def rnn_run(tiny_csv, tmp_path_factory):
-    return make_run(tiny_csv, tmp_path_factory.mktemp("rnn") / "run", "rnn", attention="luong-general", max_len=6,
-                    truncating="pre")
+    return make_run(tiny_csv, tmp_path_factory.mktemp("rnn") / "run", "rnn", backbone={"attention": "luong-general"},
+                    sequence_length=6)
 
 
 def test_han_weights_are_distributions_and_match_the_model(han_run):
     explanations = Explainer(han_run).explain(TEXTS)
-    raw = attention_outputs(han_run.model).predict(han_run.encode(TEXTS), verbose=0)
+    raw = attention_outputs(han_run.backbone).predict(han_run.preprocessor(TEXTS), verbose=0)
     for e, text, i in zip(explanations, TEXTS, range(2)):
         assert sum(w.weight for w in e.words) == pytest.approx(1.0, abs=1e-5)
         for s in range(len(e.sentences)):
@@ -41,8 +41,8 @@ def test_han_weights_are_distributions_and_match_the_model(han_run):
     second = explanations[1]
     oov = [w.text for w in second.words if w.oov]
     assert "zzyzx" in oov  # shown as written, marked OOV
-    assert all(han_run.encoder.vocabulary.lookup(w.form) == 1 for w in second.words if w.oov)
-    assert all(han_run.encoder.vocabulary.lookup(w.form) > 1 for w in second.words if not w.oov)
+    assert all(han_run.preprocessor.encoder.vocabulary.lookup(w.form) == 1 for w in second.words if w.oov)
+    assert all(han_run.preprocessor.encoder.vocabulary.lookup(w.form) > 1 for w in second.words if not w.oov)
     assert any(w.text == "Smith's" for w in second.words)
     top = second.top_words(3)
     assert len(top) == 3 and top[0].weight >= top[1].weight >= top[2].weight
@@ -51,19 +51,9 @@ def test_han_weights_are_distributions_and_match_the_model(han_run):
 def test_flat_model_weights_follow_truncation(rnn_run):
     (e,) = Explainer(rnn_run).explain(["one two three four five six seven eight"])
     used = [w.text for w in e.words if w.used]
-    assert used == ["three", "four", "five", "six", "seven", "eight"]  # truncating="pre" keeps the end
+    assert used == ["one", "two", "three", "four", "five", "six"]  # the first sequence_length words are kept
     assert sum(w.weight for w in e.words) == pytest.approx(1.0, abs=1e-5)
     assert e.cut_words == 2 and "2 of 8 words were cut" in e.warnings[0]
-
-
-def test_head_tail_truncation_maps_weights_to_the_kept_words(tiny_csv, tmp_path):
-    run = make_run(tiny_csv, tmp_path / "run", "transformer", max_len=8, truncating="head_tail")
-    text = "one two three four five six seven eight nine ten"
-    (e,) = Explainer(run).explain([text])
-    assert [w.text for w in e.words if w.used] == ["one", "two", "five", "six", "seven", "eight", "nine", "ten"]
-    raw = attention_outputs(run.model).predict(run.encode([text]), verbose=0)
-    np.testing.assert_allclose([w.weight for w in e.words if w.used], raw["attention_pooling"][0], atol=1e-6)
-    assert e.cut_words == 2 and sum(w.weight for w in e.words) == pytest.approx(1.0, abs=1e-5)
 
 
 def test_known_words_warning_and_empty_text(han_run):
@@ -74,7 +64,24 @@ def test_known_words_warning_and_empty_text(han_run):
 
 
 def test_long_text_is_cut_with_a_notice(han_run):
-    text = " ".join(f"Sentence number {i} was great." for i in range(han_run.encoder.max_sentences + 3))
+    text = " ".join(f"Sentence number {i} was great." for i in range(han_run.preprocessor.encoder.max_sentences + 3))
     (e,) = Explainer(han_run).explain([text])
     assert e.cut_words > 0 and not e.sentences[-1]["used"]
     assert sum(w.weight for w in e.words) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_signed_evidence_is_gradient_times_input_on_the_read_words(han_run, rnn_run):
+    from hierattn.faithfulness import gradient_times_input
+
+    for run in (han_run, rnn_run):
+        text = "The film was great. I loved it! " + "word " * 40
+        (e,) = Explainer(run).explain([text], ids=["doc-7"], labels=["pos"], signed=True)
+        assert e.doc_id == "doc-7" and e.true_label == "pos"
+        x = run.preprocessor([text])
+        scores = gradient_times_input(run.backbone, x, [run.label_names.index(e.label)])[0]
+        read = [w for w in e.words if w.used]
+        assert all(w.evidence is None for w in e.words if not w.used)
+        expected = sorted(scores[scores != 0].round(5))
+        assert sorted(round(w.evidence, 5) for w in read if w.evidence != 0) == expected
+    (plain,) = Explainer(han_run).explain(["The film was great."])
+    assert all(w.evidence is None for w in plain.words) and plain.doc_id is None

@@ -104,7 +104,7 @@ def test_gradient_times_input_matches_dense_embedding_gradient(builder, x):
 
 @pytest.fixture(scope="module")
 def trained_rnn(tiny_csv, tmp_path_factory):
-    return make_run(tiny_csv, tmp_path_factory.mktemp("faith") / "run", "rnn", epochs=12, attention="context")
+    return make_run(tiny_csv, tmp_path_factory.mktemp("faith") / "run", "rnn", epochs=12, backbone={"attention": "context"})
 
 
 def test_check_faithfulness_on_a_trained_model(trained_rnn):

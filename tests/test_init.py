@@ -1,4 +1,4 @@
-"""Tests for hierattn/__init__.py: importing the library changes no process-wide setting."""
+"""Tests for hierattn/__init__.py: what `import hierattn` gives, and that it changes no process-wide setting."""
 
 import json
 import os
@@ -8,10 +8,10 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
-# Third-party imports first (numpy adds warning filters of its own); then only hierattn's changes show.
+# Third-party imports first (numpy, requests, scipy add warning filters of their own); then only hierattn's show.
 SNAPSHOT = """
 import json, logging, os, sys, warnings
-import click, numpy, pandas, tqdm.auto
+import click, numpy, pandas, tqdm.auto, keras, tensorflow, sklearn, gensim
 def state():
     return {"env": dict(os.environ), "filters": [str(f) for f in warnings.filters],
             "tf_log": logging.getLogger("tensorflow").level, "stderr": sys.stderr is sys.__stderr__}
@@ -29,3 +29,41 @@ def test_importing_hierattn_changes_no_process_wide_setting():
     assert result.returncode == 0, result.stderr
     unchanged, changed_variables = json.loads(result.stdout.strip().splitlines()[-1])
     assert changed_variables == [] and unchanged
+
+
+EXPORTS = """
+import sys
+import hierattn
+names = ["TextClassifier", "TextPreprocessor", "Explainer", "load_run", "build_han", "MultiHeadAttention"]
+assert all(name in dir(hierattn) for name in names), dir(hierattn)
+import keras
+registered = keras.saving.get_custom_objects()
+print(sorted(name for name in registered if name.startswith("hierattn>")))
+"""
+
+PROGRAM = """
+HIERATTN_PROGRAM = True
+import sys
+import hierattn, hierattn.cli
+print("keras" in sys.modules)
+print(hierattn.TextClassifier.__name__, "keras" in sys.modules)  # loaded on first use
+"""
+
+
+def _python(code):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip().splitlines()
+
+
+def test_import_hierattn_exports_the_api_and_registers_every_keras_object():
+    registered = _python(EXPORTS)[-1]
+    for name in ("TextClassifier", "TextPreprocessor", "ContextAttention", "SentenceWise", "BahdanauAttention",
+                 "LuongAttention", "MultiHeadAttention", "TransformerEncoderBlock", "TokenAndPositionEmbedding",
+                 "PositionalEncoding"):
+        assert f"hierattn>{name}" in registered, name
+
+
+def test_the_program_loads_keras_only_when_a_command_needs_it():
+    assert _python(PROGRAM)[-2:] == ["False", "TextClassifier True"]

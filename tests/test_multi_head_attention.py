@@ -1,4 +1,4 @@
-"""Tests for hierattn.layers.MultiHeadAttention."""
+"""Tests for hierattn.layers.MultiHeadAttention (Keras's layer, padded queries attending to nothing)."""
 
 import keras
 import numpy as np
@@ -7,126 +7,88 @@ from keras import ops
 from keras.src import testing
 
 from hierattn.layers import MultiHeadAttention
-from layer_checks import assert_attention_distribution, assert_keras_round_trip, random_mask
-
-
-def keras_twin(ours, query, value):
-    """A keras.layers.MultiHeadAttention holding exactly our weights."""
-    heads, head_dim = ours.num_heads, ours.head_dim
-    theirs = keras.layers.MultiHeadAttention(heads, key_dim=head_dim)
-    theirs(query, value)
-    for name, dense in [("query", theirs._query_dense), ("key", theirs._key_dense), ("value", theirs._value_dense)]:
-        kernel = getattr(ours, f"{name}_kernel").numpy()
-        bias = getattr(ours, f"{name}_bias").numpy()
-        dense.set_weights([kernel.reshape(kernel.shape[0], heads, head_dim), bias.reshape(heads, head_dim)])
-    out_kernel = ours.output_kernel.numpy()
-    theirs._output_dense.set_weights([out_kernel.reshape(heads, head_dim, -1), ours.output_bias.numpy()])
-    return theirs
+from layer_checks import assert_attention_distribution, assert_keras_round_trip, random_mask, softmax_np
 
 
 class MultiHeadAttentionLayerTest(testing.TestCase):
     def test_keras_layer_harness(self):
         self.run_layer_test(
             MultiHeadAttention,
-            init_kwargs={"num_heads": 2, "d_model": 8},
-            input_shape=(2, 5, 6),
+            init_kwargs={"num_heads": 2, "key_dim": 4},
+            input_shape={"query_shape": (2, 5, 6), "value_shape": (2, 7, 6)},
             expected_output_shape=(2, 5, 6),
             expected_num_trainable_weights=8,
             supports_masking=True,
+            run_training_check=False,
         )
-        self.run_layer_test(
-            MultiHeadAttention,
-            init_kwargs={"num_heads": 4, "d_model": 8, "output_dim": 3, "use_bias": False, "dropout": 0.1},
-            input_shape=((2, 5, 6), (2, 7, 4)),
-            expected_output_shape=(2, 5, 3),
-            expected_num_trainable_weights=4,
-            expected_num_seed_generators=1,
-            supports_masking=True,
-        )
+
+
+def _twin(ours, query, value):
+    theirs = keras.layers.MultiHeadAttention(ours.num_heads, key_dim=ours.key_dim)
+    theirs(query, value)
+    theirs.set_weights(ours.get_weights())
+    return theirs
 
 
 @pytest.mark.parametrize("causal", [False, True])
-def test_matches_keras_multi_head_attention(rng, causal):
+def test_same_as_keras_on_rows_with_a_real_key(rng, causal):
     query = rng.normal(size=(3, 5, 8)).astype("float32")
     value = query if causal else rng.normal(size=(3, 7, 8)).astype("float32")
     value_mask = random_mask(rng, 3, value.shape[1], full_padding_row=False)
-    ours = MultiHeadAttention(num_heads=2, d_model=8)
-    inputs = query if causal else [query, value]
-    mask = value_mask if causal else [None, value_mask]
-    out, w = ours(inputs, mask=mask, return_attention_scores=True, use_causal_mask=causal)
-    theirs = keras_twin(ours, query, value)
-    kout, kw = theirs(
-        query,
-        value,
-        value_mask=value_mask,
-        query_mask=value_mask if causal else None,
-        return_attention_scores=True,
-        use_causal_mask=causal,
-    )
-    rows = value_mask if causal else np.ones(query.shape[:2], bool)  # real query rows
+    query_mask = value_mask if causal else None
+    ours = MultiHeadAttention(num_heads=2, key_dim=4)
+    out, w = ours(query, value, query_mask=query_mask, value_mask=value_mask, return_attention_scores=True,
+                  use_causal_mask=causal)
+    kout, kw = _twin(ours, query, value)(query, value, query_mask=query_mask, value_mask=value_mask,
+                                          return_attention_scores=True, use_causal_mask=causal)
+    rows = value_mask if causal else np.ones(query.shape[:2], bool)
     np.testing.assert_allclose(ops.convert_to_numpy(out)[rows], ops.convert_to_numpy(kout)[rows], atol=1e-5)
-    np.testing.assert_allclose(
-        ops.convert_to_numpy(w).transpose(0, 2, 1, 3)[rows],
-        ops.convert_to_numpy(kw).transpose(0, 2, 1, 3)[rows],
-        atol=1e-5,
-    )
+    np.testing.assert_allclose(ops.convert_to_numpy(w).transpose(0, 2, 1, 3)[rows],
+                               ops.convert_to_numpy(kw).transpose(0, 2, 1, 3)[rows], atol=1e-5)
 
 
-def test_padding_and_fully_padded_rows(rng):
+def test_weights_match_a_numpy_reference(rng):
+    x = rng.normal(size=(2, 4, 6)).astype("float32")
+    layer = MultiHeadAttention(num_heads=2, key_dim=3)
+    _, w = layer(x, x, return_attention_scores=True)
+    q_kernel, q_bias, k_kernel, k_bias = (v.numpy() for v in layer.weights[:4])
+    q = np.einsum("btd,dhk->bhtk", x, q_kernel) + q_bias[None, :, None, :]
+    k = np.einsum("btd,dhk->bhtk", x, k_kernel) + k_bias[None, :, None, :]
+    expected = softmax_np(q @ k.transpose(0, 1, 3, 2) / np.sqrt(3))
+    np.testing.assert_allclose(ops.convert_to_numpy(w), expected, atol=1e-5)
+
+
+@pytest.mark.parametrize("dropout", [0.0, 0.2])
+def test_fully_padded_rows_get_zero_weights_and_zero_context(rng, dropout):
     x = rng.normal(size=(3, 6, 8)).astype("float32")
-    mask = random_mask(rng, 3, 6)  # last example is all padding
-    layer = MultiHeadAttention(num_heads=4, d_model=8)
-    _, w = layer(x, mask=mask, return_attention_scores=True, use_causal_mask=True)
+    mask = random_mask(rng, 3, 6)  # the last example is all padding
+    layer = MultiHeadAttention(num_heads=4, key_dim=2, dropout=dropout)
+    pairs = mask[:, :, None] & mask[:, None, :]  # (a NumPy query_mask would be ignored, as in Keras)
+    out, w = layer(x, x, attention_mask=pairs, return_attention_scores=True, use_causal_mask=True)
     allowed = mask[:, None, :, None] & mask[:, None, None, :] & np.tril(np.ones((6, 6), bool))
     assert_attention_distribution(w, allowed)
-    np.testing.assert_array_equal(ops.convert_to_numpy(layer.compute_mask(x, mask)), mask)
+    assert np.isfinite(ops.convert_to_numpy(out)).all()
+    without_scores = layer(x, x, attention_mask=pairs, use_causal_mask=True)  # Keras would use its fused kernel
+    np.testing.assert_allclose(ops.convert_to_numpy(without_scores), ops.convert_to_numpy(out), atol=1e-6)
+    context = layer._output_dense.bias.numpy()  # a zero context projects to the output bias
+    np.testing.assert_allclose(ops.convert_to_numpy(out)[2], np.broadcast_to(context, (6, 8)), atol=1e-6)
+    assert not np.allclose(ops.convert_to_numpy(out)[0, 0], context)
 
 
 def test_round_trip_with_implicit_mask(rng, tmp_path):
     ids_in = keras.Input((6,), dtype="int32")
     x = keras.layers.Embedding(10, 8, mask_zero=True)(ids_in)
-    out, w = MultiHeadAttention(2, 8, name="mha")(x, return_attention_scores=True)
+    out, w = MultiHeadAttention(2, 4, name="mha")(x, x, return_attention_scores=True)
     model = keras.Model(ids_in, [out, w])
     ids = rng.integers(1, 10, size=(2, 6))
     ids[0, 4:] = 0
     _, weights = model(ids)
     assert np.all(ops.convert_to_numpy(weights)[0, :, :4, 4:] == 0)
+    assert np.all(ops.convert_to_numpy(weights)[0, :, 4:, :] == 0)  # padded queries attend to nothing
     assert_keras_round_trip(model, ids, tmp_path)
 
 
-def test_alibi_bias_matches_the_formula(rng, tmp_path):
-    x = rng.normal(size=(2, 5, 8)).astype("float32")
-    mask = np.array([[True] * 5, [True, True, True, False, False]])
-    layer = MultiHeadAttention(num_heads=2, d_model=8, position_bias="alibi")
-    _, w = layer(x, mask=mask, return_attention_scores=True)
-    heads, dh = 2, 4
-
-    def split(name):
-        kernel, bias = getattr(layer, f"{name}_kernel").numpy(), getattr(layer, f"{name}_bias").numpy()
-        return (x @ kernel + bias).reshape(2, 5, heads, dh).transpose(0, 2, 1, 3)
-
-    logits = split("query") @ split("key").transpose(0, 1, 3, 2) / np.sqrt(dh)
-    distance = np.abs(np.arange(5)[:, None] - np.arange(5)[None, :])
-    slopes = np.array([2.0**-4, 2.0**-8])  # 2^(-8i/h) for h = 2
-    logits = logits - slopes[None, :, None, None] * distance
-    logits = np.where(mask[:, None, None, :], logits, -np.inf)
-    expected = np.exp(logits - logits.max(-1, keepdims=True))
-    expected /= expected.sum(-1, keepdims=True)
-    real = np.broadcast_to(mask[:, None, :, None] & mask[:, None, None, :], (2, heads, 5, 5))
-    np.testing.assert_allclose(ops.convert_to_numpy(w)[real], expected[real], atol=1e-5)
-    assert_attention_distribution(w, real)
-    assert layer.get_config()["position_bias"] == "alibi"
-    inputs = keras.Input((None, 8))
-    model = keras.Model(inputs, MultiHeadAttention(2, 8, position_bias="alibi", name="mha")(inputs))
-    assert_keras_round_trip(model, x, tmp_path)
-
-
-def test_bad_arguments_are_rejected():
-    with pytest.raises(ValueError, match="position_bias must be one of"):
-        MultiHeadAttention(2, 8, position_bias="rope")
-    with pytest.raises(ValueError, match="d_model must be divisible by num_heads"):
-        MultiHeadAttention(num_heads=3, d_model=8)
-    with pytest.raises(ValueError, match="num_heads must be a positive integer"):
-        MultiHeadAttention(num_heads=0, d_model=8)
-    with pytest.raises(ValueError, match="dropout"):
-        MultiHeadAttention(2, 8, dropout=-0.5)
+def test_is_the_keras_layer():
+    layer = MultiHeadAttention(num_heads=2, key_dim=4, value_dim=3, dropout=0.1)
+    assert isinstance(layer, keras.layers.MultiHeadAttention)
+    assert MultiHeadAttention.from_config(layer.get_config()).get_config() == layer.get_config()

@@ -40,7 +40,8 @@ def test_rows_and_json_hold_every_word():
     assert len(rows) == 12 and list(rows[0]) == CSV_COLUMNS and rows[6]["document"] == 1
     data = json.loads(to_json([sample()], top_k=1))
     assert len(data[0]["words"]) == 6 and [w["text"] for w in data[0]["top_words"]] == ["Great"]
-    assert set(data[0]) == {"label", "probabilities", "top_words", "sentences", "words", "cut_words", "warnings"}
+    assert set(data[0]) == {"id", "true_label", "label", "probabilities", "top_words", "sentences", "words",
+                            "cut_words", "warnings"}
 
 
 def test_html_is_self_contained_and_shows_every_word():
@@ -52,6 +53,28 @@ def test_html_is_self_contained_and_shows_every_word():
     assert "&lt;film&gt;" in page or "&lt;" in page  # the user's text is escaped, not interpreted
     assert "<film>" not in page
     assert 'class="w oov"' in page and 'class="w cut"' in page
+
+
+def test_html_names_the_document_its_true_label_the_colour_scale_and_the_cut_first():
+    explanation = sample()
+    explanation.doc_id, explanation.true_label = "review-17", "neg"
+    page = to_html([explanation])
+    assert "<h2>Document review-17</h2>" in page and "(true label: neg, wrong)" in page
+    assert 'class="scale"' in page and "most important" in page  # the legend of the colour scale
+    doc = page[page.index('class="doc"'):]
+    assert doc.index("1 of 6 words were cut") < doc.index('class="sentence"')  # the notice comes before the text
+    assert "Evidence for (green)" not in page  # no signed view without evidence
+    assert "<h2>Document 1</h2>" in to_html([sample()]) and "true label" not in to_html([sample()])
+
+
+def test_html_signed_view_shows_evidence_for_and_against():
+    explanation = sample()
+    for w, value in zip(explanation.words, [0.4, -0.2, 0.1, -0.05, 0.0, None]):
+        w.evidence = value
+    page = to_html([explanation])
+    assert "Evidence for (green) and against (red) the prediction" in page and "against the prediction" in page
+    assert 'rgba(39,174,96,1.000)' in page and 'title="-0.2000"' in page and "rgba(192,57,43," in page
+    assert "evidence +0.4000" in to_text(explanation) and list(to_rows([explanation]))[1]["evidence"] == -0.2
 
 
 CHROMIUM = next((shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome") if shutil.which(name)), None)

@@ -17,8 +17,8 @@ from hierattn.training import TrainConfig, train
 def finished_run(tiny_csv, tmp_path_factory):
     train_data, _ = load_table(tiny_csv[0])
     root = tmp_path_factory.mktemp("runs")
-    config = TrainConfig(model="rnn", epochs=1, batch_size=16, embedding_dim=8, pretrain="none", min_count=1,
-                         model_options=TINY_OPTIONS["rnn"])
+    config = TrainConfig(model="rnn", epochs=1, batch_size=16, embeddings="none", min_count=1,
+                         backbone=TINY_OPTIONS["rnn"])
     train(train_data, None, config, root / "first", log=lambda m: None, verbose=0)
     return root
 
@@ -62,10 +62,10 @@ def test_safe_mode_refuses_code_in_a_model_file(finished_run, tmp_path):
 
 
 def test_predict_batches_keeps_the_input_order(finished_run):
-    run = load_run(finished_run / "first")
-    x = run.encode(["good film", "a much longer text about an awful film " * 5, "", "ok"])
-    together = predict_batches(run.model, x, batch_size=2)
-    one_by_one = np.concatenate([predict_batches(run.model, x[i : i + 1]) for i in range(len(x))])
+    run = load_run(finished_run / "first").classifier
+    x = run.preprocessor(["good film", "a much longer text about an awful film " * 5, "", "ok"])
+    together = predict_batches(run.backbone, x, batch_size=2)
+    one_by_one = np.concatenate([predict_batches(run.backbone, x[i : i + 1]) for i in range(len(x))])
     np.testing.assert_allclose(together, one_by_one, atol=1e-5)
 
 
@@ -73,9 +73,9 @@ def test_batched_outputs_first_call_eager_then_traced_agree_and_pad_back(finishe
     from hierattn.models import attention_outputs
     from hierattn.inference import batched_outputs
 
-    run = load_run(finished_run / "first")
-    explainer = attention_outputs(run.model)
-    x = run.encode(["good film", "a much longer text about an awful film " * 3, "ok"])
+    run = load_run(finished_run / "first").classifier
+    explainer = attention_outputs(run.backbone)
+    x = run.preprocessor(["good film", "a much longer text about an awful film " * 3, "ok"])
     first = batched_outputs(explainer, x)  # one batch, model never called: eager
     assert explainer.__dict__["_hierattn_inference"] == {("eager", 2): True}
     second = batched_outputs(explainer, x)  # traced

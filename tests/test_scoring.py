@@ -9,16 +9,17 @@ import pytest
 from conftest import TINY_OPTIONS
 from hierattn.data import LabelMap, TextDataset, load_table
 from hierattn.errors import DataError
-from hierattn.scoring import evaluate_run, iter_text_chunks, read_texts, score_to_csv
+from hierattn.scoring import evaluate_classifier, iter_text_chunks, read_texts, score_to_csv
 from hierattn.training import TrainConfig, train
 
 
 @pytest.fixture(scope="module")
 def run(tiny_csv, tmp_path_factory):
     train_data, _ = load_table(tiny_csv[0])
-    config = TrainConfig(model="rnn", epochs=1, batch_size=16, embedding_dim=8, pretrain="none", min_count=1,
-                         model_options=TINY_OPTIONS["rnn"])
-    return train(train_data, None, config, tmp_path_factory.mktemp("r") / "run", log=lambda m: None, verbose=0)
+    config = TrainConfig(model="rnn", epochs=1, batch_size=16, embeddings="none", min_count=1,
+                         backbone=TINY_OPTIONS["rnn"])
+    return train(train_data, None, config, tmp_path_factory.mktemp("r") / "run", log=lambda m: None,
+                 verbose=0).classifier
 
 
 def test_text_file_csv_and_stream_chunks(tmp_path):
@@ -68,10 +69,10 @@ def test_failed_scoring_leaves_no_partial_file(run, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_evaluate_run_checks_classes(run):
+def test_evaluate_classifier_checks_classes(run):
     data = TextDataset(["great film", "awful film"], np.array([1, 0]), LabelMap(["neg", "pos"]), [0, 1])
-    metrics = evaluate_run(run, data)
+    metrics = evaluate_classifier(run, data)
     assert metrics["documents"] == 2 and len(metrics["confusion_matrix"]) == 2
     other = TextDataset(["x", "y"], np.array([0, 1]), LabelMap(["a", "b"]), [0, 1])
-    with pytest.raises(DataError, match="differ from the run"):
-        evaluate_run(run, other)
+    with pytest.raises(DataError, match="differ from the model"):
+        evaluate_classifier(run, other)

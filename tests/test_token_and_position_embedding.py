@@ -16,9 +16,8 @@ from layer_checks import assert_keras_round_trip
 class TokenAndPositionEmbeddingLayerTest(testing.TestCase):
     def test_keras_layer_harness(self):
         for kwargs, trainable in [
-            ({"vocab_size": 20, "embedding_dim": 6}, 1),
-            ({"vocab_size": 20, "embedding_dim": 6, "max_length": 8, "position": "learned"}, 2),
-            ({"vocab_size": 20, "embedding_dim": 10, "output_dim": 6}, 2),
+            ({"vocabulary_size": 20, "embedding_dim": 6}, 1),
+            ({"vocabulary_size": 20, "embedding_dim": 6, "sequence_length": 8, "position": "learned"}, 2),
         ]:
             self.run_layer_test(
                 TokenAndPositionEmbedding,
@@ -55,7 +54,7 @@ def test_scale_multiplies_the_token_embeddings_and_round_trips(tmp_path):
 
 def test_learned_positions_and_round_trip(tmp_path):
     inputs = keras.Input((5,), dtype="int32")
-    layer = TokenAndPositionEmbedding(12, 4, max_length=5, position="learned", name="embed")
+    layer = TokenAndPositionEmbedding(12, 4, sequence_length=5, position="learned", name="embed")
     model = keras.Model(inputs, layer(inputs))
     ids = np.array([[3, 4, 0, 0, 0], [1, 2, 3, 4, 5]])
     out = ops.convert_to_numpy(model(ids))
@@ -65,47 +64,14 @@ def test_learned_positions_and_round_trip(tmp_path):
     assert_keras_round_trip(model, ids, tmp_path)
 
 
-def test_no_position_mode_adds_nothing(tmp_path):
-    inputs = keras.Input((None,), dtype="int32")
-    layer = TokenAndPositionEmbedding(12, 10, position="none", output_dim=4, name="embed")
-    model = keras.Model(inputs, layer(inputs))
-    ids = np.array([[3, 7, 3, 0]])
-    tokens = layer.token_embedding.embeddings.numpy()[ids[0]]
-    out = ops.convert_to_numpy(model(ids))[0]
-    np.testing.assert_allclose(out, (tokens * math.sqrt(10)) @ layer.projection.kernel.numpy(), atol=1e-5)
-    np.testing.assert_allclose(out[0], out[2], atol=1e-6)  # same word, different position: same vector
-    np.testing.assert_array_equal(ops.convert_to_numpy(layer.compute_mask(ids)), [[True, True, True, False]])
-    assert_keras_round_trip(model, ids, tmp_path)
-
-
-def test_output_dim_projects_the_token_embeddings(tmp_path):
-    for position, trainable in (("sinusoidal", 2), ("learned", 3)):
-        inputs = keras.Input((None,), dtype="int32")
-        layer = TokenAndPositionEmbedding(12, 10, max_length=6, position=position, output_dim=4, name="embed")
-        model = keras.Model(inputs, layer(inputs))
-        ids = np.array([[3, 7, 2, 0]])
-        tokens = layer.token_embedding.embeddings.numpy()[ids[0]]
-        kernel = layer.projection.kernel.numpy()
-        assert kernel.shape == (10, 4) and len(layer.trainable_weights) == trainable
-        if position == "sinusoidal":  # scaled by sqrt(10), projected, then the 4-wide positions added
-            expected = (tokens * math.sqrt(10)) @ kernel + ops.convert_to_numpy(sinusoidal_table(4, 4))
-        else:
-            expected = tokens @ kernel + layer.position_embedding.embeddings.numpy()[:4]
-        np.testing.assert_allclose(ops.convert_to_numpy(model(ids))[0], expected, atol=1e-5)
-        assert layer.compute_output_shape((1, 4)) == (1, 4, 4)
-        (tmp_path / position).mkdir()
-        assert_keras_round_trip(model, ids, tmp_path / position)
-    assert TokenAndPositionEmbedding(12, 4, output_dim=4).projection is None  # same width: no projection
-
-
 def test_bad_arguments_are_rejected():
-    with pytest.raises(ValueError, match="position='learned' needs max_length"):
+    with pytest.raises(ValueError, match="position='learned' needs sequence_length"):
         TokenAndPositionEmbedding(10, 4, position="learned")
     with pytest.raises(ValueError, match="position must be one of"):
         TokenAndPositionEmbedding(10, 4, position="rotary")
     with pytest.raises(ValueError, match="scale must be positive"):
         TokenAndPositionEmbedding(10, 4, scale=0)
-    with pytest.raises(ValueError, match="vocab_size"):
+    with pytest.raises(ValueError, match="vocabulary_size"):
         TokenAndPositionEmbedding(0, 4)
-    with pytest.raises(ValueError, match="output_dim"):
-        TokenAndPositionEmbedding(10, 4, output_dim=0)
+    with pytest.raises(ValueError, match="position must be one of"):
+        TokenAndPositionEmbedding(10, 4, position="none")

@@ -12,10 +12,10 @@ from layer_checks import assert_attention_distribution, assert_keras_round_trip,
 
 class TransformerEncoderBlockLayerTest(testing.TestCase):
     def test_keras_layer_harness(self):
-        for norm_first in (False, True):
+        for normalize_first in (False, True):
             self.run_layer_test(
                 TransformerEncoderBlock,
-                init_kwargs={"num_heads": 2, "ff_dim": 12, "dropout": 0.1, "norm_first": norm_first},
+                init_kwargs={"num_heads": 2, "intermediate_dim": 12, "dropout": 0.1, "normalize_first": normalize_first},
                 input_shape=(2, 5, 8),
                 expected_output_shape=(2, 5, 8),
                 # 8 attention + 4 feed-forward + 4 layer-norm weights
@@ -24,11 +24,11 @@ class TransformerEncoderBlockLayerTest(testing.TestCase):
             )
 
 
-@pytest.mark.parametrize("norm_first", [False, True])
-def test_padding_does_not_leak_into_real_positions(rng, norm_first):
+@pytest.mark.parametrize("normalize_first", [False, True])
+def test_padding_does_not_leak_into_real_positions(rng, normalize_first):
     x = rng.normal(size=(3, 6, 8)).astype("float32")
     mask = random_mask(rng, 3, 6, full_padding_row=False)
-    block = TransformerEncoderBlock(num_heads=2, ff_dim=16, norm_first=norm_first)
+    block = TransformerEncoderBlock(num_heads=2, intermediate_dim=16, normalize_first=normalize_first)
     out, w = block(x, mask=mask, return_attention_scores=True)
     noisy = np.where(mask[..., None], x, 50.0 * rng.normal(size=x.shape)).astype("float32")
     out_noisy = block(noisy, mask=mask)
@@ -39,9 +39,9 @@ def test_padding_does_not_leak_into_real_positions(rng, norm_first):
 
 def test_post_norm_matches_hand_composition(rng):
     x = rng.normal(size=(2, 4, 8)).astype("float32")
-    block = TransformerEncoderBlock(num_heads=2, ff_dim=16, dropout=0.0)
+    block = TransformerEncoderBlock(num_heads=2, intermediate_dim=16, dropout=0.0)
     out = block(x)
-    h = block.attention_norm(x + block.attention(x))
+    h = block.attention_norm(x + block.attention(x, x))
     expected = block.ffn_norm(h + block.ffn_output(block.ffn_hidden(h)))
     np.testing.assert_allclose(out, expected, atol=1e-5)
 
@@ -50,38 +50,15 @@ def test_stack_with_mask_round_trip(rng, tmp_path):
     inputs = keras.Input((7,), dtype="int32")
     x = keras.layers.Embedding(30, 8, mask_zero=True)(inputs)
     x = TransformerEncoderBlock(2, 16, name="block1")(x)
-    x, w = TransformerEncoderBlock(4, 16, norm_first=True, name="block2")(x, return_attention_scores=True)
+    x, w = TransformerEncoderBlock(4, 16, normalize_first=True, name="block2")(x, return_attention_scores=True)
     model = keras.Model(inputs, [keras.layers.GlobalAveragePooling1D()(x), w])
     ids = rng.integers(1, 30, size=(3, 7))
     ids[2, 2:] = 0
     assert_keras_round_trip(model, ids, tmp_path, atol=1e-5)
 
 
-def test_alibi_position_bias_reaches_the_attention(rng, tmp_path):
-    x = rng.normal(size=(2, 6, 8)).astype("float32")
-    mask = random_mask(rng, 2, 6, full_padding_row=False)
-    block = TransformerEncoderBlock(num_heads=2, ff_dim=16, position_bias="alibi")
-    _, w = block(x, mask=mask, return_attention_scores=True)
-    assert block.attention.position_bias == "alibi"
-    plain = TransformerEncoderBlock(num_heads=2, ff_dim=16)
-    plain(x)
-    plain.set_weights(block.get_weights())
-    _, w_plain = plain(x, mask=mask, return_attention_scores=True)
-    # same weights, only the distance penalty differs: it moves mass towards the diagonal
-    distance = np.abs(np.arange(6)[:, None] - np.arange(6)[None, :])
-    mean_distance = lambda weights: float((ops.convert_to_numpy(weights) * distance).sum(-1).mean())
-    assert mean_distance(w) < mean_distance(w_plain)
-    assert_attention_distribution(w, mask[:, None, :, None] & mask[:, None, None, :])
-    inputs = keras.Input((None, 8))
-    model = keras.Model(inputs, TransformerEncoderBlock(2, 16, position_bias="alibi", name="block")(inputs))
-    assert_keras_round_trip(model, x, tmp_path, atol=1e-5)
-    assert model.get_layer("block").get_config()["position_bias"] == "alibi"
-
-
 def test_width_not_divisible_by_heads_is_rejected():
-    with pytest.raises(ValueError, match="position_bias must be one of"):
-        TransformerEncoderBlock(num_heads=2, ff_dim=8, position_bias="relative")
     with pytest.raises(ValueError, match="divisible by num_heads"):
-        TransformerEncoderBlock(num_heads=3, ff_dim=8)(np.zeros((1, 2, 8), "float32"))
-    with pytest.raises(ValueError, match="ff_dim"):
-        TransformerEncoderBlock(num_heads=2, ff_dim=0)
+        TransformerEncoderBlock(num_heads=3, intermediate_dim=8)(np.zeros((1, 2, 8), "float32"))
+    with pytest.raises(ValueError, match="intermediate_dim"):
+        TransformerEncoderBlock(num_heads=2, intermediate_dim=0)

@@ -14,6 +14,7 @@ from hierattn.errors import DataError
 
 TEXT_COLUMNS = ("text", "review", "sentence", "content", "document", "body")
 LABEL_COLUMNS = ("label", "labels", "sentiment", "class", "category", "target", "y")
+ID_COLUMNS = ("id", "doc_id", "document_id", "review_id", "uid")
 
 
 # Label values that mean "no label" (pandas' own missing-value spellings).
@@ -128,6 +129,21 @@ def pick_column(columns, wanted, defaults, role):
         f"no {role} column found (tried {', '.join(defaults)}); the columns are: {', '.join(columns)}"
         f"{tabs}. Name it with --{role}-column."
     )
+
+
+def find_column(columns, defaults):
+    """The first of `defaults` among `columns` (case-insensitive), or None."""
+    lowered = {str(c).lower(): str(c) for c in columns}
+    return next((lowered[name] for name in defaults if name in lowered), None)
+
+
+def cell_text(value):
+    """A table cell as text: missing values empty, whole floats (NaN-widened ints) without ".0"."""
+    if value is None or value != value:
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 def load_table(source, text_column=None, label_column=None, label_map=None, fmt=None, encoding=None):

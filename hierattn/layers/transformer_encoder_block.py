@@ -1,6 +1,7 @@
 """Transformer encoder block built on hierattn's MultiHeadAttention."""
 
 import keras
+from keras import ops
 
 from hierattn.layers._attention_utils import check_dropout, check_positive_int
 from hierattn.layers.multi_head_attention import MultiHeadAttention
@@ -115,8 +116,8 @@ class TransformerEncoderBlock(keras.layers.Layer):
 
     def call(self, inputs, mask=None, training=None, return_attention_scores=False):
         x = self.attention_norm(inputs) if self.normalize_first else inputs
-        attended, weights = self.attention(x, x, query_mask=mask, value_mask=mask, training=training,
-                                           return_attention_scores=True)
+        pairs = None if mask is None else ops.logical_and(ops.expand_dims(mask, 2), ops.expand_dims(mask, 1))
+        attended, weights = self.attention(x, x, attention_mask=pairs, training=training, return_attention_scores=True)
         x = inputs + self.residual_dropout(attended, training=training)
         if not self.normalize_first:
             x = self.attention_norm(x)

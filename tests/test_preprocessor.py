@@ -1,0 +1,46 @@
+"""Tests for hierattn.preprocessor.TextPreprocessor."""
+
+import keras
+import numpy as np
+import pytest
+
+from hierattn.errors import DataError
+from hierattn.preprocessor import TextPreprocessor, as_texts
+
+TEXTS = ["A fine film. I loved it!", "A dull film. The acting was poor and the plot was thin.", "Fine."]
+
+
+def test_adapt_sets_the_vocabulary_and_the_missing_limits():
+    preprocessor = TextPreprocessor("hierarchical", min_count=1, max_words=4)
+    assert not preprocessor.adapted
+    with pytest.raises(ValueError, match="call adapt"):
+        preprocessor(TEXTS)
+    preprocessor.adapt(TEXTS, progress=False)
+    assert preprocessor.adapted and preprocessor.max_words == 4 and preprocessor.max_sentences == 2
+    ids = preprocessor(TEXTS)
+    assert ids.shape == (3, 2, 4) and ids.dtype == np.int32
+    assert ids[0, 0, 1] == preprocessor.vocabulary.lookup("fine")
+
+
+def test_flat_mode_and_the_config_round_trip(tmp_path):
+    preprocessor = TextPreprocessor("flat", min_count=1, sequence_length=5)
+    preprocessor.adapt(TEXTS, progress=False)
+    assert preprocessor(TEXTS).shape == (3, 5)
+    clone = TextPreprocessor.from_config(preprocessor.get_config())
+    assert clone.get_config() == preprocessor.get_config() and not clone.adapted
+    preprocessor.save_assets(str(tmp_path))
+    clone.load_assets(str(tmp_path))
+    np.testing.assert_array_equal(clone(TEXTS), preprocessor(TEXTS))
+    assert keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(preprocessor)).mode == "flat"
+
+
+def test_bad_arguments_and_inputs():
+    with pytest.raises(ValueError, match="mode must be one of"):
+        TextPreprocessor("words")
+    with pytest.raises(ValueError, match="max_words must be a positive integer"):
+        TextPreprocessor(max_words=0)
+    with pytest.raises(DataError, match="not a single string"):
+        as_texts("a text")
+    with pytest.raises(DataError, match="text 2 is a int"):
+        as_texts(["a text", 3])
+    assert TextPreprocessor().has_words("a film") and not TextPreprocessor().has_words("<br /> ")
