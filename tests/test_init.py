@@ -67,3 +67,8 @@ def test_import_hierattn_exports_the_api_and_registers_every_keras_object():
 
 def test_the_program_loads_keras_only_when_a_command_needs_it():
     assert _python(PROGRAM)[-2:] == ["False", "TextClassifier True"]
+
+
+def test_the_installed_command_is_launched_as_the_program_too():
+    launched = _python("import sys, hierattn_program\nprint('keras' in sys.modules, hierattn_program.main.__module__)")
+    assert launched[-1] == "False hierattn.cli"
