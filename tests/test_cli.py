@@ -120,8 +120,8 @@ def test_evaluate(trained, tiny_csv, tmp_path):
     recorded = invoke("evaluate", "--run", run_dir)  # the run's own test file, from config.json
     assert recorded.exit_code == 0, recorded.output
     def numbers(output):
-        return [line[line.find("accuracy"):] for line in output.splitlines() if "macro-F1" in line or
-                line.startswith("  ")]
+        return [line.split("doc/s]")[-1] for line in output.splitlines() if "macro-F1" in line or
+                line.startswith("  ")]  # (after any progress bar on the same line)
 
     assert numbers(result.output) == numbers(recorded.output) and len(numbers(result.output)) == 3
     data = json.loads((run_dir / "config.json").read_text())["data"]
