@@ -259,13 +259,13 @@ def open_corpus(dataset, split="test", data=None, text_column=None, limit=None, 
 
     if not pathlib.Path(dataset).is_file():
         raise HierattnError(f"no such dataset {dataset!r}: use imdb or the path of a CSV/TSV/JSON-lines or text file")
-    streams = itertools.tee(iter_text_chunks(dataset, text_column, encoding=encoding), 3)
-
-    def column(chunks, role):  # a table's id or label cells (None where the file has no such column)
-        for chunk in chunks:
-            yield from (value or None for value in getattr(chunk, "columns", {}).get(role, [None] * len(chunk)))
-
+    chunks = iter_text_chunks(dataset, text_column, encoding=encoding)
+    first = next(chunks, None)
+    carried = list(getattr(first, "columns", {}))  # a table's "id" and "label" columns
+    streams = itertools.tee(itertools.chain([] if first is None else [first], chunks), 1 + len(carried))
     texts = (t for chunk in streams[0] for t in chunk)
-    labels, ids = column(streams[1], "label"), column(streams[2], "id")
-    cut = (lambda values: itertools.islice(values, limit)) if limit else (lambda values: values)
+    columns = {role: (value or None for chunk in stream for value in chunk.columns[role])
+               for role, stream in zip(carried, streams[1:])}
+    labels, ids = columns.get("label"), columns.get("id")
+    cut = (lambda values: None if values is None else itertools.islice(values, limit)) if limit else (lambda v: v)
     return CorpusSource(cut(texts), cut(labels), cut(ids), total=limit)

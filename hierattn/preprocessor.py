@@ -70,6 +70,7 @@ class TextPreprocessor(keras.layers.Layer):
         self.max_vocab = max_vocab
         self.tokenizer = tokenizer if isinstance(tokenizer, Tokenizer) else Tokenizer.from_config(tokenizer or {})
         self.vocabulary = None
+        self._asset_error = None
         self.built = True
 
     @property
@@ -124,9 +125,17 @@ class TextPreprocessor(keras.layers.Layer):
             self.vocabulary.save(os.path.join(dir_path, VOCABULARY_FILE))
 
     def load_assets(self, dir_path):
+        if dir_path is None:  # Keras retries a layer that failed to load at its other paths, which hold no assets
+            if self._asset_error is not None:
+                raise self._asset_error
+            return
         path = os.path.join(dir_path, VOCABULARY_FILE)
         if os.path.exists(path):
-            self.vocabulary = Vocabulary.load(path)
+            try:
+                self.vocabulary = Vocabulary.load(path)
+            except DataError as error:
+                self._asset_error = DataError(f"its vocabulary is damaged ({str(error).split(': ', 1)[-1]})")
+                raise self._asset_error from None
 
 
 def as_texts(inputs):

@@ -179,6 +179,7 @@ def load_classifier(model_file):
         classifier = keras.saving.load_model(model_file, safe_mode=True)
     except Exception as error:  # any failure to read the file is reported in one line
         message = " ".join(str(error).split()) or type(error).__name__
+        message = message.rsplit("Exception encountered:", 1)[-1].strip()  # Keras's cause, without the whole config
         if "safe_mode" in message:
             raise RunError(f"{model_file} holds Python code (e.g. a Lambda layer) and Keras safe mode refuses to "
                            "load it; hierattn does not run code from model files. Load it yourself with "

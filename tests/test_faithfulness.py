@@ -80,7 +80,7 @@ def test_random_ranking_averages_over_draws():
     (lambda: build_rnn(30, 2, embedding_dim=6, units=4), np.array([[3, 4, 3, 9, 0], [5, 6, 0, 0, 0]])),
     (lambda: build_han(30, 2, embedding_dim=6, word_units=4, sentence_units=4, attention_units=4),
      np.array([[[3, 4, 3], [9, 0, 0]], [[5, 6, 0], [0, 0, 0]]])),
-    (lambda: build_transformer(30, 2, embedding_dim=8, num_heads=2, ff_dim=8, num_layers=1),
+    (lambda: build_transformer(30, 2, embedding_dim=8, num_heads=2, intermediate_dim=8, num_layers=1),
      np.array([[3, 4, 3, 9, 0], [5, 6, 0, 0, 0]])),
 ])
 def test_gradient_times_input_matches_dense_embedding_gradient(builder, x):
