@@ -264,8 +264,11 @@ def open_corpus(dataset, split="test", data=None, text_column=None, limit=None, 
     carried = list(getattr(first, "columns", {}))  # a table's "id" and "label" columns
     streams = itertools.tee(itertools.chain([] if first is None else [first], chunks), 1 + len(carried))
     texts = (t for chunk in streams[0] for t in chunk)
-    columns = {role: (value or None for chunk in stream for value in chunk.columns[role])
-               for role, stream in zip(carried, streams[1:])}
+
+    def cells(stream, role):
+        return (value or None for chunk in stream for value in chunk.columns[role])
+
+    columns = {role: cells(stream, role) for role, stream in zip(carried, streams[1:])}
     labels, ids = columns.get("label"), columns.get("id")
     cut = (lambda values: None if values is None else itertools.islice(values, limit)) if limit else (lambda v: v)
     return CorpusSource(cut(texts), cut(labels), cut(ids), total=limit)
