@@ -16,6 +16,7 @@ import warnings
 import click
 
 from hierattn import __version__
+from hierattn.defaults import LABEL_COLUMNS, TEXT_COLUMNS
 from hierattn.errors import HierattnError
 
 
@@ -261,11 +262,14 @@ def train_imdb(source, **options):
 
 @train.command("csv")
 @click.argument("path", type=click.Path())
-@click.option("--test", "test_path", type=click.Path(exists=True, dir_okay=False), default=None,
+@click.option("--test", "test_path", type=click.Path(exists=True, dir_okay=False), default=None, show_default="none",
               help="Labelled test file, evaluated once at the end.")
-@click.option("--text-column", default=None, help="Default: text, review, sentence, content, document or body.")
-@click.option("--label-column", default=None, help="Default: label, labels, sentiment, class, category, target or y.")
+@click.option("--text-column", default=None, show_default="the first of " + ", ".join(TEXT_COLUMNS),
+              help="Column of the texts.")
+@click.option("--label-column", default=None, show_default="the first of " + ", ".join(LABEL_COLUMNS),
+              help="Column of the labels.")
 @click.option("--unlabeled", "unlabeled_path", type=click.Path(exists=True, dir_okay=False), default=None,
+              show_default="none",
               help="Unlabelled texts for word2vec (a text file, one per line, or a table's --text-column).")
 @encoding_option
 @train_options

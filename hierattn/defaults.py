@@ -67,6 +67,7 @@ TRAINING = {
 CLIPNORM = 1.0
 
 
-def backbone_default(model, name):
-    """A builder argument's tuned default (KeyError for an unknown one)."""
-    return BACKBONES[model][name]
+# The columns of a table tried, in order, when none is named.
+TEXT_COLUMNS = ("text", "review", "sentence", "content", "document", "body")
+LABEL_COLUMNS = ("label", "labels", "sentiment", "class", "category", "target", "y")
+ID_COLUMNS = ("id", "doc_id", "document_id", "review_id", "uid")

@@ -242,3 +242,17 @@ def test_explain_check_on_single_text(trained):
     result = invoke("explain", "The film was great. I loved the acting!", "--run", run_dir, "--check")
     assert result.exit_code == 0, result.output
     assert "predicted:" in result.output and "drop k=5" in result.output
+
+
+def test_train_help_is_short_and_shows_every_default():
+    import re
+
+    for command in ("imdb", "csv"):
+        text = invoke("train", command, "--help").output
+        blocks = re.split(r"\n(?=  -)", text.split("Options:", 1)[1])
+        options = [b for b in blocks if b.strip().startswith("-")]
+        assert all("[default:" in " ".join(b.split()) for b in options if "--help" not in b), command
+        if command == "imdb":
+            assert len(options) <= 15, [b.split()[0] for b in options]
+    for word in ("teacher", "adversarial", "distill", "runs-dir", "model-option"):
+        assert word not in invoke("train", "imdb", "--help").output

@@ -10,12 +10,8 @@ import pandas as pd
 
 from hierattn.data.dataset import LabelMap, TextDataset
 from hierattn.data.decoding import check_text_file, codec_name, locate_decode_error
+from hierattn.defaults import ID_COLUMNS, LABEL_COLUMNS, TEXT_COLUMNS  # noqa: F401  (re-exported)
 from hierattn.errors import DataError
-
-TEXT_COLUMNS = ("text", "review", "sentence", "content", "document", "body")
-LABEL_COLUMNS = ("label", "labels", "sentiment", "class", "category", "target", "y")
-ID_COLUMNS = ("id", "doc_id", "document_id", "review_id", "uid")
-
 
 # Label values that mean "no label" (pandas' own missing-value spellings).
 MISSING_LABELS = frozenset({"", "nan", "NaN", "NAN", "-nan", "-NaN", "NA", "N/A", "n/a", "#N/A", "null", "NULL",
