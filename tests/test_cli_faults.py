@@ -449,8 +449,9 @@ def test_a_diverging_training_stops_with_an_error_and_never_becomes_the_latest_r
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "SIGINT"])
 def test_training_killed_then_resumed(tiny_csv, tmp_path, sig):
     output = tmp_path / "run"
+    settings = write(tmp_path / "small.json", '{"units": 4, "patience": 40}')  # no early stop before the signal
     args = ["train", "csv", tiny_csv[0], "--output", output, "--epochs", "40", "--batch-size", "4", "--embedding-dim",
-            "8", "--embeddings", "none", "--model", "rnn", "--config", write(tmp_path / "small.json", '{"units": 4}')]
+            "8", "--embeddings", "none", "--model", "rnn", "--config", settings]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     process = subprocess.Popen([sys.executable, str(ROOT / "cli.py"), *map(str, args)], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, env=env, cwd=ROOT)
