@@ -453,8 +453,11 @@ def test_training_killed_then_resumed(tiny_csv, tmp_path, sig):
     args = ["train", "csv", tiny_csv[0], "--output", output, "--epochs", "40", "--batch-size", "4", "--embedding-dim",
             "8", "--embeddings", "none", "--model", "rnn", "--config", settings]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # Ctrl-C's default action, even when this test runs in a background job (whose shell ignores SIGINT, and the
+    # program, like any, then inherits the ignoring).
     process = subprocess.Popen([sys.executable, str(ROOT / "cli.py"), *map(str, args)], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, env=env, cwd=ROOT)
+                               stderr=subprocess.PIPE, env=env, cwd=ROOT,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     history = output / "history.csv"
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline and process.poll() is None:
