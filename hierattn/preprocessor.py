@@ -10,6 +10,7 @@ from hierattn.data.text import Tokenizer
 from hierattn.data.vocabulary import Vocabulary
 from hierattn.defaults import LENGTH_PERCENTILE, PREPROCESSING
 from hierattn.errors import DataError
+from hierattn.layers._attention_utils import check_choice, check_positive_int
 
 MODES = ("hierarchical", "flat")
 VOCABULARY_FILE = "vocabulary.json"
@@ -56,12 +57,10 @@ class TextPreprocessor(keras.layers.Layer):
                  **kwargs):
         kwargs.setdefault("trainable", False)
         super().__init__(**kwargs)
-        if mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}. Received: mode={mode!r}.")
+        check_choice(mode, MODES, "mode")
         for name, value in (("max_sentences", max_sentences), ("max_words", max_words),
                             ("sequence_length", sequence_length), ("min_count", min_count), ("max_vocab", max_vocab)):
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-                raise ValueError(f"{name} must be a positive integer or None. Received: {name}={value!r}.")
+            check_positive_int(value, name, allow_none=True)
         self.mode = mode
         self.max_sentences = max_sentences
         self.max_words = max_words
