@@ -541,9 +541,10 @@ def explain(text, run_dir, file_path, dataset, split, data_path, limit, text_col
     if text is not None and text != "-":
         texts = [_one_text(text)]
     else:
-        rows = [(t, *(getattr(chunk, "columns", {}).get(c, [None] * len(chunk))[i] for c in ("id", "label")))
-                for chunk in _texts_from(text, file_path, text_column, encoding) for i, t in enumerate(chunk)
-                if t.strip()]
+        from hierattn.scoring import text_rows
+
+        _, rows = text_rows(_texts_from(text, file_path, text_column, encoding))
+        rows = [row for row in rows if row[0].strip()]
         if not rows:
             raise HierattnError(f"no text to explain in {file_path or 'standard input'} (every line is blank)")
         texts, ids, labels = (list(column) for column in zip(*rows))

@@ -255,20 +255,14 @@ def open_corpus(dataset, split="test", data=None, text_column=None, limit=None, 
         names = documents.label_map.names
         labels = [names[i] if i >= 0 else None for i in documents.labels]
         return CorpusSource(documents.texts, labels, documents.ids, len(documents))
-    from hierattn.scoring import iter_text_chunks
+    from hierattn.scoring import iter_text_chunks, text_rows
 
     if not pathlib.Path(dataset).is_file():
         raise HierattnError(f"no such dataset {dataset!r}: use imdb or the path of a CSV/TSV/JSON-lines or text file")
-    chunks = iter_text_chunks(dataset, text_column, encoding=encoding)
-    first = next(chunks, None)
-    carried = list(getattr(first, "columns", {}))  # a table's "id" and "label" columns
-    streams = itertools.tee(itertools.chain([] if first is None else [first], chunks), 1 + len(carried))
-    texts = (t for chunk in streams[0] for t in chunk)
-
-    def cells(stream, role):
-        return (value or None for chunk in stream for value in chunk.columns[role])
-
-    columns = {role: cells(stream, role) for role, stream in zip(carried, streams[1:])}
-    labels, ids = columns.get("label"), columns.get("id")
+    carried, rows = text_rows(iter_text_chunks(dataset, text_column, encoding=encoding))
+    streams = itertools.tee(rows, 3)
+    texts = (row[0] for row in streams[0])
+    ids = (row[1] for row in streams[1]) if "id" in carried else None
+    labels = (row[2] for row in streams[2]) if "label" in carried else None
     cut = (lambda values: None if values is None else itertools.islice(values, limit)) if limit else (lambda v: v)
     return CorpusSource(cut(texts), cut(labels), cut(ids), total=limit)

@@ -9,7 +9,8 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from hierattn.data.decoding import check_text_file, iter_lines
-from hierattn.data.tables import ID_COLUMNS, LABEL_COLUMNS, TEXT_COLUMNS, cell_text, find_column, pick_column, read_table
+from hierattn.data.tables import (ID_COLUMNS, LABEL_COLUMNS, TEXT_COLUMNS, cell_text, find_column, pick_column,
+                                  read_table)
 from hierattn.errors import DataError
 from hierattn.evaluation import classification_metrics
 from hierattn.inference import predict_batches
@@ -23,6 +24,30 @@ class TextChunk(list):
     def __init__(self, texts, columns=None):
         super().__init__(texts)
         self.columns = columns or {}
+
+
+CARRIED = ("id", "label")
+
+
+def text_rows(chunks):
+    """A table's carried columns and its rows, from chunks of texts (see `iter_text_chunks`).
+
+    Returns:
+        `(carried, rows)`: the names among `CARRIED` that the first chunk
+        holds, and an iterator of `(text, id, label)`, with `None` for a
+        column the table lacks or a blank cell.
+    """
+    chunks = iter(chunks)
+    first = next(chunks, None)
+    carried = [name for name in CARRIED if name in getattr(first, "columns", {})]
+
+    def rows():
+        for chunk in itertools.chain([] if first is None else [first], chunks):
+            columns = getattr(chunk, "columns", {})
+            cells = [[v or None for v in columns[name]] if name in columns else [None] * len(chunk) for name in CARRIED]
+            yield from zip(chunk, *cells)
+
+    return carried, rows()
 
 
 def _line_chunks(lines, chunk_size):
@@ -106,7 +131,7 @@ def read_texts(source, text_column=None, encoding=None):
 
 
 def score_to_csv(classifier, chunks, output, progress=True):
-    """Writes one CSV row per text: row number, the input's id and label (if a table has them), prediction, probabilities.
+    """Writes one CSV row per text: row number, id and label (if a table has them), prediction, probabilities.
 
     Texts without words (blank, or only markup) keep their row, so rows line
     up with the input, with empty prediction cells: a model has nothing to
