@@ -9,8 +9,15 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from hierattn.data.decoding import check_text_file, iter_lines
-from hierattn.data.tables import (ID_COLUMNS, LABEL_COLUMNS, TEXT_COLUMNS, cell_text, find_column, pick_column,
-                                  read_table)
+from hierattn.data.tables import (
+    ID_COLUMNS,
+    LABEL_COLUMNS,
+    TEXT_COLUMNS,
+    cell_text,
+    find_column,
+    pick_column,
+    read_table,
+)
 from hierattn.errors import DataError
 from hierattn.evaluation import classification_metrics
 from hierattn.inference import predict_batches
