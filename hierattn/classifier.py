@@ -1,5 +1,6 @@
 """`TextClassifier`: raw strings in, one `.keras` file out."""
 
+import contextlib
 import sys
 
 import keras
@@ -8,10 +9,12 @@ import numpy as np
 from hierattn.data.dataset import LabelMap, stratified_split
 from hierattn.data.pipeline import make_eval_dataset, make_train_dataset
 from hierattn.defaults import BACKBONES, CLIPNORM, MODELS, PREPROCESSING, TRAINING
+from hierattn.distribute import step_logs_for
 from hierattn.errors import DataError
 from hierattn.preprocessor import TextPreprocessor, as_texts
 from hierattn.inference import predict_batches
 from hierattn.layers import ContextAttention  # noqa: F401  (registers every layer a backbone is made of)
+from hierattn.metrics import ExamplesSeen
 
 _MODEL_KWARGS = ("name", "trainable", "dtype")
 
@@ -19,6 +22,17 @@ _MODEL_KWARGS = ("name", "trainable", "dtype")
 def default_optimizer(learning_rate=TRAINING["learning_rate"]):
     """The tuned optimizer: Adam with gradients clipped to norm 1."""
     return keras.optimizers.Adam(learning_rate, clipnorm=CLIPNORM)
+
+
+@contextlib.contextmanager
+def _dtype_policy(policy):
+    """Layers made inside take `policy` (e.g. mixed_float16); the global policy is restored after."""
+    previous = keras.config.dtype_policy()
+    keras.config.set_dtype_policy(policy)
+    try:
+        yield
+    finally:
+        keras.config.set_dtype_policy(previous)
 
 
 def _is_texts(x):
@@ -60,8 +74,11 @@ class TextClassifier(keras.Model):
         max_sentences, max_words, sequence_length, min_count, max_vocab:
             `TextPreprocessor` settings (when `preprocessor` is `None`).
         **kwargs: Arguments of the backbone builder (e.g. `embedding_dim`,
-            `num_layers`, `attention`), and Keras's `name`, `dtype`,
-            `trainable`.
+            `num_layers`, `attention`), and Keras's `name`, `trainable` and
+            `dtype`: with `dtype="mixed_float16"` the backbone computes in
+            float16 with float32 weights (softmax outputs and attention
+            normalisation stay float32) and `compile` wraps the optimizer in
+            Keras's `LossScaleOptimizer`.
 
     Example:
 
@@ -146,8 +163,9 @@ class TextClassifier(keras.Model):
             options = dict(self.backbone_options)
             if self.architecture == "transformer":
                 options["sequence_length"] = self.preprocessor.sequence_length
-            self.backbone = BUILDERS[self.architecture](len(self.preprocessor.vocabulary), len(self.label_names),
-                                                        **options)
+            with _dtype_policy(self.dtype_policy):
+                self.backbone = BUILDERS[self.architecture](len(self.preprocessor.vocabulary),
+                                                            len(self.label_names), **options)
             self._initialise_embeddings(texts, unlabeled, verbose)
             self.built = True
         return self
@@ -201,12 +219,16 @@ class TextClassifier(keras.Model):
         """Keras `compile`, with tuned `"auto"` defaults.
 
         `"auto"`: Adam (learning rate 1e-3, gradients clipped to norm 1),
-        categorical cross-entropy, and accuracy.
+        categorical cross-entropy, accuracy, and `examples`
+        (`hierattn.metrics.ExamplesSeen`: the documents of the epoch, counted
+        over all replicas and workers under `tf.distribute`).
         """
+        if metrics == "auto":
+            metrics = [keras.metrics.CategoricalAccuracy(name="accuracy"), ExamplesSeen()]
         super().compile(
             optimizer=default_optimizer() if optimizer == "auto" else optimizer,
             loss=keras.losses.CategoricalCrossentropy() if loss == "auto" else loss,
-            metrics=[keras.metrics.CategoricalAccuracy(name="accuracy")] if metrics == "auto" else metrics,
+            metrics=metrics,
             **kwargs,
         )
 
@@ -217,20 +239,41 @@ class TextClassifier(keras.Model):
         if self.built:
             self.optimizer.build(self.trainable_variables)
 
+    def train_step(self, data):
+        return step_logs_for(self.distribute_strategy, super().train_step(data))
+
+    def test_step(self, data):
+        return step_logs_for(self.distribute_strategy, super().test_step(data))
+
+    def _maybe_symbolic_build(self, iterator=None, data_batch=None):
+        # Under a strategy, Keras learns the input shapes by averaging one
+        # distributed batch over the replicas, which breaks when replicas hold
+        # batches of different lengths and under MultiWorkerMirroredStrategy
+        # (keras-team/keras#20585). The classifier knows its input and target
+        # shapes, so it builds from those instead.
+        if self.adapted and data_batch is None:
+            rank = 3 if self.preprocessor.mode == "hierarchical" else 2
+            data_batch = (np.ones((1,) * rank, np.int32), np.zeros((1, len(self.label_names)), np.float32))
+            iterator = None
+        super()._maybe_symbolic_build(iterator=iterator, data_batch=data_batch)
+
     def fit(self, x=None, y=None, batch_size=None, epochs=None, verbose="auto", callbacks=None, validation_split=0.0,
             validation_data=None, class_weight=None, initial_epoch=0, unlabeled=None, **kwargs):
         """Keras `fit` on raw texts and their labels.
 
         The first call adapts the classifier (`adapt`) to the training part.
         Batches group documents of similar length and trim their padding.
-        Unless `callbacks` holds an `EarlyStopping`, training with validation
-        data stops when the validation loss has not improved for 2 epochs and
+        Under a `tf.distribute` strategy (the classifier made in its scope),
+        each replica gets its share of every batch, and each text is seen
+        once per epoch across all replicas and workers. Unless `callbacks`
+        holds an `EarlyStopping`, training with validation data stops when the validation loss has not improved for 2 epochs and
         keeps the best epoch's weights.
 
         Args:
             x: Training texts.
             y: Their labels (any values: strings or numbers).
-            batch_size: Documents per batch (default 64).
+            batch_size: Documents per batch (default 64); under
+                `tf.distribute`, the global batch, split between the replicas.
             epochs: Most epochs (default 8).
             verbose: Keras verbosity; `"auto"`: a progress bar on a terminal,
                 one line per epoch otherwise.
@@ -265,14 +308,16 @@ class TextClassifier(keras.Model):
         if not self.compiled:
             self.compile()
         num_classes = len(self.label_names)
+        strategy = self.distribute_strategy
         train_set = make_train_dataset(self.preprocessor(texts, progress=bool(verbose)), self.label_ids(labels),
-                                       batch_size, self.seed, num_classes, first_epoch=initial_epoch)
+                                       batch_size, self.seed, num_classes, first_epoch=initial_epoch,
+                                       strategy=strategy)
         callbacks = list(callbacks or [])
         val_set = None
         if validation_data is not None:
             val_texts, val_labels = validation_data
             val_set = make_eval_dataset(self.preprocessor(as_texts(val_texts)), self.label_ids(val_labels),
-                                        batch_size * 4, num_classes)
+                                        batch_size * 4, num_classes, strategy=strategy)
             if not any(isinstance(c, keras.callbacks.EarlyStopping) for c in callbacks):
                 callbacks.append(keras.callbacks.EarlyStopping(patience=TRAINING["patience"],
                                                                restore_best_weights=True))
@@ -283,7 +328,8 @@ class TextClassifier(keras.Model):
         """Keras `evaluate`; on texts and labels it returns a dict of the compiled metrics."""
         if not _is_texts(x):
             return super().evaluate(x, y, batch_size=batch_size, verbose=verbose, **kwargs)
-        dataset = make_eval_dataset(self.preprocessor(x), self.label_ids(y), batch_size or 128, len(self.label_names))
+        dataset = make_eval_dataset(self.preprocessor(x), self.label_ids(y), batch_size or 128, len(self.label_names),
+                                    strategy=self.distribute_strategy)
         return super().evaluate(dataset, verbose=verbose, return_dict=True, **kwargs)
 
     # -- using it -------------------------------------------------------

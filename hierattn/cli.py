@@ -132,7 +132,7 @@ class Embeddings(click.ParamType):
 
 
 def train_options(function):
-    from hierattn.defaults import MODELS, TRAINING
+    from hierattn.defaults import DISTRIBUTE, MODELS, TRAINING
 
     options = [
         click.option("--model", type=click.Choice(MODELS), default="han", show_default=True),
@@ -140,12 +140,9 @@ def train_options(function):
                      help="Most epochs (early stopping on the validation loss)."),
         click.option("--batch-size", type=click.IntRange(1), default=TRAINING["batch_size"], show_default=True),
         click.option("--learning-rate", type=FiniteFloat(), default=TRAINING["learning_rate"], show_default=True),
-        click.option("--max-sentences", type=click.IntRange(1), default=None, show_default=_shown("max_sentences"),
-                     help="Sentences per document (han)."),
-        click.option("--max-words", type=click.IntRange(1), default=None, show_default=_shown("max_words"),
-                     help="Words per sentence (han)."),
-        click.option("--sequence-length", type=click.IntRange(1), default=None,
-                     show_default=_shown("sequence_length"), help="Words per document (transformer, rnn)."),
+        click.option("--max-length", default=None, metavar="SxW|N", show_default=_shown("max_sentences"),
+                     help="How much of each document is read: sentences x words per sentence for han (e.g. 30x40), "
+                          "words for transformer and rnn (e.g. 400)."),
         click.option("--embedding-dim", type=click.IntRange(1), default=None, show_default=_shown("embedding_dim")),
         click.option("--embeddings", type=Embeddings(), default=TRAINING["embeddings"], show_default=True,
                      help="Start the word embeddings from word2vec trained on the training (and unlabelled) texts, "
@@ -162,6 +159,11 @@ def train_options(function):
                      show_default="runs/<model>-<dataset>-<time>", help="Run directory; never overwritten."),
         click.option("--resume", type=click.Path(file_okay=False), default=None, metavar="RUN_DIR",
                      show_default="off", help="Continue the interrupted run in RUN_DIR, with its own settings."),
+        click.option("--distribute", type=click.Choice(DISTRIBUTE), default="none", show_default=True,
+                     help="TensorFlow's MirroredStrategy (this machine's GPUs) or MultiWorkerMirroredStrategy "
+                          "(machines in TF_CONFIG; README, More than one machine). --batch-size is the global batch."),
+        click.option("--mixed-precision", is_flag=True, default=False, show_default="off",
+                     help="Compute in float16 with float32 weights (Keras mixed_float16); for GPUs."),
     ]
     for option in reversed(options):
         function = option(function)
@@ -174,14 +176,14 @@ def encoding_option(function):
                              "undecodable bytes are an error, never replaced.")(function)
 
 
-SETTINGS = ("model", "epochs", "batch_size", "learning_rate", "max_sentences", "max_words", "sequence_length",
-            "embedding_dim", "embeddings", "seed", "limit")
+SETTINGS = ("model", "epochs", "batch_size", "learning_rate", "max_length", "embedding_dim", "embeddings", "seed",
+            "limit", "mixed_precision")
 
 
 def _config(options):
     """The `TrainConfig` the options (and --config FILE) describe, checked before any data is read."""
     from hierattn.jsonfile import read_json_object
-    from hierattn.training import TrainConfig
+    from hierattn.training import TrainConfig, length_settings
 
     context = click.get_current_context()
     given = {name: options[name] for name in SETTINGS
@@ -191,13 +193,21 @@ def _config(options):
             raise click.UsageError("--resume continues a run with its own settings: give no other training option")
         return None
     values = read_json_object(options["config_file"]) if options["config_file"] else {}
+    if "max_length" in given:
+        given.update(length_settings({**values, **given}.get("model", "han"), given.pop("max_length")))
     return TrainConfig.from_dict({**values, **given}).validate()
 
 
 def _check_output(options):
     """Refuses a run directory that cannot be written (or resumed), before any data is read."""
+    from hierattn.distribute import is_chief_in_tf_config
     from hierattn.runs import ensure_new_or_resumable
 
+    if options["distribute"] == "multi-worker":
+        if not (options["output"] or options["resume"]):
+            raise click.UsageError("--distribute multi-worker needs --output: the same run directory on every worker")
+        if not is_chief_in_tf_config():
+            return  # the chief writes the run directory, and may have made it already
     if options["output"]:
         ensure_new_or_resumable(options["output"], False)
     if options["resume"]:
@@ -212,8 +222,11 @@ def _run_training(options, config, dataset_name, train_data, test_data, unlabele
     output = pathlib.Path(resume or options["output"] or new_run_dir("runs", config.model, dataset_name))
     click.echo(f"run directory: {output}")
     run = train(train_data, test_data, config, output, unlabeled=unlabeled, resume=bool(resume),
-                dataset_name=dataset_name, log=click.echo)
+                dataset_name=dataset_name, log=click.echo, distribute=options["distribute"])
     _print_metrics(run.metrics)
+    if not run.chief:
+        click.echo(f"\nthis worker wrote nothing; the chief wrote {output}/")
+        return
     click.echo(f"\nwrote {output}/: model.keras (the whole classifier), config.json, history.csv, metrics.json, "
                f"logs/ (TensorBoard: tensorboard --logdir {output}/logs)")
     click.echo(f'explain a prediction: python cli.py explain "your text" --run {output} '

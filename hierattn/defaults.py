@@ -66,6 +66,11 @@ TRAINING = {
 }
 CLIPNORM = 1.0
 
+# How training is spread over devices (`hierattn.distribute`): TensorFlow's
+# MirroredStrategy (the GPUs of one machine) or MultiWorkerMirroredStrategy
+# (several machines, from TF_CONFIG).
+DISTRIBUTE = ("none", "mirrored", "multi-worker")
+
 
 # The columns of a table tried, in order, when none is named.
 TEXT_COLUMNS = ("text", "review", "sentence", "content", "document", "body")

@@ -121,13 +121,16 @@ class Run:
         classifier: Its `TextClassifier`.
         config: Its training configuration (dict, as in config.json).
         metrics: What metrics.json holds, or None.
+        chief: False for the run of a non-chief worker of a multi-worker
+            cluster, which the chief wrote to `path` (see `hierattn.training.train`).
     """
 
-    def __init__(self, path, classifier, config, metrics=None):
+    def __init__(self, path, classifier, config, metrics=None, chief=True):
         self.path = pathlib.Path(path)
         self.classifier = classifier
         self.config = config
         self.metrics = metrics
+        self.chief = chief
 
 
 def load_run(path=None, root=DEFAULT_ROOT):

@@ -6,6 +6,7 @@ import math
 import os
 import pathlib
 import shutil
+import tempfile
 import time
 
 from hierattn import __version__
@@ -17,6 +18,26 @@ from hierattn.jsonfile import load_json, save_json
 from hierattn.runs import CONFIG_FORMAT, Run, RunError, ensure_new_or_resumable, now, read_status, write_status
 
 LENGTH_LIMITS = {"max_sentences": ("han",), "max_words": ("han",), "sequence_length": ("transformer", "rnn")}
+
+
+def length_settings(model, text):
+    """The length limits a `--max-length` value sets: `SxW` for han, `N` for the flat models.
+
+    Raises:
+        HierattnError: A value of the wrong form for `model`, in one line.
+    """
+    parts = str(text).lower().replace(" ", "").split("x")
+    try:
+        numbers = [int(part) for part in parts]
+    except ValueError:
+        numbers = []
+    hierarchical = model == "han"
+    if len(numbers) != (2 if hierarchical else 1) or min(numbers) < 1:
+        form = "SENTENCESxWORDS, e.g. 30x40" if hierarchical else "a number of words, e.g. 400"
+        raise HierattnError(f"--max-length for the {model} model is {form}; got {text!r}")
+    if hierarchical:
+        return {"max_sentences": numbers[0], "max_words": numbers[1]}
+    return {"sequence_length": numbers[0]}
 
 
 @dataclasses.dataclass
@@ -44,6 +65,7 @@ class TrainConfig:
     min_count: int = PREPROCESSING["min_count"]
     max_vocab: int = PREPROCESSING["max_vocab"]
     limit: int = None
+    mixed_precision: bool = False
     backbone: dict = dataclasses.field(default_factory=dict)
     data: dict = dataclasses.field(default_factory=dict)
 
@@ -93,6 +115,8 @@ class TrainConfig:
         if self.embeddings not in ("word2vec", "none") and not os.path.isfile(str(self.embeddings)):
             raise HierattnError(f"embeddings must be word2vec, none or a word-vector file; {self.embeddings} is none "
                                 "of these")
+        if not isinstance(self.mixed_precision, bool):
+            raise HierattnError(f"mixed_precision must be true or false, not {self.mixed_precision!r}")
         if self.limit is not None and self.limit < 4:
             raise HierattnError("--limit must be at least 4 documents")
         return self
@@ -123,7 +147,8 @@ def make_classifier(config, label_names=None):
     return TextClassifier(
         config.model, label_names=label_names, embeddings=config.embeddings, pretrain_epochs=config.pretrain_epochs, seed=config.seed,
         max_sentences=config.max_sentences, max_words=config.max_words, sequence_length=config.sequence_length,
-        min_count=config.min_count, max_vocab=config.max_vocab, **config.backbone)
+        min_count=config.min_count, max_vocab=config.max_vocab,
+        dtype="mixed_float16" if config.mixed_precision else None, **config.backbone)
 
 
 def _history(history_file):
@@ -144,15 +169,22 @@ def load_config(output):
 
 
 def train(train_data, test_data, config, output, unlabeled=None, resume=False, dataset_name="data", log=print,
-          verbose="auto", callbacks=None):
+          verbose="auto", callbacks=None, distribute=None):
     """Trains a `TextClassifier` and writes a complete run directory.
 
     Holds out a stratified validation part of `train_data`, fits the
     classifier (`TextClassifier.fit`), early-stops on the validation loss and
     keeps the best epoch, evaluates once on `test_data` (if given), and saves
     everything (see `hierattn.runs`). Resumable: with `resume=True` an
-    interrupted run continues from its last finished epoch. Works inside a
-    `tf.distribute` strategy scope.
+    interrupted run continues from its last finished epoch.
+
+    Distributed (`distribute`, or inside a `tf.distribute` strategy scope),
+    each batch is shared between the replicas, each document is seen once
+    per epoch across all of them, and history.csv's `examples` column counts
+    them. Only the chief writes `output`; every other worker of a
+    multi-worker cluster trains in a private temporary copy of the run
+    directory, deleted at the end (resuming, it starts from a copy of the
+    chief's `output`, which it must be able to read).
 
     Args:
         train_data: `TextDataset` for training (validation is carved from it).
@@ -165,11 +197,38 @@ def train(train_data, test_data, config, output, unlabeled=None, resume=False, d
         log: Function printing progress messages.
         verbose: Keras `fit` verbosity.
         callbacks: Extra Keras callbacks for `fit`.
+        distribute: `"none"`/`None` (the strategy in effect), `"mirrored"`
+            or `"multi-worker"` (`TF_CONFIG`); see `hierattn.distribute`.
 
     Returns:
         The finished `Run`; its `metrics` attribute holds what metrics.json
-        holds.
+        holds (on a non-chief worker: the validation metrics only).
     """
+    from hierattn.distribute import is_chief, make_strategy
+
+    strategy = make_strategy(distribute)  # first: MultiWorkerMirroredStrategy must precede any TensorFlow work
+    if is_chief(strategy):
+        return _train(train_data, test_data, config, output, unlabeled, resume, dataset_name, log, verbose,
+                      callbacks, strategy)
+    output = pathlib.Path(output)
+    scratch = pathlib.Path(tempfile.mkdtemp(prefix="hierattn-worker-"))
+    try:
+        private = scratch / "run"
+        if resume:
+            ensure_new_or_resumable(output, True)
+            shutil.copytree(output, private)
+        log(f"{strategy.cluster_resolver.task_type} {strategy.cluster_resolver.task_id}: training in {private}; "
+            f"the chief writes {output}")
+        run = _train(train_data, test_data, config, private, unlabeled, resume, dataset_name, lambda message: None,
+                     0, callbacks, strategy, chief=False)
+        return Run(output, run.classifier, run.config, run.metrics, chief=False)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _train(train_data, test_data, config, output, unlabeled, resume, dataset_name, log, verbose, callbacks, strategy,
+           chief=True):
+    """`train` in one process; `chief=False`: skip the test evaluation and the final model file."""
     output = pathlib.Path(output)
     resuming = ensure_new_or_resumable(output, resume)
     if resuming:
@@ -185,9 +244,9 @@ def train(train_data, test_data, config, output, unlabeled=None, resume=False, d
     check_backbone(config)
 
     import keras
-    import tensorflow as tf
 
     from hierattn.callbacks import StopOnNaN
+    from hierattn.distribute import describe
     from hierattn.classifier import default_optimizer
     from hierattn.runs import load_classifier
 
@@ -199,12 +258,13 @@ def train(train_data, test_data, config, output, unlabeled=None, resume=False, d
     checkpoints = output / "checkpoints"
     adapted_file = checkpoints / "adapted.keras"
     keras.utils.set_random_seed(config.seed)
-    with tf.distribute.get_strategy().scope():
+    with strategy.scope():
         if resuming:
             log(f"resuming {output}")
             classifier = load_classifier(adapted_file)
         else:
-            write_status(output, status="training", dataset=dataset_name, created=now(), hierattn_version=__version__)
+            write_status(output, status="training", dataset=dataset_name, created=now(), hierattn_version=__version__,
+                         distribution=describe(strategy))
             classifier = make_classifier(config, names)
             classifier.adapt(fit_texts, fit_labels, unlabeled=unlabeled, verbose=verbose)
             for name, models in LENGTH_LIMITS.items():  # the limits adapt chose, for the record
@@ -247,6 +307,8 @@ def train(train_data, test_data, config, output, unlabeled=None, resume=False, d
                "embeddings": read_status(output).get("embeddings")}
     probabilities = classifier.predict_proba(validation[0])
     metrics["validation"] = classification_metrics(train_data.labels[val_idx], probabilities.argmax(1), names)
+    if not chief:
+        return Run(output, classifier, dataclasses.asdict(config), metrics)
     if test_data is not None and len(test_data):
         started = time.perf_counter()
         probabilities = classifier.predict_proba(test_data.texts, progress=True)

@@ -44,7 +44,7 @@ def test_train_csv_writes_a_run_and_says_where(trained):
 ])
 def test_train_other_models(tiny_csv, tmp_path, model, settings, expected):
     (tmp_path / "settings.json").write_text(json.dumps(settings))
-    result = invoke("train", "csv", tiny_csv[0], "--model", model, "--sequence-length", "16", "--config",
+    result = invoke("train", "csv", tiny_csv[0], "--model", model, "--max-length", "16", "--config",
                     tmp_path / "settings.json", "--output", tmp_path / "run", *TINY)
     assert result.exit_code == 0, result.output
     assert "test:" not in result.output and "validation: accuracy" in result.output
@@ -58,7 +58,7 @@ def test_train_csv_unlabeled_texts_reach_word2vec_and_the_vocabulary(tiny_csv, t
     # "zyzzyva" occurs only in the unlabelled file: it joins the vocabulary only if those texts are used.
     (tmp_path / "extra.txt").write_text("A zyzzyva film. Really zyzzyva!\n\n" * 30)
     base = ["train", "csv", tiny_csv[0], "--unlabeled", tmp_path / "extra.txt", "--epochs", "1", "--batch-size", "16",
-            "--embedding-dim", "8", "--model", "transformer", "--sequence-length", "16"]
+            "--embedding-dim", "8", "--model", "transformer", "--max-length", "16"]
     result = invoke(*base, "--output", tmp_path / "w2v")
     assert result.exit_code == 0, result.output
     assert "30 unlabelled texts" in result.output and "on 174 texts" in result.output  # 144 training + 30
@@ -150,10 +150,15 @@ def test_error_paths(trained, tiny_csv, tmp_path):
     assert "nothing to resume" in one_line_error(invoke("train", "csv", tiny_csv[0], "--resume", tmp_path / "x"))
     assert "--resume continues a run with its own settings" in one_line_error(
         invoke("train", "csv", tiny_csv[0], "--resume", run_dir, "--epochs", "3"), code=2)
+    assert "--max-length for the rnn model is a number of words" in one_line_error(
+        invoke("train", "csv", tiny_csv[0], "--model", "rnn", "--max-length", "30x5", *TINY))
+    assert "--max-length for the han model is SENTENCESxWORDS" in one_line_error(
+        invoke("train", "csv", tiny_csv[0], "--max-length", "5", *TINY))
+    (tmp_path / "words.json").write_text('{"max_words": 5}')
     assert "max_words applies to the han" in one_line_error(
-        invoke("train", "csv", tiny_csv[0], "--model", "rnn", "--max-words", "5", *TINY))
-    assert "sequence_length applies to the transformer and rnn" in one_line_error(
-        invoke("train", "csv", tiny_csv[0], "--sequence-length", "5", *TINY))
+        invoke("train", "csv", tiny_csv[0], "--model", "rnn", "--config", tmp_path / "words.json", *TINY))
+    assert "needs --output" in one_line_error(
+        invoke("train", "csv", tiny_csv[0], "--distribute", "multi-worker", *TINY), code=2)
     bad_settings = {
         '{"depth": 3}': "unknown setting 'depth' for the han model: choose from",
         '{"teacher": "tfidf"}': "unknown setting 'teacher'",
@@ -254,5 +259,5 @@ def test_train_help_is_short_and_shows_every_default():
         assert all("[default:" in " ".join(b.split()) for b in options if "--help" not in b), command
         if command == "imdb":
             assert len(options) <= 15, [b.split()[0] for b in options]
-    for word in ("teacher", "adversarial", "distill", "runs-dir", "model-option"):
+    for word in ("teacher", "adversarial", "distill", "runs-dir", "model-option", "max-sentences", "sequence-length"):
         assert word not in invoke("train", "imdb", "--help").output

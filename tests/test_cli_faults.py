@@ -413,8 +413,9 @@ def test_bad_imdb_archives(tmp_path, kind, message):
 @pytest.mark.parametrize("option, value", [
     ("--learning-rate", "nan"), ("--learning-rate", "inf"), ("--learning-rate", "0"), ("--learning-rate", "-1e-3"),
     ("--learning-rate", "fast"), ("--epochs", "0"), ("--batch-size", "-1"), ("--limit", "2"),
-    ("--embedding-dim", "0"), ("--max-sentences", "0"), ("--model", "bert"), ("--encoding", "klingon"),
-    ("--embeddings", "glove"), ("--seed", "x"), ("--resume", "no/such/run"), ("--max-words", "many"),
+    ("--embedding-dim", "0"), ("--max-length", "0x40"), ("--model", "bert"), ("--encoding", "klingon"),
+    ("--embeddings", "glove"), ("--seed", "x"), ("--resume", "no/such/run"), ("--max-length", "many"),
+    ("--distribute", "everywhere"),
 ])
 def test_invalid_option_values(tiny_csv, tmp_path, option, value):
     refused("train", "csv", tiny_csv[0], "--output", tmp_path / "run", *TINY, option, value, folders=[tmp_path])

@@ -90,9 +90,9 @@ def test_interrupted_run_resumes_and_never_overwrites(data, tmp_path, monkeypatc
     first_epochs = []
     original = classifier.make_train_dataset
 
-    def spy(*args, first_epoch=0):
+    def spy(*args, first_epoch=0, **kwargs):
         first_epochs.append(first_epoch)
-        return original(*args, first_epoch=first_epoch)
+        return original(*args, first_epoch=first_epoch, **kwargs)
 
     monkeypatch.setattr(classifier, "make_train_dataset", spy)
     run = train(train_data, test_data, config, output, resume=True, log=lambda m: None, verbose=0)

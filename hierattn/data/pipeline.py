@@ -1,8 +1,18 @@
-"""`tf.data` input pipelines of encoded documents: length-bucketed, padding trimmed."""
+"""`tf.data` input pipelines of encoded documents: length-bucketed, padding trimmed, sharded across replicas.
+
+A pipeline is planned as global batches (lists of document indices of
+similar length). Under a `tf.distribute` strategy each global batch is cut
+into one piece per replica, and every worker's input pipeline (built by
+`Strategy.distribute_datasets_from_function`) yields only its own replicas'
+pieces, so each document is seen exactly once per epoch across all workers,
+every worker runs the same number of steps, and each piece keeps the length
+bucketing of its batch.
+"""
 
 import numpy as np
 
 from hierattn.data.encoding import bucket_batches, document_lengths, sort_batches_by_length, trim_padding
+from hierattn.errors import DataError
 
 
 def one_hot(labels, num_classes):
@@ -10,42 +20,74 @@ def one_hot(labels, num_classes):
     return np.eye(num_classes, dtype=np.float32)[np.asarray(labels, dtype=np.int64)]
 
 
-def make_train_dataset(x, y, batch_size, seed, num_classes, first_epoch=0):
-    """A `tf.data.Dataset` of length-bucketed, padding-trimmed batches.
+def make_train_dataset(x, y, batch_size, seed, num_classes, first_epoch=0, strategy=None):
+    """Training batches: length-bucketed, padding trimmed, a new shuffle every epoch.
 
-    A new shuffle every epoch (seeded by `seed` and the epoch number, counted
-    from `first_epoch`, so a resumed run sees the batches it would have seen
-    without the interruption). `y` is integer labels `(n,)`.
+    The shuffle of each epoch is seeded by `seed` and the epoch number,
+    counted from `first_epoch`, so a resumed run sees the batches it would
+    have seen without the interruption. `y` is integer labels `(n,)`;
+    `batch_size` is the global batch (split between the replicas of
+    `strategy`, if any).
     """
     lengths = document_lengths(x)
-    steps = -(-len(x) // batch_size)
-    targets = one_hot(y, num_classes)
-    epoch = [first_epoch]
-
-    def batches():
-        for index in bucket_batches(lengths, batch_size, seed=seed + epoch[0]):
-            yield trim_padding(x[index]), targets[index]
-        epoch[0] += 1
-
-    return _from_batches(batches, x.ndim, num_classes, steps)
+    return _dataset(lambda epoch: bucket_batches(lengths, batch_size, seed=seed + first_epoch + epoch),
+                    x, one_hot(y, num_classes), strategy)
 
 
-def make_eval_dataset(x, y, batch_size, num_classes):
+def make_eval_dataset(x, y, batch_size, num_classes, strategy=None):
     """Evaluation batches: sorted by length (fixed order), padding trimmed."""
-    batches_index = sort_batches_by_length(x, batch_size)
-    targets = one_hot(y, num_classes)
-
-    def batches():
-        for index in batches_index:
-            yield trim_padding(x[index]), targets[index]
-
-    return _from_batches(batches, x.ndim, num_classes, len(batches_index))
+    batches = sort_batches_by_length(x, batch_size)
+    return _dataset(lambda epoch: batches, x, one_hot(y, num_classes), strategy)
 
 
-def _from_batches(batches, rank, num_classes, steps):
-    """A dataset of known length (Keras then shows real progress bars)."""
+def replica_pieces(batches, num_replicas):
+    """Cuts each global batch into `num_replicas` pieces of nearly equal size.
+
+    A last batch too small to give every replica a document is merged into
+    the one before, so no replica ever gets an empty piece.
+
+    Args:
+        batches: Global batches (index arrays), each index once.
+        num_replicas: Replicas in sync.
+
+    Returns:
+        A list with, for each step, a list of `num_replicas` index arrays.
+
+    Raises:
+        DataError: Fewer documents than replicas.
+    """
+    batches = [np.asarray(b) for b in batches]
+    if len(batches) > 1 and len(batches[-1]) < num_replicas:
+        batches[-2:] = [np.concatenate(batches[-2:])]
+    if not batches or len(batches[0]) < num_replicas:
+        raise DataError(f"{sum(len(b) for b in batches)} documents cannot be shared between {num_replicas} replicas")
+    return [np.array_split(batch, num_replicas) for batch in batches]
+
+
+def _dataset(plan, x, targets, strategy):
+    """The dataset of `plan(epoch)`'s batches, distributed by `strategy` (`None`: not distributed)."""
     import tensorflow as tf
 
-    signature = (tf.TensorSpec((None,) * rank, tf.int32), tf.TensorSpec((None, num_classes), tf.float32))
-    dataset = tf.data.Dataset.from_generator(batches, output_signature=signature)
-    return dataset.apply(tf.data.experimental.assert_cardinality(steps)).prefetch(2)
+    num_replicas = strategy.num_replicas_in_sync if strategy is not None else 1
+    steps = len(replica_pieces(plan(0), num_replicas))
+    signature = (tf.TensorSpec((None,) * x.ndim, tf.int32), tf.TensorSpec((None, targets.shape[1]), tf.float32))
+
+    def dataset_fn(context=None):
+        pipelines, pipeline = (context.num_input_pipelines, context.input_pipeline_id) if context else (1, 0)
+        per_pipeline = num_replicas // pipelines
+        mine = slice(pipeline * per_pipeline, (pipeline + 1) * per_pipeline)
+        epoch = [0]
+
+        def batches():
+            for pieces in replica_pieces(plan(epoch[0]), num_replicas):
+                for index in pieces[mine]:
+                    yield trim_padding(x[index]), targets[index]
+            epoch[0] += 1
+
+        dataset = tf.data.Dataset.from_generator(batches, output_signature=signature)
+        # A known length: Keras then shows real progress bars.
+        return dataset.apply(tf.data.experimental.assert_cardinality(steps * per_pipeline)).prefetch(2)
+
+    if strategy is None:
+        return dataset_fn()
+    return strategy.distribute_datasets_from_function(dataset_fn)

@@ -14,10 +14,10 @@ def check_common(vocabulary_size, num_classes, embedding_dim, dropout):
 
 
 def classifier_head(features, num_classes, dropout):
-    """Dropout and a softmax layer named `probabilities`."""
+    """Dropout and a softmax layer named `probabilities`, computed in float32 also under mixed precision."""
     if dropout:
         features = keras.layers.Dropout(dropout, name="head_dropout")(features)
-    return keras.layers.Dense(num_classes, activation="softmax", name="probabilities")(features)
+    return keras.layers.Dense(num_classes, activation="softmax", dtype="float32", name="probabilities")(features)
 
 
 def recurrent(cell, units, name, return_sequences=True, return_state=False):
