@@ -127,3 +127,35 @@ def test_a_backbone_built_by_hand(reviews):
     clf = hierattn.TextClassifier(backbone, preprocessor=preprocessor, embeddings="none")
     clf.fit(texts, labels, epochs=1, verbose=0)
     assert clf.backbone is backbone and clf.label_names == ["neg", "pos"]
+
+
+@pytest.mark.parametrize("model", ["han", "transformer", "rnn"])
+def test_mixed_precision_is_correct_on_cpu(reviews, tmp_path, model):
+    from hierattn.models import attention_outputs
+
+    texts, labels = reviews
+    before = keras.config.dtype_policy().name
+    clf = hierattn.TextClassifier(model, embeddings="none", min_count=1, dtype="mixed_float16", **TINY_OPTIONS[model])
+    history = clf.fit(texts, labels, epochs=2, batch_size=16, validation_split=0.2, verbose=0)
+    assert keras.config.dtype_policy().name == before  # the process-wide policy is untouched
+    assert isinstance(clf.optimizer, keras.optimizers.LossScaleOptimizer)
+    assert np.all(np.isfinite(history.history["loss"] + history.history["val_loss"]))
+    probabilities = clf.predict_proba(texts[:8] + ["Dull."])
+    assert probabilities.dtype == np.float32
+    np.testing.assert_allclose(probabilities.sum(axis=1), 1.0, atol=1e-6)
+
+    ids = clf.preprocessor(["The film was great. I found the acting superb! Mr. Smith directed it.", "Dull."])
+    outputs = attention_outputs(clf.backbone)(ids)
+    weights = [np.asarray(outputs[name]) for name in outputs if name != "probabilities"]
+    assert weights and all(w.dtype == np.float16 for w in weights)
+    word_mask = ids != 0
+    for w in weights:
+        mask = word_mask if w.shape == word_mask.shape else word_mask.any(axis=-1)
+        assert np.all(w[~mask] == 0)  # exactly zero on padding
+        np.testing.assert_allclose(w.astype(np.float32).sum(axis=-1)[mask.any(axis=-1)], 1.0, atol=2e-3)
+
+    clf.save(tmp_path / "mixed.keras")
+    loaded = keras.saving.load_model(tmp_path / "mixed.keras")
+    assert loaded.backbone.get_layer("embedding").dtype_policy.name == "mixed_float16"
+    assert loaded.backbone.get_layer("probabilities").dtype_policy.name == "float32"
+    np.testing.assert_allclose(loaded.predict_proba(texts[:8]), probabilities[:8], atol=1e-6)

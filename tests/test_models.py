@@ -99,3 +99,45 @@ def test_training_step_lowers_the_loss(han, rng):
     for _ in range(15):
         last = han.train_on_batch(ids, y)
     assert last < first
+
+
+@pytest.mark.parametrize("builder, cell", [(build_han, "gru"), (build_han, "lstm"), (build_rnn, "gru"),
+                                           (build_rnn, "lstm")])
+def test_recurrent_layers_meet_cudnn_conditions(builder, cell):
+    # Keras runs a GRU/LSTM on cuDNN when a GPU is present and these hold
+    # (Keras's own checks): default activations, bias, no unrolling, no
+    # recurrent dropout, use_cudnn "auto", and right-padded masks (below).
+    from keras.src.backend.tensorflow.rnn import _do_gru_arguments_support_cudnn, _do_lstm_arguments_support_cudnn
+
+    model = builder(30, 2, embedding_dim=8, cell=cell)
+    recurrent = [inner for layer in model._flatten_layers() if isinstance(layer, keras.layers.Bidirectional)
+                 for inner in (layer.forward_layer, layer.backward_layer)]
+    assert len(recurrent) == (4 if builder is build_han else 2)
+    for layer in recurrent:
+        assert layer.use_cudnn == "auto" and layer.recurrent_dropout == 0 and not layer.unroll, layer.name
+        cell_ = layer.cell
+        if isinstance(layer, keras.layers.GRU):
+            assert _do_gru_arguments_support_cudnn(cell_.activation, cell_.recurrent_activation, layer.unroll,
+                                                   cell_.use_bias, cell_.reset_after), layer.name
+        else:
+            assert _do_lstm_arguments_support_cudnn(cell_.activation, cell_.recurrent_activation, layer.unroll,
+                                                    cell_.use_bias), layer.name
+
+
+@pytest.mark.parametrize("mode", ["hierarchical", "flat"])
+def test_encoded_batches_are_right_padded_for_cudnn(mode):
+    from keras.src.backend.tensorflow.rnn import _is_sequence_right_padded
+
+    from conftest import make_reviews
+    from hierattn.data.encoding import trim_padding
+    from hierattn.preprocessor import TextPreprocessor
+
+    texts, _ = make_reviews(40)
+    preprocessor = TextPreprocessor(mode, min_count=1)
+    preprocessor.adapt(texts + ["One.", "Two words. Then three more words here! And a fourth sentence."],
+                       progress=False)
+    ids = trim_padding(preprocessor(texts[:20] + ["Short.", "Two words. Then three more words here!"]))
+    words = ids.reshape(-1, ids.shape[-1]) != 0  # what the word encoder sees (all sentences folded into the batch)
+    assert bool(_is_sequence_right_padded(words))
+    if mode == "hierarchical":
+        assert bool(_is_sequence_right_padded(words.reshape(ids.shape).any(axis=-1)))  # the sentence encoder's

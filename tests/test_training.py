@@ -13,7 +13,7 @@ from hierattn.errors import HierattnError
 from hierattn.runs import RunError, load_run, read_status
 from hierattn.data.dataset import sample
 from hierattn.data.pipeline import make_train_dataset
-from hierattn.training import TrainConfig, check_backbone, train
+from hierattn.training import TrainConfig, check_backbone, length_settings, train
 
 
 def tiny_config(model="han", **kwargs):
@@ -225,3 +225,29 @@ def test_pretrained_vectors_are_rescaled_only_for_the_sinusoidal_embedding(data,
             assert np.std(weights[1:]) == pytest.approx(16 ** -0.5, rel=1e-3)
         else:
             assert np.std(film) > 0.2
+
+
+@pytest.mark.parametrize("model, text, settings", [
+    ("han", "30x40", {"max_sentences": 30, "max_words": 40}), ("han", "12 X 7", {"max_sentences": 12, "max_words": 7}),
+    ("transformer", "400", {"sequence_length": 400}), ("rnn", "64", {"sequence_length": 64}),
+])
+def test_max_length_sets_the_limits_of_the_model(model, text, settings):
+    assert length_settings(model, text) == settings
+
+
+@pytest.mark.parametrize("model, text", [("han", "40"), ("han", "0x40"), ("han", "axb"), ("rnn", "30x40"),
+                                         ("transformer", "-5")])
+def test_max_length_of_the_wrong_form_is_refused(model, text):
+    with pytest.raises(HierattnError, match=f"--max-length for the {model} model is"):
+        length_settings(model, text)
+
+
+def test_mixed_precision_setting_reaches_the_saved_classifier(data, tmp_path):
+    train_data, _ = data
+    with pytest.raises(HierattnError, match="mixed_precision must be true or false"):
+        tiny_config("han", mixed_precision="yes").validate()
+    run = train(train_data, None, tiny_config("han", epochs=1, mixed_precision=True), tmp_path / "run",
+                log=lambda m: None, verbose=0)
+    assert json.loads((tmp_path / "run" / "config.json").read_text())["mixed_precision"] is True
+    assert load_run(tmp_path / "run").classifier.backbone.get_layer("word_encoder").dtype_policy.name == "mixed_float16"
+    assert run.classifier.dtype_policy.name == "mixed_float16"
