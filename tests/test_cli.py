@@ -54,6 +54,16 @@ def test_train_other_models(tiny_csv, tmp_path, model, settings, expected):
         assert value.items() <= config[key].items() if isinstance(value, dict) else config[key] == value, key
 
 
+def test_train_mirrored_with_mixed_precision(tiny_csv, tmp_path):
+    result = invoke("train", "csv", tiny_csv[0], "--distribute", "mirrored", "--mixed-precision", "--max-length",
+                    "4x12", "--output", tmp_path / "run", *TINY)
+    assert result.exit_code == 0, result.output
+    assert "MirroredStrategy, 1 replica in sync" in (tmp_path / "run" / "run.json").read_text()
+    config = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert config["mixed_precision"] is True and (config["max_sentences"], config["max_words"]) == (4, 12)
+    assert "examples" in (tmp_path / "run" / "history.csv").read_text().splitlines()[0]
+
+
 def test_train_csv_unlabeled_texts_reach_word2vec_and_the_vocabulary(tiny_csv, tmp_path):
     # "zyzzyva" occurs only in the unlabelled file: it joins the vocabulary only if those texts are used.
     (tmp_path / "extra.txt").write_text("A zyzzyva film. Really zyzzyva!\n\n" * 30)
