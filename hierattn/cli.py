@@ -258,14 +258,13 @@ def train_imdb(source, **options):
     """
     from hierattn.data import load_imdb, locate_imdb
     from hierattn.runs import describe_source
-    from hierattn.training import check_backbone, load_config
+    from hierattn.training import load_config
 
     config = _config(options)
     _check_output(options)
     located = locate_imdb(source)
     if config is None:
         config = load_config(options["resume"])
-    check_backbone(config)
     config.data = {"imdb": describe_source(located)}
     splits = ("train", "test", "unsup") if config.uses_unlabeled else ("train", "test")
     datasets = load_imdb(located, splits=splits)  # train() cuts every part to --limit

@@ -246,8 +246,8 @@ def _train(train_data, test_data, config, output, unlabeled, resume, dataset_nam
     import keras
 
     from hierattn.callbacks import StopOnNaN
-    from hierattn.distribute import describe
     from hierattn.classifier import default_optimizer
+    from hierattn.distribute import describe
     from hierattn.runs import load_classifier
 
     names = train_data.label_map.names
@@ -263,8 +263,7 @@ def _train(train_data, test_data, config, output, unlabeled, resume, dataset_nam
             log(f"resuming {output}")
             classifier = load_classifier(adapted_file)
         else:
-            write_status(output, status="training", dataset=dataset_name, created=now(), hierattn_version=__version__,
-                         distribution=describe(strategy))
+            write_status(output, status="training", dataset=dataset_name, created=now(), hierattn_version=__version__)
             classifier = make_classifier(config, names)
             classifier.adapt(fit_texts, fit_labels, unlabeled=unlabeled, verbose=verbose)
             for name, models in LENGTH_LIMITS.items():  # the limits adapt chose, for the record
@@ -275,6 +274,7 @@ def _train(train_data, test_data, config, output, unlabeled, resume, dataset_nam
             checkpoints.mkdir(exist_ok=True)
             classifier.save(adapted_file)
         classifier.compile(optimizer=default_optimizer(config.learning_rate))
+    write_status(output, distribution=describe(strategy))
     preprocessor = classifier.preprocessor
     log(f"vocabulary {len(preprocessor.vocabulary):,} ids; limits: " +
         (f"{preprocessor.max_sentences} sentences x {preprocessor.max_words} words" if config.model == "han" else
