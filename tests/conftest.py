@@ -1,6 +1,8 @@
 """Test configuration: quiet TensorFlow, fixed seeds, shared fixtures."""
 
+import io
 import os
+import tarfile
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
@@ -93,3 +95,16 @@ def make_run(tiny_csv, path, model, epochs=1, **kwargs):
                          **kwargs)
     train(train_data, None, config, path, log=lambda m: None, verbose=0)
     return load_run(path).classifier
+
+
+def mini_imdb(path, member_prefix="aclImdb"):
+    """A tiny aclImdb_v1.tar.gz: 30 reviews per class in train/ and test/."""
+    with tarfile.open(path, "w:gz") as tar:
+        for split in ("train", "test"):
+            for label in ("pos", "neg"):
+                for i in range(30):
+                    data = f"A {'great' if label == 'pos' else 'awful'} film number {i}. " .encode() * 40
+                    info = tarfile.TarInfo(f"{member_prefix}/{split}/{label}/{i}_{8 if label == 'pos' else 2}.txt")
+                    info.size = len(data)
+                    tar.addfile(info, io.BytesIO(data))
+    return path

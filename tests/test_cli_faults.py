@@ -23,6 +23,7 @@ import keras
 import pytest
 from click.testing import CliRunner
 
+from conftest import mini_imdb
 from hierattn.cli import cli
 from hierattn.runs import load_run
 
@@ -369,18 +370,6 @@ def test_training_into_an_existing_run_is_refused_before_reading_data(workdir, t
 
 
 # Archives -----------------------------------------------------------------------------------------------------------
-
-def mini_imdb(path, member_prefix="aclImdb"):
-    with tarfile.open(path, "w:gz") as tar:
-        for split in ("train", "test"):
-            for label in ("pos", "neg"):
-                for i in range(30):
-                    data = f"A {'great' if label == 'pos' else 'awful'} film number {i}. " .encode() * 40
-                    info = tarfile.TarInfo(f"{member_prefix}/{split}/{label}/{i}_{8 if label == 'pos' else 2}.txt")
-                    info.size = len(data)
-                    tar.addfile(info, io.BytesIO(data))
-    return path
-
 
 @pytest.mark.parametrize("kind, message", [
     ("truncated", "is truncated"),

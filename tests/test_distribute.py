@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from conftest import TINY_OPTIONS, make_reviews
+from conftest import TINY_OPTIONS, make_reviews, mini_imdb
 from hierattn.distribute import check_tf_config, is_chief_in_tf_config, make_strategy
 from hierattn.errors import HierattnError
 
@@ -163,6 +163,18 @@ def test_two_worker_processes_train_like_one(corpus, tmp_path):
         assert abs(run.metrics[split]["accuracy"] - alone.metrics[split]["accuracy"]) <= 0.1, split
     final = float(rows[-1]["val_loss"]), float(history(single)[-1]["val_loss"])
     assert abs(final[0] - final[1]) < 0.1, final
+
+
+def test_two_workers_train_on_imdb(tmp_path):
+    # `train imdb` does no TensorFlow work before train() makes the strategy
+    # (MultiWorkerMirroredStrategy refuses to start after it).
+    archive = mini_imdb(tmp_path / "aclImdb_v1.tar.gz")
+    output = tmp_path / "imdb"
+    run_cluster([sys.executable, str(ROOT / "cli.py"), "train", "imdb", str(archive), "--output", str(output),
+                 "--embedding-dim", "8", *TRAIN], tmp_path)
+    from hierattn.runs import load_run
+
+    assert load_run(output).metrics["test"]["documents"] == 60
 
 
 def test_a_cluster_resumes_an_interrupted_run(corpus, tmp_path):
