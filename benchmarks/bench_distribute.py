@@ -16,23 +16,15 @@ import csv
 import json
 import os
 import pathlib
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
-
-def free_ports(n):
-    sockets = [socket.socket() for _ in range(n)]
-    for s in sockets:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
+from hierattn.distribute import local_cluster  # noqa: E402
 
 
 def summary(run):
@@ -56,14 +48,11 @@ def main():
     results = {}
 
     started = time.perf_counter()
-    ports = free_ports(2)
     workers = []
-    for index in range(2):
-        tf_config = {"cluster": {"worker": [f"127.0.0.1:{p}" for p in ports]},
-                     "task": {"type": "worker", "index": index}}
+    for index, tf_config in enumerate(local_cluster(2)):
         log = open(work / f"worker{index}.log", "w")
         workers.append(subprocess.Popen(command + ["--output", str(work / "cluster"), "--distribute", "multi-worker"],
-                                        env=dict(os.environ, TF_CONFIG=json.dumps(tf_config)), stdout=log,
+                                        env=dict(os.environ, TF_CONFIG=tf_config), stdout=log,
                                         stderr=subprocess.STDOUT))
     codes = [w.wait() for w in workers]
     if codes != [0, 0]:

@@ -63,6 +63,25 @@ def check_tf_config():
     return config
 
 
+def local_cluster(num_workers):
+    """`TF_CONFIG` values for a cluster of `num_workers` processes on this machine (127.0.0.1, free ports).
+
+    For trying multi-worker training on one machine: start worker `i` with
+    `TF_CONFIG=local_cluster(n)[i]`. A port is free when chosen; start the
+    workers right away.
+    """
+    import socket
+
+    sockets = [socket.socket() for _ in range(num_workers)]
+    for s in sockets:
+        s.bind(("127.0.0.1", 0))
+    workers = [f"127.0.0.1:{s.getsockname()[1]}" for s in sockets]
+    for s in sockets:
+        s.close()
+    return [json.dumps({"cluster": {"worker": workers}, "task": {"type": "worker", "index": i}})
+            for i in range(num_workers)]
+
+
 def in_multi_worker_mode(strategy):
     """Whether `strategy` spans several processes (a `MultiWorkerMirroredStrategy` over a real cluster)."""
     import tensorflow as tf

@@ -64,15 +64,20 @@ def make_reviews(n, seed=0):
     return texts, labels
 
 
+def write_corpus(folder, train=160, test=40):
+    """train.csv and test.csv of the generated corpus in `folder` (returned)."""
+    import pandas as pd
+
+    for name, n, seed in (("train", train, 0), ("test", test, 1)):
+        texts, labels = make_reviews(n, seed)
+        pd.DataFrame({"text": texts, "label": labels}).to_csv(folder / f"{name}.csv", index=False)
+    return folder
+
+
 @pytest.fixture(scope="session")
 def tiny_csv(tmp_path_factory):
     """Train and test CSV files of the generated corpus."""
-    import pandas as pd
-
-    folder = tmp_path_factory.mktemp("tiny")
-    for name, n, seed in (("train", 160, 0), ("test", 40, 1)):
-        texts, labels = make_reviews(n, seed)
-        pd.DataFrame({"text": texts, "label": labels}).to_csv(folder / f"{name}.csv", index=False)
+    folder = write_corpus(tmp_path_factory.mktemp("tiny"))
     return folder / "train.csv", folder / "test.csv"
 
 

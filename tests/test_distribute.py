@@ -4,34 +4,18 @@ import csv
 import json
 import os
 import pathlib
-import socket
 import subprocess
 import sys
 import textwrap
 
 import pytest
 
-from conftest import TINY_OPTIONS, make_reviews, mini_imdb
-from hierattn.distribute import check_tf_config, is_chief_in_tf_config, make_strategy
+from conftest import TINY_OPTIONS, mini_imdb, write_corpus
+from hierattn.distribute import check_tf_config, is_chief_in_tf_config, local_cluster, make_strategy
 from hierattn.errors import HierattnError
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 TRAIN = ["--embeddings", "none", "--epochs", "4", "--batch-size", "16", "--seed", "3"]
-
-
-def tf_config(ports, index):
-    return json.dumps({"cluster": {"worker": [f"127.0.0.1:{port}" for port in ports]},
-                       "task": {"type": "worker", "index": index}})
-
-
-def free_ports(n):
-    sockets = [socket.socket() for _ in range(n)]
-    for s in sockets:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
 
 
 def history(run):
@@ -41,12 +25,7 @@ def history(run):
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
-    import pandas as pd
-
-    folder = tmp_path_factory.mktemp("distribute")
-    for name, n, seed in (("train", 300, 0), ("test", 60, 1)):
-        texts, labels = make_reviews(n, seed)
-        pd.DataFrame({"text": texts, "label": labels}).to_csv(folder / f"{name}.csv", index=False)
+    folder = write_corpus(tmp_path_factory.mktemp("distribute"), train=300, test=60)
     (folder / "tiny.json").write_text(json.dumps(TINY_OPTIONS["han"]))
     return folder
 
@@ -67,6 +46,14 @@ def test_tf_config_is_checked_in_one_line(monkeypatch):
             check_tf_config()
     with pytest.raises(HierattnError, match="unknown distribution 'everywhere'"):
         make_strategy("everywhere")
+
+
+def test_a_local_cluster_has_free_ports_and_one_task_each():
+    configs = [json.loads(c) for c in local_cluster(3)]
+    assert [c["task"] for c in configs] == [{"type": "worker", "index": i} for i in range(3)]
+    workers = configs[0]["cluster"]["worker"]
+    assert len(set(workers)) == 3 and all(w.startswith("127.0.0.1:") for w in workers)
+    assert all(c["cluster"] == configs[0]["cluster"] for c in configs)
 
 
 @pytest.mark.parametrize("cluster, task, chief", [
@@ -111,13 +98,12 @@ def test_two_local_replicas_share_each_batch(corpus, tmp_path):
 
 def run_cluster(args, tmp_path):
     """Runs `args` as two workers on 127.0.0.1; their exit codes and outputs (each with its own TMPDIR)."""
-    ports = free_ports(2)
     workers, logs = [], []
     try:
-        for i in range(2):
+        for i, tf_config in enumerate(local_cluster(2)):
             scratch = tmp_path / f"tmp{i}"
             scratch.mkdir(exist_ok=True)
-            env = dict(os.environ, TF_CONFIG=tf_config(ports, i), TMPDIR=str(scratch))
+            env = dict(os.environ, TF_CONFIG=tf_config, TMPDIR=str(scratch))
             logs.append(open(tmp_path / f"worker{i}.log", "w+"))
             workers.append(subprocess.Popen(args + ["--distribute", "multi-worker"], cwd=ROOT, env=env, stdout=logs[i],
                                             stderr=subprocess.STDOUT))
