@@ -76,9 +76,9 @@ class TextClassifier(keras.Model):
         **kwargs: Arguments of the backbone builder (e.g. `embedding_dim`,
             `num_layers`, `attention`), and Keras's `name`, `trainable` and
             `dtype`: with `dtype="mixed_float16"` the backbone computes in
-            float16 with float32 weights (softmax outputs and attention
-            normalisation stay float32) and `compile` wraps the optimizer in
-            Keras's `LossScaleOptimizer`.
+            float16 with float32 weights (the class probabilities, and the
+            softmax inside each attention layer, are computed in float32) and
+            `compile` wraps the optimizer in Keras's `LossScaleOptimizer`.
 
     Example:
 
@@ -266,8 +266,9 @@ class TextClassifier(keras.Model):
         Under a `tf.distribute` strategy (the classifier made in its scope),
         each replica gets its share of every batch, and each text is seen
         once per epoch across all replicas and workers. Unless `callbacks`
-        holds an `EarlyStopping`, training with validation data stops when the validation loss has not improved for 2 epochs and
-        keeps the best epoch's weights.
+        holds an `EarlyStopping`, training with validation data stops when
+        the validation loss has not improved for 2 epochs and keeps the best
+        epoch's weights.
 
         Args:
             x: Training texts.
