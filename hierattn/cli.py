@@ -161,9 +161,12 @@ def train_options(function):
                      show_default="off", help="Continue the interrupted run in RUN_DIR, with its own settings."),
         click.option("--distribute", type=click.Choice(DISTRIBUTE), default="none", show_default=True,
                      help="TensorFlow's MirroredStrategy (this machine's GPUs) or MultiWorkerMirroredStrategy "
-                          "(machines in TF_CONFIG; README, More than one machine). --batch-size is the global batch."),
+                          "(machines in TF_CONFIG; README, More than one machine); the batch size is the global one."),
         click.option("--mixed-precision", is_flag=True, default=False, show_default="off",
                      help="Compute in float16 with float32 weights (Keras mixed_float16); for GPUs."),
+        click.option("--baseline/--no-baseline", default=True, show_default="on",
+                     help="Also fit TF-IDF (1-2 grams) + logistic regression on the same training split and report "
+                          "it beside the model."),
     ]
     for option in reversed(options):
         function = option(function)
@@ -177,7 +180,7 @@ def encoding_option(function):
 
 
 SETTINGS = ("model", "epochs", "batch_size", "learning_rate", "max_length", "embedding_dim", "embeddings", "seed",
-            "limit", "mixed_precision")
+            "limit", "mixed_precision", "baseline")
 
 
 def _config(options):
@@ -234,10 +237,17 @@ def _run_training(options, config, dataset_name, train_data, test_data, unlabele
 
 
 def _print_metrics(metrics):
+    baseline = metrics.get("baseline", {})
+    if "skipped" in baseline:
+        click.echo(f"no baseline: scikit-learn could not fit it ({baseline['skipped']})")
     for split in ("validation", "test"):
         if split in metrics:
             m = metrics[split]
-            click.echo(f"{split}: accuracy {m['accuracy']:.4f}, macro-F1 {m['macro_f1']:.4f} ({m['documents']:,} documents)")
+            line = f"{split}: accuracy {m['accuracy']:.4f}, macro-F1 {m['macro_f1']:.4f} ({m['documents']:,} documents)"
+            if split in baseline:
+                b = baseline[split]
+                line += f" | TF-IDF+LR baseline: accuracy {b['accuracy']:.4f}, macro-F1 {b['macro_f1']:.4f}"
+            click.echo(line)
 
 
 @cli.group()

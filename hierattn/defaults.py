@@ -66,6 +66,11 @@ TRAINING = {
 }
 CLIPNORM = 1.0
 
+# The n-gram reference every `train` run fits beside the model
+# (`hierattn.baseline`): TF-IDF of word 1-2 grams + logistic regression, the
+# reference baseline of the development datasets (../shared/datasets/devsuite).
+BASELINE = {"ngram_range": (1, 2), "min_df": 2, "sublinear_tf": True, "C": 10.0, "max_iter": 2000}
+
 # How training is spread over devices (`hierattn.distribute`): TensorFlow's
 # MirroredStrategy (the GPUs of one machine) or MultiWorkerMirroredStrategy
 # (several machines, from TF_CONFIG).

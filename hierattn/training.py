@@ -66,6 +66,7 @@ class TrainConfig:
     max_vocab: int = PREPROCESSING["max_vocab"]
     limit: int = None
     mixed_precision: bool = False
+    baseline: bool = True
     backbone: dict = dataclasses.field(default_factory=dict)
     data: dict = dataclasses.field(default_factory=dict)
 
@@ -115,8 +116,9 @@ class TrainConfig:
         if self.embeddings not in ("word2vec", "none") and not os.path.isfile(str(self.embeddings)):
             raise HierattnError(f"embeddings must be word2vec, none or a word-vector file; {self.embeddings} is none "
                                 "of these")
-        if not isinstance(self.mixed_precision, bool):
-            raise HierattnError(f"mixed_precision must be true or false, not {self.mixed_precision!r}")
+        for name in ("mixed_precision", "baseline"):
+            if not isinstance(getattr(self, name), bool):
+                raise HierattnError(f"{name} must be true or false, not {getattr(self, name)!r}")
         if self.limit is not None and self.limit < 4:
             raise HierattnError("--limit must be at least 4 documents")
         return self
@@ -174,9 +176,12 @@ def train(train_data, test_data, config, output, unlabeled=None, resume=False, d
 
     Holds out a stratified validation part of `train_data`, fits the
     classifier (`TextClassifier.fit`), early-stops on the validation loss and
-    keeps the best epoch, evaluates once on `test_data` (if given), and saves
-    everything (see `hierattn.runs`). Resumable: with `resume=True` an
-    interrupted run continues from its last finished epoch.
+    keeps the best epoch, evaluates once on `test_data` (if given), fits the
+    TF-IDF + logistic regression baseline on the same training part and
+    scores it on the same validation and test texts (`hierattn.baseline`;
+    `config.baseline=False` skips it), and saves everything (see
+    `hierattn.runs`). Resumable: with `resume=True` an interrupted run
+    continues from its last finished epoch.
 
     Distributed (`distribute`, or inside a `tf.distribute` strategy scope),
     each batch is shared between the replicas, each document is seen once
@@ -315,6 +320,14 @@ def _train(train_data, test_data, config, output, unlabeled, resume, dataset_nam
         seconds = time.perf_counter() - started
         metrics["test"] = classification_metrics(test_data.labels, probabilities.argmax(1), names)
         metrics["test"]["prediction_reviews_per_second"] = round(len(test_data) / seconds, 1)
+    if config.baseline:
+        from hierattn.baseline import NAME, run_baseline
+
+        log(f"fitting the {NAME} baseline on the same {len(fit_texts):,} training documents")
+        evaluate = {"validation": (validation[0], train_data.labels[val_idx])}
+        if "test" in metrics:
+            evaluate["test"] = (test_data.texts, test_data.labels)
+        metrics["baseline"] = run_baseline(fit_texts, train_data.labels[fit_idx], names, evaluate)
 
     partial = output / ".model.partial.keras"
     classifier.save(partial)

@@ -64,6 +64,18 @@ def test_train_mirrored_with_mixed_precision(tiny_csv, tmp_path):
     assert "examples" in (tmp_path / "run" / "history.csv").read_text().splitlines()[0]
 
 
+def test_train_reports_the_baseline_beside_the_model_unless_told_not_to(tiny_csv, tmp_path):
+    result = invoke("train", "csv", tiny_csv[0], "--test", tiny_csv[1], "--output", tmp_path / "run", *TINY)
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.output.splitlines() if line.startswith(("validation:", "test:"))]
+    assert len(lines) == 2 and all("| TF-IDF+LR baseline: accuracy" in line for line in lines)
+    assert "fitting the TF-IDF+LR baseline on the same 144 training documents" in result.output
+    result = invoke("train", "csv", tiny_csv[0], "--no-baseline", "--output", tmp_path / "none", *TINY)
+    assert result.exit_code == 0, result.output
+    assert "baseline" not in result.output
+    assert json.loads((tmp_path / "none" / "config.json").read_text())["baseline"] is False
+
+
 def test_train_csv_unlabeled_texts_reach_word2vec_and_the_vocabulary(tiny_csv, tmp_path):
     # "zyzzyva" occurs only in the unlabelled file: it joins the vocabulary only if those texts are used.
     (tmp_path / "extra.txt").write_text("A zyzzyva film. Really zyzzyva!\n\n" * 30)
@@ -265,9 +277,9 @@ def test_train_help_is_short_and_shows_every_default():
     for command in ("imdb", "csv"):
         text = invoke("train", command, "--help").output
         blocks = re.split(r"\n(?=  -)", text.split("Options:", 1)[1])
-        options = [b for b in blocks if b.strip().startswith("-")]
-        assert all("[default:" in " ".join(b.split()) for b in options if "--help" not in b), command
-        if command == "imdb":
+        options = [b for b in blocks if b.strip().startswith("-") and "--help" not in b]
+        assert all("[default:" in " ".join(b.split()) for b in options), command
+        if command == "imdb":  # at most 15 options, besides -h/--help
             assert len(options) <= 15, [b.split()[0] for b in options]
     for word in ("teacher", "adversarial", "distill", "runs-dir", "model-option", "max-sentences", "sequence-length"):
         assert word not in invoke("train", "imdb", "--help").output

@@ -60,6 +60,21 @@ def test_han_learns_the_tiny_task(data, tmp_path):
     assert run.metrics["test"]["accuracy"] >= 0.9
 
 
+def test_the_baseline_is_fitted_on_the_same_split_and_scored_on_the_same_texts(data, tmp_path):
+    train_data, test_data = data
+    run = train(train_data, test_data, tiny_config("rnn", epochs=1), tmp_path / "run", log=lambda m: None, verbose=0)
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    baseline = metrics["baseline"]
+    assert baseline["train_documents"] == metrics["train_documents"] == run.metrics["train_documents"] == 144
+    for split in ("validation", "test"):
+        assert baseline[split]["documents"] == metrics[split]["documents"]
+        assert baseline[split]["labels"] == metrics[split]["labels"]
+    assert baseline["test"]["accuracy"] >= 0.9
+    skipped = train(train_data, None, tiny_config("rnn", epochs=1, baseline=False), tmp_path / "none",
+                    log=lambda m: None, verbose=0)
+    assert "baseline" not in skipped.metrics
+
+
 def test_seed_makes_runs_reproducible(data, tmp_path):
     train_data, _ = data
     first = train(train_data, None, tiny_config("rnn", seed=7), tmp_path / "a", log=lambda m: None, verbose=0)
@@ -246,6 +261,8 @@ def test_mixed_precision_setting_reaches_the_saved_classifier(data, tmp_path):
     train_data, _ = data
     with pytest.raises(HierattnError, match="mixed_precision must be true or false"):
         tiny_config("han", mixed_precision="yes").validate()
+    with pytest.raises(HierattnError, match="baseline must be true or false"):
+        tiny_config("han", baseline=1).validate()
     run = train(train_data, None, tiny_config("han", epochs=1, mixed_precision=True), tmp_path / "run",
                 log=lambda m: None, verbose=0)
     assert json.loads((tmp_path / "run" / "config.json").read_text())["mixed_precision"] is True
