@@ -8,7 +8,6 @@ TensorFlow's C++ log lines, what is imported before an error) run `cli.py`.
 """
 
 import hashlib
-import io
 import json
 import os
 import pathlib
@@ -16,7 +15,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tarfile
 import time
 
 import keras
