@@ -237,6 +237,8 @@ def _run_training(options, config, dataset_name, train_data, test_data, unlabele
 
 
 def _print_metrics(metrics):
+    from hierattn.baseline import NAME
+
     baseline = metrics.get("baseline", {})
     if "skipped" in baseline:
         click.echo(f"no baseline: scikit-learn could not fit it ({baseline['skipped']})")
@@ -246,7 +248,7 @@ def _print_metrics(metrics):
             line = f"{split}: accuracy {m['accuracy']:.4f}, macro-F1 {m['macro_f1']:.4f} ({m['documents']:,} documents)"
             if split in baseline:
                 b = baseline[split]
-                line += f" | TF-IDF+LR baseline: accuracy {b['accuracy']:.4f}, macro-F1 {b['macro_f1']:.4f}"
+                line += f" | {NAME} baseline: accuracy {b['accuracy']:.4f}, macro-F1 {b['macro_f1']:.4f}"
             click.echo(line)
 
 

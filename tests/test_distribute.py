@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from conftest import TINY_OPTIONS, mini_imdb, write_corpus
+from conftest import TINY_OPTIONS, StopAfterFirstEpoch, mini_imdb, write_corpus
 from hierattn.distribute import check_tf_config, is_chief_in_tf_config, local_cluster, make_strategy
 from hierattn.errors import HierattnError
 
@@ -164,21 +164,15 @@ def test_two_workers_train_on_imdb(tmp_path):
 
 
 def test_a_cluster_resumes_an_interrupted_run(corpus, tmp_path):
-    import keras
-
     from hierattn.data import load_table
     from hierattn.runs import load_run
     from hierattn.training import TrainConfig, train
-
-    class Interrupt(keras.callbacks.Callback):
-        def on_epoch_end(self, epoch, logs=None):
-            raise KeyboardInterrupt
 
     output = tmp_path / "run"
     data, _ = load_table(corpus / "train.csv")
     config = TrainConfig(epochs=3, patience=5, batch_size=16, embeddings="none", backbone=TINY_OPTIONS["han"])
     with pytest.raises(KeyboardInterrupt):
-        train(data, None, config, output, log=lambda m: None, verbose=0, callbacks=[Interrupt()])
+        train(data, None, config, output, log=lambda m: None, verbose=0, callbacks=[StopAfterFirstEpoch()])
     texts = run_cluster([sys.executable, str(ROOT / "cli.py"), "train", "csv", str(corpus / "train.csv"), "--resume",
                          str(output)], tmp_path)
     assert "resuming" in texts[0]

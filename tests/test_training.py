@@ -2,12 +2,11 @@
 
 import json
 
-import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from conftest import TINY_OPTIONS
+from conftest import TINY_OPTIONS, StopAfterFirstEpoch
 from hierattn.data import load_table
 from hierattn.errors import HierattnError
 from hierattn.runs import RunError, load_run, read_status
@@ -82,11 +81,6 @@ def test_seed_makes_runs_reproducible(data, tmp_path):
     assert (tmp_path / "a" / "history.csv").read_text() == (tmp_path / "b" / "history.csv").read_text()
     texts = train_data.texts[:5]
     np.testing.assert_allclose(first.classifier.predict_proba(texts), second.classifier.predict_proba(texts), atol=1e-6)
-
-
-class StopAfterFirstEpoch(keras.callbacks.Callback):
-    def on_epoch_end(self, epoch, logs=None):
-        raise KeyboardInterrupt
 
 
 def test_interrupted_run_resumes_and_never_overwrites(data, tmp_path, monkeypatch):
