@@ -38,3 +38,27 @@ class StopOnNaN(keras.callbacks.Callback):
                 + (f", its last good epoch ({self.epoch}) kept" if self.epoch else "")
                 + ". Try a lower --learning-rate."
             )
+
+
+class RestoreBestWeights(keras.callbacks.Callback):
+    """At the end of training, loads the weights `ModelCheckpoint(save_best_only=True)` wrote to `path`.
+
+    Unlike `EarlyStopping(restore_best_weights=True)`, the best epoch may
+    come from an earlier, interrupted process (a resumed run). Loading at
+    `on_train_end` means whatever `fit` does after training (the n-gram part
+    of a `TextClassifier`) starts from the best epoch.
+
+    Args:
+        path: The `.weights.h5` file of the best epoch (nothing happens if
+            it does not exist).
+    """
+
+    def __init__(self, path):
+        super().__init__()
+        self.path = str(path)
+
+    def on_train_end(self, logs=None):
+        import os
+
+        if os.path.exists(self.path):
+            self.model.load_weights(self.path)

@@ -8,12 +8,13 @@ import numpy as np
 
 from hierattn.data.dataset import LabelMap, stratified_split
 from hierattn.data.pipeline import make_eval_dataset, make_train_dataset
-from hierattn.defaults import BACKBONES, CLIPNORM, MODELS, PREPROCESSING, TRAINING
+from hierattn.defaults import BACKBONES, CLIPNORM, MODELS, NGRAMS, PREPROCESSING, TRAINING
 from hierattn.distribute import step_logs_for
 from hierattn.errors import DataError
 from hierattn.preprocessor import TextPreprocessor, as_texts
 from hierattn.inference import predict_batches
 from hierattn.layers import ContextAttention  # noqa: F401  (registers every layer a backbone is made of)
+from hierattn.layers import LogLinearCombination, NgramLogits
 from hierattn.metrics import ExamplesSeen
 
 _MODEL_KWARGS = ("name", "trainable", "dtype")
@@ -46,17 +47,22 @@ def _is_texts(x):
 
 @keras.saving.register_keras_serializable(package="hierattn")
 class TextClassifier(keras.Model):
-    """A document classifier that takes raw strings: preprocessor + backbone + label names.
+    """A document classifier that takes raw strings: preprocessor + backbone (+ n-gram part) + label names.
 
     The Task of keras-hub's Task / Preprocessor / Backbone split. The
     `preprocessor` (`TextPreprocessor`: tokenizer, vocabulary, length limits)
     turns texts into ids; the `backbone` (a HAN, Transformer or recurrent
-    model from `hierattn.models`) turns ids into class probabilities. The
-    first `fit` adapts the preprocessor to the training texts, builds the
-    backbone and initialises its word embeddings (word2vec on the training
-    texts by default); later `fit` calls continue training. `save` writes one
-    `.keras` file holding all of it, which `keras.saving.load_model` reads
-    back (safe mode on) after `import hierattn`.
+    model from `hierattn.models`) turns ids into class probabilities. With
+    `ngrams=True` (the default) an n-gram part reads the same ids: a linear
+    model over their hashed word 1-3 grams (`ngram_logits`, an
+    `NgramLogits` layer), combined log-linearly with the backbone
+    (`combination`, a `LogLinearCombination`: `softmax(a log p_backbone + b
+    z_ngrams)`; see `hierattn.ngrams`). The first `fit` adapts the
+    preprocessor to the training texts, builds the backbone and initialises
+    its word embeddings (word2vec on the training texts by default); later
+    `fit` calls continue training. `save` writes one `.keras` file holding
+    all of it, which `keras.saving.load_model` reads back (safe mode on)
+    after `import hierattn`.
 
     Args:
         backbone: `"han"`, `"transformer"` or `"rnn"` (built on the first
@@ -70,6 +76,7 @@ class TextClassifier(keras.Model):
             training texts, and `unlabeled` ones, at the first `fit`),
             `"none"` (random), or the path of a word2vec / GloVe text file.
         pretrain_epochs: word2vec epochs.
+        ngrams: Whether the classifier has the n-gram part.
         seed: Seed of the validation split, batch order and word2vec.
         max_sentences, max_words, sequence_length, min_count, max_vocab:
             `TextPreprocessor` settings (when `preprocessor` is `None`).
@@ -93,10 +100,10 @@ class TextClassifier(keras.Model):
     """
 
     def __init__(self, backbone="han", preprocessor=None, label_names=None, embeddings=TRAINING["embeddings"],
-                 pretrain_epochs=TRAINING["pretrain_epochs"], seed=TRAINING["seed"],
+                 pretrain_epochs=TRAINING["pretrain_epochs"], ngrams=True, seed=TRAINING["seed"],
                  max_sentences=PREPROCESSING["max_sentences"], max_words=PREPROCESSING["max_words"],
                  sequence_length=PREPROCESSING["sequence_length"], min_count=PREPROCESSING["min_count"],
-                 max_vocab=PREPROCESSING["max_vocab"], **kwargs):
+                 max_vocab=PREPROCESSING["max_vocab"], ngram_logits=None, **kwargs):
         model_kwargs = {k: kwargs.pop(k) for k in _MODEL_KWARGS if k in kwargs}
         model_kwargs.setdefault("name", "text_classifier")
         super().__init__(**model_kwargs)
@@ -126,6 +133,12 @@ class TextClassifier(keras.Model):
         self.seed = seed
         self.embedding_source = None  # what `adapt` initialised the embeddings from
         self._explainer = None
+        self.ngrams = bool(ngrams)
+        self.ngram_logits = self.combination = None
+        self.ngram_report = None  # what the last fit measured of the parts (`hierattn.ngrams.fit_parts`)
+        self._network_only = False  # True while fit trains the backbone
+        if ngram_logits is not None:  # loading a saved classifier
+            self._make_ngram_part(ngram_logits)
         if self.backbone is not None:
             if self.label_names is not None and len(self.label_names) != self.backbone.output.shape[-1]:
                 raise ValueError(f"{len(self.label_names)} label names for a backbone with "
@@ -168,7 +181,21 @@ class TextClassifier(keras.Model):
                                                             len(self.label_names), **options)
             self._initialise_embeddings(texts, unlabeled, verbose)
             self.built = True
+        if self.ngrams and self.ngram_logits is None:
+            self._make_ngram_part(NgramLogits(len(self.preprocessor.vocabulary), len(self.label_names),
+                                              ngram_max=NGRAMS["ngram_max"], num_buckets=NGRAMS["num_buckets"],
+                                              name="ngram_logits"))
         return self
+
+    def _make_ngram_part(self, layer):
+        if isinstance(layer, dict):
+            layer = keras.saving.deserialize_keras_object(layer)
+        self.ngrams = True
+        self.ngram_logits = layer
+        self.combination = LogLinearCombination(name="combination")
+        if not self.ngram_logits.built:
+            self.ngram_logits.build(None)
+        self.combination.build()
 
     def _initialise_embeddings(self, texts, unlabeled, verbose):
         from hierattn.data.encoding import tokenize_corpus
@@ -213,7 +240,18 @@ class TextClassifier(keras.Model):
     # -- Keras ---------------------------------------------------------
 
     def call(self, inputs, training=None):
-        return self.backbone(inputs, training=training)
+        probabilities = self.backbone(inputs, training=training)
+        if self.ngram_logits is None or self._network_only:
+            return probabilities
+        return self.combination(probabilities, self.ngram_logits(inputs))
+
+    def _set_network_only(self, value):
+        # Which graph `call` builds is decided when Keras traces it, so the
+        # traced functions are dropped whenever the choice changes.
+        if value != self._network_only:
+            self._network_only = value
+            self.train_function = self.test_function = self.predict_function = None
+            self.__dict__.pop("_hierattn_inference", None)
 
     def compile(self, optimizer="auto", loss="auto", metrics="auto", **kwargs):
         """Keras `compile`, with tuned `"auto"` defaults.
@@ -310,20 +348,30 @@ class TextClassifier(keras.Model):
             self.compile()
         num_classes = len(self.label_names)
         strategy = self.distribute_strategy
-        train_set = make_train_dataset(self.preprocessor(texts, progress=bool(verbose)), self.label_ids(labels),
-                                       batch_size, self.seed, num_classes, first_epoch=initial_epoch,
+        x_fit, y_fit = self.preprocessor(texts, progress=bool(verbose)), self.label_ids(labels)
+        train_set = make_train_dataset(x_fit, y_fit, batch_size, self.seed, num_classes, first_epoch=initial_epoch,
                                        strategy=strategy)
         callbacks = list(callbacks or [])
-        val_set = None
+        val_set = validation = None
         if validation_data is not None:
             val_texts, val_labels = validation_data
-            val_set = make_eval_dataset(self.preprocessor(as_texts(val_texts)), self.label_ids(val_labels),
-                                        batch_size * 4, num_classes, strategy=strategy)
+            validation = (self.preprocessor(as_texts(val_texts)), self.label_ids(val_labels))
+            val_set = make_eval_dataset(*validation, batch_size * 4, num_classes, strategy=strategy)
             if not any(isinstance(c, keras.callbacks.EarlyStopping) for c in callbacks):
                 callbacks.append(keras.callbacks.EarlyStopping(patience=TRAINING["patience"],
                                                                restore_best_weights=True))
-        return super().fit(train_set, validation_data=val_set, epochs=epochs, verbose=verbose, callbacks=callbacks,
-                           class_weight=class_weight, initial_epoch=initial_epoch, shuffle=False, **kwargs)
+        self._set_network_only(True)
+        try:
+            history = super().fit(train_set, validation_data=val_set, epochs=epochs, verbose=verbose,
+                                  callbacks=callbacks, class_weight=class_weight, initial_epoch=initial_epoch,
+                                  shuffle=False, **kwargs)
+        finally:
+            self._set_network_only(False)
+        if self.ngram_logits is not None:
+            from hierattn.ngrams import fit_parts
+
+            self.ngram_report = fit_parts(self, (x_fit, y_fit), validation, verbose=bool(verbose))
+        return history
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", **kwargs):
         """Keras `evaluate`; on texts and labels it returns a dict of the compiled metrics."""
@@ -337,7 +385,29 @@ class TextClassifier(keras.Model):
 
     def predict_proba(self, texts, batch_size=32, progress=False):
         """Class probabilities `(len(texts), num_classes)` for raw texts, in `label_names` order."""
-        return predict_batches(self.backbone, self.preprocessor(texts, progress=progress), batch_size, progress)
+        return self.predict_ids(self.preprocessor(texts, progress=progress), batch_size, progress)
+
+    def predict_ids(self, x, batch_size=32, progress=False, part=None):
+        """Class probabilities for id arrays (from the preprocessor): of the whole classifier, or of one part.
+
+        Args:
+            x: Ids `(n, ...)` as `preprocessor` gives them.
+            batch_size: Documents per batch.
+            progress: Show a progress bar.
+            part: `None` (the whole classifier), `"network"` (the backbone
+                alone) or `"ngrams"` (the n-gram part alone: the softmax of
+                its logits).
+        """
+        if len(x) == 0:
+            return np.zeros((0, len(self.label_names)), np.float32)
+        if part == "ngrams":
+            from hierattn.ngrams import ngram_logits
+
+            logits = ngram_logits(self.ngram_logits, x)
+            logits = np.exp(logits - logits.max(axis=1, keepdims=True))
+            return logits / logits.sum(axis=1, keepdims=True)
+        model = self.backbone if part == "network" or self.ngram_logits is None else self
+        return predict_batches(model, x, batch_size, progress)
 
     def predict(self, x, batch_size=32, verbose=0, **kwargs):
         """Predicted label names for raw texts (`predict_proba` gives the probabilities)."""
@@ -369,6 +439,9 @@ class TextClassifier(keras.Model):
             "embeddings": self.embeddings,
             "pretrain_epochs": self.pretrain_epochs,
             "seed": self.seed,
+            "ngrams": self.ngrams,
+            "ngram_logits": None if self.ngram_logits is None else keras.saving.serialize_keras_object(
+                self.ngram_logits),
             "backbone_options": dict(self.backbone_options) if self.backbone is None else {},
         })
         return config

@@ -239,13 +239,20 @@ def _run_training(options, config, dataset_name, train_data, test_data, unlabele
 def _print_metrics(metrics):
     from hierattn.baseline import NAME
 
-    baseline = metrics.get("baseline", {})
+    baseline, parts = metrics.get("baseline", {}), metrics.get("parts", {})
+    if parts:
+        click.echo(f"the network and the n-gram part combined with shares {parts['network_share']:.2f} and "
+                   f"{parts['ngram_share']:.2f} (chosen on validation)")
     if "skipped" in baseline:
         click.echo(f"no baseline: scikit-learn could not fit it ({baseline['skipped']})")
     for split in ("validation", "test"):
         if split in metrics:
             m = metrics[split]
             line = f"{split}: accuracy {m['accuracy']:.4f}, macro-F1 {m['macro_f1']:.4f} ({m['documents']:,} documents)"
+            for part, label in (("network", "network alone"), ("ngrams", "n-gram part alone")):
+                if split in parts.get(part, {}):
+                    p = parts[part][split]
+                    line += f" | {label}: accuracy {p['accuracy']:.4f}, macro-F1 {p['macro_f1']:.4f}"
             if split in baseline:
                 b = baseline[split]
                 line += f" | {NAME} baseline: accuracy {b['accuracy']:.4f}, macro-F1 {b['macro_f1']:.4f}"

@@ -71,6 +71,13 @@ CLIPNORM = 1.0
 # reference baseline of the development datasets (../shared/datasets/devsuite).
 BASELINE = {"ngram_range": (1, 2), "min_df": 2, "sublinear_tf": True, "C": 10.0, "max_iter": 2000}
 
+# The n-gram part every model gets (`hierattn.ngrams`): a linear model over
+# hashed word 1..ngram_max grams of the ids the network reads (binary TF-IDF,
+# logistic regression with C), combined log-linearly with the network, the
+# weights chosen on the validation texts (`mixing` when there are none: the
+# network's share of the score).
+NGRAMS = {"ngram_max": 2, "num_buckets": 2**20, "C": 30.0, "max_iter": 2000, "share": 0.5}
+
 # How training is spread over devices (`hierattn.distribute`): TensorFlow's
 # MirroredStrategy (the GPUs of one machine) or MultiWorkerMirroredStrategy
 # (several machines, from TF_CONFIG).

@@ -11,6 +11,16 @@ Which weights are used, and why:
   document's words. (The Transformer's self-attention maps mix positions
   before that and are not used.)
 
+A classifier with an n-gram part (`TextClassifier(ngrams=True)`, the
+default) decides by `softmax(a log p_network + b z)`, `z` being the logits of
+a linear model over the document's word n-grams. Its explanation also
+accounts for the whole decision exactly (`Explanation.decision`): the score
+margin of the predicted class over the runner-up is the sum of the
+network's term `a (log p_network(c) - log p_network(r))`, the n-gram part's
+bias term and one exact linear contribution per distinct n-gram of the
+document (`Explanation.ngrams`). The attention weights explain the
+network's term only.
+
 Words that fall beyond the model's limits (`max_sentences`, `max_words`,
 `max_len`) get no weight and are reported as cut.
 """
@@ -44,6 +54,17 @@ class WordWeight:
 
 
 @dataclasses.dataclass
+class NgramContribution:
+    """One distinct n-gram of the text and its exact share of the decision margin (n-gram part)."""
+
+    text: str
+    sentence: int
+    start: int
+    end: int
+    contribution: float
+
+
+@dataclasses.dataclass
 class Explanation:
     """A prediction with the attention over the words and sentences of one text."""
 
@@ -56,6 +77,13 @@ class Explanation:
     warnings: list
     doc_id: object = None
     true_label: object = None
+    network_probabilities: dict = None
+    decision: dict = None
+    ngrams: list = None
+
+    def top_ngrams(self, k=10):
+        """The `k` n-grams with the largest contributions to the decision, for or against, largest first."""
+        return sorted(self.ngrams or [], key=lambda g: (-abs(g.contribution), g.start))[:k]
 
     def top_words(self, k=10):
         """The `k` words with the largest importance, largest first."""
@@ -79,6 +107,11 @@ class Explanation:
             "words": [dataclasses.asdict(w) for w in self.words],
             "cut_words": self.cut_words,
             "warnings": self.warnings,
+            **({} if self.decision is None else {
+                "network_probabilities": self.network_probabilities,
+                "decision": self.decision,
+                "top_ngrams": [dataclasses.asdict(g) for g in self.top_ngrams(top_k)],
+            }),
         }
 
 
@@ -144,6 +177,14 @@ class Explainer:
         documents = [[[token.form for token in sentence] for sentence in sentences] for sentences, _ in tokenized]
         x = encoder.encode(mode=self.classifier.preprocessor.mode, documents=documents)
         outputs = batched_outputs(self.model, x)
+        ngram_layer = network_probabilities = None
+        if self.classifier.ngram_logits is not None:
+            from hierattn.ngrams import combine, ngram_logits
+
+            ngram_layer = self.classifier.ngram_logits
+            a, b = (float(v) for v in np.asarray(self.classifier.combination.mixing))
+            network_probabilities = outputs["probabilities"]
+            outputs["probabilities"] = combine(network_probabilities, ngram_logits(ngram_layer, x), a, b)
         evidence = None
         if signed:
             from hierattn.faithfulness import gradient_times_input
@@ -153,6 +194,8 @@ class Explainer:
         for i in range(len(texts)):
             explanation = self._one(encoder, texts[i], *tokenized[i], x[i], {k: v[i] for k, v in outputs.items()},
                                     None if evidence is None else evidence[i])
+            if ngram_layer is not None:
+                self._account(explanation, x[i], tokenized[i][0], encoder, a, b, network_probabilities[i])
             explanation.doc_id = None if ids is None else ids[i]
             explanation.true_label = None if labels is None else labels[i]
             explanations.append(explanation)
@@ -205,6 +248,50 @@ class Explainer:
             cut_words=cut,
             warnings=warnings,
         )
+
+    def _account(self, explanation, ids, sentences, encoder, a, b, network_probabilities):
+        """Adds the exact decision account of a classifier with an n-gram part to `explanation`."""
+        layer = self.classifier.ngram_logits
+        names = self.classifier.label_names
+        order = np.argsort([-explanation.probabilities[str(n)] for n in names], kind="stable")
+        c, r = int(order[0]), int(order[min(1, len(order) - 1)])  # the prediction and the runner-up
+        # Which token sits at each (row, position) of the ids: rows are sentences (HAN) or the document.
+        if self.hierarchical:
+            slots = {(s, t.index): t for s, sentence in enumerate(sentences[:encoder.max_sentences])
+                     for t in sentence if t.index < encoder.max_words}
+        else:
+            flat = [t for sentence in sentences for t in sentence]
+            slots = {(0, slot): flat[p] for slot, p in
+                     enumerate(kept_positions(len(flat), encoder.max_len, encoder.truncating))}
+        features = [np.asarray(f) for f in layer.ngram_features(ids[None])]
+        first = {}  # feature id -> (row, position, n) of its first occurrence
+        for n, positions in enumerate(features, start=1):
+            for row, t in zip(*np.nonzero(positions >= 0)):
+                first.setdefault(int(positions[row, t]), (int(row), int(t), n))
+        kernel, bias = np.asarray(layer.kernel), np.asarray(layer.bias)
+        idf = np.asarray(layer.idf)
+        ids_of = np.array(sorted(first), dtype=np.int64)
+        values = idf[ids_of] / max(float(np.sqrt(np.sum(idf[ids_of] ** 2))), 1e-12) if len(ids_of) else ids_of
+        contributions = b * values * (kernel[ids_of, c] - kernel[ids_of, r]) if len(ids_of) else values
+        ngrams = []
+        for feature, contribution in zip(ids_of, contributions):
+            row, t, n = first[int(feature)]
+            tokens = [slots[(row, t + j)] for j in range(n)]
+            start, end = tokens[0].start, tokens[-1].end
+            ngrams.append(NgramContribution(explanation.text[start:end], tokens[0].sentence, start, end,
+                                            float(contribution)))
+        network = a * float(np.log(max(network_probabilities[c], 1e-7)) - np.log(max(network_probabilities[r], 1e-7)))
+        explanation.network_probabilities = {str(n): float(p) for n, p in zip(names, network_probabilities)}
+        explanation.ngrams = ngrams
+        explanation.decision = {
+            "versus": names[r],
+            "margin": network + float(b * (bias[c] - bias[r])) + float(np.sum(contributions)),
+            "network": network,
+            "ngram_bias": float(b * (bias[c] - bias[r])),
+            "ngrams": float(np.sum(contributions)),
+            "network_share": a,
+            "ngram_share": b,
+        }
 
     @staticmethod
     def _word(token, weight, word_weight, sentence_weight, oov, used, evidence=None):

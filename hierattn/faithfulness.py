@@ -13,6 +13,10 @@ and the model is run again. Three rankings are compared:
   word's embedding dotted with that embedding (largest positive first, i.e.
   the words that push most towards the predicted class).
 
+The probabilities are the whole classifier's (with its n-gram part, if it
+has one: deleting a word also removes the n-grams it was part of); the
+gradient ranking is the attention network's.
+
 For each ranking and `k` the report gives the mean drop `p_c(x) - p_c(x \\ top
 k)` (ERASER's comprehensiveness at that `k`) and the share of decisions that
 flip. The summary `comprehensiveness` is the mean over the `k`s (ERASER's
@@ -34,7 +38,7 @@ import numpy as np
 from hierattn.data.encoding import sort_batches_by_length, trim_padding
 from hierattn.errors import HierattnError
 from hierattn.explain import importance
-from hierattn.inference import batched_outputs, predict_batches
+from hierattn.inference import batched_outputs
 
 RANKINGS = ("attention", "random", "gradient")
 DEFAULT_KS = (1, 5, 10)
@@ -256,13 +260,13 @@ def check_faithfulness(classifier, texts, ks=DEFAULT_KS, random_draws=5, seed=0,
     if len(explainer_model.outputs) == 1:
         raise HierattnError("this model has no attention pooling to check")
     hierarchical = classifier.preprocessor.mode == "hierarchical"
-    predict = lambda ids: predict_batches(model, ids)  # noqa: E731
+    predict = classifier.predict_ids  # the whole classifier (with its n-gram part, if any)
     chunks = []
     bar = _progress(len(texts), progress)
     for start in range(0, len(texts), chunk_size):
         x = classifier.preprocessor(texts[start : start + chunk_size])
         outputs = batched_outputs(explainer_model, x)
-        base = outputs["probabilities"]
+        base = predict(x)
         rankings = {
             "attention": importance(outputs, hierarchical),
             "gradient": gradient_times_input(model, x, base.argmax(1)),

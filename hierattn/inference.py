@@ -30,7 +30,7 @@ def predict_batches(model, x, batch_size=32, progress=False):
     `progress` shows a progress bar in documents.
     """
     if len(x) == 0:
-        return np.zeros((0, model.output.shape[-1]), np.float32)
+        return np.zeros((0, model.output.shape[-1]), np.float32)  # a functional model; the classifier has its own
     return batched_outputs(model, x, batch_size, progress)
 
 

@@ -24,8 +24,21 @@ def to_text(explanation, top_k=10, show_sentences=True):
         for s in explanation.sentences:
             snippet = s["text"] if len(s["text"]) <= 80 else s["text"][:77] + "..."
             lines.append(f"  {s['weight']:8.4f}  {snippet}" + ("" if s["used"] else "  (cut)"))
+    if explanation.decision is not None:
+        lines += _decision_lines(explanation, top_k)
     lines += [f"note: {warning}" for warning in explanation.warnings]
     return "\n".join(lines)
+
+
+def _decision_lines(explanation, top_k):
+    """The exact account of a decision by a network plus an n-gram part (`Explanation.decision`)."""
+    d = explanation.decision
+    lines = [f"decision: score margin of {explanation.label} over {d['versus']} = {d['margin']:+.4f} = network "
+             f"{d['network']:+.4f} + n-gram bias {d['ngram_bias']:+.4f} + n-grams {d['ngrams']:+.4f} "
+             f"(shares {d['network_share']:.2f} / {d['ngram_share']:.2f})",
+             f"top {top_k} n-grams (exact contribution to that margin; + for {explanation.label}):"]
+    lines += [f"  {g.contribution:+8.4f}  {g.text}  [{g.start}:{g.end}]" for g in explanation.top_ngrams(top_k)]
+    return lines
 
 
 def to_rows(explanations, start_index=0):
@@ -148,6 +161,10 @@ def to_html(explanations, title="hierattn explanation"):
             parts += [f'<div class="sentence"><div class="words">{_words_html(e, s, evidence)}</div></div>'
                       for s in e.sentences]
             parts.append("</div>")
+        if e.decision is not None:
+            lines = _decision_lines(e, 10)
+            parts.append(f'<div class="ngrams"><h3>{html.escape(lines[0])}</h3><p class="legend">'
+                         f"{html.escape(lines[1])}</p><pre>{html.escape(chr(10).join(lines[2:]))}</pre></div>")
         parts.append("</div>")
     parts.append("</body></html>")
     return "\n".join(parts)

@@ -20,7 +20,6 @@ from hierattn.data.tables import (
 )
 from hierattn.errors import DataError
 from hierattn.evaluation import classification_metrics
-from hierattn.inference import predict_batches
 
 TABLE_SUFFIXES = (".csv", ".tsv", ".tab", ".jsonl", ".ndjson", ".json")
 
@@ -177,7 +176,7 @@ def score_to_csv(classifier, chunks, output, progress=True):
             for texts in chunks:
                 x = classifier.preprocessor(texts)
                 filled = np.flatnonzero(x.reshape(len(x), -1).any(axis=1))
-                probabilities = dict(zip(filled, predict_batches(classifier.backbone, x[filled])))
+                probabilities = dict(zip(filled, classifier.predict_ids(x[filled])))
                 for i in range(len(texts)):
                     row = probabilities.get(i)
                     cells = ["", *[""] * len(names)] if row is None else [names[int(row.argmax())],

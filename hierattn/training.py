@@ -67,6 +67,7 @@ class TrainConfig:
     limit: int = None
     mixed_precision: bool = False
     baseline: bool = True
+    ngrams: bool = True
     backbone: dict = dataclasses.field(default_factory=dict)
     data: dict = dataclasses.field(default_factory=dict)
 
@@ -116,7 +117,7 @@ class TrainConfig:
         if self.embeddings not in ("word2vec", "none") and not os.path.isfile(str(self.embeddings)):
             raise HierattnError(f"embeddings must be word2vec, none or a word-vector file; {self.embeddings} is none "
                                 "of these")
-        for name in ("mixed_precision", "baseline"):
+        for name in ("mixed_precision", "baseline", "ngrams"):
             if not isinstance(getattr(self, name), bool):
                 raise HierattnError(f"{name} must be true or false, not {getattr(self, name)!r}")
         if self.limit is not None and self.limit < 4:
@@ -147,7 +148,8 @@ def make_classifier(config, label_names=None):
     from hierattn.classifier import TextClassifier
 
     return TextClassifier(
-        config.model, label_names=label_names, embeddings=config.embeddings, pretrain_epochs=config.pretrain_epochs, seed=config.seed,
+        config.model, label_names=label_names, embeddings=config.embeddings, pretrain_epochs=config.pretrain_epochs,
+        ngrams=config.ngrams, seed=config.seed,
         max_sentences=config.max_sentences, max_words=config.max_words, sequence_length=config.sequence_length,
         min_count=config.min_count, max_vocab=config.max_vocab,
         dtype="mixed_float16" if config.mixed_precision else None, **config.backbone)
@@ -231,6 +233,18 @@ def train(train_data, test_data, config, output, unlabeled=None, resume=False, d
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+def _parts(classifier, evaluate):
+    """Each part of a classifier with an n-gram part scored alone: `{part: {split: metrics}}`, and the weights."""
+    parts = {"network_share": classifier.ngram_report["network_share"],
+             "ngram_share": classifier.ngram_report["ngram_share"],
+             "ngram_training_seconds": classifier.ngram_report["training_seconds"]}
+    for part in ("network", "ngrams"):
+        parts[part] = {split: classification_metrics(labels, classifier.predict_ids(x, part=part).argmax(1),
+                                                     classifier.label_names)
+                       for split, (x, labels) in evaluate.items()}
+    return parts
+
+
 def _train(train_data, test_data, config, output, unlabeled, resume, dataset_name, log, verbose, callbacks, strategy,
            chief=True):
     """`train` in one process; `chief=False`: skip the test evaluation and the final model file."""
@@ -250,7 +264,7 @@ def _train(train_data, test_data, config, output, unlabeled, resume, dataset_nam
 
     import keras
 
-    from hierattn.callbacks import StopOnNaN
+    from hierattn.callbacks import RestoreBestWeights, StopOnNaN
     from hierattn.classifier import default_optimizer
     from hierattn.distribute import describe
     from hierattn.runs import load_classifier
@@ -298,6 +312,7 @@ def _train(train_data, test_data, config, output, unlabeled, resume, dataset_nam
         keras.callbacks.CSVLogger(str(output / "history.csv"), append=resuming),
         keras.callbacks.TensorBoard(str(output / "logs")),
         StopOnNaN(output),
+        RestoreBestWeights(best_weights),  # before fit fits the n-gram part
         *(callbacks or []),
     ]
     log(f"training {config.model} on {len(fit_texts):,} documents, validating on {len(validation[0]):,}")
@@ -305,21 +320,25 @@ def _train(train_data, test_data, config, output, unlabeled, resume, dataset_nam
     classifier.fit(fit_texts, fit_labels, validation_data=validation, epochs=config.epochs,
                    batch_size=config.batch_size, callbacks=callbacks, verbose=verbose, initial_epoch=len(history))
     training_seconds = time.perf_counter() - started
-    if best_weights.exists():
-        classifier.load_weights(str(best_weights))
 
     metrics = {"training_seconds": round(training_seconds, 1), "train_documents": len(fit_texts),
                "embeddings": read_status(output).get("embeddings")}
-    probabilities = classifier.predict_proba(validation[0])
-    metrics["validation"] = classification_metrics(train_data.labels[val_idx], probabilities.argmax(1), names)
+    x_val = preprocessor(validation[0])
+    metrics["validation"] = classification_metrics(train_data.labels[val_idx], classifier.predict_ids(x_val).argmax(1),
+                                                   names)
     if not chief:
         return Run(output, classifier, dataclasses.asdict(config), metrics)
+    evaluate = {"validation": (x_val, train_data.labels[val_idx])}
     if test_data is not None and len(test_data):
+        x_test = preprocessor(test_data.texts, progress=True)
         started = time.perf_counter()
-        probabilities = classifier.predict_proba(test_data.texts, progress=True)
+        probabilities = classifier.predict_ids(x_test, progress=True)
         seconds = time.perf_counter() - started
         metrics["test"] = classification_metrics(test_data.labels, probabilities.argmax(1), names)
         metrics["test"]["prediction_reviews_per_second"] = round(len(test_data) / seconds, 1)
+        evaluate["test"] = (x_test, test_data.labels)
+    if classifier.ngram_logits is not None:
+        metrics["parts"] = _parts(classifier, evaluate)
     if config.baseline:
         from hierattn.baseline import NAME, run_baseline
 

@@ -159,3 +159,36 @@ def test_mixed_precision_is_correct_on_cpu(reviews, tmp_path, model):
     assert loaded.backbone.get_layer("embedding").dtype_policy.name == "mixed_float16"
     assert loaded.backbone.get_layer("probabilities").dtype_policy.name == "float32"
     np.testing.assert_allclose(loaded.predict_proba(texts[:8]), probabilities[:8], atol=1e-6)
+
+
+def test_the_ngram_part_is_fitted_after_the_network_and_saved_with_it(fitted, reviews, tmp_path):
+    texts, labels = reviews
+    report = fitted.ngram_report
+    a, b = (float(v) for v in np.asarray(fitted.combination.mixing))
+    assert (a, b) == pytest.approx((report["network_share"], report["ngram_share"]))
+    assert a + b == pytest.approx(1.0) and len(report["shares"]) == 21
+    assert set(report["validation_accuracy"]) == {"network", "ngrams", "combined"}
+    assert np.abs(np.asarray(fitted.ngram_logits.kernel)).sum() > 0
+    x = fitted.preprocessor(texts[:20])
+    from hierattn.ngrams import combine, ngram_logits
+
+    expected = combine(fitted.predict_ids(x, part="network"), ngram_logits(fitted.ngram_logits, x), a, b)
+    np.testing.assert_allclose(fitted.predict_ids(x), expected, atol=1e-5)
+    fitted.save(tmp_path / "c.keras")
+    loaded = keras.saving.load_model(tmp_path / "c.keras")
+    np.testing.assert_allclose(np.asarray(loaded.combination.mixing), [a, b])
+    np.testing.assert_array_equal(np.asarray(loaded.ngram_logits.kernel), np.asarray(fitted.ngram_logits.kernel))
+
+
+def test_the_network_trains_alone_whether_or_not_there_is_an_ngram_part(reviews):
+    texts, labels = reviews
+    weights = []
+    for ngrams in (True, False):
+        keras.utils.set_random_seed(0)
+        clf = hierattn.TextClassifier("han", embeddings="none", min_count=1, ngrams=ngrams, **TINY_OPTIONS["han"])
+        clf.fit(texts[:64], labels[:64], validation_split=0.25, epochs=1, verbose=0)
+        weights.append(clf.backbone.get_weights())
+        assert (clf.ngram_logits is None) == (not ngrams)
+    for with_part, without in zip(*weights):
+        np.testing.assert_allclose(with_part, without, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(clf.predict_proba(texts[:5]), clf.predict_ids(clf.preprocessor(texts[:5]), part="network"))

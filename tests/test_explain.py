@@ -37,7 +37,9 @@ def test_han_weights_are_distributions_and_match_the_model(han_run):
             assert text[w.start : w.end] == w.text  # offsets point into the original text
             assert w.word_weight == pytest.approx(float(raw["word_attention"][i, w.sentence, w.index]), abs=1e-6)
         assert e.probabilities[e.label] == max(e.probabilities.values())
-        np.testing.assert_allclose(list(e.probabilities.values()), raw["probabilities"][i], atol=1e-6)
+        np.testing.assert_allclose(list(e.network_probabilities.values()), raw["probabilities"][i], atol=1e-6)
+        np.testing.assert_allclose(list(e.probabilities.values()), han_run.predict_proba([text])[0],
+                                   atol=1e-5)
     second = explanations[1]
     oov = [w.text for w in second.words if w.oov]
     assert "zzyzx" in oov  # shown as written, marked OOV
@@ -85,3 +87,22 @@ def test_signed_evidence_is_gradient_times_input_on_the_read_words(han_run, rnn_
         assert sorted(round(w.evidence, 5) for w in read if w.evidence != 0) == expected
     (plain,) = Explainer(han_run).explain(["The film was great."])
     assert all(w.evidence is None for w in plain.words) and plain.doc_id is None
+
+
+@pytest.mark.parametrize("fixture", ["han_run", "rnn_run"])
+def test_the_decision_is_accounted_for_exactly(fixture, request):
+    run = request.getfixturevalue(fixture)
+    texts = TEXTS + ["one two three four five six seven eight"]  # the last one is cut by the rnn's limit
+    probabilities = run.predict_proba(texts)
+    for e, p, text in zip(Explainer(run).explain(texts), probabilities, texts):
+        d = e.decision
+        runner_up = run.label_names.index(d["versus"])
+        assert d["versus"] != e.label
+        assert d["margin"] == pytest.approx(float(np.log(p.max()) - np.log(p[runner_up])), abs=1e-4)
+        assert d["margin"] == pytest.approx(d["network"] + d["ngram_bias"] + d["ngrams"], abs=1e-6)
+        assert d["ngrams"] == pytest.approx(sum(g.contribution for g in e.ngrams), abs=1e-6)
+        for g in e.ngrams:
+            assert text[g.start:g.end] == g.text and any(w.used and w.start == g.start for w in e.words)
+        top = e.top_ngrams(3)
+        assert [abs(g.contribution) for g in top] == sorted((abs(g.contribution) for g in top), reverse=True)
+        assert e.to_dict()["decision"] == d and len(e.to_dict(top_k=2)["top_ngrams"]) == min(2, len(e.ngrams))

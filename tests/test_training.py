@@ -56,6 +56,7 @@ def test_han_learns_the_tiny_task(data, tmp_path):
     train_data, test_data = data
     run = train(train_data, test_data, tiny_config("han", epochs=12, learning_rate=5e-3, patience=12),
                 tmp_path / "run", log=lambda m: None, verbose=0)
+    assert run.metrics["parts"]["network"]["test"]["accuracy"] >= 0.9  # the attention network alone
     assert run.metrics["test"]["accuracy"] >= 0.9
 
 
@@ -69,9 +70,15 @@ def test_the_baseline_is_fitted_on_the_same_split_and_scored_on_the_same_texts(d
         assert baseline[split]["documents"] == metrics[split]["documents"]
         assert baseline[split]["labels"] == metrics[split]["labels"]
     assert baseline["test"]["accuracy"] >= 0.9
-    skipped = train(train_data, None, tiny_config("rnn", epochs=1, baseline=False), tmp_path / "none",
+    parts = metrics["parts"]  # each part of the classifier alone, on the same texts
+    assert parts["network_share"] + parts["ngram_share"] == pytest.approx(1.0)
+    for part in ("network", "ngrams"):
+        for split in ("validation", "test"):
+            assert parts[part][split]["documents"] == metrics[split]["documents"]
+    skipped = train(train_data, None, tiny_config("rnn", epochs=1, baseline=False, ngrams=False), tmp_path / "none",
                     log=lambda m: None, verbose=0)
-    assert "baseline" not in skipped.metrics
+    assert "baseline" not in skipped.metrics and "parts" not in skipped.metrics
+    assert skipped.classifier.ngram_logits is None
 
 
 def test_seed_makes_runs_reproducible(data, tmp_path):

@@ -1,0 +1,90 @@
+"""Which n-gram part? Hashed 1..n-grams of the preprocessor's ids + logistic regression, on validation only.
+
+For each dataset: the stratified, seeded 10% validation split `train` uses;
+the preprocessor adapted on the training part (as `TextClassifier.adapt`
+does); `NgramLogits.feature_ids` features; TF-IDF weighting and logistic
+regression from scikit-learn. Scores on the validation part only, beside
+the TF-IDF+LR baseline fitted on the same texts.
+
+    python benchmarks/ngram_part.py --datasets trec6,agnews --buckets 18,20 --ngrams 2,3 --C 3,10,30
+"""
+
+import argparse
+import json
+import pathlib
+import sys
+import time
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench_baseline import DEVSUITE, load  # noqa: E402
+
+from hierattn.baseline import make_baseline  # noqa: E402
+from hierattn.data.dataset import stratified_split  # noqa: E402
+from hierattn.defaults import TRAINING  # noqa: E402
+from hierattn.evaluation import classification_metrics  # noqa: E402
+from hierattn.layers.ngram_logits import NgramLogits  # noqa: E402
+from hierattn.preprocessor import TextPreprocessor  # noqa: E402
+
+
+def feature_matrix(layer, x, batch=256):
+    import scipy.sparse as sp
+
+    rows, cols = [], []
+    for start in range(0, len(x), batch):
+        ids = np.asarray(layer.feature_ids(x[start:start + batch]))
+        r, c = np.nonzero(ids >= 0)
+        rows.append(r + start)
+        cols.append(ids[r, c])
+    rows, cols = np.concatenate(rows), np.concatenate(cols)
+    return sp.csr_matrix((np.ones(len(rows), np.float32), (rows, cols)), shape=(len(x), layer.num_buckets))
+
+
+def main():
+    from sklearn.feature_extraction.text import TfidfTransformer
+    from sklearn.linear_model import LogisticRegression
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--datasets", default=",".join(("imdb",) + DEVSUITE))
+    parser.add_argument("--mode", default="hierarchical")
+    parser.add_argument("--buckets", default="20")
+    parser.add_argument("--ngrams", default="3")
+    parser.add_argument("--C", default="10")
+    args = parser.parse_args()
+    for name in args.datasets.split(","):
+        train, _ = load(name)
+        names = train.label_map.names
+        fit_idx, val_idx = stratified_split(train.labels, TRAINING["validation_split"], TRAINING["seed"], names)
+        fit_texts, val_texts = [train.texts[i] for i in fit_idx], [train.texts[i] for i in val_idx]
+        y_fit, y_val = train.labels[fit_idx], train.labels[val_idx]
+        base = make_baseline().fit(fit_texts, y_fit)
+        b = classification_metrics(y_val, base.predict(val_texts), names)
+        print(json.dumps({"dataset": name, "part": "baseline", "val_acc": b["accuracy"], "val_f1": b["macro_f1"]}),
+              flush=True)
+        pre = TextPreprocessor(args.mode)
+        pre.adapt(fit_texts, progress=False)
+        x_fit, x_val = pre(fit_texts), pre(val_texts)
+        for bits in map(int, args.buckets.split(",")):
+            for n in map(int, args.ngrams.split(",")):
+                layer = NgramLogits(len(pre.vocabulary), len(names), ngram_max=n, num_buckets=2**bits)
+                started = time.perf_counter()
+                f_fit, f_val = feature_matrix(layer, x_fit), feature_matrix(layer, x_val)
+                tfidf = TfidfTransformer().fit(f_fit)
+                f_fit, f_val = tfidf.transform(f_fit), tfidf.transform(f_val)
+                feat_s = time.perf_counter() - started
+                seen = np.unique(f_fit.indices)
+                f_fit, f_val = f_fit[:, seen], f_val[:, seen]
+                for C in map(float, args.C.split(",")):
+                    started = time.perf_counter()
+                    lr = LogisticRegression(C=C, max_iter=2000).fit(f_fit, y_fit)
+                    m = classification_metrics(y_val, lr.predict(f_val), names)
+                    print(json.dumps({"dataset": name, "bits": bits, "n": n, "C": C, "val_acc": m["accuracy"],
+                                      "val_f1": m["macro_f1"], "feat_s": round(feat_s, 1),
+                                      "fit_s": round(time.perf_counter() - started, 1)}), flush=True)
+
+
+if __name__ == "__main__":
+    main()

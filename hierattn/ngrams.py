@@ -1,0 +1,168 @@
+"""Fitting the n-gram part of a `TextClassifier` and its combination with the attention network.
+
+The n-gram part is a linear model over the hashed word 1-3 grams of the ids
+the network reads (`hierattn.layers.NgramLogits`); it is combined with the
+network log-linearly (`hierattn.layers.LogLinearCombination`), as Mesnil et
+al. (2015) combined NBSVM with neural models:
+
+    p(c | x) = softmax_c(a log p_network(c | x) + b z_c(x))
+
+Both parts are trained separately on the same training texts: the network
+by gradient descent, the n-gram part by scikit-learn's logistic regression
+on TF-IDF-weighted binary n-gram features (computed by the layer itself, so
+training and inference see the same features). The weights `a` and `b` are
+then chosen on the validation texts by log-loss, on a grid that includes the
+network alone (`b = 0`) and the n-gram part alone (`a = 0`).
+"""
+
+import numpy as np
+
+from hierattn.defaults import NGRAMS
+
+# a = share, b = 1 - share: the network's share of the combined score.
+SHARES = tuple(np.round(np.linspace(0.0, 1.0, 21), 2))
+
+
+def feature_matrix(layer, x, batch_size=256):
+    """The binary document x feature matrix (SciPy CSR) of id arrays `x`, from `layer.feature_ids`."""
+    import scipy.sparse as sp
+
+    rows, columns = [], []
+    for start in range(0, len(x), batch_size):
+        ids = np.asarray(layer.feature_ids(x[start:start + batch_size]))
+        r, c = np.nonzero(ids >= 0)
+        rows.append(r + start)
+        columns.append(ids[r, c])
+    rows, columns = np.concatenate(rows), np.concatenate(columns)
+    return sp.csr_matrix((np.ones(len(rows), np.float32), (rows, columns)), shape=(len(x), layer.num_buckets))
+
+
+def fit_ngram_logits(layer, x, labels, c=NGRAMS["C"], max_iter=NGRAMS["max_iter"]):
+    """Fits an `NgramLogits` layer's weights to id arrays `x` and class ids `labels` (scikit-learn).
+
+    The idf comes from `TfidfTransformer` (smoothed, as scikit-learn's
+    default) on the binary features; `LogisticRegression` (lbfgs,
+    multinomial) is fitted on the TF-IDF rows, over the features that occur
+    in `x` only (the others would get zero weight anyway). With two classes,
+    the single weight vector `w` becomes `+-w / 2` for the two classes (the
+    same probabilities, and contributions symmetric between the classes).
+
+    Raises:
+        ValueError: Fewer than two classes in `labels`.
+    """
+    from sklearn.feature_extraction.text import TfidfTransformer
+    from sklearn.linear_model import LogisticRegression
+
+    labels = np.asarray(labels)
+    present = np.unique(labels)
+    if len(present) < 2:
+        raise ValueError(f"the n-gram part needs two or more classes in its training labels. Received: "
+                         f"{present.tolist()}")
+    if not layer.built:
+        layer.build(None)
+    features = feature_matrix(layer, x)
+    tfidf = TfidfTransformer().fit(features)
+    features = tfidf.transform(features)
+    seen = np.unique(features.indices)
+    model = LogisticRegression(C=c, max_iter=max_iter).fit(features[:, seen], labels)
+    kernel = np.zeros((layer.num_buckets, layer.num_classes), np.float32)
+    bias = np.zeros(layer.num_classes, np.float32)
+    if len(model.classes_) == 2:
+        coefficients = np.stack([-model.coef_[0] / 2, model.coef_[0] / 2])
+        intercepts = np.array([-model.intercept_[0] / 2, model.intercept_[0] / 2])
+    else:
+        coefficients, intercepts = model.coef_, model.intercept_
+    for row, label in enumerate(model.classes_):
+        kernel[seen, label] = coefficients[row]
+        bias[label] = intercepts[row]
+    layer.idf.assign(tfidf.idf_.astype(np.float32))
+    layer.kernel.assign(kernel)
+    layer.bias.assign(bias)
+    return layer
+
+
+def ngram_logits(layer, x, batch_size=256):
+    """The layer's logits for id arrays `x`, as NumPy `(n, classes)`."""
+    return np.concatenate([np.asarray(layer(x[start:start + batch_size]))
+                           for start in range(0, len(x), batch_size)] or [np.zeros((0, layer.num_classes))])
+
+
+def combine(probabilities, logits, a, b, epsilon=1e-7):
+    """`softmax(a log p + b z)` in NumPy (as `LogLinearCombination` computes it)."""
+    scores = a * np.log(np.maximum(probabilities, epsilon)) + b * logits
+    scores = scores - scores.max(axis=1, keepdims=True)
+    e = np.exp(scores)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def choose_mixing(probabilities, logits, labels):
+    """The weights `(a, b)` with the smallest validation log-loss, and every share's log-loss and accuracy.
+
+    Args:
+        probabilities: The network's validation probabilities `(n, classes)`.
+        logits: The n-gram part's validation logits `(n, classes)`.
+        labels: Validation class ids.
+
+    Returns:
+        `(a, b)` and a list of `{"share", "log_loss", "accuracy"}`, one per
+        share of the grid `SHARES` (the network's share `a`; `b = 1 - a`).
+    """
+    labels = np.asarray(labels)
+    table = []
+    for share in SHARES:
+        combined = combine(probabilities, logits, share, 1.0 - share)
+        picked = np.maximum(combined[np.arange(len(labels)), labels], 1e-12)
+        table.append({"share": float(share), "log_loss": float(-np.log(picked).mean()),
+                      "accuracy": float((combined.argmax(1) == labels).mean())})
+    best = min(table, key=lambda row: (row["log_loss"], -row["share"]))
+    return (best["share"], 1.0 - best["share"]), table
+
+
+def fit_parts(classifier, training, validation=None, verbose=True):
+    """Fits a classifier's n-gram part on `training` and sets the combination's weights.
+
+    Called by `TextClassifier.fit` once the backbone is trained.
+
+    Args:
+        classifier: A `TextClassifier` with an n-gram part.
+        training: `(ids, class ids)` the backbone was trained on.
+        validation: `(ids, class ids)` to choose the weights on; without it
+            the network's share is `hierattn.defaults.NGRAMS["share"]`.
+        verbose: Print what was fitted and chosen.
+
+    Returns:
+        A JSON-ready dict: `training_seconds`, `network_share` (`a`),
+        `ngram_share` (`b`) and, with validation data, the validation
+        accuracy of each part alone and combined and the log-loss and
+        accuracy of every share tried.
+    """
+    import time
+
+    started = time.perf_counter()
+    layer = classifier.ngram_logits
+    fit_ngram_logits(layer, *training)
+    report = {"training_seconds": None, "train_documents": len(training[0])}
+    if validation is not None and len(validation[0]):
+        x, labels = validation
+        labels = np.asarray(labels)
+        probabilities = classifier.predict_ids(x, part="network")
+        logits = ngram_logits(layer, x)
+        (a, b), table = choose_mixing(probabilities, logits, labels)
+        report["validation_accuracy"] = {
+            "network": float((probabilities.argmax(1) == labels).mean()),
+            "ngrams": float((logits.argmax(1) == labels).mean()),
+            "combined": float((combine(probabilities, logits, a, b).argmax(1) == labels).mean()),
+        }
+        report["shares"] = table
+        chosen = "chosen on the validation texts (log-loss)"
+    else:
+        a = NGRAMS["share"]
+        b = 1.0 - a
+        chosen = "the default (no validation texts)"
+    classifier.combination.mixing.assign(np.array([a, b], np.float32))
+    report.update(network_share=float(a), ngram_share=float(b),
+                  training_seconds=round(time.perf_counter() - started, 1))
+    if verbose:
+        print(f"n-gram part fitted on {len(training[0]):,} documents in {report['training_seconds']} s; "
+              f"network share {a:.2f}, n-gram share {b:.2f}, {chosen}")
+    return report

@@ -1,0 +1,51 @@
+"""Tests for hierattn.ngrams: the n-gram part fitted with scikit-learn, and the combination's weights."""
+
+import numpy as np
+import pytest
+
+from hierattn.layers import NgramLogits
+from hierattn.ngrams import SHARES, choose_mixing, combine, feature_matrix, fit_ngram_logits, ngram_logits
+
+
+def corpus(rng, n=120, classes=2):
+    """Id documents whose class shows in which ids they use (plus noise)."""
+    labels = rng.integers(0, classes, size=n)
+    ids = rng.integers(1, 30, size=(n, 12))
+    ids[:, :3] = 30 + labels[:, None] * 3 + rng.integers(0, 3, size=(n, 3))
+    ids[:, 10:] = 0
+    return ids, labels
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+def test_layer_gives_sklearns_probabilities(rng, classes):
+    from sklearn.feature_extraction.text import TfidfTransformer
+    from sklearn.linear_model import LogisticRegression
+
+    ids, labels = corpus(rng, classes=classes)
+    layer = fit_ngram_logits(NgramLogits(40, classes, ngram_max=2, num_buckets=400), ids, labels, c=3.0)
+    features = feature_matrix(layer, ids)
+    tfidf = TfidfTransformer().fit(features)
+    seen = np.unique(features.indices)
+    model = LogisticRegression(C=3.0, max_iter=2000).fit(tfidf.transform(features)[:, seen], labels)
+    expected = model.predict_proba(tfidf.transform(features)[:, seen])
+    got = combine(np.full((len(ids), classes), 1.0 / classes), ngram_logits(layer, ids), 0.0, 1.0)
+    np.testing.assert_allclose(got, expected, atol=1e-4)
+    if classes == 2:  # the binary weight vector split symmetrically between the two classes
+        np.testing.assert_allclose(np.asarray(layer.kernel)[:, 0], -np.asarray(layer.kernel)[:, 1])
+
+
+def test_refuses_one_class(rng):
+    ids, _ = corpus(rng)
+    with pytest.raises(ValueError, match="two or more classes"):
+        fit_ngram_logits(NgramLogits(40, 2, num_buckets=400), ids, np.zeros(len(ids), int))
+
+
+def test_choose_mixing_picks_the_smallest_log_loss(rng):
+    labels = rng.integers(0, 2, size=200)
+    good = np.where(labels[:, None] == np.arange(2), 0.9, 0.1)  # a confident, right network
+    noise = rng.normal(size=(200, 2))  # a useless n-gram part
+    (a, b), table = choose_mixing(good, noise, labels)
+    assert (a, b) == (1.0, 0.0)
+    assert [row["share"] for row in table] == list(SHARES)
+    (a, b), _ = choose_mixing(np.full((200, 2), 0.5), 4.0 * (good - 0.5), labels)
+    assert a < 0.5 and b == 1.0 - a
