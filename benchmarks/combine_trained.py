@@ -13,7 +13,6 @@ import json
 import pathlib
 import sys
 
-import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))

@@ -153,7 +153,7 @@ def train_options(function):
         click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False), default=None,
                      show_default="none",
                      help='JSON object of any other setting: training ones (patience, validation_split, min_count, '
-                          'max_vocab, pretrain_epochs) or the model builder\'s (e.g. {"num_layers": 2} or '
+                          'max_vocab, pretrain_epochs, ngrams) or the model builder\'s (e.g. {"num_layers": 2} or '
                           '{"attention": "luong-dot"}; README, Models). Options given here win.'),
         click.option("--output", type=click.Path(file_okay=False), default=None,
                      show_default="runs/<model>-<dataset>-<time>", help="Run directory; never overwritten."),

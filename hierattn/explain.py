@@ -146,6 +146,7 @@ class Explainer:
         self.classifier = getattr(classifier, "classifier", classifier)
         self.model = attention_outputs(self.classifier.backbone)
         self.hierarchical = self.classifier.preprocessor.mode == "hierarchical"
+        self._ngram_weights = None
         if len(self.model.outputs) == 1:
             raise HierattnError("this model has no attention pooling to explain (e.g. a Transformer with mean pooling)")
 
@@ -268,8 +269,9 @@ class Explainer:
         for n, positions in enumerate(features, start=1):
             for row, t in zip(*np.nonzero(positions >= 0)):
                 first.setdefault(int(positions[row, t]), (int(row), int(t), n))
-        kernel, bias = np.asarray(layer.kernel), np.asarray(layer.bias)
-        idf = np.asarray(layer.idf)
+        if self._ngram_weights is None:  # read once: the kernel alone is 2^20 x classes floats
+            self._ngram_weights = tuple(np.asarray(w) for w in (layer.idf, layer.kernel, layer.bias))
+        idf, kernel, bias = self._ngram_weights
         ids_of = np.array(sorted(first), dtype=np.int64)
         values = idf[ids_of] / max(float(np.sqrt(np.sum(idf[ids_of] ** 2))), 1e-12) if len(ids_of) else ids_of
         contributions = b * values * (kernel[ids_of, c] - kernel[ids_of, r]) if len(ids_of) else values

@@ -1,10 +1,10 @@
-"""Tests for hierattn.callbacks: stopping at the first NaN loss, before the epoch ends."""
+"""Tests for hierattn.callbacks: stopping at the first NaN loss, before the epoch ends; restoring the best epoch."""
 
 import keras
 import numpy as np
 import pytest
 
-from hierattn.callbacks import StopOnNaN
+from hierattn.callbacks import RestoreBestWeights, StopOnNaN
 from hierattn.errors import TrainingDiverged
 
 
@@ -36,3 +36,16 @@ def test_names_the_last_good_epoch():
     with pytest.raises(TrainingDiverged, match=r"epoch 4, batch 7; out stays unfinished, its last good epoch \(3\) kept"):
         callback.on_train_batch_end(6, {"loss": float("inf")})
     callback.on_train_batch_end(7, {"loss": 0.5})  # a finite loss passes
+
+
+def test_restore_best_weights_loads_the_checkpoint_when_training_ends(tmp_path):
+    x, y = np.ones((8, 2), np.float32), np.ones((8, 1), np.float32)
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    best = tmp_path / "best.weights.h5"
+    model.fit(x, y, epochs=1, verbose=0, callbacks=[RestoreBestWeights(best)])  # no checkpoint yet: nothing happens
+    model.save_weights(best)
+    saved = [w.copy() for w in model.get_weights()]
+    model.fit(x, y, epochs=3, verbose=0, callbacks=[RestoreBestWeights(best)])
+    for got, expected in zip(model.get_weights(), saved):
+        np.testing.assert_array_equal(got, expected)

@@ -2,6 +2,7 @@
 
 import json
 import pathlib
+import re
 import shutil
 
 import pytest
@@ -69,10 +70,14 @@ def test_train_reports_the_baseline_beside_the_model_unless_told_not_to(tiny_csv
     assert result.exit_code == 0, result.output
     lines = [line for line in result.output.splitlines() if line.startswith(("validation:", "test:"))]
     assert len(lines) == 2 and all("| TF-IDF+LR baseline: accuracy" in line for line in lines)
+    assert all("| network alone: accuracy" in line and "| n-gram part alone: accuracy" in line for line in lines)
     assert "fitting the TF-IDF+LR baseline on the same 144 training documents" in result.output
-    result = invoke("train", "csv", tiny_csv[0], "--no-baseline", "--output", tmp_path / "none", *TINY)
+    assert re.search(r"combined with shares (0|1)\.\d\d and (0|1)\.\d\d \(chosen on validation\)", result.output)
+    (tmp_path / "no-ngrams.json").write_text('{"ngrams": false}')
+    result = invoke("train", "csv", tiny_csv[0], "--no-baseline", "--config", tmp_path / "no-ngrams.json",
+                    "--output", tmp_path / "none", *TINY)
     assert result.exit_code == 0, result.output
-    assert "baseline" not in result.output
+    assert "baseline" not in result.output and "n-gram" not in result.output
     assert json.loads((tmp_path / "none" / "config.json").read_text())["baseline"] is False
 
 
