@@ -27,20 +27,9 @@ from hierattn.data.dataset import stratified_split  # noqa: E402
 from hierattn.defaults import TRAINING  # noqa: E402
 from hierattn.evaluation import classification_metrics  # noqa: E402
 from hierattn.layers.ngram_logits import NgramLogits  # noqa: E402
+from hierattn.ngrams import feature_matrix  # noqa: E402
 from hierattn.preprocessor import TextPreprocessor  # noqa: E402
-
-
-def feature_matrix(layer, x, batch=256):
-    import scipy.sparse as sp
-
-    rows, cols = [], []
-    for start in range(0, len(x), batch):
-        ids = np.asarray(layer.feature_ids(x[start:start + batch]))
-        r, c = np.nonzero(ids >= 0)
-        rows.append(r + start)
-        cols.append(ids[r, c])
-    rows, cols = np.concatenate(rows), np.concatenate(cols)
-    return sp.csr_matrix((np.ones(len(rows), np.float32), (rows, cols)), shape=(len(x), layer.num_buckets))
+from hierattn.training import length_settings  # noqa: E402
 
 
 def main():
@@ -53,6 +42,8 @@ def main():
     parser.add_argument("--buckets", default="20")
     parser.add_argument("--ngrams", default="3")
     parser.add_argument("--C", default="10")
+    parser.add_argument("--length", default=None, help="the preprocessor's limit: SxW (hierarchical) or N (flat)")
+    parser.add_argument("--min-count", type=int, default=2)
     args = parser.parse_args()
     for name in args.datasets.split(","):
         train, _ = load(name)
@@ -64,7 +55,10 @@ def main():
         b = classification_metrics(y_val, base.predict(val_texts), names)
         print(json.dumps({"dataset": name, "part": "baseline", "val_acc": b["accuracy"], "val_f1": b["macro_f1"]}),
               flush=True)
-        pre = TextPreprocessor(args.mode)
+        limits = {}
+        if args.length:
+            limits = length_settings("han" if args.mode == "hierarchical" else "rnn", args.length)
+        pre = TextPreprocessor(args.mode, min_count=args.min_count, **limits)
         pre.adapt(fit_texts, progress=False)
         x_fit, x_val = pre(fit_texts), pre(val_texts)
         for bits in map(int, args.buckets.split(",")):
@@ -81,7 +75,8 @@ def main():
                     started = time.perf_counter()
                     lr = LogisticRegression(C=C, max_iter=2000).fit(f_fit, y_fit)
                     m = classification_metrics(y_val, lr.predict(f_val), names)
-                    print(json.dumps({"dataset": name, "bits": bits, "n": n, "C": C, "val_acc": m["accuracy"],
+                    print(json.dumps({"dataset": name, "mode": args.mode, "length": args.length or "p95",
+                                      "min_count": args.min_count, "bits": bits, "n": n, "C": C, "val_acc": m["accuracy"],
                                       "val_f1": m["macro_f1"], "feat_s": round(feat_s, 1),
                                       "fit_s": round(time.perf_counter() - started, 1)}), flush=True)
 

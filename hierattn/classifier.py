@@ -54,8 +54,8 @@ class TextClassifier(keras.Model):
     turns texts into ids; the `backbone` (a HAN, Transformer or recurrent
     model from `hierattn.models`) turns ids into class probabilities. With
     `ngrams=True` (the default) an n-gram part reads the same ids: a linear
-    model over their hashed word 1-3 grams (`ngram_logits`, an
-    `NgramLogits` layer), combined log-linearly with the backbone
+    model over their word 1-2 grams (`ngram_logits`, an `NgramLogits`
+    layer; settings in `hierattn.defaults.NGRAMS`), combined log-linearly with the backbone
     (`combination`, a `LogLinearCombination`: `softmax(a log p_backbone + b
     z_ngrams)`; see `hierattn.ngrams`). The first `fit` adapts the
     preprocessor to the training texts, builds the backbone and initialises
@@ -100,7 +100,7 @@ class TextClassifier(keras.Model):
     """
 
     def __init__(self, backbone="han", preprocessor=None, label_names=None, embeddings=TRAINING["embeddings"],
-                 pretrain_epochs=TRAINING["pretrain_epochs"], ngrams=True, seed=TRAINING["seed"],
+                 pretrain_epochs=TRAINING["pretrain_epochs"], ngrams=TRAINING["ngrams"], seed=TRAINING["seed"],
                  max_sentences=PREPROCESSING["max_sentences"], max_words=PREPROCESSING["max_words"],
                  sequence_length=PREPROCESSING["sequence_length"], min_count=PREPROCESSING["min_count"],
                  max_vocab=PREPROCESSING["max_vocab"], ngram_logits=None, **kwargs):
@@ -399,14 +399,17 @@ class TextClassifier(keras.Model):
                 alone) or `"ngrams"` (the n-gram part alone: the softmax of
                 its logits).
         """
+        if part not in (None, "network", "ngrams"):
+            raise ValueError(f"part must be None, 'network' or 'ngrams'. Received: part={part!r}")
+        if part == "ngrams" and self.ngram_logits is None:
+            raise ValueError("this classifier has no n-gram part (it was made with ngrams=False)")
         if len(x) == 0:
             return np.zeros((0, len(self.label_names)), np.float32)
         if part == "ngrams":
-            from hierattn.ngrams import ngram_logits
+            from hierattn.ngrams import combine, ngram_logits
 
             logits = ngram_logits(self.ngram_logits, x)
-            logits = np.exp(logits - logits.max(axis=1, keepdims=True))
-            return logits / logits.sum(axis=1, keepdims=True)
+            return combine(np.ones_like(logits), logits, 0.0, 1.0)
         model = self.backbone if part == "network" or self.ngram_logits is None else self
         return predict_batches(model, x, batch_size, progress)
 

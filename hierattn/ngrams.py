@@ -1,6 +1,6 @@
 """Fitting the n-gram part of a `TextClassifier` and its combination with the attention network.
 
-The n-gram part is a linear model over the hashed word 1-3 grams of the ids
+The n-gram part is a linear model over the word 1-2 grams of the ids
 the network reads (`hierattn.layers.NgramLogits`); it is combined with the
 network log-linearly (`hierattn.layers.LogLinearCombination`), as Mesnil et
 al. (2015) combined NBSVM with neural models:

@@ -67,7 +67,7 @@ class TrainConfig:
     limit: int = None
     mixed_precision: bool = False
     baseline: bool = True
-    ngrams: bool = True
+    ngrams: bool = TRAINING["ngrams"]
     backbone: dict = dataclasses.field(default_factory=dict)
     data: dict = dataclasses.field(default_factory=dict)
 

@@ -191,4 +191,9 @@ def test_the_network_trains_alone_whether_or_not_there_is_an_ngram_part(reviews)
         assert (clf.ngram_logits is None) == (not ngrams)
     for with_part, without in zip(*weights):
         np.testing.assert_allclose(with_part, without, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(clf.predict_proba(texts[:5]), clf.predict_ids(clf.preprocessor(texts[:5]), part="network"))
+    x = clf.preprocessor(texts[:5])
+    np.testing.assert_allclose(clf.predict_proba(texts[:5]), clf.predict_ids(x, part="network"))
+    with pytest.raises(ValueError, match="no n-gram part"):
+        clf.predict_ids(x, part="ngrams")
+    with pytest.raises(ValueError, match="part must be None, 'network' or 'ngrams'"):
+        clf.predict_ids(x, part="attention")
