@@ -235,9 +235,10 @@ def train(train_data, test_data, config, output, unlabeled=None, resume=False, d
 
 def _parts(classifier, evaluate):
     """Each part of a classifier with an n-gram part scored alone: `{part: {split: metrics}}`, and the weights."""
-    parts = {"network_share": classifier.ngram_report["network_share"],
-             "ngram_share": classifier.ngram_report["ngram_share"],
-             "ngram_training_seconds": classifier.ngram_report["training_seconds"]}
+    report = classifier.ngram_report
+    parts = {"network_share": report["network_share"], "ngram_share": report["ngram_share"],
+             "ngram_training_seconds": report["training_seconds"],
+             "shares_tried": report.get("shares")}  # validation log-loss and accuracy of each share
     for part in ("network", "ngrams"):
         parts[part] = {split: classification_metrics(labels, classifier.predict_ids(x, part=part).argmax(1),
                                                      classifier.label_names)

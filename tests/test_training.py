@@ -72,6 +72,7 @@ def test_the_baseline_is_fitted_on_the_same_split_and_scored_on_the_same_texts(d
     assert baseline["test"]["accuracy"] >= 0.9
     parts = metrics["parts"]  # each part of the classifier alone, on the same texts
     assert parts["network_share"] + parts["ngram_share"] == pytest.approx(1.0)
+    assert min(parts["shares_tried"], key=lambda row: row["log_loss"])["share"] == parts["network_share"]
     for part in ("network", "ngrams"):
         for split in ("validation", "test"):
             assert parts[part][split]["documents"] == metrics[split]["documents"]
