@@ -25,7 +25,6 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import numpy as np  # noqa: E402
 
 from hierattn.data import load_imdb  # noqa: E402
-from hierattn.inference import predict_batches
 from hierattn.runs import load_run  # noqa: E402
 
 
@@ -44,7 +43,7 @@ def main():
     start = time.perf_counter()
     ids = run.classifier.preprocessor(test.texts)
     encoded = time.perf_counter()
-    probabilities = predict_batches(run.classifier.backbone, ids)
+    probabilities = run.classifier.predict_ids(ids)  # the whole classifier (n-gram part included)
     end = time.perf_counter()
     seconds = end - start
     accuracy = float(np.mean(probabilities.argmax(1) == test.labels)) if args.split == "test" else None
