@@ -9,7 +9,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from hierattn.explain import Explanation, WordWeight
+from hierattn.explain import Explanation, NgramContribution, WordWeight
 from hierattn.report import CSV_COLUMNS, to_html, to_json, to_rows, to_text
 
 TEXT = 'Great <film> & "cast". Bad zzyzx end!'
@@ -33,6 +33,30 @@ def test_text_output_lists_top_words_and_sentences():
     assert out.splitlines()[0] == "predicted: pos"
     assert "0.5000  Great  s0:w0  [0:5]" in out and "film" in out and "cast" not in out.split("sentences")[0]
     assert "note: 1 of 6 words were cut" in out
+
+
+def with_ngram_account():
+    e = sample()
+    e.network_probabilities = {"neg": 0.3, "pos": 0.7}
+    e.ngrams = [NgramContribution("Great", 0, 0, 5, 0.8), NgramContribution("Bad", 1, 23, 26, -0.5),
+                NgramContribution("Great <film", 0, 0, 11, 0.1)]
+    e.decision = {"versus": "neg", "margin": 1.2, "network": 0.75, "ngram_bias": 0.05, "ngrams": 0.4,
+                  "network_share": 0.4, "ngram_share": 0.6}
+    return e
+
+
+def test_the_ngram_account_in_text_json_and_html():
+    e = with_ngram_account()
+    out = to_text(e, top_k=2)
+    assert ("decision: score margin of pos over neg = +1.2000 = network +0.7500 + n-gram bias +0.0500 + "
+            "n-grams +0.4000 (shares 0.40 / 0.60)") in out
+    assert "   +0.8000  Great  [0:5]\n   -0.5000  Bad  [23:26]\nnote:" in out  # the top 2 only
+    data = json.loads(to_json([e], top_k=2))[0]
+    assert data["decision"] == e.decision and data["network_probabilities"] == {"neg": 0.3, "pos": 0.7}
+    assert [g["text"] for g in data["top_ngrams"]] == ["Great", "Bad"]
+    page = to_html([e])
+    assert "decision: score margin of pos over neg" in page and "Great &lt;film" in page
+    assert "decision" not in to_text(sample())
 
 
 def test_rows_and_json_hold_every_word():
