@@ -178,7 +178,10 @@ def train(train_data, test_data, config, output, unlabeled=None, resume=False, d
 
     Holds out a stratified validation part of `train_data`, fits the
     classifier (`TextClassifier.fit`), early-stops on the validation loss and
-    keeps the best epoch, evaluates once on `test_data` (if given), fits the
+    keeps the best epoch, then (`config.ngrams`, the default) fits the n-gram
+    part and chooses its share on the validation part, evaluates once on
+    `test_data` (if given; the whole classifier, and each part alone under
+    `metrics["parts"]`), fits the
     TF-IDF + logistic regression baseline on the same training part and
     scores it on the same validation and test texts (`hierattn.baseline`;
     `config.baseline=False` skips it), and saves everything (see
