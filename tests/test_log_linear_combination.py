@@ -49,3 +49,12 @@ def test_saves_and_loads(tmp_path, rng):
     layer.mixing.assign([0.4, 0.6])
     inputs = [rng.dirichlet(np.ones(3), size=2).astype("float32"), rng.normal(size=(2, 3)).astype("float32")]
     assert_keras_round_trip(model, inputs, tmp_path)
+
+
+def test_docstring_example_runs():
+    import doctest
+
+    import hierattn.layers.log_linear_combination as module
+
+    result = doctest.testmod(module)
+    assert result.attempted >= 4 and result.failed == 0

@@ -99,3 +99,12 @@ def test_saves_and_loads(tmp_path, rng):
     model = keras.Model(ids, layer(ids))
     layer.kernel.assign(rng.normal(size=(40, 2)).astype("float32"))
     assert_keras_round_trip(model, rng.integers(0, 9, size=(3, 5)).astype("int32"), tmp_path)
+
+
+def test_docstring_example_runs():
+    import doctest
+
+    import hierattn.layers.ngram_logits as module
+
+    result = doctest.testmod(module)
+    assert result.attempted >= 4 and result.failed == 0

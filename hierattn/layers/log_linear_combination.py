@@ -27,6 +27,17 @@ class LogLinearCombination(keras.layers.Layer):
     Returns:
         Combined class probabilities `(batch, classes)` (float32).
 
+    Example:
+
+    >>> import numpy as np
+    >>> layer = LogLinearCombination()
+    >>> p, z = np.array([[0.2, 0.8]], "float32"), np.array([[1.0, -1.0]], "float32")
+    >>> np.asarray(layer(p, z)).round(2)              # a = 1, b = 0: p itself
+    array([[0.2, 0.8]], dtype=float32)
+    >>> _ = layer.mixing.assign([0.5, 0.5])
+    >>> np.asarray(layer(p, z)).round(2)
+    array([[0.58, 0.42]], dtype=float32)
+
     Reference:
         Mesnil, Mikolov, Ranzato, Bengio. "Ensemble of Generative and
         Discriminative Techniques for Sentiment Analysis of Movie Reviews."

@@ -52,6 +52,16 @@ class NgramLogits(keras.layers.Layer):
         Logits `(batch, num_classes)` (float32), and with
         `return_contributions=True` the feature ids and contributions.
 
+    Example:
+
+    >>> import numpy as np
+    >>> layer = NgramLogits(vocabulary_size=10, num_classes=2, ngram_max=2, num_buckets=64)
+    >>> ids = np.array([[3, 4, 3, 0]])                # "a b a", padded
+    >>> int((np.asarray(layer.feature_ids(ids)) >= 0).sum())  # a, b, "a b", "b a"
+    4
+    >>> layer(ids).shape                              # zero logits until fitted
+    TensorShape([1, 2])
+
     Reference:
         Joulin, Grave, Bojanowski, Mikolov. "Bag of Tricks for Efficient Text
         Classification." EACL 2017 (hashed n-gram features). Mesnil, Mikolov,
