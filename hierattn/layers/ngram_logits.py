@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from hierattn.defaults import NGRAMS
 from hierattn.layers._attention_utils import check_positive_int
 
 # The hash of an n-gram of order 2 or more: its ids as one integer in base
@@ -36,9 +37,10 @@ class NgramLogits(keras.layers.Layer):
     Args:
         vocabulary_size: Number of word ids (padding id 0 included).
         num_classes: Number of output logits.
-        ngram_max: Longest n-gram (1 for a bag of words).
+        ngram_max: Longest n-gram (1 for a bag of words; default 2, from
+            `hierattn.defaults.NGRAMS`).
         num_buckets: Number of feature ids, unigrams included; must exceed
-            `vocabulary_size`.
+            `vocabulary_size` (default 2^20).
         **kwargs: Base layer keyword arguments, such as `name`.
 
     Call arguments:
@@ -70,7 +72,8 @@ class NgramLogits(keras.layers.Layer):
         n-gram linear model combined with neural ones).
     """
 
-    def __init__(self, vocabulary_size, num_classes, ngram_max=3, num_buckets=2**20, **kwargs):
+    def __init__(self, vocabulary_size, num_classes, ngram_max=NGRAMS["ngram_max"], num_buckets=NGRAMS["num_buckets"],
+                 **kwargs):
         kwargs.setdefault("dtype", "float32")
         super().__init__(**kwargs)
         for name, value in (("vocabulary_size", vocabulary_size), ("num_classes", num_classes),
