@@ -367,7 +367,6 @@ class TextClassifier(keras.Model):
                                   shuffle=False, **kwargs)
         finally:
             self._set_network_only(False)
-        self._explainer = None  # it holds the weights it explains with
         if self.ngram_logits is not None:
             from hierattn.ngrams import fit_parts
 

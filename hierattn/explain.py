@@ -146,7 +146,6 @@ class Explainer:
         self.classifier = getattr(classifier, "classifier", classifier)
         self.model = attention_outputs(self.classifier.backbone)
         self.hierarchical = self.classifier.preprocessor.mode == "hierarchical"
-        self._ngram_weights = None
         if len(self.model.outputs) == 1:
             raise HierattnError("this model has no attention pooling to explain (e.g. a Transformer with mean pooling)")
 
@@ -178,14 +177,17 @@ class Explainer:
         documents = [[[token.form for token in sentence] for sentence in sentences] for sentences, _ in tokenized]
         x = encoder.encode(mode=self.classifier.preprocessor.mode, documents=documents)
         outputs = batched_outputs(self.model, x)
-        ngram_layer = network_probabilities = None
+        ngram_parts = network_probabilities = None
         if self.classifier.ngram_logits is not None:
-            from hierattn.ngrams import combine, ngram_logits
+            from hierattn.ngrams import combine
 
-            ngram_layer = self.classifier.ngram_logits
+            # The layer's own logits, feature ids and exact contributions, one document at a time.
+            layer = self.classifier.ngram_logits
+            ngram_parts = [[np.asarray(v)[0] for v in layer(x[i:i + 1], return_contributions=True)]
+                           for i in range(len(x))]
             a, b = (float(v) for v in np.asarray(self.classifier.combination.mixing))
             network_probabilities = outputs["probabilities"]
-            outputs["probabilities"] = combine(network_probabilities, ngram_logits(ngram_layer, x), a, b)
+            outputs["probabilities"] = combine(network_probabilities, np.stack([p[0] for p in ngram_parts]), a, b)
         evidence = None
         if signed:
             from hierattn.faithfulness import gradient_times_input
@@ -195,8 +197,9 @@ class Explainer:
         for i in range(len(texts)):
             explanation = self._one(encoder, texts[i], *tokenized[i], x[i], {k: v[i] for k, v in outputs.items()},
                                     None if evidence is None else evidence[i])
-            if ngram_layer is not None:
-                self._account(explanation, x[i], tokenized[i][0], encoder, a, b, network_probabilities[i])
+            if ngram_parts is not None:
+                self._account(explanation, x[i], tokenized[i][0], encoder, a, b, network_probabilities[i],
+                              *ngram_parts[i][1:])
             explanation.doc_id = None if ids is None else ids[i]
             explanation.true_label = None if labels is None else labels[i]
             explanations.append(explanation)
@@ -250,8 +253,13 @@ class Explainer:
             warnings=warnings,
         )
 
-    def _account(self, explanation, ids, sentences, encoder, a, b, network_probabilities):
-        """Adds the exact decision account of a classifier with an n-gram part to `explanation`."""
+    def _account(self, explanation, ids, sentences, encoder, a, b, network_probabilities, feature_ids,
+                 contributions):
+        """Adds the exact decision account of a classifier with an n-gram part to `explanation`.
+
+        `feature_ids` `(k,)` and `contributions` `(k, classes)` are the n-gram
+        layer's own (`NgramLogits(..., return_contributions=True)`).
+        """
         layer = self.classifier.ngram_logits
         names = self.classifier.label_names
         order = np.argsort([-explanation.probabilities[str(n)] for n in names], kind="stable")
@@ -264,33 +272,32 @@ class Explainer:
             flat = [t for sentence in sentences for t in sentence]
             slots = {(0, slot): flat[p] for slot, p in
                      enumerate(kept_positions(len(flat), encoder.max_len, encoder.truncating))}
-        features = [np.asarray(f) for f in layer.ngram_features(ids[None])]
         first = {}  # feature id -> (row, position, n) of its first occurrence
-        for n, positions in enumerate(features, start=1):
+        for n, positions in enumerate(layer.ngram_features(ids[None]), start=1):
+            positions = np.asarray(positions)
             for row, t in zip(*np.nonzero(positions >= 0)):
                 first.setdefault(int(positions[row, t]), (int(row), int(t), n))
-        if self._ngram_weights is None:  # read once: the kernel alone is 2^20 x classes floats
-            self._ngram_weights = tuple(np.asarray(w) for w in (layer.idf, layer.kernel, layer.bias))
-        idf, kernel, bias = self._ngram_weights
-        ids_of = np.array(sorted(first), dtype=np.int64)
-        values = idf[ids_of] / max(float(np.sqrt(np.sum(idf[ids_of] ** 2))), 1e-12) if len(ids_of) else ids_of
-        contributions = b * values * (kernel[ids_of, c] - kernel[ids_of, r]) if len(ids_of) else values
         ngrams = []
-        for feature, contribution in zip(ids_of, contributions):
+        for feature, contribution in zip(feature_ids, b * (contributions[:, c] - contributions[:, r])):
+            if feature < 0:
+                continue
             row, t, n = first[int(feature)]
             tokens = [slots[(row, t + j)] for j in range(n)]
             start, end = tokens[0].start, tokens[-1].end
             ngrams.append(NgramContribution(explanation.text[start:end], tokens[0].sentence, start, end,
                                             float(contribution)))
+        bias = np.asarray(layer.bias)
         network = a * float(np.log(max(network_probabilities[c], 1e-7)) - np.log(max(network_probabilities[r], 1e-7)))
+        ngram_bias = float(b * (bias[c] - bias[r]))
+        ngram_total = float(sum(g.contribution for g in ngrams))
         explanation.network_probabilities = {str(n): float(p) for n, p in zip(names, network_probabilities)}
         explanation.ngrams = ngrams
         explanation.decision = {
             "versus": names[r],
-            "margin": network + float(b * (bias[c] - bias[r])) + float(np.sum(contributions)),
+            "margin": network + ngram_bias + ngram_total,
             "network": network,
-            "ngram_bias": float(b * (bias[c] - bias[r])),
-            "ngrams": float(np.sum(contributions)),
+            "ngram_bias": ngram_bias,
+            "ngrams": ngram_total,
             "network_share": a,
             "ngram_share": b,
         }

@@ -141,23 +141,21 @@ def fit_parts(classifier, training, validation=None, verbose=True):
     started = time.perf_counter()
     layer = classifier.ngram_logits
     fit_ngram_logits(layer, *training)
-    report = {"training_seconds": None, "train_documents": len(training[0])}
+    report = {"train_documents": len(training[0])}
     if validation is not None and len(validation[0]):
         x, labels = validation
         labels = np.asarray(labels)
         probabilities = classifier.predict_ids(x, part="network")
         logits = ngram_logits(layer, x)
-        (a, b), table = choose_mixing(probabilities, logits, labels)
+        (a, b), report["shares"] = choose_mixing(probabilities, logits, labels)
         report["validation_accuracy"] = {
             "network": float((probabilities.argmax(1) == labels).mean()),
             "ngrams": float((logits.argmax(1) == labels).mean()),
             "combined": float((combine(probabilities, logits, a, b).argmax(1) == labels).mean()),
         }
-        report["shares"] = table
         chosen = "chosen on the validation texts (log-loss)"
     else:
-        a = NGRAMS["share"]
-        b = 1.0 - a
+        a, b = NGRAMS["share"], 1.0 - NGRAMS["share"]
         chosen = "the default (no validation texts)"
     classifier.combination.mixing.assign(np.array([a, b], np.float32))
     report.update(network_share=float(a), ngram_share=float(b),
