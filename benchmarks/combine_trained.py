@@ -24,6 +24,7 @@ from hierattn.defaults import TRAINING  # noqa: E402
 from hierattn.evaluation import classification_metrics  # noqa: E402
 from hierattn.layers import NgramLogits  # noqa: E402
 from hierattn.ngrams import choose_mixing, combine, fit_ngram_logits, ngram_logits  # noqa: E402
+from hierattn.preprocessor import TextPreprocessor  # noqa: E402
 from hierattn.runs import load_classifier  # noqa: E402
 
 
@@ -34,6 +35,8 @@ def main():
     parser.add_argument("--ngrams", default="3")
     parser.add_argument("--C", default="10")
     parser.add_argument("--bits", default="20")
+    parser.add_argument("--min-count", type=int, default=None,
+                        help="the n-gram part reads a vocabulary of this cut-off (the network its own), same limits")
     args = parser.parse_args()
     clf = load_classifier(pathlib.Path(args.run) / "model.keras")
     train, test = load(args.dataset)
@@ -44,6 +47,12 @@ def main():
     x_val, x_test = pre([train.texts[i] for i in val_idx]), pre(test.texts)
     y_fit, y_val, y_test = train.labels[fit_idx], train.labels[val_idx], test.labels
     p_val, p_test = clf.predict_ids(x_val, part="network"), clf.predict_ids(x_test, part="network")
+    if args.min_count is not None:
+        config = dict(pre.get_config(), min_count=args.min_count, max_vocab=None)
+        pre = TextPreprocessor.from_config(config)
+        pre.adapt([train.texts[i] for i in fit_idx], progress=False)
+        x_fit = pre([train.texts[i] for i in fit_idx])
+        x_val, x_test = pre([train.texts[i] for i in val_idx]), pre(test.texts)
     for bits in map(int, args.bits.split(",")):
         for n in map(int, args.ngrams.split(",")):
             for c in map(float, args.C.split(",")):
@@ -51,7 +60,8 @@ def main():
                 fit_ngram_logits(layer, x_fit, y_fit, c=c)
                 z_val, z_test = ngram_logits(layer, x_val), ngram_logits(layer, x_test)
                 (a, b), table = choose_mixing(p_val, z_val, y_val)
-                row = {"dataset": args.dataset, "bits": bits, "n": n, "C": c, "share": a}
+                row = {"dataset": args.dataset, "vocabulary": len(pre.vocabulary), "bits": bits, "n": n, "C": c,
+                       "a": round(a, 4), "b": round(b, 4)}
                 for split, p, z, y in (("val", p_val, z_val, y_val), ("test", p_test, z_test, y_test)):
                     for part, q in (("network", p), ("ngrams", z), ("combined", combine(p, z, a, b))):
                         m = classification_metrics(y, q.argmax(1), names)

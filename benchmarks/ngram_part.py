@@ -44,6 +44,7 @@ def main():
     parser.add_argument("--C", default="10")
     parser.add_argument("--length", default=None, help="the preprocessor's limit: SxW (hierarchical) or N (flat)")
     parser.add_argument("--min-count", type=int, default=2)
+    parser.add_argument("--tf", default="binary", help="binary (the layer's), sublinear (1 + log count), or both")
     args = parser.parse_args()
     for name in args.datasets.split(","):
         train, _ = load(name)
@@ -64,21 +65,39 @@ def main():
         for bits in map(int, args.buckets.split(",")):
             for n in map(int, args.ngrams.split(",")):
                 layer = NgramLogits(len(pre.vocabulary), len(names), ngram_max=n, num_buckets=2**bits)
-                started = time.perf_counter()
-                f_fit, f_val = feature_matrix(layer, x_fit), feature_matrix(layer, x_val)
-                tfidf = TfidfTransformer().fit(f_fit)
-                f_fit, f_val = tfidf.transform(f_fit), tfidf.transform(f_val)
-                feat_s = time.perf_counter() - started
-                seen = np.unique(f_fit.indices)
-                f_fit, f_val = f_fit[:, seen], f_val[:, seen]
-                for C in map(float, args.C.split(",")):
+                for tf in args.tf.split(","):
                     started = time.perf_counter()
-                    lr = LogisticRegression(C=C, max_iter=2000).fit(f_fit, y_fit)
-                    m = classification_metrics(y_val, lr.predict(f_val), names)
-                    print(json.dumps({"dataset": name, "mode": args.mode, "length": args.length or "p95",
-                                      "min_count": args.min_count, "bits": bits, "n": n, "C": C, "val_acc": m["accuracy"],
-                                      "val_f1": m["macro_f1"], "feat_s": round(feat_s, 1),
-                                      "fit_s": round(time.perf_counter() - started, 1)}), flush=True)
+                    features = feature_matrix if tf == "binary" else count_matrix
+                    f_fit, f_val = features(layer, x_fit), features(layer, x_val)
+                    tfidf = TfidfTransformer(sublinear_tf=tf == "sublinear").fit(f_fit)
+                    f_fit, f_val = tfidf.transform(f_fit), tfidf.transform(f_val)
+                    feat_s = time.perf_counter() - started
+                    seen = np.unique(f_fit.indices)
+                    f_fit, f_val = f_fit[:, seen], f_val[:, seen]
+                    for C in map(float, args.C.split(",")):
+                        started = time.perf_counter()
+                        lr = LogisticRegression(C=C, max_iter=2000).fit(f_fit, y_fit)
+                        m = classification_metrics(y_val, lr.predict(f_val), names)
+                        print(json.dumps({"dataset": name, "mode": args.mode, "length": args.length or "p95",
+                                          "min_count": args.min_count, "tf": tf, "bits": bits, "n": n, "C": C,
+                                          "val_acc": m["accuracy"], "val_f1": m["macro_f1"], "feat_s": round(feat_s, 1),
+                                          "fit_s": round(time.perf_counter() - started, 1)}), flush=True)
+
+
+def count_matrix(layer, x, batch_size=256):
+    """The document x feature count matrix of id arrays `x` (every occurrence of each n-gram counted)."""
+    import scipy.sparse as sp
+
+    per_row = int(np.prod(x.shape[1:-1], dtype=int))  # rows (sentences) per document
+    rows, columns = [], []
+    for start in range(0, len(x), batch_size):
+        for ids in layer.ngram_features(x[start:start + batch_size]):
+            ids = np.asarray(ids)
+            r, c = np.nonzero(ids >= 0)
+            rows.append(r // per_row + start)
+            columns.append(ids[r, c])
+    rows, columns = np.concatenate(rows), np.concatenate(columns)
+    return sp.csr_matrix((np.ones(len(rows), np.float32), (rows, columns)), shape=(len(x), layer.num_buckets))
 
 
 if __name__ == "__main__":

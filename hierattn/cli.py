@@ -241,8 +241,8 @@ def _print_metrics(metrics):
 
     baseline, parts = metrics.get("baseline", {}), metrics.get("parts", {})
     if parts:
-        click.echo(f"the network and the n-gram part combined with shares {parts['network_share']:.2f} and "
-                   f"{parts['ngram_share']:.2f} (chosen on validation)")
+        click.echo(f"the network and the n-gram part combined with weights {parts['network_weight']:.2f} and "
+                   f"{parts['ngram_weight']:.2f} (network share {parts['network_share']:.2f}, chosen on validation)")
     if "skipped" in baseline:
         click.echo(f"no baseline: scikit-learn could not fit it ({baseline['skipped']})")
     for split in ("validation", "test"):

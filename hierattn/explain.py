@@ -298,9 +298,13 @@ class Explainer:
             "network": network,
             "ngram_bias": ngram_bias,
             "ngrams": ngram_total,
-            "network_share": a,
-            "ngram_share": b,
+            "network_weight": a,
+            "ngram_weight": b,
         }
+        if a == 0.0:
+            explanation.warnings.append("the network has no weight in this classifier (the weights chosen on its "
+                                        "validation texts): the attention weights do not move its decisions; the "
+                                        "n-gram contributions account for them")
 
     @staticmethod
     def _word(token, weight, word_weight, sentence_weight, oov, used, evidence=None):

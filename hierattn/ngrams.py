@@ -11,16 +11,21 @@ Both parts are trained separately on the same training texts: the network
 by gradient descent, the n-gram part by scikit-learn's logistic regression
 on TF-IDF-weighted binary n-gram features (computed by the layer itself, so
 training and inference see the same features). The weights `a` and `b` are
-then chosen on the validation texts by log-loss, on a grid that includes the
-network alone (`b = 0`) and the n-gram part alone (`a = 0`).
+then chosen on the validation texts by log-loss, as a share `a / (a + b)`
+(a grid that includes the network alone and the n-gram part alone) and a
+scale `a + b` (a temperature: the two parts' scores are rarely calibrated
+for each other, and with `a + b` held at 1 the log-loss favours an even
+share even where a lopsided one is more accurate; BENCHMARKS.md).
 """
 
 import numpy as np
 
 from hierattn.defaults import NGRAMS
 
-# a = share, b = 1 - share: the network's share of the combined score.
+# a = scale * share, b = scale * (1 - share): `share` is the network's share of
+# the combined score, `scale` its temperature (1/4 to 4, steps of sqrt(2)).
 SHARES = tuple(np.round(np.linspace(0.0, 1.0, 21), 2))
+SCALES = tuple(np.round(np.geomspace(0.25, 4.0, 9), 3))
 
 
 def feature_matrix(layer, x, batch_size=256):
@@ -96,7 +101,11 @@ def combine(probabilities, logits, a, b, epsilon=1e-7):
 
 
 def choose_mixing(probabilities, logits, labels):
-    """The weights `(a, b)` with the smallest validation log-loss, and every share's log-loss and accuracy.
+    """The weights `(a, b)` with the smallest validation log-loss, and the log-loss and accuracy of each share.
+
+    Every share of `SHARES` is tried at every scale of `SCALES`
+    (`a = scale * share`, `b = scale * (1 - share)`); ties go to the larger
+    share, then to the scale nearer 1.
 
     Args:
         probabilities: The network's validation probabilities `(n, classes)`.
@@ -104,18 +113,21 @@ def choose_mixing(probabilities, logits, labels):
         labels: Validation class ids.
 
     Returns:
-        `(a, b)` and a list of `{"share", "log_loss", "accuracy"}`, one per
-        share of the grid `SHARES` (the network's share `a`; `b = 1 - a`).
+        `(a, b)` and a list of `{"share", "scale", "log_loss", "accuracy"}`,
+        one per share (its best scale; the accuracy does not depend on it).
     """
     labels = np.asarray(labels)
     table = []
     for share in SHARES:
-        combined = combine(probabilities, logits, share, 1.0 - share)
-        picked = np.maximum(combined[np.arange(len(labels)), labels], 1e-12)
-        table.append({"share": float(share), "log_loss": float(-np.log(picked).mean()),
-                      "accuracy": float((combined.argmax(1) == labels).mean())})
+        rows = []
+        for scale in SCALES:
+            combined = combine(probabilities, logits, scale * share, scale * (1.0 - share))
+            picked = np.maximum(combined[np.arange(len(labels)), labels], 1e-12)
+            rows.append({"share": float(share), "scale": float(scale), "log_loss": float(-np.log(picked).mean()),
+                         "accuracy": float((combined.argmax(1) == labels).mean())})
+        table.append(min(rows, key=lambda row: (row["log_loss"], abs(np.log(row["scale"])))))
     best = min(table, key=lambda row: (row["log_loss"], -row["share"]))
-    return (best["share"], 1.0 - best["share"]), table
+    return (best["scale"] * best["share"], best["scale"] * (1.0 - best["share"])), table
 
 
 def fit_parts(classifier, training, validation=None, verbose=True):
@@ -127,14 +139,14 @@ def fit_parts(classifier, training, validation=None, verbose=True):
         classifier: A `TextClassifier` with an n-gram part.
         training: `(ids, class ids)` the backbone was trained on.
         validation: `(ids, class ids)` to choose the weights on; without it
-            the network's share is `hierattn.defaults.NGRAMS["share"]`.
+            they are `hierattn.defaults.NGRAMS["weights"]`.
         verbose: Print what was fitted and chosen.
 
     Returns:
-        A JSON-ready dict: `training_seconds`, `network_share` (`a`),
-        `ngram_share` (`b`) and, with validation data, the validation
-        accuracy of each part alone and combined and the log-loss and
-        accuracy of every share tried.
+        A JSON-ready dict: `training_seconds`, `network_weight` (`a`),
+        `ngram_weight` (`b`), `network_share` (`a / (a + b)`) and, with
+        validation data, the validation accuracy of each part alone and
+        combined and the log-loss and accuracy of every share tried.
     """
     import time
 
@@ -155,12 +167,12 @@ def fit_parts(classifier, training, validation=None, verbose=True):
         }
         chosen = "chosen on the validation texts (log-loss)"
     else:
-        a, b = NGRAMS["share"], 1.0 - NGRAMS["share"]
+        a, b = NGRAMS["weights"]
         chosen = "the default (no validation texts)"
     classifier.combination.mixing.assign(np.array([a, b], np.float32))
-    report.update(network_share=float(a), ngram_share=float(b),
+    report.update(network_weight=float(a), ngram_weight=float(b), network_share=float(a / (a + b)),
                   training_seconds=round(time.perf_counter() - started, 1))
     if verbose:
         print(f"n-gram part fitted on {len(training[0]):,} documents in {report['training_seconds']} s; "
-              f"network share {a:.2f}, n-gram share {b:.2f}, {chosen}")
+              f"weights {a:.2f} (network) and {b:.2f} (n-grams), {chosen}")
     return report

@@ -35,7 +35,7 @@ def _decision_lines(explanation, top_k):
     d = explanation.decision
     lines = [f"decision: score margin of {explanation.label} over {d['versus']} = {d['margin']:+.4f} = network "
              f"{d['network']:+.4f} + n-gram bias {d['ngram_bias']:+.4f} + n-grams {d['ngrams']:+.4f} "
-             f"(shares {d['network_share']:.2f} / {d['ngram_share']:.2f})",
+             f"(weights {d['network_weight']:.2f} / {d['ngram_weight']:.2f})",
              f"top {top_k} n-grams (exact contribution to that margin; + for {explanation.label}):"]
     lines += [f"  {g.contribution:+8.4f}  {g.text}  [{g.start}:{g.end}]" for g in explanation.top_ngrams(top_k)]
     return lines

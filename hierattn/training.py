@@ -239,9 +239,9 @@ def train(train_data, test_data, config, output, unlabeled=None, resume=False, d
 def _parts(classifier, evaluate):
     """Each part of a classifier with an n-gram part scored alone: `{part: {split: metrics}}`, and the weights."""
     report = classifier.ngram_report
-    parts = {"network_share": report["network_share"], "ngram_share": report["ngram_share"],
-             "ngram_training_seconds": report["training_seconds"],
-             "shares_tried": report.get("shares")}  # validation log-loss and accuracy of each share
+    parts = {key: report[key] for key in ("network_weight", "ngram_weight", "network_share")}
+    parts["ngram_training_seconds"] = report["training_seconds"]
+    parts["shares_tried"] = report.get("shares")  # validation log-loss and accuracy of each share
     for part in ("network", "ngrams"):
         parts[part] = {split: classification_metrics(labels, classifier.predict_ids(x, part=part).argmax(1),
                                                      classifier.label_names)

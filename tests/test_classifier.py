@@ -165,8 +165,8 @@ def test_the_ngram_part_is_fitted_after_the_network_and_saved_with_it(fitted, re
     texts, labels = reviews
     report = fitted.ngram_report
     a, b = (float(v) for v in np.asarray(fitted.combination.mixing))
-    assert (a, b) == pytest.approx((report["network_share"], report["ngram_share"]))
-    assert a + b == pytest.approx(1.0) and len(report["shares"]) == 21
+    assert (a, b) == pytest.approx((report["network_weight"], report["ngram_weight"]))
+    assert report["network_share"] == pytest.approx(a / (a + b)) and len(report["shares"]) == 21
     assert set(report["validation_accuracy"]) == {"network", "ngrams", "combined"}
     assert np.abs(np.asarray(fitted.ngram_logits.kernel)).sum() > 0
     x = fitted.preprocessor(texts[:20])

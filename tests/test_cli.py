@@ -72,7 +72,8 @@ def test_train_reports_the_baseline_beside_the_model_unless_told_not_to(tiny_csv
     assert len(lines) == 2 and all("| TF-IDF+LR baseline: accuracy" in line for line in lines)
     assert all("| network alone: accuracy" in line and "| n-gram part alone: accuracy" in line for line in lines)
     assert "fitting the TF-IDF+LR baseline on the same 144 training documents" in result.output
-    assert re.search(r"combined with shares (0|1)\.\d\d and (0|1)\.\d\d \(chosen on validation\)", result.output)
+    assert re.search(r"combined with weights \d\.\d\d and \d\.\d\d \(network share (0|1)\.\d\d, chosen on "
+                     r"validation\)", result.output)
     (tmp_path / "no-ngrams.json").write_text('{"ngrams": false}')
     result = invoke("train", "csv", tiny_csv[0], "--no-baseline", "--config", tmp_path / "no-ngrams.json",
                     "--output", tmp_path / "none", *TINY)

@@ -89,6 +89,19 @@ def test_signed_evidence_is_gradient_times_input_on_the_read_words(han_run, rnn_
     assert all(w.evidence is None for w in plain.words) and plain.doc_id is None
 
 
+def test_a_network_without_weight_is_said_to_explain_nothing(han_run):
+    mixing = np.asarray(han_run.combination.mixing)
+    try:
+        han_run.combination.mixing.assign([0.0, 2.0])  # what the weights can be where the n-gram part is perfect
+        e = Explainer(han_run).explain(TEXTS[:1])[0]
+        assert e.decision["network"] == 0.0
+        assert any("the network has no weight" in w for w in e.warnings)
+        han_run.combination.mixing.assign([0.5, 0.5])
+        assert not any("no weight" in w for w in Explainer(han_run).explain(TEXTS[:1])[0].warnings)
+    finally:
+        han_run.combination.mixing.assign(mixing)
+
+
 @pytest.mark.parametrize("fixture", ["han_run", "rnn_run"])
 def test_the_decision_is_accounted_for_exactly(fixture, request):
     run = request.getfixturevalue(fixture)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from hierattn.layers import NgramLogits
-from hierattn.ngrams import SHARES, choose_mixing, combine, feature_matrix, fit_ngram_logits, ngram_logits
+from hierattn.ngrams import SCALES, SHARES, choose_mixing, combine, feature_matrix, fit_ngram_logits, ngram_logits
 
 
 def corpus(rng, n=120, classes=2):
@@ -45,7 +45,28 @@ def test_choose_mixing_picks_the_smallest_log_loss(rng):
     good = np.where(labels[:, None] == np.arange(2), 0.9, 0.1)  # a confident, right network
     noise = rng.normal(size=(200, 2))  # a useless n-gram part
     (a, b), table = choose_mixing(good, noise, labels)
-    assert (a, b) == (1.0, 0.0)
+    assert (a, b) == (max(SCALES), 0.0)  # the noise gets no weight; an always-right network is sharpened
     assert [row["share"] for row in table] == list(SHARES)
     (a, b), _ = choose_mixing(np.full((200, 2), 0.5), 4.0 * (good - 0.5), labels)
-    assert a < 0.5 and b == 1.0 - a
+    assert a < 0.5 * (a + b)
+
+
+def test_choose_mixing_finds_the_scale_of_under_confident_parts(rng):
+    # Two parts that are right 80% of the time each, independently, with
+    # small scores: the best log-loss needs a + b > 1, which a + b = 1 missed.
+    labels = rng.integers(0, 3, size=600)
+    onehot = labels[:, None] == np.arange(3)
+
+    def part(seed):
+        right = np.random.default_rng(seed).random(600) < 0.8
+        wrong = np.eye(3, dtype=bool)[(labels + 1) % 3]
+        return 0.5 * np.where(right[:, None], onehot, wrong)
+
+    network = np.exp(part(1)) / np.exp(part(1)).sum(axis=1, keepdims=True)
+    (a, b), table = choose_mixing(network, part(2), labels)
+    assert a + b > 1.0 and a > 0.0 and b > 0.0  # both parts used, at a larger scale
+    assert all(row["scale"] in SCALES for row in table)
+    best = min(table, key=lambda row: row["log_loss"])
+    at_one = combine(network, part(2), best["share"], 1 - best["share"])
+    at_one_loss = -np.log(at_one[np.arange(600), labels]).mean()
+    assert best["log_loss"] < at_one_loss

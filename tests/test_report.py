@@ -41,7 +41,7 @@ def with_ngram_account():
     e.ngrams = [NgramContribution("Great", 0, 0, 5, 0.8), NgramContribution("Bad", 1, 23, 26, -0.5),
                 NgramContribution("Great <film", 0, 0, 11, 0.1)]
     e.decision = {"versus": "neg", "margin": 1.2, "network": 0.75, "ngram_bias": 0.05, "ngrams": 0.4,
-                  "network_share": 0.4, "ngram_share": 0.6}
+                  "network_weight": 0.4, "ngram_weight": 1.6}
     return e
 
 
@@ -49,7 +49,7 @@ def test_the_ngram_account_in_text_json_and_html():
     e = with_ngram_account()
     out = to_text(e, top_k=2)
     assert ("decision: score margin of pos over neg = +1.2000 = network +0.7500 + n-gram bias +0.0500 + "
-            "n-grams +0.4000 (shares 0.40 / 0.60)") in out
+            "n-grams +0.4000 (weights 0.40 / 1.60)") in out
     assert "   +0.8000  Great  [0:5]\n   -0.5000  Bad  [23:26]\nnote:" in out  # the top 2 only
     data = json.loads(to_json([e], top_k=2))[0]
     assert data["decision"] == e.decision and data["network_probabilities"] == {"neg": 0.3, "pos": 0.7}

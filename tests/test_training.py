@@ -71,8 +71,10 @@ def test_the_baseline_is_fitted_on_the_same_split_and_scored_on_the_same_texts(d
         assert baseline[split]["labels"] == metrics[split]["labels"]
     assert baseline["test"]["accuracy"] >= 0.9
     parts = metrics["parts"]  # each part of the classifier alone, on the same texts
-    assert parts["network_share"] + parts["ngram_share"] == pytest.approx(1.0)
-    assert min(parts["shares_tried"], key=lambda row: row["log_loss"])["share"] == parts["network_share"]
+    a, b = parts["network_weight"], parts["ngram_weight"]
+    assert parts["network_share"] == pytest.approx(a / (a + b))
+    best = min(parts["shares_tried"], key=lambda row: row["log_loss"])
+    assert (best["scale"] * best["share"], best["scale"] * (1 - best["share"])) == pytest.approx((a, b))
     for part in ("network", "ngrams"):
         for split in ("validation", "test"):
             assert parts[part][split]["documents"] == metrics[split]["documents"]
