@@ -6,8 +6,9 @@ validation split, and for each criterion chooses `(a, b)` of
 scores it on the other half (and the other way round): the mean of the two
 is the criterion's honest validation accuracy. Criteria:
 
-- `loss`: today's default, `a + b = 1`, the validation log-loss.
-- `loss-scaled`: the share `a / (a + b)` and a scale `a + b` together, by log-loss.
+- `loss`: the default before this comparison, `a + b = 1`, the validation log-loss.
+- `loss-scaled`: the share `a / (a + b)` and a scale `a + b` together, by log-loss (the
+  default since this comparison: `hierattn.ngrams.choose_mixing`).
 - `accuracy`: `a + b = 1`, the validation accuracy (ties: the smaller log-loss).
 
 The choice made on the whole validation split is then scored on the test
@@ -31,10 +32,8 @@ from bench_baseline import load  # noqa: E402
 from hierattn.data.dataset import stratified_split  # noqa: E402
 from hierattn.defaults import TRAINING  # noqa: E402
 from hierattn.evaluation import classification_metrics  # noqa: E402
-from hierattn.ngrams import SHARES, combine, ngram_logits  # noqa: E402
+from hierattn.ngrams import SHARES, choose_mixing, combine, ngram_logits  # noqa: E402
 from hierattn.runs import load_classifier  # noqa: E402
-
-SCALES = tuple(np.round(np.geomspace(0.25, 4.0, 9), 3))
 
 
 def log_loss(p, z, y, a, b):
@@ -47,9 +46,8 @@ def choose(criterion, p, z, y):
     if criterion == "loss":
         candidates = [(s, 1.0 - s) for s in SHARES]
         return min(candidates, key=lambda ab: log_loss(p, z, y, *ab))
-    if criterion == "loss-scaled":
-        candidates = [(t * s, t * (1.0 - s)) for s in SHARES for t in SCALES]
-        return min(candidates, key=lambda ab: log_loss(p, z, y, *ab))
+    if criterion == "loss-scaled":  # the default (`hierattn.ngrams.choose_mixing`)
+        return choose_mixing(p, z, y)[0]
     if criterion == "accuracy":
         candidates = [(s, 1.0 - s) for s in SHARES]
         return min(candidates, key=lambda ab: (-(combine(p, z, *ab).argmax(1) == y).mean(), log_loss(p, z, y, *ab)))
