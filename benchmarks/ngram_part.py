@@ -62,6 +62,9 @@ def main():
         pre = TextPreprocessor(args.mode, min_count=args.min_count, **limits)
         pre.adapt(fit_texts, progress=False)
         x_fit, x_val = pre(fit_texts), pre(val_texts)
+        tokens = sum(len(sentence) for text in fit_texts for sentence in pre.tokenizer.sentences(text))
+        print(json.dumps({"dataset": name, "limits": [pre.max_sentences, pre.max_words, pre.sequence_length],
+                          "tokens_kept": round(int((x_fit > 0).sum()) / tokens, 3)}), flush=True)
         for bits in map(int, args.buckets.split(",")):
             for n in map(int, args.ngrams.split(",")):
                 layer = NgramLogits(len(pre.vocabulary), len(names), ngram_max=n, num_buckets=2**bits)

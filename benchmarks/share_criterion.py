@@ -32,25 +32,21 @@ from bench_baseline import load  # noqa: E402
 from hierattn.data.dataset import stratified_split  # noqa: E402
 from hierattn.defaults import TRAINING  # noqa: E402
 from hierattn.evaluation import classification_metrics  # noqa: E402
-from hierattn.ngrams import SHARES, choose_mixing, combine, ngram_logits  # noqa: E402
+from hierattn.ngrams import SHARES, choose_mixing, combine, log_loss, ngram_logits  # noqa: E402
 from hierattn.runs import load_classifier  # noqa: E402
-
-
-def log_loss(p, z, y, a, b):
-    q = combine(p, z, a, b)
-    return float(-np.log(np.maximum(q[np.arange(len(y)), y], 1e-12)).mean())
 
 
 def choose(criterion, p, z, y):
     """The weights `(a, b)` a criterion picks on `(p, z, y)`."""
     if criterion == "loss":
         candidates = [(s, 1.0 - s) for s in SHARES]
-        return min(candidates, key=lambda ab: log_loss(p, z, y, *ab))
+        return min(candidates, key=lambda ab: log_loss(combine(p, z, *ab), y))
     if criterion == "loss-scaled":  # the default (`hierattn.ngrams.choose_mixing`)
         return choose_mixing(p, z, y)[0]
     if criterion == "accuracy":
         candidates = [(s, 1.0 - s) for s in SHARES]
-        return min(candidates, key=lambda ab: (-(combine(p, z, *ab).argmax(1) == y).mean(), log_loss(p, z, y, *ab)))
+        scored = [(ab, combine(p, z, *ab)) for ab in candidates]
+        return min(scored, key=lambda item: (-(item[1].argmax(1) == y).mean(), log_loss(item[1], y)))[0]
     raise ValueError(criterion)
 
 

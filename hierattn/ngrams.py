@@ -100,6 +100,12 @@ def combine(probabilities, logits, a, b, epsilon=1e-7):
     return e / e.sum(axis=1, keepdims=True)
 
 
+def log_loss(probabilities, labels):
+    """The mean negative log-probability of the true classes (probabilities clipped at 1e-12)."""
+    picked = probabilities[np.arange(len(labels)), labels]
+    return float(-np.log(np.maximum(picked, 1e-12)).mean())
+
+
 def choose_mixing(probabilities, logits, labels):
     """The weights `(a, b)` with the smallest validation log-loss, and the log-loss and accuracy of each share.
 
@@ -122,8 +128,7 @@ def choose_mixing(probabilities, logits, labels):
         rows = []
         for scale in SCALES:
             combined = combine(probabilities, logits, scale * share, scale * (1.0 - share))
-            picked = np.maximum(combined[np.arange(len(labels)), labels], 1e-12)
-            rows.append({"share": float(share), "scale": float(scale), "log_loss": float(-np.log(picked).mean()),
+            rows.append({"share": float(share), "scale": float(scale), "log_loss": log_loss(combined, labels),
                          "accuracy": float((combined.argmax(1) == labels).mean())})
         table.append(min(rows, key=lambda row: (row["log_loss"], abs(np.log(row["scale"])))))
     best = min(table, key=lambda row: (row["log_loss"], -row["share"]))
