@@ -67,7 +67,9 @@ def main():
     print(f"\nerasure check: {seconds:.0f} s; explain one review (API, loaded model): median {median * 1000:.1f} ms, "
           f"95th percentile {p95 * 1000:.1f} ms")
     ratio = report.ratio_to_random(5)
-    print(f"target top-5 attention drop >= 3x random: {ratio:.1f}x -> {'met' if ratio >= 3 else 'NOT met'}")
+    verdict = "n/a (random deletions changed nothing)" if ratio is None else (
+        f"{ratio:.1f}x -> {'met' if ratio >= 3 else 'NOT met'}")
+    print(f"target top-5 attention drop >= 3x random: {verdict}")
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"faithfulness-{time.strftime('%Y%m%d-%H%M%S')}.json"

@@ -11,7 +11,7 @@ class StopOnNaN(keras.callbacks.Callback):
 
     Like `keras.callbacks.TerminateOnNaN`, but it raises `TrainingDiverged` at
     once instead of letting the epoch end: the epoch's end callbacks never
-    see the broken weights, so `BackupAndRestore` keeps the last good epoch,
+    see the broken weights, so the checkpoints (`SaveWeights`) keep the last good epoch,
     no checkpoint is written from NaN weights, and the run stays unfinished.
 
     Args:
@@ -40,8 +40,49 @@ class StopOnNaN(keras.callbacks.Callback):
             )
 
 
+class SaveWeights(keras.callbacks.Callback):
+    """Saves the model's weights to `path` at the end of each epoch, atomically; restores them to resume.
+
+    Does the job of `keras.callbacks.BackupAndRestore` (without `monitor`:
+    every epoch, loaded back at the start of training when `path` exists)
+    or of `ModelCheckpoint(save_weights_only=True, save_best_only=True)`
+    (with `monitor`: only epochs that lower it below `best`), but the file
+    is written under a temporary name and moved into place
+    (`hierattn.atomic`): a full disk or a kill while saving leaves the
+    previous file whole and no temporary file, never a truncated checkpoint.
+
+    Args:
+        path: A `.weights.h5` file.
+        monitor: A metric to minimise (e.g. `"val_loss"`), or None.
+        best: The best value so far (an earlier process's), or None.
+    """
+
+    def __init__(self, path, monitor=None, best=None):
+        super().__init__()
+        self.path = str(path)
+        self.monitor = monitor
+        self.best = best
+
+    def on_train_begin(self, logs=None):
+        import os
+
+        if self.monitor is None and os.path.exists(self.path):
+            self.model.load_weights(self.path)
+
+    def on_epoch_end(self, epoch, logs=None):
+        from hierattn.atomic import atomic_path
+
+        if self.monitor is not None:
+            value = (logs or {}).get(self.monitor)
+            if value is None or not np.isfinite(value) or (self.best is not None and not value < self.best):
+                return
+            self.best = float(value)
+        with atomic_path(self.path) as partial:
+            self.model.save_weights(partial)
+
+
 class RestoreBestWeights(keras.callbacks.Callback):
-    """At the end of training, loads the weights `ModelCheckpoint(save_best_only=True)` wrote to `path`.
+    """At the end of training, loads the weights `SaveWeights(path, monitor=...)` wrote to `path`.
 
     Unlike `EarlyStopping(restore_best_weights=True)`, the best epoch may
     come from an earlier, interrupted process (a resumed run). Loading at

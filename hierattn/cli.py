@@ -62,7 +62,11 @@ def friendly_errors(command):
             raise click.ClickException(str(error)) from None
         except OSError as error:  # permissions, a full disk, a name too long, a path under /proc, ...
             where = f"{error.filename}: " if error.filename else ""
-            raise click.ClickException(f"{where}{error.strerror or error}") from None
+            reason = error.strerror or str(error) or type(error).__name__
+            raise click.ClickException(f"{where}{reason[:1].lower()}{reason[1:]}") from None
+        except MemoryError:
+            raise click.ClickException("out of memory: the data or the model does not fit in this machine's "
+                                       "memory (try --limit, or a smaller model)") from None
         except KeyboardInterrupt:
             click.echo("\nError: interrupted", err=True)
             sys.exit(130)
@@ -201,6 +205,18 @@ def _config(options):
     return TrainConfig.from_dict({**values, **given}).validate()
 
 
+def _with_data(config, options, data):
+    """The config to train with, its `data` set; resuming, the run's own config, refused if the data changed."""
+    from hierattn.runs import check_same_data
+    from hierattn.training import load_config
+
+    if config is None:
+        config = load_config(options["resume"]).validate()
+        check_same_data(options["resume"], config.data, data)  # before any data is read
+    config.data = data
+    return config
+
+
 def _check_output(options):
     """Refuses a run directory that cannot be written (or resumed), before any data is read."""
     from hierattn.distribute import is_chief_in_tf_config
@@ -277,14 +293,11 @@ def train_imdb(source, **options):
     """
     from hierattn.data import load_imdb, locate_imdb
     from hierattn.runs import describe_source
-    from hierattn.training import load_config
 
     config = _config(options)
     _check_output(options)
     located = locate_imdb(source)
-    if config is None:
-        config = load_config(options["resume"])
-    config.data = {"imdb": describe_source(located)}
+    config = _with_data(config, options, {"imdb": describe_source(located)})
     splits = ("train", "test", "unsup") if config.uses_unlabeled else ("train", "test")
     datasets = load_imdb(located, splits=splits)  # train() cuts every part to --limit
     unlabeled = datasets["unsup"].texts if "unsup" in datasets else None
@@ -310,12 +323,11 @@ def train_csv(path, test_path, text_column, label_column, unlabeled_path, encodi
     from hierattn.data import load_table
     from hierattn.runs import describe_source
     from hierattn.scoring import read_texts
-    from hierattn.training import load_config
 
     config = _config(options)
     _check_output(options)
-    if config is None:
-        config = load_config(options["resume"])
+    files = {"train": path, "test": test_path, "unlabeled": unlabeled_path}
+    config = _with_data(config, options, {name: describe_source(file) for name, file in files.items() if file})
     if unlabeled_path and not config.uses_unlabeled:
         raise click.UsageError("--unlabeled texts would go unused: they feed word2vec (--embeddings word2vec)")
     train_data, report = load_table(path, text_column, label_column, encoding=encoding)
@@ -328,8 +340,6 @@ def train_csv(path, test_path, text_column, label_column, unlabeled_path, encodi
     unlabeled = read_texts(unlabeled_path, text_column, encoding=encoding) if unlabeled_path else None
     if unlabeled:
         click.echo(f"{unlabeled_path}: {len(unlabeled):,} unlabelled texts")
-    files = {"train": path, "test": test_path, "unlabeled": unlabeled_path}
-    config.data = {name: describe_source(file) for name, file in files.items() if file}
     config.data.update(text_column=report["text_column"], label_column=report["label_column"], encoding=encoding)
     _run_training(options, config, pathlib.Path(path).stem, train_data, test_data, unlabeled)
 
@@ -399,6 +409,7 @@ def evaluate(run_dir, split, data_path, text_column, label_column, output, encod
     path = find_run(run_dir)
     recorded = recorded_data(path)
     if data_path is None and "test" in recorded:  # the run's own test file, with its columns and encoding
+        _check_recorded(recorded, "test")
         data_path = recorded["test"]["path"]
         text_column, label_column = text_column or recorded.get("text_column"), label_column or recorded.get(
             "label_column")
@@ -410,6 +421,8 @@ def evaluate(run_dir, split, data_path, text_column, label_column, output, encod
         pick_column(frame.columns, text_column, TEXT_COLUMNS, "text")
         pick_column(frame.columns, label_column, LABEL_COLUMNS, "label")
     elif read_status(path).get("dataset") == "imdb":
+        if data_path is None and "imdb" in recorded:
+            _check_recorded(recorded, "imdb")
         source = locate_imdb(data_path or recorded.get("imdb", {}).get("path"))
     elif data_path:
         raise HierattnError(f"--data {data_path}: give a labelled {'/'.join(TABLE_SUFFIXES)} file (this run was not "
@@ -430,8 +443,20 @@ def evaluate(run_dir, split, data_path, text_column, label_column, output, encod
     if output:
         from hierattn.jsonfile import save_json
 
-        save_json(output, "hierattn.metrics/1", metrics, indent=2)
+        save_json(output, "hierattn.metrics/1", metrics, indent=2, overwrite=False)
         click.echo(f"wrote {output}")
+
+
+def _check_recorded(recorded, name):
+    """Refuses to evaluate on a recorded data file that changed since the run was trained."""
+    from hierattn.runs import data_changes
+
+    change = data_changes({name: recorded[name]}).get(name)
+    if change:
+        file = recorded[name]["path"]
+        remedy = (f"to evaluate on it as it is now, pass it with --data {file}" if pathlib.Path(file).exists() else
+                  "pass labelled data with --data FILE")
+        raise HierattnError(f"{change}; {remedy}")
 
 
 def _refuse_existing(output):
@@ -470,8 +495,8 @@ def _check_words(run, texts):
     """The positions of the texts that have words; refuses when none has."""
     wordless = [i for i, text in enumerate(texts) if not run.classifier.preprocessor.has_words(text)]
     if len(wordless) == len(texts):
-        raise HierattnError(("the text has" if len(texts) == 1 else "none of the texts has") +
-                            " any word to read (only markup or spaces)")
+        raise HierattnError(("the text has no word" if len(texts) == 1 else "none of the texts has a word") +
+                            " to read (only markup, symbols or spaces)")
     if wordless:
         click.echo(f"skipped {len(wordless)} text(s) without words (only markup or spaces)", err=True)
     skipped = set(wordless)
@@ -629,7 +654,7 @@ def _explain_dataset(run, source, top_k, output, check, random_draws, seed):
         report = check_faithfulness(run.classifier, source.texts, random_draws=random_draws, seed=seed, progress=True)
         click.echo(report.to_markdown())
         if output:
-            save_json(_check_path(output), "hierattn.faithfulness/1", report.to_dict(), indent=2)
+            save_json(_check_path(output), "hierattn.faithfulness/1", report.to_dict(), indent=2, overwrite=False)
             click.echo(f"wrote {_check_path(output)}")
 
 
@@ -651,10 +676,9 @@ def _emit(rendered, output):
     if not output:
         click.echo(rendered, nl=False)
         return
-    partial = f"{output}.partial"
-    with open(partial, "w", encoding="utf-8", newline="") as f:
-        f.write(rendered)
-    os.replace(partial, output)
+    from hierattn.atomic import write_text
+
+    write_text(output, rendered, overwrite=False)
     click.echo(f"wrote {output}", err=True)
 
 

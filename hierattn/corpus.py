@@ -17,14 +17,15 @@ stream past in batches, and only renamed into place when complete.
 """
 
 import collections
+import contextlib
 import csv
 import dataclasses
 import itertools
-import os
 import pathlib
 
 from tqdm.auto import tqdm
 
+from hierattn.atomic import atomic_open
 from hierattn.errors import HierattnError
 
 WORD_COLUMNS = ["predicted", "rank", "word", "top_k_documents", "documents", "top_k_share", "mean_weight",
@@ -153,44 +154,33 @@ def explain_corpus(explainer, texts, output=None, labels=None, ids=None, top_k=1
         for target in targets:
             if target.exists():
                 raise HierattnError(f"{target} already exists; choose another --output (nothing was overwritten)")
-    partials = [t.with_name(t.name + ".partial") for t in targets]
-    document_file = open(partials[1], "w", newline="", encoding="utf-8") if targets else None
-    writer = csv.DictWriter(document_file, fieldnames=DOCUMENT_COLUMNS) if document_file else None
-    if writer:
-        writer.writeheader()
     summary = CorpusSummary(0, 0, 0, 0, words, [str(t) for t in targets])
-    bar = tqdm(total=total, desc="explaining", unit="doc", disable=not progress)
-    try:
-        none = itertools.repeat(None)
-        stream = zip(texts, none if labels is None else labels, none if ids is None else ids)
-        batch = []
-        for number, (text, label, doc_id) in enumerate(stream):
-            if not text or not str(text).strip():
-                summary.skipped_empty += 1
-                bar.update(1)
-                continue
-            batch.append((number, text, label, doc_id))
-            if len(batch) == batch_size:
+    with contextlib.ExitStack() as files:  # both tables appear complete, or neither (hierattn.atomic)
+        writer = None
+        if targets:
+            word_file = files.enter_context(atomic_open(targets[0], newline="", overwrite=False))
+            writer = csv.DictWriter(files.enter_context(atomic_open(targets[1], newline="", overwrite=False)),
+                                    fieldnames=DOCUMENT_COLUMNS)
+            writer.writeheader()
+        with tqdm(total=total, desc="explaining", unit="doc", disable=not progress) as bar:
+            none = itertools.repeat(None)
+            stream = zip(texts, none if labels is None else labels, none if ids is None else ids)
+            batch = []
+            for number, (text, label, doc_id) in enumerate(stream):
+                if not text or not str(text).strip():
+                    summary.skipped_empty += 1
+                    bar.update(1)
+                    continue
+                batch.append((number, text, label, doc_id))
+                if len(batch) == batch_size:
+                    _explain_batch(explainer, batch, words, writer, summary, bar)
+                    batch = []
+            if batch:
                 _explain_batch(explainer, batch, words, writer, summary, bar)
-                batch = []
-        if batch:
-            _explain_batch(explainer, batch, words, writer, summary, bar)
-    except BaseException:
-        if document_file:
-            document_file.close()
-        for partial in partials:
-            partial.unlink(missing_ok=True)
-        raise
-    finally:
-        bar.close()
-    if targets:
-        document_file.close()
-        with open(partials[0], "w", newline="", encoding="utf-8") as f:
-            table = csv.DictWriter(f, fieldnames=WORD_COLUMNS)
+        if targets:
+            table = csv.DictWriter(word_file, fieldnames=WORD_COLUMNS)
             table.writeheader()
             table.writerows(words.rows())
-        for partial, target in zip(partials, targets):
-            os.replace(partial, target)
     return summary
 
 

@@ -42,6 +42,16 @@ BACKBONES = {
     },
 }
 
+# The values the builders accept for their settings that name a choice
+# (checked with the other settings before any data is read).
+CHOICES = {
+    "cell": ("gru", "lstm"),
+    "attention": RNN_ATTENTIONS,
+    "pooling": ("attention", "mean"),
+    "position": ("sinusoidal", "learned"),
+    "local_mode": ("local-m", "local-p"),
+}
+
 # Vocabulary and length limits (`TextPreprocessor`); a length limit of None is
 # the `LENGTH_PERCENTILE`th percentile of the training texts.
 PREPROCESSING = {
@@ -80,6 +90,12 @@ BASELINE = {"ngram_range": (1, 2), "min_df": 2, "sublinear_tf": True, "C": 10.0,
 # BENCHMARKS.md). n=2 and C=30 had the best mean validation accuracy of
 # n in {2, 3} x C in {3, 10, 30} on those sets.
 NGRAMS = {"ngram_max": 2, "num_buckets": 2**20, "C": 30.0, "max_iter": 2000, "weights": (0.35, 0.65)}
+
+# How much of a text an explanation shows, as a multiple of what the model
+# reads (`hierattn.explain`): the words just beyond its limits are shown as
+# not read; the rest of a longer text is summarised in one line, so
+# explaining a text of any length takes bounded time and output.
+EXPLAIN_SHOWN = 2
 
 # How training is spread over devices (`hierattn.distribute`): TensorFlow's
 # MirroredStrategy (the GPUs of one machine) or MultiWorkerMirroredStrategy

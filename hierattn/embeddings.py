@@ -57,6 +57,32 @@ def train_word2vec(sentences, dim=200, epochs=5, window=5, min_count=2, sg=0, wo
     return {word: model.wv[word].astype(np.float32) for word in model.wv.index_to_key}
 
 
+FORMAT = "a word2vec or GloVe text file (one word and its numbers per line, as many numbers on every line)"
+
+
+def check_vectors_file(path):
+    """Refuses a file that cannot be a word-vector text file (binary data, or not UTF-8), from its first 64 KiB.
+
+    Raises:
+        DataError: In one line, naming the file and saying what it should be.
+    """
+    import codecs
+
+    try:
+        with open(path, "rb") as f:
+            head = f.read(1 << 16)
+    except FileNotFoundError:
+        raise DataError(f"no such vectors file: {path}") from None
+    try:
+        if b"\0" in head:
+            raise UnicodeDecodeError("utf-8", head, head.index(b"\0"), head.index(b"\0") + 1, "NUL byte")
+        codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
+    except UnicodeDecodeError:
+        raise DataError(f"{path} is not a text file (it holds binary data); word vectors must come from {FORMAT} "
+                        "(a binary word2vec .bin file converts with gensim's "
+                        "KeyedVectors.save_word2vec_format(path, binary=False))") from None
+
+
 def load_vectors(path, vocabulary=None, progress=True):
     """Reads a word2vec or GloVe text file.
 
@@ -64,7 +90,7 @@ def load_vectors(path, vocabulary=None, progress=True):
     files. With a `vocabulary`, only its words are kept (saves memory).
 
     Args:
-        path: Text file, one `word v1 v2 ...` per line.
+        path: Text file (UTF-8), one `word v1 v2 ...` per line.
         vocabulary: Optional `Vocabulary` to filter by.
         progress: Show a progress bar.
 
@@ -72,11 +98,13 @@ def load_vectors(path, vocabulary=None, progress=True):
         Dict from token to a float32 vector.
 
     Raises:
-        DataError: Missing file or inconsistent dimensions.
+        DataError: Missing file, binary data, or not word vectors; in one line.
     """
+    check_vectors_file(path)
     vectors, dim = {}, None
+    number = 0
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
+        with open(path, encoding="utf-8") as f:
             for number, line in enumerate(tqdm(f, desc="reading vectors", unit=" lines", disable=not progress)):
                 parts = line.rstrip().split(" ")
                 if number == 0 and len(parts) == 2 and all(p.isdigit() for p in parts):
@@ -87,17 +115,19 @@ def load_vectors(path, vocabulary=None, progress=True):
                 if dim is None:
                     dim = len(values)
                 elif len(values) != dim:
-                    raise DataError(f"{path}: line {number + 1} has {len(values)} numbers, expected {dim}.")
+                    raise DataError(f"{path} is not {FORMAT}: line {number + 1} has {len(values)} numbers where "
+                                    f"the lines before have {dim}")
                 if vocabulary is None or word in vocabulary:
                     vectors[word] = np.asarray(values, dtype=np.float32)
-    except FileNotFoundError:
-        raise DataError(f"no such vectors file: {path}") from None
+    except UnicodeDecodeError:
+        raise DataError(f"{path} is not a UTF-8 text file (undecodable bytes after line {number + 1}); word vectors "
+                        f"must come from {FORMAT}") from None
     except ValueError as error:
         if isinstance(error, DataError):
             raise
-        raise DataError(f"{path} is not a word2vec/GloVe text file ({error}).") from None
+        raise DataError(f"{path} is not {FORMAT} (line {number + 1}: {error})") from None
     if dim is None:
-        raise DataError(f"{path} holds no vectors.")
+        raise DataError(f"{path} holds no vectors; word vectors must come from {FORMAT}")
     return vectors
 
 

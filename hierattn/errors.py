@@ -11,3 +11,7 @@ class DataError(HierattnError, ValueError):
 
 class TrainingDiverged(HierattnError):
     """The training loss became NaN or infinite."""
+
+
+class ResourceError(HierattnError):
+    """A run needs more memory than the machine has; the message names the settings to lower."""

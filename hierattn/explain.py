@@ -22,7 +22,10 @@ document (`Explanation.ngrams`). The attention weights explain the
 network's term only.
 
 Words that fall beyond the model's limits (`max_sentences`, `max_words`,
-`max_len`) get no weight and are reported as cut.
+`max_len`) get no weight and are reported as cut. An explanation lists the
+text up to twice those limits (`hierattn.defaults.EXPLAIN_SHOWN`) and
+summarises the rest in one note, so any text is explained in bounded time
+and output.
 """
 
 import dataclasses
@@ -31,6 +34,7 @@ import numpy as np
 
 from hierattn.data.encoding import kept_positions
 from hierattn.data.vocabulary import OOV
+from hierattn.defaults import EXPLAIN_SHOWN as SHOWN
 from hierattn.errors import HierattnError
 from hierattn.inference import batched_outputs
 
@@ -80,6 +84,7 @@ class Explanation:
     network_probabilities: dict = None
     decision: dict = None
     ngrams: list = None
+    unshown_characters: int = 0
 
     def top_ngrams(self, k=10):
         """The `k` n-grams with the largest contributions to the decision, for or against, largest first."""
@@ -106,6 +111,7 @@ class Explanation:
             "sentences": self.sentences,
             "words": [dataclasses.asdict(w) for w in self.words],
             "cut_words": self.cut_words,
+            "unshown_characters": self.unshown_characters,
             "warnings": self.warnings,
             **({} if self.decision is None else {
                 "network_probabilities": self.network_probabilities,
@@ -172,7 +178,7 @@ class Explainer:
             if not text or not str(text).strip():
                 raise HierattnError("cannot explain an empty text" + (f" (text {i + 1})" if len(texts) > 1 else ""))
         encoder = self.classifier.preprocessor.encoder
-        tokenized = [encoder.tokenizer.tokenize(t, return_spans=True) for t in texts]
+        tokenized = [encoder.tokenizer.tokenize(t, return_spans=True, **self._shown_limits(encoder)) for t in texts]
         # Encode the forms just tokenized instead of tokenizing every text again.
         documents = [[[token.form for token in sentence] for sentence in sentences] for sentences, _ in tokenized]
         x = encoder.encode(mode=self.classifier.preprocessor.mode, documents=documents)
@@ -204,6 +210,17 @@ class Explainer:
             explanation.true_label = None if labels is None else labels[i]
             explanations.append(explanation)
         return explanations
+
+    def _shown_limits(self, encoder):
+        """How much of a text an explanation shows: twice what the model reads, so the work and output are bounded.
+
+        The words the model read and those just beyond its limits are shown
+        (marked as not read); the rest of a longer text is summarised in a
+        note (`Explanation.unshown_characters`), not listed.
+        """
+        if self.hierarchical:
+            return {"max_sentences": SHOWN * encoder.max_sentences, "max_words": SHOWN * encoder.max_words}
+        return {"max_tokens": SHOWN * encoder.max_len if encoder.truncating == "post" else None}
 
     def _one(self, encoder, text, sentences, spans, ids, outputs, evidence=None):
         names = self.classifier.label_names
@@ -238,8 +255,12 @@ class Explainer:
                 sentence_rows.append(self._sentence(text, s, spans[s], total, any(w.used for w in words if w.sentence == s)))
         warnings = []
         cut = sum(not w.used for w in words)
-        if cut:
-            warnings.append(f"the text is longer than the model's limits: {cut} of {len(words)} words were cut")
+        unshown = len(text.rstrip()) - spans[-1][1] if spans else 0  # a text without words shows nothing
+        if cut or unshown > 0:
+            warnings.append("the text is longer than the model's limits: " + ", and ".join(
+                ([f"{cut:,} of the {len(words):,} words shown were not read"] if cut else []) +
+                ([f"the {unshown:,} characters after character {spans[-1][1]:,} are not shown (not read)"]
+                 if unshown > 0 else [])))
         if words and all(w.oov for w in words if w.used):
             warnings.append("none of the words is in the model's vocabulary; the prediction is uninformed")
         best = int(probabilities.argmax())
@@ -251,6 +272,7 @@ class Explainer:
             sentences=sentence_rows,
             cut_words=cut,
             warnings=warnings,
+            unshown_characters=max(unshown, 0),
         )
 
     def _account(self, explanation, ids, sentences, encoder, a, b, network_probabilities, feature_ids,

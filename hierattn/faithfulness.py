@@ -142,9 +142,13 @@ class FaithfulnessReport:
     comprehensiveness: dict
 
     def ratio_to_random(self, k, ranking="attention"):
-        """How many times more the ranking's top-k removal lowers p_c than random's."""
+        """How many times more the ranking's top-k removal lowers p_c than random's; None when random's is not above 0.
+
+        (No ratio is defined then: deleting random words changed nothing, e.g.
+        in a text with no known word.)
+        """
         random_drop = self.drop["random"][k]
-        return float("inf") if random_drop <= 0 else self.drop[ranking][k] / random_drop
+        return None if random_drop <= 0 else self.drop[ranking][k] / random_drop
 
     def to_dict(self):
         return {
@@ -167,10 +171,14 @@ class FaithfulnessReport:
         lines.append("")
         for ranking in self.drop:
             if ranking != "random" and "random" in self.drop:
-                ratios = ", ".join(f"k={k}: {self.ratio_to_random(k, ranking):.1f}x" for k in self.ks)
+                ratios = ", ".join(f"k={k}: {_times(self.ratio_to_random(k, ranking))}" for k in self.ks)
                 lines.append(f"{ranking} vs random (probability drop): {ratios}")
         lines.append(f"{self.documents:,} documents, {self.random_draws} random draws per document")
         return "\n".join(lines)
+
+
+def _times(ratio):
+    return "n/a" if ratio is None else f"{ratio:.1f}x"
 
 
 def erasure_effects(predict, x, rankings, ks=DEFAULT_KS, random_draws=5, seed=0, base=None):

@@ -1,22 +1,41 @@
-"""Small JSON files tagged with a format name, written atomically."""
+"""Small JSON files tagged with a format name, written atomically, always standard JSON."""
 
 import json
-import os
+import math
 
+from hierattn.atomic import write_text
 from hierattn.errors import DataError
 
 
-def save_json(path, kind, payload, indent=None):
-    """Writes `{"format": kind, **payload}` to `path` via a temporary file.
+def finite(value):
+    """`value` with every NaN or infinite float (nested in dicts, lists, tuples) replaced by None.
 
-    The file appears complete or not at all, so a crash never leaves a
-    half-written file where a good one was.
+    JSON has no NaN or Infinity; Python's `json` writes them as bare words that
+    standard readers refuse. An undefined number is `null` instead.
     """
-    path = os.fspath(path)
-    tmp = f"{path}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump({"format": kind, **payload}, f, ensure_ascii=False, indent=indent)
-    os.replace(tmp, path)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(item) for item in value]
+    if hasattr(value, "item") and getattr(value, "ndim", None) == 0:  # a NumPy scalar
+        return finite(value.item())
+    return value
+
+
+def dumps(payload, indent=None):
+    """Standard JSON text of `payload` (NaN and infinities become null; see `finite`)."""
+    return json.dumps(finite(payload), ensure_ascii=False, indent=indent, allow_nan=False)
+
+
+def save_json(path, kind, payload, indent=None, overwrite=True):
+    """Writes `{"format": kind, **payload}` to `path` atomically (`hierattn.atomic`).
+
+    The file appears complete or not at all, so a crash or a full disk never
+    leaves a half-written file where a good one was, nor a temporary file.
+    """
+    write_text(path, dumps({"format": kind, **payload}, indent=indent) + "\n", overwrite=overwrite)
 
 
 def read_json_object(path):

@@ -104,7 +104,7 @@ class TextPreprocessor(keras.layers.Layer):
 
     def has_words(self, text):
         """Whether the tokenizer keeps any word of `text` (markup, spaces and nothing are wordless)."""
-        return any(self.tokenizer.sentences(text))
+        return bool(self.tokenizer.tokenize(text, max_tokens=1))
 
     def get_config(self):
         config = super().get_config()

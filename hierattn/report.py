@@ -1,7 +1,8 @@
 """Rendering explanations: plain text, CSV rows, JSON and a self-contained HTML page."""
 
 import html
-import json
+
+from hierattn.jsonfile import dumps
 
 CSV_COLUMNS = ["document", "id", "true_label", "predicted", "sentence", "word", "start", "end", "text", "weight",
                "word_weight", "sentence_weight", "evidence", "oov", "used"]
@@ -53,7 +54,7 @@ def to_rows(explanations, start_index=0):
 
 
 def to_json(explanations, top_k=10):
-    return json.dumps([e.to_dict(top_k) for e in explanations], ensure_ascii=False, indent=2)
+    return dumps([e.to_dict(top_k) for e in explanations], indent=2)
 
 
 _STYLE = """

@@ -14,7 +14,9 @@ A run directory holds:
     checkpoints/        state for --resume (removed when the run completes)
 """
 
+import contextlib
 import datetime
+import os
 import pathlib
 
 from hierattn.errors import HierattnError
@@ -111,6 +113,63 @@ def recorded_data(path):
     except HierattnError:
         return {}
     return data if isinstance(data, dict) else {}
+
+
+DATA_FILES = ("train", "test", "unlabeled", "imdb")
+
+
+def data_changes(recorded, current=None):
+    """How the data files a run recorded (config.json's `data`) differ from `current`, in plain words.
+
+    Args:
+        recorded: The run's record (`recorded_data`): `{name: {"path",
+            "bytes", "sha256"}}` for the files, among other keys.
+        current: Descriptions of the files given now (`describe_source`), or
+            None to compare each recorded file with itself as it is now.
+
+    Returns:
+        `{name: reason}` for each file that is missing, changed (another
+        sha256) or given where none was or the other way round; `{}` when
+        nothing changed. A folder (IMDB's aclImdb/) has no sha256 and is
+        compared by path only.
+    """
+    names = [name for name in DATA_FILES if isinstance(recorded.get(name), dict) or (current or {}).get(name)]
+    changes = {}
+    for name in names:
+        before = recorded.get(name) if isinstance(recorded.get(name), dict) else None
+        if current is None:
+            if before is None or "sha256" not in before:
+                continue
+            path = pathlib.Path(before["path"])
+            if not path.is_file():
+                changes[name] = f"{path} no longer exists"
+                continue
+            now_ = describe_source(path)
+        else:
+            now_ = current.get(name)
+        if before is None:
+            changes[name] = f"the run was started without {name} data, and {now_['path']} is given now"
+        elif now_ is None:
+            changes[name] = f"the run was started with {name} data {before['path']}, and none is given now"
+        elif "sha256" in before and now_.get("sha256") != before["sha256"]:
+            changes[name] = (f"{now_['path']} changed since the run recorded it" if current is None else
+                             f"{now_['path']} is not the {name} data the run recorded") + \
+                " (its sha256 is not the one in config.json)"
+        elif "sha256" not in before and now_["path"] != before["path"]:
+            changes[name] = f"{now_['path']} is not the {name} data the run recorded ({before['path']})"
+    return changes
+
+
+def check_same_data(path, recorded, current):
+    """Refuses to resume the run at `path` on other data than it recorded (see `data_changes`).
+
+    Raises:
+        RunError: What changed, in one line.
+    """
+    changes = data_changes(recorded, current)
+    if changes:
+        raise RunError(f"cannot resume {path}: " + "; ".join(changes.values()) + ". Resuming would train on other "
+                       "data than the run recorded: restore the file, or start a new run.")
 
 
 class Run:
@@ -225,8 +284,18 @@ def embedding_rows(model):
     return getattr(getattr(layer, "token_embedding", layer), "input_dim", None)
 
 
-def ensure_new_or_resumable(path, resume):
-    """Refuses to write into an existing run unless resuming an unfinished one."""
+def ensure_new_or_resumable(path, resume, _holding_lock=False):
+    """Refuses to write into an existing run unless resuming an unfinished one that no other process holds.
+
+    A quick check before any data is read; `claim_run_dir` makes the same
+    checks again, atomically, when the run starts.
+
+    Returns:
+        Whether `path` is a run to resume.
+
+    Raises:
+        RunError: In one line.
+    """
     path = pathlib.Path(path)
     exists = path.exists() and any(path.iterdir())
     if resume:
@@ -235,13 +304,107 @@ def ensure_new_or_resumable(path, resume):
         status = read_status(path)
         if status.get("status") == "complete":
             raise RunError(f"{path} is already complete; train into a new --output instead")
+        if not _holding_lock:
+            _lock(path, probe=True)
         return True
     if exists:
         raise RunError(f"{path} already exists and is not empty; choose another --output (nothing was overwritten)")
     return False
 
 
+def _lock(path, probe=False):
+    """An exclusive lock on the directory `path` (its open descriptor), or a `RunError` if another process holds it.
+
+    The operating system releases the lock when the process ends, however it
+    ends, so a killed run stays resumable. `probe`: release it at once.
+    """
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: the exclusive mkdir of a new run still gives it one owner
+        return None
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(descriptor)
+        raise RunError(f"{path} is in use by another hierattn process (training or resuming it); wait for it to "
+                       "finish, or train into another --output") from None
+    if probe:
+        os.close(descriptor)
+        return None
+    return descriptor
+
+
+def resumable(path):
+    """Whether a run directory holds what `--resume` needs (its first checkpoint)."""
+    return (pathlib.Path(path) / "checkpoints" / "adapted.keras").is_file()
+
+
+@contextlib.contextmanager
+def claim_run_dir(path, resume=False):
+    """Makes `path` this process's run directory while the block runs.
+
+    A new run's directory is created atomically (an existing one must be
+    empty) and locked, so a second process given the same directory, to
+    train or to resume, is refused at once with a `RunError` and changes
+    nothing. If the block fails before the run has its first checkpoint
+    (`resumable`), the directory is removed again (emptied, if it existed
+    before); a run with checkpoints is kept, to resume. Resuming, the
+    temporary files a killed process left are deleted first.
+
+    Args:
+        path: The run directory.
+        resume: Continue the unfinished run in `path`.
+
+    Yields:
+        `path`, as a `pathlib.Path`.
+
+    Raises:
+        RunError: Another process holds `path`, or it cannot be started or
+            resumed (see `ensure_new_or_resumable`).
+    """
+    from hierattn.atomic import remove_temporary_files
+
+    path = pathlib.Path(path)
+    created = False
+    if not resume:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.mkdir()
+            created = True
+        except FileExistsError:
+            pass  # an empty folder is accepted; checked below, under the lock
+    descriptor = _lock(path) if path.is_dir() else None
+    try:
+        if resume or not created:
+            ensure_new_or_resumable(path, resume, _holding_lock=True)
+        if resume:
+            remove_temporary_files(path)
+        try:
+            yield path
+        except BaseException:
+            if not resume and not resumable(path):
+                _remove_run(path, keep_folder=not created)
+            raise
+    finally:
+        if descriptor is not None:
+            os.close(descriptor)
+
+
+def _remove_run(path, keep_folder):
+    import shutil
+
+    if not keep_folder:
+        shutil.rmtree(path, ignore_errors=True)
+        return
+    for child in path.iterdir():
+        if child.is_dir():
+            shutil.rmtree(child, ignore_errors=True)
+        else:
+            child.unlink(missing_ok=True)
+
+
 __all__ = [
-    "Run", "RunError", "describe_source", "ensure_new_or_resumable", "find_latest_run", "load_classifier", "load_run", "new_run_dir",
+    "Run", "RunError", "check_same_data", "claim_run_dir", "data_changes", "describe_source", "ensure_new_or_resumable", "resumable", "find_latest_run", "load_classifier", "load_run", "new_run_dir",
     "read_status", "write_status", "now",
 ]

@@ -1,5 +1,6 @@
 """Scoring files with a trained run, and evaluating a run on labelled data."""
 
+import contextlib
 import csv
 import itertools
 import os
@@ -8,6 +9,7 @@ import pathlib
 import numpy as np
 from tqdm.auto import tqdm
 
+from hierattn.atomic import atomic_open
 from hierattn.data.decoding import check_text_file, iter_lines
 from hierattn.data.tables import (
     ID_COLUMNS,
@@ -166,35 +168,29 @@ def score_to_csv(classifier, chunks, output, progress=True):
     carried = list(getattr(first, "columns", {}))  # "id", "label"
     header = ["row", *carried, "predicted"] + [f"p_{n}" for n in names]
     to_file = isinstance(output, (str, os.PathLike))
-    partial = pathlib.Path(f"{output}.partial") if to_file else None
-    handle = open(partial, "w", newline="", encoding="utf-8") if to_file else output
+    with atomic_open(output, newline="", overwrite=False) if to_file else contextlib.nullcontext(output) as handle:
+        return _score_rows(classifier, chunks, handle, header, names, carried, progress)
+
+
+def _score_rows(classifier, chunks, handle, header, names, carried, progress):
     count = rows = 0
-    try:
-        writer = csv.writer(handle)
-        writer.writerow(header)
-        with tqdm(desc="scoring", unit="doc", disable=not progress) as bar:
-            for texts in chunks:
-                x = classifier.preprocessor(texts)
-                filled = np.flatnonzero(x.reshape(len(x), -1).any(axis=1))
-                probabilities = dict(zip(filled, classifier.predict_ids(x[filled])))
-                for i in range(len(texts)):
-                    row = probabilities.get(i)
-                    cells = ["", *[""] * len(names)] if row is None else [names[int(row.argmax())],
-                                                                          *[f"{p:.6f}" for p in row]]
-                    writer.writerow([rows + i, *(texts.columns[c][i] for c in carried), *cells])
-                rows += len(texts)
-                count += len(filled)
-                bar.update(len(texts))
-            if count == 0:
-                raise DataError("no text to score: every text is blank or has no words")
-    except BaseException:
-        if to_file:
-            handle.close()
-            partial.unlink(missing_ok=True)
-        raise
-    if to_file:
-        handle.close()
-        os.replace(partial, output)
+    writer = csv.writer(handle)
+    writer.writerow(header)
+    with tqdm(desc="scoring", unit="doc", disable=not progress) as bar:
+        for texts in chunks:
+            x = classifier.preprocessor(texts)
+            filled = np.flatnonzero(x.reshape(len(x), -1).any(axis=1))
+            probabilities = dict(zip(filled, classifier.predict_ids(x[filled])))
+            for i in range(len(texts)):
+                row = probabilities.get(i)
+                cells = ["", *[""] * len(names)] if row is None else [names[int(row.argmax())],
+                                                                      *[f"{p:.6f}" for p in row]]
+                writer.writerow([rows + i, *(texts.columns[c][i] for c in carried), *cells])
+            rows += len(texts)
+            count += len(filled)
+            bar.update(len(texts))
+    if count == 0:
+        raise DataError("no text to score: every text is blank or has no words")
     return count
 
 

@@ -1,5 +1,6 @@
 """Training a `TextClassifier` into a run directory: resumable, checkpointed, evaluated once."""
 
+import contextlib
 import csv
 import dataclasses
 import math
@@ -10,12 +11,14 @@ import tempfile
 import time
 
 from hierattn import __version__
+from hierattn.atomic import atomic_path, write_error
 from hierattn.data.dataset import sample, stratified_split
-from hierattn.defaults import BACKBONES, MODELS, PREPROCESSING, TRAINING
-from hierattn.errors import HierattnError
+from hierattn.defaults import BACKBONES, CHOICES, MODELS, PREPROCESSING, TRAINING
+from hierattn.errors import HierattnError, ResourceError
 from hierattn.evaluation import classification_metrics
 from hierattn.jsonfile import load_json, save_json
-from hierattn.runs import CONFIG_FORMAT, Run, RunError, ensure_new_or_resumable, now, read_status, write_status
+from hierattn.runs import (CONFIG_FORMAT, Run, RunError, check_same_data, claim_run_dir, ensure_new_or_resumable, now,
+                           read_status, write_status)
 
 LENGTH_LIMITS = {"max_sentences": ("han",), "max_words": ("han",), "sequence_length": ("transformer", "rnn")}
 
@@ -109,14 +112,24 @@ class TrainConfig:
         if unknown:
             raise HierattnError(f"unknown {self.model} setting(s) {', '.join(unknown)}: choose from "
                                 f"{', '.join(sorted(BACKBONES[self.model]))}")
+        for name, value in self.backbone.items():
+            _check_backbone_value(self.model, name, value)
+        options = {**BACKBONES[self.model], **self.backbone}
+        if "num_heads" in options and options["embedding_dim"] % options["num_heads"]:
+            raise HierattnError(f"embedding_dim ({options['embedding_dim']}) must be divisible by num_heads "
+                                f"({options['num_heads']})")
         if not (isinstance(self.learning_rate, (int, float)) and math.isfinite(self.learning_rate)
                 and self.learning_rate > 0):
             raise HierattnError(f"the learning rate must be a finite number above 0; got {self.learning_rate}")
         if not (isinstance(self.validation_split, float) and 0 < self.validation_split < 1):
             raise HierattnError(f"validation_split must be a fraction between 0 and 1, not {self.validation_split!r}")
-        if self.embeddings not in ("word2vec", "none") and not os.path.isfile(str(self.embeddings)):
-            raise HierattnError(f"embeddings must be word2vec, none or a word-vector file; {self.embeddings} is none "
-                                "of these")
+        if self.embeddings not in ("word2vec", "none"):
+            if not os.path.isfile(str(self.embeddings)):
+                raise HierattnError(f"embeddings must be word2vec, none or a word-vector file; {self.embeddings} is "
+                                    "none of these")
+            from hierattn.embeddings import check_vectors_file
+
+            check_vectors_file(self.embeddings)
         for name in ("mixed_precision", "baseline", "ngrams"):
             if not isinstance(getattr(self, name), bool):
                 raise HierattnError(f"{name} must be true or false, not {getattr(self, name)!r}")
@@ -128,6 +141,25 @@ class TrainConfig:
     def uses_unlabeled(self):
         """Whether unlabelled texts would be used (by word2vec)."""
         return self.embeddings == "word2vec"
+
+
+def _check_backbone_value(model, name, value):
+    """Refuses a builder setting of the wrong kind, judged by its default (`hierattn.defaults`), in one line."""
+    default = BACKBONES[model][name]
+    whole = isinstance(value, int) and not isinstance(value, bool)
+    if name in CHOICES:
+        ok, expected = value in CHOICES[name], "one of " + ", ".join(CHOICES[name])
+    elif isinstance(default, bool):
+        ok, expected = isinstance(value, bool), "true or false"
+    elif name == "dropout":
+        ok, expected = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1, \
+            "a fraction from 0 up to (not including) 1"
+    elif name == "window":
+        ok, expected = value is None or (whole and value >= 0), "null (global attention) or a whole number >= 0"
+    else:
+        ok, expected = whole and value >= 1, "a whole number of at least 1"
+    if not ok:
+        raise HierattnError(f"the {model} setting {name} must be {expected}, not {value!r}")
 
 
 def check_backbone(config):
@@ -153,6 +185,41 @@ def make_classifier(config, label_names=None):
         max_sentences=config.max_sentences, max_words=config.max_words, sequence_length=config.sequence_length,
         min_count=config.min_count, max_vocab=config.max_vocab,
         dtype="mixed_float16" if config.mixed_precision else None, **config.backbone)
+
+
+def size_settings(config):
+    """The settings that set a run's memory, in words: "embedding_dim 200, max_vocab 60000, batch_size 64, ..."."""
+    options = {**BACKBONES[config.model], **config.backbone}
+    sizes = {"embedding_dim": options["embedding_dim"], "max_vocab": config.max_vocab,
+             "batch_size": config.batch_size}
+    for name, models in LENGTH_LIMITS.items():
+        if config.model in models:
+            sizes[name] = getattr(config, name) or "from the data"
+    return ", ".join(f"{name} {value}" for name, value in sizes.items())
+
+
+@contextlib.contextmanager
+def resource_errors(config, output):
+    """Turns running out of memory or disk during a run into one line that says what to do.
+
+    Out of memory (`MemoryError`, TensorFlow's `ResourceExhaustedError`): a
+    `ResourceError` naming the settings that set the size, with their values,
+    to lower. An `OSError` that names no file (Keras's log writers on a full
+    disk): a `WriteError` naming the run directory.
+    """
+    try:
+        yield
+    except HierattnError:
+        raise
+    except OSError as error:
+        if error.filename is not None:
+            raise
+        raise write_error(error, f"{output}/") from None
+    except Exception as error:
+        if not isinstance(error, MemoryError) and type(error).__name__ != "ResourceExhaustedError":
+            raise
+        raise ResourceError(f"out of memory: the {config.model} model does not fit in this machine's memory with "
+                            f"{size_settings(config)}; lower one of these settings") from None
 
 
 def _history(history_file):
@@ -251,11 +318,22 @@ def _parts(classifier, evaluate):
 
 def _train(train_data, test_data, config, output, unlabeled, resume, dataset_name, log, verbose, callbacks, strategy,
            chief=True):
-    """`train` in one process; `chief=False`: skip the test evaluation and the final model file."""
-    output = pathlib.Path(output)
-    resuming = ensure_new_or_resumable(output, resume)
-    if resuming:
-        config = load_config(output)
+    """`train` in one process, owning `output` throughout (`claim_run_dir`).
+
+    `chief=False`: skip the test evaluation and the final model file.
+    """
+    with claim_run_dir(output, resume) as output, resource_errors(config, output):
+        if resume:
+            recorded = load_config(output)
+            if config.data:
+                check_same_data(output, recorded.data, config.data)
+            config = recorded
+        return _train_owned(train_data, test_data, config, output, unlabeled, resume, dataset_name, log, verbose,
+                            callbacks, strategy, chief)
+
+
+def _train_owned(train_data, test_data, config, output, unlabeled, resuming, dataset_name, log, verbose, callbacks,
+                 strategy, chief):
     config.validate()
     if config.limit:  # the whole run small: training, test and unlabelled texts
         train_data, test_data, unlabeled = (
@@ -268,7 +346,7 @@ def _train(train_data, test_data, config, output, unlabeled, resume, dataset_nam
 
     import keras
 
-    from hierattn.callbacks import RestoreBestWeights, StopOnNaN
+    from hierattn.callbacks import RestoreBestWeights, SaveWeights, StopOnNaN
     from hierattn.classifier import default_optimizer
     from hierattn.distribute import describe
     from hierattn.runs import load_classifier
@@ -277,7 +355,6 @@ def _train(train_data, test_data, config, output, unlabeled, resume, dataset_nam
     fit_texts = [train_data.texts[i] for i in fit_idx]
     fit_labels = [names[train_data.labels[i]] for i in fit_idx]
     validation = ([train_data.texts[i] for i in val_idx], [names[train_data.labels[i]] for i in val_idx])
-    output.mkdir(parents=True, exist_ok=True)
     checkpoints = output / "checkpoints"
     adapted_file = checkpoints / "adapted.keras"
     keras.utils.set_random_seed(config.seed)
@@ -295,7 +372,8 @@ def _train(train_data, test_data, config, output, unlabeled, resume, dataset_nam
             save_json(output / "config.json", CONFIG_FORMAT, dataclasses.asdict(config), indent=2)
             write_status(output, embeddings=classifier.embedding_source)
             checkpoints.mkdir(exist_ok=True)
-            classifier.save(adapted_file)
+            with atomic_path(adapted_file) as partial:  # the first checkpoint: from here on the run is resumable
+                classifier.save(partial)
         classifier.compile(optimizer=default_optimizer(config.learning_rate))
     write_status(output, distribution=describe(strategy))
     preprocessor = classifier.preprocessor
@@ -307,11 +385,8 @@ def _train(train_data, test_data, config, output, unlabeled, resume, dataset_nam
     history = _history(output / "history.csv") if resuming else []
     best_so_far = min((float(row["val_loss"]) for row in history if row.get("val_loss")), default=None)
     callbacks = [
-        keras.callbacks.BackupAndRestore(str(checkpoints / "backup")),
-        keras.callbacks.ModelCheckpoint(
-            str(best_weights), monitor="val_loss", save_best_only=True, save_weights_only=True,
-            initial_value_threshold=best_so_far,
-        ),
+        SaveWeights(checkpoints / "latest.weights.h5"),
+        SaveWeights(best_weights, monitor="val_loss", best=best_so_far),
         keras.callbacks.EarlyStopping(monitor="val_loss", patience=config.patience),
         keras.callbacks.CSVLogger(str(output / "history.csv"), append=resuming),
         keras.callbacks.TensorBoard(str(output / "logs")),
@@ -352,9 +427,8 @@ def _train(train_data, test_data, config, output, unlabeled, resume, dataset_nam
             evaluate["test"] = (test_data.texts, test_data.labels)
         metrics["baseline"] = run_baseline(fit_texts, train_data.labels[fit_idx], names, evaluate)
 
-    partial = output / ".model.partial.keras"
-    classifier.save(partial)
-    os.replace(partial, output / "model.keras")
+    with atomic_path(output / "model.keras") as partial:
+        classifier.save(partial)
     save_json(output / "metrics.json", "hierattn.metrics/1", metrics, indent=2)
     shutil.rmtree(checkpoints, ignore_errors=True)
     write_status(output, status="complete", finished=now())

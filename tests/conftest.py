@@ -1,7 +1,10 @@
 """Test configuration: quiet TensorFlow, fixed seeds, shared fixtures."""
 
+import errno
 import io
 import os
+import shutil
+import subprocess
 import tarfile
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
@@ -120,3 +123,34 @@ def mini_imdb(path, member_prefix="aclImdb"):
                     info.size = len(data)
                     tar.addfile(info, io.BytesIO(data))
     return path
+
+
+@pytest.fixture
+def small_disk(tmp_path, monkeypatch):
+    """A folder on a full disk, holding one file, `filler`.
+
+    Where this process may mount file systems, a real one: a 1 MiB tmpfs
+    filled up, so every write fails with ENOSPC as on a full disk. Elsewhere
+    the failure is injected where hierattn moves a finished file into place
+    (`hierattn.atomic`), after its bytes were written.
+    """
+    folder = tmp_path / "disk"
+    folder.mkdir()
+    mount = ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(folder)]
+    if shutil.which("mount") and os.geteuid() == 0 and subprocess.run(mount, capture_output=True).returncode == 0:
+        try:
+            with open(folder / "filler", "wb", buffering=0) as f:
+                while True:
+                    f.write(b"\0" * 65536)
+        except OSError as error:
+            assert error.errno == errno.ENOSPC
+        yield folder
+        subprocess.run(["umount", "-l", str(folder)], capture_output=True)
+        return
+    (folder / "filler").write_bytes(b"")
+
+    def full(temporary, path, overwrite):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr("hierattn.atomic._publish", full)
+    yield folder

@@ -191,7 +191,7 @@ def test_error_paths(trained, tiny_csv, tmp_path):
         '{"depth": 3}': "unknown setting 'depth' for the han model: choose from",
         '{"teacher": "tfidf"}': "unknown setting 'teacher'",
         '[1, 2]': "must hold one JSON object of settings",
-        '{"cell": "rnn"}': "bad han model settings: cell must be 'gru' or 'lstm'",
+        '{"cell": "rnn"}': "the han setting cell must be one of gru, lstm, not 'rnn'",
     }
     for settings, message in bad_settings.items():
         (tmp_path / "bad.json").write_text(settings)

@@ -53,10 +53,11 @@ def test_load_vectors_errors(tmp_path):
     with pytest.raises(DataError, match="no such vectors file"):
         load_vectors(tmp_path / "none.txt")
     (tmp_path / "ragged.txt").write_text("a 1 2\nb 1 2 3\n")
-    with pytest.raises(DataError, match="line 2 has 3 numbers, expected 2"):
+    with pytest.raises(DataError, match=r"is not a word2vec or GloVe text file \(.*\): line 2 has 3 numbers where "
+                                        "the lines before have 2"):
         load_vectors(tmp_path / "ragged.txt", progress=False)
     (tmp_path / "words.txt").write_text("a b c\n")
-    with pytest.raises(DataError, match="not a word2vec/GloVe"):
+    with pytest.raises(DataError, match="is not a word2vec or GloVe text file"):
         load_vectors(tmp_path / "words.txt", progress=False)
 
 

@@ -55,7 +55,7 @@ def test_flat_model_weights_follow_truncation(rnn_run):
     used = [w.text for w in e.words if w.used]
     assert used == ["one", "two", "three", "four", "five", "six"]  # the first sequence_length words are kept
     assert sum(w.weight for w in e.words) == pytest.approx(1.0, abs=1e-5)
-    assert e.cut_words == 2 and "2 of 8 words were cut" in e.warnings[0]
+    assert e.cut_words == 2 and "2 of the 8 words shown were not read" in e.warnings[0]
 
 
 def test_known_words_warning_and_empty_text(han_run):
@@ -70,6 +70,23 @@ def test_long_text_is_cut_with_a_notice(han_run):
     (e,) = Explainer(han_run).explain([text])
     assert e.cut_words > 0 and not e.sentences[-1]["used"]
     assert sum(w.weight for w in e.words) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_a_very_long_text_is_explained_in_bounded_time_and_size(han_run, rnn_run):
+    import time
+
+    text = "The film was great. " * 250_000  # 5 MB, 250,000 sentences
+    for run in (han_run, rnn_run):
+        encoder = run.preprocessor.encoder
+        started = time.perf_counter()
+        (e,) = Explainer(run).explain([text])
+        assert time.perf_counter() - started < 10
+        shown = (2 * encoder.max_sentences * min(encoder.max_words, 4) if run.preprocessor.mode == "hierarchical"
+                 else 2 * encoder.max_len)
+        assert len(e.words) <= shown and len(e.sentences) <= 2 * max(encoder.max_sentences, encoder.max_len)
+        end = e.sentences[-1]["end"]
+        assert e.unshown_characters == len(text.rstrip()) - end > 4_000_000
+        assert f"the {e.unshown_characters:,} characters after character {end:,} are not shown" in e.warnings[0]
 
 
 def test_signed_evidence_is_gradient_times_input_on_the_read_words(han_run, rnn_run):

@@ -65,7 +65,7 @@ def test_rows_and_json_hold_every_word():
     data = json.loads(to_json([sample()], top_k=1))
     assert len(data[0]["words"]) == 6 and [w["text"] for w in data[0]["top_words"]] == ["Great"]
     assert set(data[0]) == {"id", "true_label", "label", "probabilities", "top_words", "sentences", "words",
-                            "cut_words", "warnings"}
+                            "cut_words", "unshown_characters", "warnings"}
 
 
 def test_html_is_self_contained_and_shows_every_word():

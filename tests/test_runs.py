@@ -88,3 +88,60 @@ def test_batched_outputs_first_call_eager_then_traced_agree_and_pad_back(finishe
     assert weights.shape == x.shape
     np.testing.assert_allclose(weights.sum(1), 1.0, atol=1e-5)
     assert np.all(weights[x == 0] == 0)
+
+
+# One owner per run directory -------------------------------------------------------------------------------------------
+
+def test_a_claimed_run_directory_refuses_a_second_owner_and_is_removed_after_an_early_failure(tmp_path):
+    from hierattn.runs import claim_run_dir
+
+    run = tmp_path / "runs" / "new"
+    with pytest.raises(ValueError, match="adapt failed"):
+        with claim_run_dir(run) as path:
+            assert path == run and path.is_dir()
+            with pytest.raises(RunError, match="in use by another hierattn process"):
+                with claim_run_dir(run):
+                    pass  # a second owner (another open of the directory) is refused at once
+            (path / "run.json").write_text("{}")
+            raise ValueError("adapt failed")  # before the first checkpoint
+    assert not run.exists()
+
+
+def test_a_run_with_its_first_checkpoint_is_kept_and_an_existing_empty_folder_stays(tmp_path):
+    from hierattn.runs import claim_run_dir
+
+    with pytest.raises(KeyboardInterrupt):
+        with claim_run_dir(tmp_path / "kept") as path:
+            (path / "checkpoints").mkdir()
+            (path / "checkpoints" / "adapted.keras").write_bytes(b"state")
+            raise KeyboardInterrupt
+    assert (tmp_path / "kept" / "checkpoints" / "adapted.keras").exists()
+    (tmp_path / "mine").mkdir()
+    with pytest.raises(ValueError):
+        with claim_run_dir(tmp_path / "mine") as path:
+            (path / "config.json").write_text("{}")
+            raise ValueError
+    assert (tmp_path / "mine").is_dir() and not any((tmp_path / "mine").iterdir())
+    with pytest.raises(RunError, match="already exists and is not empty"):
+        with claim_run_dir(tmp_path / "kept"):
+            pass
+    assert (tmp_path / "kept" / "checkpoints" / "adapted.keras").exists()
+
+
+def test_data_changes_name_what_differs_from_the_record(tmp_path):
+    from hierattn.runs import data_changes, describe_source
+
+    train_file, test_file = tmp_path / "train.csv", tmp_path / "test.csv"
+    train_file.write_text("text,label\na,b\n")
+    test_file.write_text("text,label\nc,d\n")
+    recorded = {"train": describe_source(train_file), "test": describe_source(test_file), "text_column": "text"}
+    assert data_changes(recorded) == {}
+    assert data_changes(recorded, {"train": describe_source(train_file), "test": describe_source(test_file)}) == {}
+    test_file.write_text("text,label\nc,e\n")
+    assert data_changes(recorded) == {"test": f"{test_file} changed since the run recorded it (its sha256 is not the "
+                                              "one in config.json)"}
+    changes = data_changes(recorded, {"train": describe_source(test_file)})
+    assert "is not the train data the run recorded" in changes["train"]
+    assert "none is given now" in changes["test"]
+    test_file.unlink()
+    assert data_changes(recorded)["test"] == f"{test_file} no longer exists"

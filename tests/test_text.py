@@ -102,3 +102,17 @@ def test_real_imdb_reviews_tokenize_consistently(imdb_sample):
         assert all(text[t.start : t.end] == t.text for s in tokenized for t in s)
         assert [[t.form for t in s] for s in tokenized] == tokenizer.sentences(text)
         assert not any("<br" in t.text for s in tokenized for t in s)
+
+
+def test_tokenize_stops_at_its_limits_and_cuts_the_last_span_at_its_last_token():
+    tokenizer = Tokenizer()
+    text = "One two three four. Five six. Seven eight nine. " * 1000
+    sentences, spans = tokenizer.tokenize(text, return_spans=True, max_sentences=2, max_words=3)
+    assert [[t.text for t in s] for s in sentences] == [["One", "two", "three"], ["Five", "six"]]
+    assert [text[a:b] for a, b in spans] == ["One two three", "Five six."]
+    sentences = tokenizer.tokenize(text, max_tokens=5)
+    assert [[t.text for t in s] for s in sentences] == [["One", "two", "three", "four"], ["Five"]]
+    whole = tokenizer.tokenize(text)
+    assert len(whole) == 3000
+    assert [t.form for s in whole[:2] for t in s] == [t.form for s in tokenizer.tokenize(text, max_sentences=2)
+                                                      for t in s]

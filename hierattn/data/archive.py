@@ -1,7 +1,7 @@
 """Reading dataset archives and folders, and downloading them safely."""
 
+import contextlib
 import hashlib
-import os
 import pathlib
 import urllib.error
 import urllib.request
@@ -9,6 +9,7 @@ import zlib
 
 from tqdm.auto import tqdm
 
+from hierattn.atomic import WriteError, atomic_open
 from hierattn.errors import DataError
 
 _BLOCK = 512
@@ -116,12 +117,35 @@ def sha256_of(path, chunk_size=1 << 20):
     return digest.hexdigest()
 
 
+@contextlib.contextmanager
+def _opened(opener, url, timeout):
+    try:
+        response = opener(url, timeout=timeout)
+    except (OSError, TimeoutError) as error:  # urllib.error.URLError is an OSError
+        raise DataError(f"could not download {url}: {getattr(error, 'reason', error)}") from None
+    with response:
+        yield response
+
+
+def _chunks(response, url):
+    """The body of a download in blocks; a broken connection is a `DataError`, not a write error."""
+    while True:
+        try:
+            chunk = response.read(1 << 16)
+        except (OSError, TimeoutError) as error:
+            raise DataError(f"could not download {url}: {getattr(error, 'reason', error)}") from None
+        if not chunk:
+            return
+        yield chunk
+
+
 def download(url, destination, sha256=None, progress=True, timeout=60, opener=None):
     """Downloads `url` to `destination`, verifying its sha256.
 
-    The data go to `destination + ".part"` first and are moved into place
-    only when complete and verified, so an interrupted or corrupted download
-    never leaves a file that looks like a good one.
+    The data go to a temporary file of this process's own first
+    (`hierattn.atomic`) and are moved into place only when complete and
+    verified, so an interrupted, corrupted or concurrent download never
+    leaves a file that looks like a good one, nor a temporary file.
 
     Args:
         url: The address.
@@ -138,27 +162,19 @@ def download(url, destination, sha256=None, progress=True, timeout=60, opener=No
     opener = opener or urllib.request.urlopen
     destination = pathlib.Path(destination)
     destination.parent.mkdir(parents=True, exist_ok=True)
-    partial = destination.with_name(destination.name + ".part")
     digest = hashlib.sha256()
     try:
-        with opener(url, timeout=timeout) as response, open(partial, "wb") as out:
+        # A temporary name of this process's own: two processes downloading at once never mix their bytes.
+        with atomic_open(destination, "wb") as out, _opened(opener, url, timeout) as response:
             total = int(response.headers.get("Content-Length") or 0) or None
             with tqdm(total=total, unit="B", unit_scale=True, desc=destination.name, disable=not progress) as bar:
-                for chunk in iter(lambda: response.read(1 << 16), b""):
+                for chunk in _chunks(response, url):
                     out.write(chunk)
                     digest.update(chunk)
                     bar.update(len(chunk))
-    except (urllib.error.URLError, OSError, TimeoutError) as error:
-        partial.unlink(missing_ok=True)
-        reason = getattr(error, "reason", error)
-        raise DataError(f"could not download {url}: {reason}") from None
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
-    if sha256 and digest.hexdigest() != sha256:
-        partial.unlink(missing_ok=True)
-        raise DataError(
-            f"checksum mismatch for {url}: expected sha256 {sha256}, got {digest.hexdigest()}; nothing was saved."
-        )
-    os.replace(partial, destination)
+            if sha256 and digest.hexdigest() != sha256:
+                raise DataError(f"checksum mismatch for {url}: expected sha256 {sha256}, got {digest.hexdigest()}; "
+                                "nothing was saved.")
+    except WriteError as error:
+        raise DataError(f"could not download {url}: {error}") from None
     return destination

@@ -18,6 +18,7 @@ right in ~0.08 ms, which is what fits the 20 s budget for 50,000 reviews.
 
 import html
 import re
+import sys
 import unicodedata
 
 # HTML tags: <br> variants become a line break (a hard sentence boundary),
@@ -108,7 +109,11 @@ def sentence_spans(cleaned):
         List of `(start, end)` spans holding at least one non-space character,
         stripped of surrounding white space.
     """
-    spans = []
+    return list(iter_sentence_spans(cleaned))
+
+
+def iter_sentence_spans(cleaned):
+    """`sentence_spans`, one at a time: a reader that needs only the first sentences stops early."""
     start = 0
     for match in _BOUNDARY.finditer(cleaned):
         found = match.group(0)
@@ -124,18 +129,17 @@ def sentence_spans(cleaned):
             if core != "." and "!" not in core and "?" not in core:
                 continue  # an ellipsis ("..", "...", "\u2026") does not end a sentence
             cut = match.start() + len(punct)
-        _add_span(cleaned, start, cut, spans)
+        yield from _span(cleaned, start, cut)
         start = match.end()
-    _add_span(cleaned, start, len(cleaned), spans)
-    return spans
+    yield from _span(cleaned, start, len(cleaned))
 
 
-def _add_span(text, start, end, spans):
+def _span(text, start, end):
     piece = text[start:end]
     stripped = piece.strip()
     if stripped:
         start += len(piece) - len(piece.lstrip())
-        spans.append((start, start + len(stripped)))
+        yield start, start + len(stripped)
 
 
 def normalize_token(token, lower=True):
@@ -215,15 +219,21 @@ class Tokenizer:
                 result.append(tokens)
         return result
 
-    def tokenize(self, text, return_spans=False):
+    def tokenize(self, text, return_spans=False, max_sentences=None, max_words=None, max_tokens=None):
         """Tokens with offsets into the original text, grouped by sentence.
 
-        Gives the same token forms and sentences as `sentences(text)`.
+        Gives the same token forms and sentences as `sentences(text)`. The
+        limits make the work (and the result) bounded however long the text:
+        reading stops at them, and a sentence cut short ends, in its span,
+        at its last token kept.
 
         Args:
             text: A document.
             return_spans: Also return each sentence's `(start, end)` span in
                 the original text (punctuation included).
+            max_sentences: Read at most this many sentences (with tokens).
+            max_words: Keep at most this many tokens of each sentence.
+            max_tokens: Keep at most this many tokens in all.
 
         Returns:
             A list of sentences, each a list of `Token`s; `text[t.start:t.end]`
@@ -233,19 +243,27 @@ class Tokenizer:
         text = _as_text(text)
         cleaned = clean(text)
         result, spans = [], []
-        for start, end in sentence_spans(cleaned):
+        budget = sys.maxsize if max_tokens is None else max_tokens
+        for start, end in iter_sentence_spans(cleaned):
+            if len(result) == max_sentences or budget <= 0:
+                break
+            keep = min(budget, sys.maxsize if max_words is None else max_words)
             if self.unescape_html and "&" in cleaned[start:end]:
                 # Entity-bearing sentences: tokenize the unescaped text for the
                 # forms, and map each token back to the original characters.
-                tokens = self._tokens_with_entities(text, cleaned, start, end, len(result))
+                tokens = self._tokens_with_entities(text, cleaned, start, end, len(result))[:keep + 1]
             else:
                 tokens = [
                     Token(text[m.start():m.end()], self._form(m.group(0)), m.start(), m.end(), len(result), i)
-                    for i, m in enumerate(_TOKEN.finditer(cleaned, start, end))
+                    for i, m in zip(range(keep + 1), _TOKEN.finditer(cleaned, start, end))
                 ]
+            if len(tokens) > keep:  # the sentence goes on beyond the limits: its span ends at its last token kept
+                tokens = tokens[:keep]
+                end = tokens[-1].end
             if tokens:
                 result.append(tokens)
                 spans.append((start, end))
+                budget -= len(tokens)
         return (result, spans) if return_spans else result
 
     def _tokens_with_entities(self, text, cleaned, start, end, sentence):

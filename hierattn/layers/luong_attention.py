@@ -3,11 +3,12 @@
 import keras
 from keras import ops
 
+from hierattn.defaults import CHOICES
 from hierattn.layers._attention_utils import check_choice, check_positive_int
 from hierattn.layers._query_value_attention import QueryValueAttention
 
 SCORE_MODES = ("dot", "general", "concat")
-LOCAL_MODES = ("local-m", "local-p")
+LOCAL_MODES = CHOICES["local_mode"]
 
 
 @keras.saving.register_keras_serializable(package="hierattn")

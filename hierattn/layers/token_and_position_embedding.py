@@ -5,10 +5,11 @@ import math
 import keras
 from keras import ops
 
+from hierattn.defaults import CHOICES
 from hierattn.layers._attention_utils import check_choice, check_positive_int
 from hierattn.layers.positional_encoding import sinusoidal_table
 
-POSITION_MODES = ("sinusoidal", "learned")
+POSITION_MODES = CHOICES["position"]
 
 
 @keras.saving.register_keras_serializable(package="hierattn")

@@ -2,13 +2,13 @@
 
 import keras
 
-from hierattn.defaults import BACKBONES
+from hierattn.defaults import BACKBONES, CHOICES
 from hierattn.layers import ContextAttention, TokenAndPositionEmbedding, TransformerEncoderBlock
 from hierattn.layers._attention_utils import check_choice
 from hierattn.layers.token_and_position_embedding import POSITION_MODES
 from hierattn.models._common import check_common, classifier_head
 
-POOLINGS = ("attention", "mean")
+POOLINGS = CHOICES["pooling"]
 
 _TRANSFORMER = BACKBONES["transformer"]
 
