@@ -284,11 +284,13 @@ def embedding_rows(model):
     return getattr(getattr(layer, "token_embedding", layer), "input_dim", None)
 
 
-def ensure_new_or_resumable(path, resume, _holding_lock=False):
+def ensure_new_or_resumable(path, resume, check_lock=True):
     """Refuses to write into an existing run unless resuming an unfinished one that no other process holds.
 
     A quick check before any data is read; `claim_run_dir` makes the same
-    checks again, atomically, when the run starts.
+    checks again, atomically, when the run starts. `check_lock=False` skips
+    the check that no other process holds a run to resume (for a reader of
+    it, such as a multi-worker cluster's non-chief worker).
 
     Returns:
         Whether `path` is a run to resume.
@@ -304,7 +306,7 @@ def ensure_new_or_resumable(path, resume, _holding_lock=False):
         status = read_status(path)
         if status.get("status") == "complete":
             raise RunError(f"{path} is already complete; train into a new --output instead")
-        if not _holding_lock:
+        if check_lock:
             _lock(path, probe=True)
         return True
     if exists:
@@ -377,7 +379,7 @@ def claim_run_dir(path, resume=False):
     descriptor = _lock(path) if path.is_dir() else None
     try:
         if resume or not created:
-            ensure_new_or_resumable(path, resume, _holding_lock=True)
+            ensure_new_or_resumable(path, resume, check_lock=False)
         if resume:
             remove_temporary_files(path)
         try:

@@ -292,7 +292,7 @@ def train(train_data, test_data, config, output, unlabeled=None, resume=False, d
     try:
         private = scratch / "run"
         if resume:
-            ensure_new_or_resumable(output, True)
+            ensure_new_or_resumable(output, True, check_lock=False)  # the chief holds it
             shutil.copytree(output, private)
         log(f"{strategy.cluster_resolver.task_type} {strategy.cluster_resolver.task_id}: training in {private}; "
             f"the chief writes {output}")
