@@ -67,6 +67,9 @@ class SaveWeights(keras.callbacks.Callback):
         import os
 
         if self.monitor is None and os.path.exists(self.path):
+            optimizer = getattr(self.model, "optimizer", None)
+            if optimizer is not None and not optimizer.built:  # so its saved state loads too, as BackupAndRestore does
+                optimizer.build(self.model.trainable_variables)
             self.model.load_weights(self.path)
 
     def on_epoch_end(self, epoch, logs=None):

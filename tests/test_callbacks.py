@@ -49,3 +49,27 @@ def test_restore_best_weights_loads_the_checkpoint_when_training_ends(tmp_path):
     model.fit(x, y, epochs=3, verbose=0, callbacks=[RestoreBestWeights(best)])
     for got, expected in zip(model.get_weights(), saved):
         np.testing.assert_array_equal(got, expected)
+
+
+def test_save_weights_keeps_the_best_epoch_atomically_and_restores_the_latest_with_the_optimizer(tmp_path):
+    from hierattn.callbacks import SaveWeights
+
+    x, y = np.ones((8, 2), np.float32), np.ones((8, 1), np.float32)
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    model.compile(keras.optimizers.Adam(0.1), "mse")
+    latest, best = tmp_path / "latest.weights.h5", tmp_path / "best.weights.h5"
+    model.fit(x, y, validation_data=(x, y), epochs=2, verbose=0,
+              callbacks=[SaveWeights(latest), SaveWeights(best, monitor="val_loss", best=-1.0)])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["latest.weights.h5"]  # no epoch beat -1, no temporary file
+    trained = [w.copy() for w in model.get_weights()]
+    moments = [v.numpy().copy() for v in model.optimizer.variables]
+
+    fresh = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    fresh.compile(keras.optimizers.Adam(0.1), "mse")
+    callback = SaveWeights(latest)
+    callback.set_model(fresh)
+    callback.on_train_begin()  # resuming: the latest epoch's weights and Adam's state come back
+    for got, expected in zip(fresh.get_weights(), trained):
+        np.testing.assert_array_equal(got, expected)
+    for got, expected in zip(fresh.optimizer.variables, moments):
+        np.testing.assert_array_equal(got.numpy(), expected)
