@@ -33,21 +33,35 @@ class WriteError(HierattnError, OSError):
         return self.strerror
 
 
+# The reasons an OSError without a file name is a failure to write (a full disk, quota, read-only, too large, I/O).
+WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG, errno.EIO}
+
+
+def reason(error):
+    """An `OSError`'s reason in plain words, as a clause: "no space left on device"."""
+    text = error.strerror or str(error) or type(error).__name__
+    return text[:1].lower() + text[1:]
+
+
+def is_write_failure(error):
+    """Whether an `OSError` that names no file is a failure to write (see `WRITE_ERRNOS`)."""
+    return isinstance(error, OSError) and error.errno in WRITE_ERRNOS
+
+
 def write_error(error, path):
     """A `WriteError` saying, in plain words, why `path` could not be written."""
     if isinstance(error, WriteError):
         return error
-    reason = error.strerror or str(error) or type(error).__name__
     if error.errno == errno.EEXIST:
         return WriteError(errno.EEXIST, f"{path} already exists (another process wrote it); nothing was overwritten")
-    message = f"{reason[:1].lower()}{reason[1:]} while writing {path}"
-    return WriteError(error.errno, message)
+    return WriteError(error.errno, f"{reason(error)} while writing {path}")
 
 
 def temporary_name(path):
-    """The temporary sibling of `path` that `atomic_path` writes first."""
+    """The temporary sibling of `path` that `atomic_path` writes first (short enough for any file system)."""
     path = pathlib.Path(path)
-    return path.with_name(f".{path.name}.{secrets.token_hex(4)}{PARTIAL}{''.join(path.suffixes)}")
+    suffix = "".join(path.suffixes)[-32:]
+    return path.with_name(f".{path.name[:150]}.{secrets.token_hex(4)}{PARTIAL}{suffix}")
 
 
 def is_temporary(path):
@@ -97,7 +111,8 @@ def atomic_path(path, overwrite=True):
         _publish(temporary, path, overwrite)
     except BaseException as error:
         _remove(temporary)
-        if isinstance(error, OSError) and getattr(error, "filename", None) in (None, str(temporary), str(path)):
+        if isinstance(error, OSError) and (getattr(error, "filename", None) in (str(temporary), str(path)) or
+                                           (error.filename is None and is_write_failure(error))):
             raise write_error(error, path) from None
         raise  # not about this file (e.g. reading an input while writing)
 
@@ -141,5 +156,5 @@ def remove_temporary_files(folder):
             _remove(path)
 
 
-__all__ = ["WriteError", "atomic_open", "atomic_path", "is_temporary", "remove_temporary_files", "temporary_name",
-           "write_error", "write_text"]
+__all__ = ["WriteError", "atomic_open", "atomic_path", "is_temporary", "is_write_failure", "reason",
+           "remove_temporary_files", "temporary_name", "write_error", "write_text"]

@@ -61,12 +61,12 @@ def friendly_errors(command):
         except HierattnError as error:
             raise click.ClickException(str(error)) from None
         except OSError as error:  # permissions, a full disk, a name too long, a path under /proc, ...
-            where = f"{error.filename}: " if error.filename else ""
-            reason = error.strerror or str(error) or type(error).__name__
-            raise click.ClickException(f"{where}{reason[:1].lower()}{reason[1:]}") from None
+            from hierattn.atomic import reason
+
+            raise click.ClickException((f"{error.filename}: " if error.filename else "") + reason(error)) from None
         except MemoryError:
-            raise click.ClickException("out of memory: the data or the model does not fit in this machine's "
-                                       "memory (try --limit, or a smaller model)") from None
+            raise click.ClickException("out of memory: the data does not fit in this machine's memory; try --limit "
+                                       "N") from None
         except KeyboardInterrupt:
             click.echo("\nError: interrupted", err=True)
             sys.exit(130)

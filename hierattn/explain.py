@@ -255,7 +255,9 @@ class Explainer:
                 sentence_rows.append(self._sentence(text, s, spans[s], total, any(w.used for w in words if w.sentence == s)))
         warnings = []
         cut = sum(not w.used for w in words)
-        unshown = len(text.rstrip()) - spans[-1][1] if spans else 0  # a text without words shows nothing
+        unshown = 0  # the characters after the last shown sentence, if a word follows (not only markup or spaces)
+        if spans and encoder.tokenizer.tokenize(text[spans[-1][1]:], max_tokens=1):
+            unshown = len(text.rstrip()) - spans[-1][1]
         if cut or unshown > 0:
             warnings.append("the text is longer than the model's limits: " + ", and ".join(
                 ([f"{cut:,} of the {len(words):,} words shown were not read"] if cut else []) +

@@ -134,6 +134,8 @@ def data_changes(recorded, current=None):
         compared by path only.
     """
     names = [name for name in DATA_FILES if isinstance(recorded.get(name), dict) or (current or {}).get(name)]
+    if current is not None and not current.get("unlabeled"):
+        names = [name for name in names if name != "unlabeled"]  # a resumed run does not read them again
     changes = {}
     for name in names:
         before = recorded.get(name) if isinstance(recorded.get(name), dict) else None
@@ -166,6 +168,8 @@ def check_same_data(path, recorded, current):
     Raises:
         RunError: What changed, in one line.
     """
+    if not any(isinstance(recorded.get(name), dict) for name in DATA_FILES):
+        return  # a run trained through the Python API without a record of its data: nothing to compare
     changes = data_changes(recorded, current)
     if changes:
         raise RunError(f"cannot resume {path}: " + "; ".join(changes.values()) + ". Resuming would train on other "
@@ -306,6 +310,9 @@ def ensure_new_or_resumable(path, resume, check_lock=True):
         status = read_status(path)
         if status.get("status") == "complete":
             raise RunError(f"{path} is already complete; train into a new --output instead")
+        if not resumable(path):
+            raise RunError(f"nothing to resume at {path}: the run stopped before its first checkpoint; start a new "
+                           "run (into another --output, or remove this one first)")
         if check_lock:
             _lock(path, probe=True)
         return True
@@ -327,10 +334,16 @@ def _lock(path, probe=False):
     descriptor = os.open(path, os.O_RDONLY)
     try:
         fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+        held = os.fstat(descriptor).st_ino == os.stat(path).st_ino  # not removed (by its owner) meanwhile
+    except (BlockingIOError, FileNotFoundError):
+        held = False
+    except OSError:  # a file system without locks (ENOLCK): the exclusive mkdir of a new run still holds
+        os.close(descriptor)
+        return None
+    if not held:
         os.close(descriptor)
         raise RunError(f"{path} is in use by another hierattn process (training or resuming it); wait for it to "
-                       "finish, or train into another --output") from None
+                       "finish, or train into another --output")
     if probe:
         os.close(descriptor)
         return None
@@ -385,7 +398,7 @@ def claim_run_dir(path, resume=False):
         try:
             yield path
         except BaseException:
-            if not resume and not resumable(path):
+            if not resume and not resumable(path) and not (path / "model.keras").exists():
                 _remove_run(path, keep_folder=not created)
             raise
     finally:

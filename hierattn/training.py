@@ -11,7 +11,7 @@ import tempfile
 import time
 
 from hierattn import __version__
-from hierattn.atomic import atomic_path, write_error
+from hierattn.atomic import atomic_path, is_write_failure, write_error
 from hierattn.data.dataset import sample, stratified_split
 from hierattn.defaults import BACKBONES, CHOICES, MODELS, PREPROCESSING, TRAINING
 from hierattn.errors import HierattnError, ResourceError
@@ -212,7 +212,7 @@ def resource_errors(config, output):
     except HierattnError:
         raise
     except OSError as error:
-        if error.filename is not None:
+        if error.filename is not None or not is_write_failure(error):
             raise
         raise write_error(error, f"{output}/") from None
     except Exception as error:
@@ -318,32 +318,33 @@ def _parts(classifier, evaluate):
 
 def _train(train_data, test_data, config, output, unlabeled, resume, dataset_name, log, verbose, callbacks, strategy,
            chief=True):
-    """`train` in one process, owning `output` throughout (`claim_run_dir`).
+    """`train` in one process: everything checked first, then `output` owned throughout (`claim_run_dir`).
 
     `chief=False`: skip the test evaluation and the final model file.
     """
-    with claim_run_dir(output, resume) as output, resource_errors(config, output):
-        if resume:
-            recorded = load_config(output)
-            if config.data:
-                check_same_data(output, recorded.data, config.data)
-            config = recorded
-        return _train_owned(train_data, test_data, config, output, unlabeled, resume, dataset_name, log, verbose,
-                            callbacks, strategy, chief)
-
-
-def _train_owned(train_data, test_data, config, output, unlabeled, resuming, dataset_name, log, verbose, callbacks,
-                 strategy, chief):
+    output = pathlib.Path(output)
+    if resume:
+        ensure_new_or_resumable(output, True, check_lock=False)  # the claim below checks the lock
+        recorded = load_config(output)
+        if config.data:
+            check_same_data(output, recorded.data, config.data)
+        config = recorded
     config.validate()
     if config.limit:  # the whole run small: training, test and unlabelled texts
         train_data, test_data, unlabeled = (
             sample(data, config.limit, config.seed) for data in (train_data, test_data, unlabeled)
         )
-    # Everything that can be refused is checked before anything is written.
-    fit_idx, val_idx = stratified_split(train_data.labels, config.validation_split, config.seed,
-                                        train_data.label_map.names)
-    check_backbone(config)
+    split = stratified_split(train_data.labels, config.validation_split, config.seed, train_data.label_map.names)
+    with resource_errors(config, output):
+        check_backbone(config)
+    with claim_run_dir(output, resume), resource_errors(config, output):
+        return _train_owned(train_data, test_data, config, output, unlabeled, resume, split, dataset_name, log,
+                            verbose, callbacks, strategy, chief)
 
+
+def _train_owned(train_data, test_data, config, output, unlabeled, resuming, split, dataset_name, log, verbose,
+                 callbacks, strategy, chief):
+    fit_idx, val_idx = split
     import keras
 
     from hierattn.callbacks import RestoreBestWeights, SaveWeights, StopOnNaN
@@ -382,6 +383,9 @@ def _train_owned(train_data, test_data, config, output, unlabeled, resuming, dat
          f"{preprocessor.sequence_length} words"))
 
     best_weights = checkpoints / "best.weights.h5"
+    legacy = checkpoints / "backup" / "latest.weights.h5"  # an unfinished run of hierattn 0.5.0 (BackupAndRestore)
+    if resuming and legacy.exists() and not (checkpoints / "latest.weights.h5").exists():
+        os.replace(legacy, checkpoints / "latest.weights.h5")
     history = _history(output / "history.csv") if resuming else []
     best_so_far = min((float(row["val_loss"]) for row in history if row.get("val_loss")), default=None)
     callbacks = [
@@ -430,6 +434,6 @@ def _train_owned(train_data, test_data, config, output, unlabeled, resuming, dat
     with atomic_path(output / "model.keras") as partial:
         classifier.save(partial)
     save_json(output / "metrics.json", "hierattn.metrics/1", metrics, indent=2)
-    shutil.rmtree(checkpoints, ignore_errors=True)
     write_status(output, status="complete", finished=now())
+    shutil.rmtree(checkpoints, ignore_errors=True)  # only once complete: the run is never without both
     return Run(output, classifier, dataclasses.asdict(config), metrics)

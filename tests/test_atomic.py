@@ -20,10 +20,14 @@ def test_a_complete_write_leaves_only_the_file(tmp_path):
     assert (tmp_path / "out.csv").read_text() == "a,b\n"
 
 
-def test_the_temporary_name_keeps_the_suffixes_keras_checks(tmp_path):
+def test_the_temporary_name_keeps_the_suffixes_keras_checks_and_fits_any_file_system(tmp_path):
     name = temporary_name(tmp_path / "best.weights.h5").name
     assert name.startswith(".best.weights.h5.") and name.endswith(".partial.weights.h5")
     assert temporary_name(tmp_path / "model.keras").name.endswith(".keras")
+    long = "x" * 250 + ".html"
+    with atomic_open(tmp_path / long) as f:
+        f.write("a name of 255 characters, the most most file systems allow")
+    assert names(tmp_path) == [long]
 
 
 @pytest.mark.parametrize("error", [KeyboardInterrupt, ValueError, OSError(errno.EIO, "Input/output error")])
@@ -42,8 +46,11 @@ def test_os_errors_become_one_line_naming_the_file(tmp_path):
         with atomic_open(tmp_path / "x.txt"):
             raise OSError(errno.EIO, "Input/output error")
     with pytest.raises(WriteError, match="permission denied while writing"):
-        with atomic_path(tmp_path / "y.keras"):
-            raise PermissionError(errno.EACCES, "Permission denied")
+        with atomic_path(tmp_path / "y.keras") as temporary:
+            raise PermissionError(errno.EACCES, "Permission denied", str(temporary))
+    with pytest.raises(TimeoutError):  # names no file and is no failure to write: not this file's
+        with atomic_path(tmp_path / "z.keras"):
+            raise TimeoutError(errno.ETIMEDOUT, "Connection timed out")
     assert names(tmp_path) == []
 
 

@@ -93,7 +93,7 @@ def workdir(tmp_path, trained):
                          ids=["empty", "whitespace", "html-only"])
 def test_wordless_text_arguments_are_refused(workdir, command, text):
     error = refused(command, "--run", workdir / "run", text, folders=[workdir])
-    assert "the text is empty" in error or "any word to read" in error
+    assert "the text is empty" in error or "the text has no word to read" in error
 
 
 @pytest.mark.parametrize("command", ["predict", "explain"])
@@ -108,7 +108,7 @@ def test_emoji_and_one_megabyte_texts_are_answered(workdir, command):
 @pytest.mark.parametrize("content, message", [
     (b"", "no text"),
     (b"  \n\t\n\n", "no text"),
-    (b"<p></p>\n<br/>\n", "any word to read|no words"),
+    (b"<p></p>\n<br/>\n", "none of the texts has a word to read|no words"),
     (b"good film\n\xff\xfe\x00\x01binary\n", "NUL bytes"),
     (b"good film\ncaf\xe9 au lait\n", "not valid utf-8 text: line 2 has the byte 0xe9"),
     (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "NUL bytes|not valid utf-8"),
@@ -351,7 +351,7 @@ def test_outputs_that_cannot_be_written(workdir, tiny_csv, command):
     args = {"predict": ["predict", "--run", workdir / "run", "--file", workdir / "texts.txt", "--output", too_long],
             "explain": ["explain", "--run", workdir / "run", "a great film", "--format", "html", "--output", too_long],
             "train": ["train", "csv", tiny_csv[0], "--output", too_long / "run", *TINY]}[command]
-    assert "File name too long" in refused(*args, folders=[workdir])
+    assert "file name too long" in refused(*args, folders=[workdir])
 
 
 def test_missing_side_files_are_refused_when_the_options_are_read(workdir, tiny_csv):
@@ -599,7 +599,9 @@ def test_resuming_a_run_that_another_process_holds_is_refused_at_once(workdir, t
     from hierattn.runs import claim_run_dir, write_status
 
     run = workdir / "run"
-    write_status(run, status="training")  # an unfinished run, as while it trains
+    write_status(run, status="training")  # an unfinished run with its first checkpoint, as while it trains
+    (run / "checkpoints").mkdir()
+    shutil.copy(run / "model.keras", run / "checkpoints" / "adapted.keras")
     with claim_run_dir(run, resume=True):  # held by "another process" (another open of the directory)
         error = refused("train", "csv", tiny_csv[0], "--resume", run, folders=[workdir])
     assert "in use by another hierattn process" in error

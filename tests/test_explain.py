@@ -89,6 +89,12 @@ def test_a_very_long_text_is_explained_in_bounded_time_and_size(han_run, rnn_run
         assert f"the {e.unshown_characters:,} characters after character {end:,} are not shown" in e.warnings[0]
 
 
+def test_trailing_markup_or_symbols_are_not_an_unread_rest(han_run):
+    for text in ("Great movie.<br />", "Great movie. :)", "A great film. <i></i>"):
+        (e,) = Explainer(han_run).explain([text])
+        assert e.unshown_characters == 0 and not any("longer than" in w for w in e.warnings), (text, e.warnings)
+
+
 def test_signed_evidence_is_gradient_times_input_on_the_read_words(han_run, rnn_run):
     from hierattn.faithfulness import gradient_times_input
 

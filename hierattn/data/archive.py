@@ -117,12 +117,16 @@ def sha256_of(path, chunk_size=1 << 20):
     return digest.hexdigest()
 
 
+def _download_failed(url, error):
+    return DataError(f"could not download {url}: {getattr(error, 'reason', error)}")
+
+
 @contextlib.contextmanager
 def _opened(opener, url, timeout):
     try:
         response = opener(url, timeout=timeout)
     except (OSError, TimeoutError) as error:  # urllib.error.URLError is an OSError
-        raise DataError(f"could not download {url}: {getattr(error, 'reason', error)}") from None
+        raise _download_failed(url, error) from None
     with response:
         yield response
 
@@ -133,7 +137,7 @@ def _chunks(response, url):
         try:
             chunk = response.read(1 << 16)
         except (OSError, TimeoutError) as error:
-            raise DataError(f"could not download {url}: {getattr(error, 'reason', error)}") from None
+            raise _download_failed(url, error) from None
         if not chunk:
             return
         yield chunk

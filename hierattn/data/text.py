@@ -248,6 +248,8 @@ class Tokenizer:
             if len(result) == max_sentences or budget <= 0:
                 break
             keep = min(budget, sys.maxsize if max_words is None else max_words)
+            if keep <= 0:
+                break
             if self.unescape_html and "&" in cleaned[start:end]:
                 # Entity-bearing sentences: tokenize the unescaped text for the
                 # forms, and map each token back to the original characters.

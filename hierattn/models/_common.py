@@ -2,6 +2,7 @@
 
 import keras
 
+from hierattn.defaults import CHOICES
 from hierattn.layers._attention_utils import check_dropout, check_positive_int
 
 
@@ -22,7 +23,7 @@ def classifier_head(features, num_classes, dropout):
 
 def recurrent(cell, units, name, return_sequences=True, return_state=False):
     """A bidirectional GRU or LSTM."""
-    if cell not in ("gru", "lstm"):
+    if cell not in CHOICES["cell"]:
         raise ValueError(f"cell must be 'gru' or 'lstm'. Received: cell={cell!r}.")
     layer = keras.layers.GRU if cell == "gru" else keras.layers.LSTM
     return keras.layers.Bidirectional(
