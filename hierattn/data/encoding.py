@@ -1,6 +1,7 @@
 """Turning tokenized documents into padded int32 arrays, fast."""
 
 import collections
+import gc
 import multiprocessing
 import os
 
@@ -51,7 +52,15 @@ def map_chunks(function, state, texts, workers=None, progress=True, desc="proces
             return results
         methods = multiprocessing.get_all_start_methods()
         context = multiprocessing.get_context("fork" if "fork" in methods else None)
-        with context.Pool(min(workers, len(chunks)), initializer=_init_worker, initargs=(state,)) as pool:
+        # Garbage collected in a forked worker can hold TensorFlow objects whose destructors wait on threads that
+        # do not exist there (a deadlock seen in CI): collect it here, and keep the workers' collector off the rest.
+        gc.collect()
+        gc.freeze()
+        try:
+            pool = context.Pool(min(workers, len(chunks)), initializer=_init_worker, initargs=(state,))
+        finally:
+            gc.unfreeze()
+        with pool:
             for chunk, result in zip(chunks, pool.imap(_run, [(function, c) for c in chunks])):
                 results.append(result)
                 bar.update(len(chunk))
