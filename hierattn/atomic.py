@@ -1,7 +1,7 @@
 """Writing files whole or not at all: every file hierattn writes goes through here.
 
 A file is written under a temporary name in its own folder
-(`.NAME.XXXXXXXX.partial` plus NAME's suffixes, so Keras still sees
+(`.NAME.<8 random hex digits>.partial` plus NAME's suffixes, so Keras still sees
 `.keras` or `.weights.h5`) and moved into place only when complete. On any
 failure (a full disk, an I/O error, a permission, Ctrl-C) the temporary file
 is removed and the error is re-raised as one `WriteError` line that names the
@@ -74,10 +74,8 @@ def _publish(temporary, path, overwrite):
     if overwrite:
         os.replace(temporary, path)
         return
-    try:  # link() fails if `path` exists: an atomic "create, never replace"
+    try:  # link() fails if `path` exists (FileExistsError, raised as it is): an atomic "create, never replace"
         os.link(temporary, path)
-    except FileExistsError:
-        raise
     except OSError as error:
         if error.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
             raise
