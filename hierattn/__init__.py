@@ -34,14 +34,15 @@ __version__ = "0.5.0"
 # command needs it, so it can refuse bad input in under a second and set
 # TensorFlow's logging first (see `hierattn.cli`).
 _EXPORTS = {
-    "TextClassifier": "hierattn.classifier",
-    "TextPreprocessor": "hierattn.preprocessor",
+    "TextClassifier": "hierattn.models",
+    "TextPreprocessor": "hierattn.models",
     "Explainer": "hierattn.explain",
     "load_run": "hierattn.runs",
-    "load_classifier": "hierattn.runs",
-    "build_han": "hierattn.models",
-    "build_transformer": "hierattn.models",
-    "build_rnn": "hierattn.models",
+    "load_classifier": "hierattn.models",
+    "Backbone": "hierattn.models",
+    "HANBackbone": "hierattn.models",
+    "TransformerBackbone": "hierattn.models",
+    "RNNBackbone": "hierattn.models",
     "BahdanauAttention": "hierattn.layers",
     "ContextAttention": "hierattn.layers",
     "LuongAttention": "hierattn.layers",

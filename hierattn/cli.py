@@ -526,7 +526,7 @@ def predict(text, run_dir, file_path, text_column, output, encoding):
         run = _load(run_dir)
         _check_words(run, [text])
         names = run.classifier.label_names
-        probabilities = run.classifier.predict_proba([text])[0]
+        probabilities = run.classifier.predict([text], verbose=0)[0]
         click.echo(f"predicted: {names[int(probabilities.argmax())]}")
         for name, p in zip(names, probabilities):
             click.echo(f"  {name}: {p:.4f}")

@@ -15,3 +15,7 @@ class TrainingDiverged(HierattnError):
 
 class ResourceError(HierattnError):
     """A run needs more memory than the machine has; the message names the settings to lower."""
+
+
+class RunError(HierattnError):
+    """A run directory or model file that cannot be used (missing, damaged, in use, or of another kind)."""

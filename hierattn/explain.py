@@ -36,7 +36,7 @@ from hierattn.data.encoding import kept_positions
 from hierattn.data.vocabulary import OOV
 from hierattn.defaults import EXPLAIN_SHOWN as SHOWN
 from hierattn.errors import HierattnError
-from hierattn.inference import batched_outputs
+from hierattn.models.inference import batched_outputs
 
 
 @dataclasses.dataclass
@@ -147,10 +147,8 @@ class Explainer:
     """
 
     def __init__(self, classifier):
-        from hierattn.models import attention_outputs
-
         self.classifier = getattr(classifier, "classifier", classifier)
-        self.model = attention_outputs(self.classifier.backbone)
+        self.model = self.classifier.backbone.attention_model()
         self.hierarchical = self.classifier.preprocessor.mode == "hierarchical"
         if len(self.model.outputs) == 1:
             raise HierattnError("this model has no attention pooling to explain (e.g. a Transformer with mean pooling)")

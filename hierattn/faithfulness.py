@@ -38,7 +38,7 @@ import numpy as np
 from hierattn.data.encoding import sort_batches_by_length, trim_padding
 from hierattn.errors import HierattnError
 from hierattn.explain import importance
-from hierattn.inference import batched_outputs
+from hierattn.models.inference import batched_outputs
 
 RANKINGS = ("attention", "random", "gradient")
 DEFAULT_KS = (1, 5, 10)
@@ -98,8 +98,7 @@ def gradient_times_input(model, x, classes, batch_size=32):
     """
     import tensorflow as tf
 
-    layer = model.get_layer("embedding")
-    variable = getattr(layer, "token_embedding", layer).embeddings
+    variable = model.token_embedding.embeddings
     table = np.asarray(variable.numpy(), dtype=np.float32)
     scores = np.zeros(x.shape, dtype=np.float32)
     for index in sort_batches_by_length(x, batch_size):
@@ -254,8 +253,6 @@ def check_faithfulness(classifier, texts, ks=DEFAULT_KS, random_draws=5, seed=0,
     Returns:
         A `FaithfulnessReport`.
     """
-    from hierattn.models import attention_outputs
-
     texts = [t for t in texts if t and str(t).strip()]
     if not texts:
         raise HierattnError("no non-empty texts to check")
@@ -264,7 +261,7 @@ def check_faithfulness(classifier, texts, ks=DEFAULT_KS, random_draws=5, seed=0,
         raise HierattnError("k must be at least 1")
     classifier = getattr(classifier, "classifier", classifier)
     model = classifier.backbone
-    explainer_model = attention_outputs(model)
+    explainer_model = model.attention_model()
     if len(explainer_model.outputs) == 1:
         raise HierattnError("this model has no attention pooling to check")
     hierarchical = classifier.preprocessor.mode == "hierarchical"

@@ -19,16 +19,12 @@ import datetime
 import os
 import pathlib
 
-from hierattn.errors import HierattnError
+from hierattn.errors import HierattnError, RunError
 from hierattn.jsonfile import load_json, save_json
 
 RUN_FORMAT = "hierattn.run/1"
 CONFIG_FORMAT = "hierattn.train-config/2"
 DEFAULT_ROOT = "runs"
-
-
-class RunError(HierattnError):
-    """A run directory that is missing, incomplete or unreadable."""
 
 
 def now():
@@ -215,57 +211,9 @@ def load_run(path=None, root=DEFAULT_ROOT):
     config = _read_part(path / "config.json", lambda f: load_json(f, CONFIG_FORMAT))
     metrics_file = path / "metrics.json"
     metrics = _read_part(metrics_file, lambda f: load_json(f, "hierattn.metrics/1")) if metrics_file.exists() else None
+    from hierattn.models.loading import load_classifier  # Keras loads here, not when the CLI starts
+
     return Run(path, load_classifier(path / "model.keras"), config, metrics)
-
-
-def load_classifier(model_file):
-    """A `TextClassifier` from a `.keras` file (safe mode on), checked.
-
-    Its parts are checked against each other: a vocabulary larger than the
-    embedding, or a label list of another length than the outputs, is
-    refused, not used.
-
-    Raises:
-        RunError: The file is missing, damaged, holds code or another kind of
-            model, or its parts disagree; in one line.
-    """
-    import zipfile
-
-    import keras
-
-    from hierattn.classifier import TextClassifier
-
-    model_file = pathlib.Path(model_file)
-    if not model_file.is_file():
-        raise RunError(f"{model_file.parent} has no {model_file.name}")
-    if not zipfile.is_zipfile(model_file):
-        raise RunError(f"{model_file} is not a Keras model file: it is not a zip archive (damaged, truncated, "
-                       "or another kind of file)")
-    try:
-        classifier = keras.saving.load_model(model_file, safe_mode=True)
-    except Exception as error:  # any failure to read the file is reported in one line
-        message = " ".join(str(error).split()) or type(error).__name__
-        message = message.rsplit("Exception encountered:", 1)[-1].strip()  # Keras's cause, without the whole config
-        if "safe_mode" in message:
-            raise RunError(f"{model_file} holds Python code (e.g. a Lambda layer) and Keras safe mode refuses to "
-                           "load it; hierattn does not run code from model files. Load it yourself with "
-                           "keras.saving.load_model(..., safe_mode=False) only if you trust its source.") from None
-        if len(message) > 400:
-            message = message[:400].rsplit(" ", 1)[0] + " ..."
-        raise RunError(f"{model_file} could not be loaded ({message})") from None
-    if not isinstance(classifier, TextClassifier) or not classifier.adapted:
-        raise RunError(f"{model_file} holds a {type(classifier).__name__}, not a trained hierattn TextClassifier "
-                       "(runs written before hierattn 0.5 must be trained again)")
-    outputs = classifier.backbone.output.shape[-1]
-    if outputs != len(classifier.label_names):
-        raise RunError(f"{model_file} names {len(classifier.label_names)} classes but its model has {outputs} "
-                       "outputs: the file was edited or mixed with another")
-    size = embedding_rows(classifier.backbone)
-    vocabulary = len(classifier.preprocessor.vocabulary)
-    if size is not None and vocabulary > size:
-        raise RunError(f"{model_file}: its vocabulary has {vocabulary:,} ids but the embedding has {size:,} rows: "
-                       "the file was edited or mixed with another")
-    return classifier
 
 
 def _read_part(file, read):
@@ -277,15 +225,6 @@ def _read_part(file, read):
     except (TypeError, KeyError, ValueError, AttributeError) as error:
         raise RunError(f"damaged run: {file} does not hold what hierattn wrote there ({type(error).__name__}: "
                        f"{error})") from None
-
-
-def embedding_rows(model):
-    """The number of token ids the model's `"embedding"` layer accepts, or None if it has none."""
-    try:
-        layer = model.get_layer("embedding")
-    except ValueError:
-        return None
-    return getattr(getattr(layer, "token_embedding", layer), "input_dim", None)
 
 
 def ensure_new_or_resumable(path, resume, check_lock=True):
@@ -420,6 +359,6 @@ def _remove_run(path, keep_folder):
 
 
 __all__ = [
-    "Run", "RunError", "check_same_data", "claim_run_dir", "data_changes", "describe_source", "ensure_new_or_resumable", "resumable", "find_latest_run", "load_classifier", "load_run", "new_run_dir",
+    "Run", "RunError", "check_same_data", "claim_run_dir", "data_changes", "describe_source", "ensure_new_or_resumable", "resumable", "find_latest_run", "load_run", "new_run_dir",
     "read_status", "write_status", "now",
 ]

@@ -199,5 +199,5 @@ def evaluate_classifier(classifier, dataset, batch_size=32, progress=True):
     names = list(classifier.label_names)
     if list(dataset.label_map.names) != names:
         raise DataError(f"the data's classes {dataset.label_map.names} differ from the model's {names}")
-    probabilities = classifier.predict_proba(dataset.texts, batch_size=batch_size, progress=progress)
+    probabilities = classifier.predict(dataset.texts, batch_size=batch_size, verbose=int(progress))
     return classification_metrics(dataset.labels, np.argmax(probabilities, axis=1), names)

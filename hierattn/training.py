@@ -164,20 +164,20 @@ def _check_backbone_value(model, name, value):
 
 def check_backbone(config):
     """Refuses builder values the builder rejects, by building the model once at a tiny size."""
-    from hierattn.models import BUILDERS
+    from hierattn.models.text_classifier import BACKBONE_CLASSES
 
     options = dict(config.backbone)
     if config.model == "transformer":
         options["sequence_length"] = config.sequence_length or 8
     try:
-        BUILDERS[config.model](8, 2, **options)
+        BACKBONE_CLASSES[config.model](8, 2, **options)
     except (ValueError, TypeError) as error:
         raise HierattnError(f"bad {config.model} model settings: {error}") from None
 
 
 def make_classifier(config, label_names=None):
     """The untrained `TextClassifier` a config describes."""
-    from hierattn.classifier import TextClassifier
+    from hierattn.models import TextClassifier
 
     return TextClassifier(
         config.model, label_names=label_names, embeddings=config.embeddings, pretrain_epochs=config.pretrain_epochs,
@@ -348,9 +348,9 @@ def _train_owned(train_data, test_data, config, output, unlabeled, resuming, spl
     import keras
 
     from hierattn.callbacks import RestoreBestWeights, SaveWeights, StopOnNaN
-    from hierattn.classifier import default_optimizer
+    from hierattn.models.text_classifier import default_optimizer
     from hierattn.distribute import describe
-    from hierattn.runs import load_classifier
+    from hierattn.models import load_classifier
 
     names = train_data.label_map.names
     fit_texts = [train_data.texts[i] for i in fit_idx]

@@ -591,7 +591,7 @@ def test_two_trainings_into_one_output_exactly_one_wins(tiny_csv, tmp_path):
     assert json.loads((output / "run.json").read_text())["status"] == "complete"
     history = (output / "history.csv").read_text().splitlines()
     assert [row.split(",")[0] for row in history[1:]] == ["0", "1"]  # one process's two epochs, none of the other's
-    assert load_run(output).classifier.predict_proba(["a great film"]).shape == (1, 2)
+    assert load_run(output).classifier.predict(["a great film"]).shape == (1, 2)
     assert not list(output.rglob("*.partial*"))
 
 

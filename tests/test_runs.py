@@ -8,7 +8,7 @@ import pytest
 
 from conftest import TINY_OPTIONS
 from hierattn.data import load_table
-from hierattn.inference import predict_batches
+from hierattn.models.inference import predict_batches
 from hierattn.runs import RunError, find_latest_run, load_run, write_status
 from hierattn.training import TrainConfig, train
 
@@ -70,11 +70,10 @@ def test_predict_batches_keeps_the_input_order(finished_run):
 
 
 def test_batched_outputs_first_call_eager_then_traced_agree_and_pad_back(finished_run):
-    from hierattn.models import attention_outputs
-    from hierattn.inference import batched_outputs
+    from hierattn.models.inference import batched_outputs
 
     run = load_run(finished_run / "first").classifier
-    explainer = attention_outputs(run.backbone)
+    explainer = run.backbone.attention_model()
     x = run.preprocessor(["good film", "a much longer text about an awful film " * 3, "ok"])
     first = batched_outputs(explainer, x)  # one batch, model never called: eager
     assert explainer.__dict__["_hierattn_inference"] == {("eager", 2): True}

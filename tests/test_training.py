@@ -46,7 +46,7 @@ def test_each_model_trains_saves_and_reloads_identically(data, tmp_path, model):
     reloaded = load_run(tmp_path / "run").classifier
     # Same probabilities to float32 precision (separately traced graphs may
     # round the last bit differently).
-    np.testing.assert_allclose(reloaded.predict_proba(texts), run.classifier.predict_proba(texts), rtol=1e-6,
+    np.testing.assert_allclose(reloaded.predict(texts), run.classifier.predict(texts), rtol=1e-6,
                                atol=1e-6)
     assert reloaded.predict(texts[:1])[0] in ("neg", "pos")
     assert reloaded.label_names == ["neg", "pos"]
@@ -90,11 +90,11 @@ def test_seed_makes_runs_reproducible(data, tmp_path):
     second = train(train_data, None, tiny_config("rnn", seed=7), tmp_path / "b", log=lambda m: None, verbose=0)
     assert (tmp_path / "a" / "history.csv").read_text() == (tmp_path / "b" / "history.csv").read_text()
     texts = train_data.texts[:5]
-    np.testing.assert_allclose(first.classifier.predict_proba(texts), second.classifier.predict_proba(texts), atol=1e-6)
+    np.testing.assert_allclose(first.classifier.predict(texts), second.classifier.predict(texts), atol=1e-6)
 
 
 def test_interrupted_run_resumes_and_never_overwrites(data, tmp_path, monkeypatch):
-    import hierattn.classifier as classifier
+    import hierattn.models.text_classifier as classifier
 
     train_data, test_data = data
     output = tmp_path / "run"

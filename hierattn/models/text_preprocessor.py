@@ -3,7 +3,6 @@
 import os
 
 import keras
-import numpy as np
 
 from hierattn.data.encoding import TextEncoder
 from hierattn.data.text import Tokenizer
@@ -11,6 +10,7 @@ from hierattn.data.vocabulary import Vocabulary
 from hierattn.defaults import LENGTH_PERCENTILE, PREPROCESSING
 from hierattn.errors import DataError
 from hierattn.layers._attention_utils import check_choice, check_positive_int
+from hierattn.models.inputs import as_texts
 
 MODES = ("hierarchical", "flat")
 VOCABULARY_FILE = "vocabulary.json"
@@ -71,6 +71,16 @@ class TextPreprocessor(keras.layers.Layer):
         self.vocabulary = None
         self._asset_error = None
         self.built = True
+
+    @staticmethod
+    def mode_for_rank(input_rank):
+        """The mode giving ids of a backbone's `input_rank`: 3 `"hierarchical"`, 2 `"flat"`."""
+        return "hierarchical" if input_rank == 3 else "flat"
+
+    @property
+    def input_rank(self):
+        """The rank of the id arrays it gives: 3 (documents, sentences, words) or 2 (documents, words)."""
+        return 3 if self.mode == "hierarchical" else 2
 
     @property
     def adapted(self):
@@ -135,14 +145,3 @@ class TextPreprocessor(keras.layers.Layer):
             except DataError as error:
                 self._asset_error = DataError(f"its vocabulary is damaged ({str(error).split(': ', 1)[-1]})")
                 raise self._asset_error from None
-
-
-def as_texts(inputs):
-    """A list of strings from a list, tuple, NumPy array or pandas Series of strings; refuses anything else."""
-    if isinstance(inputs, (str, bytes)):
-        raise DataError("give a list of texts, not a single string (e.g. [text])")
-    texts = list(inputs.tolist() if isinstance(inputs, np.ndarray) else inputs)
-    for i, text in enumerate(texts):
-        if not isinstance(text, str):
-            raise DataError(f"text {i + 1} is a {type(text).__name__}, not a string")
-    return texts

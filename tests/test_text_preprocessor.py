@@ -1,11 +1,12 @@
-"""Tests for hierattn.preprocessor.TextPreprocessor."""
+"""Tests for hierattn.models.text_preprocessor.TextPreprocessor."""
 
 import keras
 import numpy as np
 import pytest
 
 from hierattn.errors import DataError
-from hierattn.preprocessor import TextPreprocessor, as_texts
+from hierattn.models import TextPreprocessor
+from hierattn.models.inputs import as_texts
 
 TEXTS = ["A fine film. I loved it!", "A dull film. The acting was poor and the plot was thin.", "Fine."]
 

@@ -1,6 +1,5 @@
-"""`TextClassifier`: raw strings in, one `.keras` file out."""
+"""`TextClassifier`: raw strings in, class probabilities out, one `.keras` file."""
 
-import contextlib
 import sys
 
 import keras
@@ -9,14 +8,24 @@ import numpy as np
 from hierattn.data.dataset import LabelMap, stratified_split
 from hierattn.data.pipeline import make_eval_dataset, make_train_dataset
 from hierattn.defaults import BACKBONES, CLIPNORM, MODELS, NGRAMS, PREPROCESSING, TRAINING
+from hierattn.data.encoding import tokenize_corpus
 from hierattn.distribute import step_logs_for
+from hierattn.embeddings import embedding_matrix, load_vectors, train_word2vec
 from hierattn.errors import DataError
-from hierattn.preprocessor import TextPreprocessor, as_texts
-from hierattn.inference import predict_batches
-from hierattn.layers import ContextAttention  # noqa: F401  (registers every layer a backbone is made of)
 from hierattn.layers import LogLinearCombination, NgramLogits
 from hierattn.metrics import ExamplesSeen
+from hierattn.ngrams import combine, fit_parts, ngram_logits
+from hierattn.models.backbone import Backbone
+from hierattn.models.han_backbone import HANBackbone
+from hierattn.models.inference import predict_batches
+from hierattn.models.legacy import backbone_config
+from hierattn.models.inputs import as_texts, is_text_input, texts_and_labels
+from hierattn.models.rnn_backbone import RNNBackbone
+from hierattn.models.text_preprocessor import TextPreprocessor
+from hierattn.models.transformer_backbone import TransformerBackbone
 
+# The backbone class of each architecture name.
+BACKBONE_CLASSES = {"han": HANBackbone, "transformer": TransformerBackbone, "rnn": RNNBackbone}
 _MODEL_KWARGS = ("name", "trainable", "dtype")
 
 
@@ -25,49 +34,38 @@ def default_optimizer(learning_rate=TRAINING["learning_rate"]):
     return keras.optimizers.Adam(learning_rate, clipnorm=CLIPNORM)
 
 
-@contextlib.contextmanager
-def _dtype_policy(policy):
-    """Layers made inside take `policy` (e.g. mixed_float16); the global policy is restored after."""
-    previous = keras.config.dtype_policy()
-    keras.config.set_dtype_policy(policy)
-    try:
-        yield
-    finally:
-        keras.config.set_dtype_policy(previous)
-
-
-def _is_texts(x):
-    """Whether `x` is text (then the classifier's own path, with its clear errors), not Keras data."""
-    if isinstance(x, str):
-        return True
-    if isinstance(x, (list, tuple)) or (isinstance(x, np.ndarray) and x.dtype.kind in "OUS"):
-        return len(x) == 0 or isinstance(x[0], str)
-    return type(x).__name__ == "Series"  # pandas
-
-
 @keras.saving.register_keras_serializable(package="hierattn")
 class TextClassifier(keras.Model):
     """A document classifier that takes raw strings: preprocessor + backbone (+ n-gram part) + label names.
 
     The Task of keras-hub's Task / Preprocessor / Backbone split. The
     `preprocessor` (`TextPreprocessor`: tokenizer, vocabulary, length limits)
-    turns texts into ids; the `backbone` (a HAN, Transformer or recurrent
-    model from `hierattn.models`) turns ids into class probabilities. With
-    `ngrams=True` (the default) an n-gram part reads the same ids: a linear
-    model over their word 1-2 grams (`ngram_logits`, an `NgramLogits`
-    layer; settings in `hierattn.defaults.NGRAMS`), combined log-linearly with the backbone
-    (`combination`, a `LogLinearCombination`: `softmax(a log p_backbone + b
-    z_ngrams)`; see `hierattn.ngrams`). The first `fit` adapts the
-    preprocessor to the training texts, builds the backbone and initialises
-    its word embeddings (word2vec on the training texts by default); later
-    `fit` calls continue training. `save` writes one `.keras` file holding
-    all of it, which `keras.saving.load_model` reads back (safe mode on)
-    after `import hierattn`.
+    turns texts into ids; the `backbone` (a `Backbone`: `HANBackbone`,
+    `TransformerBackbone` or `RNNBackbone`) turns ids into class
+    probabilities. With `ngrams=True` (the default) an n-gram part reads the
+    same ids: a linear model over their word 1-2 grams (`ngram_logits`, an
+    `NgramLogits` layer; settings in `hierattn.defaults.NGRAMS`), combined
+    log-linearly with the backbone (`combination`, a `LogLinearCombination`:
+    `softmax(a log p_backbone + b z_ngrams)`; see `hierattn.ngrams`).
+
+    Keras's verbs work on raw texts and keep Keras's contract: `fit`,
+    `evaluate`, `predict` (class probabilities, in `label_names` order) and
+    calling the classifier take texts as a list, a NumPy array or pandas
+    Series, a `tf.Tensor` of strings or a `tf.data.Dataset` (of texts, or of
+    `(texts, labels)` for `fit` and `evaluate`), and labels as class names,
+    integers or one-hot rows. On token ids (from `preprocessor`) they are
+    Keras's own. `predict_labels` gives class names and `explain`
+    explanations. The first `fit` adapts the preprocessor to the training
+    texts, builds the backbone and initialises its word embeddings (word2vec
+    on the training texts by default); later `fit` calls continue training.
+    `save` writes one `.keras` file holding all of it, which
+    `keras.saving.load_model` reads back (safe mode on) once `hierattn.models`
+    is imported, as `hierattn.load_classifier` does.
 
     Args:
         backbone: `"han"`, `"transformer"` or `"rnn"` (built on the first
-            `fit` with the tuned defaults of `hierattn.defaults`), or a built
-            backbone `keras.Model` from int ids to probabilities.
+            `fit` with the tuned defaults of `hierattn.defaults`), or a
+            `Backbone`.
         preprocessor: A `TextPreprocessor`; made from the length and
             vocabulary arguments below when `None`.
         label_names: Class names in output order; taken from the labels of
@@ -80,7 +78,8 @@ class TextClassifier(keras.Model):
         seed: Seed of the validation split, batch order and word2vec.
         max_sentences, max_words, sequence_length, min_count, max_vocab:
             `TextPreprocessor` settings (when `preprocessor` is `None`).
-        **kwargs: Arguments of the backbone builder (e.g. `embedding_dim`,
+        ngram_logits: The fitted n-gram part (when loading a saved classifier).
+        **kwargs: Arguments of the backbone class (e.g. `embedding_dim`,
             `num_layers`, `attention`), and Keras's `name`, `trainable` and
             `dtype`: with `dtype="mixed_float16"` the backbone computes in
             float16 with float32 weights (the class probabilities, and the
@@ -92,8 +91,8 @@ class TextClassifier(keras.Model):
     ```python
     clf = hierattn.TextClassifier("han")
     clf.fit(texts, labels, validation_split=0.1)
-    clf.predict(["A gripping film."])          # label names
-    clf.predict_proba(["A gripping film."])    # probabilities
+    clf.predict(["A gripping film."])          # probabilities, (1, num_classes)
+    clf.predict_labels(["A gripping film."])   # class names
     clf.explain(["The plot was thin. The acting was superb."])
     clf.save("model.keras")
     ```
@@ -110,22 +109,25 @@ class TextClassifier(keras.Model):
         options = dict(kwargs.pop("backbone_options", None) or {}, **kwargs)
         if isinstance(backbone, str):
             if backbone not in MODELS:
-                raise ValueError(f"backbone must be one of {MODELS} or a keras.Model. Received: backbone={backbone!r}.")
+                raise ValueError(f"backbone must be one of {MODELS} or a Backbone. Received: backbone={backbone!r}.")
             unknown = sorted(set(options) - set(BACKBONES[backbone]))
             if unknown:
                 raise ValueError(f"unknown {backbone} argument(s) {', '.join(unknown)}: choose from "
                                  f"{', '.join(sorted(BACKBONES[backbone]))}")
             self.architecture = backbone
-            mode = "hierarchical" if backbone == "han" else "flat"
-        else:
+            input_rank = BACKBONE_CLASSES[backbone].input_rank
+        elif isinstance(backbone, Backbone):
             if options:
-                raise ValueError(f"builder arguments ({', '.join(options)}) only apply to a backbone given by name")
+                raise ValueError(f"backbone arguments ({', '.join(options)}) only apply to a backbone given by name")
             self.architecture = backbone.name
-            mode = "hierarchical" if len(backbone.inputs[0].shape) == 3 else "flat"
+            input_rank = backbone.input_rank
+        else:
+            raise ValueError(f"backbone must be one of {MODELS} or a hierattn Backbone (see hierattn.models). "
+                             f"Received: backbone={backbone!r}.")
         self.backbone_options = options
         self.preprocessor = preprocessor or TextPreprocessor(
-            mode, max_sentences=max_sentences, max_words=max_words, sequence_length=sequence_length,
-            min_count=min_count, max_vocab=max_vocab)
+            TextPreprocessor.mode_for_rank(input_rank), max_sentences=max_sentences, max_words=max_words,
+            sequence_length=sequence_length, min_count=min_count, max_vocab=max_vocab)
         self.backbone = None if isinstance(backbone, str) else backbone
         self.label_names = None if label_names is None else list(label_names)
         self.embeddings = embeddings
@@ -140,9 +142,9 @@ class TextClassifier(keras.Model):
         if ngram_logits is not None:  # loading a saved classifier
             self._make_ngram_part(ngram_logits)
         if self.backbone is not None:
-            if self.label_names is not None and len(self.label_names) != self.backbone.output.shape[-1]:
+            if self.label_names is not None and len(self.label_names) != self.backbone.num_classes:
                 raise ValueError(f"{len(self.label_names)} label names for a backbone with "
-                                 f"{self.backbone.output.shape[-1]} outputs")
+                                 f"{self.backbone.num_classes} outputs")
             self.built = True
 
     # -- preparing -----------------------------------------------------
@@ -165,8 +167,6 @@ class TextClassifier(keras.Model):
             unlabeled: More texts for word2vec (e.g. IMDB's `unsup`).
             verbose: 0 for silence.
         """
-        from hierattn.models import BUILDERS
-
         texts = as_texts(texts)
         if self.label_names is None:
             self.label_names = LabelMap.from_labels(list(labels)).names
@@ -176,9 +176,8 @@ class TextClassifier(keras.Model):
             options = dict(self.backbone_options)
             if self.architecture == "transformer":
                 options["sequence_length"] = self.preprocessor.sequence_length
-            with _dtype_policy(self.dtype_policy):
-                self.backbone = BUILDERS[self.architecture](len(self.preprocessor.vocabulary),
-                                                            len(self.label_names), **options)
+            self.backbone = BACKBONE_CLASSES[self.architecture](
+                len(self.preprocessor.vocabulary), len(self.label_names), dtype=self.dtype_policy.name, **options)
             self._initialise_embeddings(texts, unlabeled, verbose)
             self.built = True
         if self.ngrams and self.ngram_logits is None:
@@ -194,16 +193,11 @@ class TextClassifier(keras.Model):
         self.ngram_logits = layer
         self.combination = LogLinearCombination(name="combination")
         if not self.ngram_logits.built:
-            self.ngram_logits.build(None)
+            self.ngram_logits.build((None,) * self.preprocessor.input_rank)
         self.combination.build()
 
     def _initialise_embeddings(self, texts, unlabeled, verbose):
-        from hierattn.data.encoding import tokenize_corpus
-        from hierattn.embeddings import embedding_matrix, load_vectors, train_word2vec
-
-        layer = self.backbone.get_layer("embedding")
-        table = getattr(layer, "token_embedding", layer)  # TokenAndPositionEmbedding wraps one
-        dim = table.output_dim
+        dim = self.backbone.token_embedding.output_dim
         vocabulary = self.preprocessor.vocabulary
         if self.embeddings == "none":
             return
@@ -220,15 +214,7 @@ class TextClassifier(keras.Model):
             vectors = load_vectors(self.embeddings, vocabulary, progress=bool(verbose))
             source = str(self.embeddings)
         matrix, coverage = embedding_matrix(vocabulary, vectors, dim, seed=self.seed)
-        if getattr(layer, "scales_tokens", False):
-            # A sinusoidal embedding multiplies token vectors by `token_scale`
-            # (sqrt(d)), assuming they start at scale 1/token_scale; word2vec
-            # vectors are ~4x larger at d=128 and would drown the positions,
-            # so they are rescaled (directions unchanged; BENCHMARKS.md).
-            std = float(np.std(matrix[1:]))
-            if std > 0:
-                matrix = matrix / (layer.token_scale * std)
-        table.set_weights([matrix.astype(np.float32)])
+        self.backbone.set_token_vectors(matrix.astype(np.float32))
         self.embedding_source = {"source": source, "coverage": coverage}
         if verbose:
             print(f"embeddings from {source}: {coverage:.1%} of the vocabulary covered")
@@ -238,6 +224,12 @@ class TextClassifier(keras.Model):
         return LabelMap(self.label_names).to_ids(list(labels))
 
     # -- Keras ---------------------------------------------------------
+
+    def __call__(self, inputs, *args, **kwargs):
+        # Texts are tokenized (in Python) first; ids go straight to Keras.
+        if is_text_input(inputs):
+            inputs = self.preprocessor(as_texts(inputs))
+        return super().__call__(inputs, *args, **kwargs)
 
     def call(self, inputs, training=None):
         probabilities = self.backbone(inputs, training=training)
@@ -284,16 +276,29 @@ class TextClassifier(keras.Model):
         return step_logs_for(self.distribute_strategy, super().test_step(data))
 
     def _maybe_symbolic_build(self, iterator=None, data_batch=None):
-        # Under a strategy, Keras learns the input shapes by averaging one
-        # distributed batch over the replicas, which breaks when replicas hold
+        # No public way: under a strategy, Keras's fit and evaluate learn the
+        # input shapes by averaging the first distributed batch over the
+        # replicas before anything else, which breaks when replicas hold
         # batches of different lengths and under MultiWorkerMirroredStrategy
         # (keras-team/keras#20585). The classifier knows its input and target
         # shapes, so it builds from those instead.
         if self.adapted and data_batch is None:
-            rank = 3 if self.preprocessor.mode == "hierarchical" else 2
-            data_batch = (np.ones((1,) * rank, np.int32), np.zeros((1, len(self.label_names)), np.float32))
+            data_batch = (np.ones((1,) * self.backbone.input_rank, np.int32),
+                          np.zeros((1, len(self.label_names)), np.float32))
             iterator = None
         super()._maybe_symbolic_build(iterator=iterator, data_batch=data_batch)
+
+    def _texts_and_labels(self, x, y, verb):
+        if not is_text_input(x):
+            raise DataError(f"{verb} takes texts (a list, NumPy array, pandas Series, tf.Tensor of strings or "
+                            f"tf.data.Dataset) and their labels")
+        texts, labels, num_classes = texts_and_labels(x, y, self.label_names)
+        if labels is None:
+            raise DataError(f"{verb} needs the texts' labels: {verb}(texts, labels), or a dataset of "
+                            "(texts, labels)")
+        if self.label_names is None and num_classes is not None:
+            self.label_names = list(range(num_classes))
+        return texts, labels
 
     def fit(self, x=None, y=None, batch_size=None, epochs=None, verbose="auto", callbacks=None, validation_split=0.0,
             validation_data=None, class_weight=None, initial_epoch=0, unlabeled=None, **kwargs):
@@ -306,11 +311,14 @@ class TextClassifier(keras.Model):
         once per epoch across all replicas and workers. Unless `callbacks`
         holds an `EarlyStopping`, training with validation data stops when
         the validation loss has not improved for 2 epochs and keeps the best
-        epoch's weights.
+        epoch's weights. With an n-gram part, the part is then fitted to the
+        same training texts and the two parts' weights chosen on the
+        validation texts (`hierattn.ngrams.fit_parts`).
 
         Args:
-            x: Training texts.
-            y: Their labels (any values: strings or numbers).
+            x: Training texts (see the class docstring for the forms), or a
+                `tf.data.Dataset` of `(texts, labels)`.
+            y: Their labels: class names, integers or one-hot rows.
             batch_size: Documents per batch (default 64); under
                 `tf.distribute`, the global batch, split between the replicas.
             epochs: Most epochs (default 8).
@@ -320,7 +328,8 @@ class TextClassifier(keras.Model):
             validation_split: Share of the training texts held out for
                 validation, stratified by class and seeded by `seed` (Keras
                 takes the last share instead).
-            validation_data: `(texts, labels)` to validate on instead.
+            validation_data: `(texts, labels)` or a dataset of them to
+                validate on instead.
             class_weight: As in Keras (`{class id: weight}`).
             initial_epoch: As in Keras.
             unlabeled: More texts for word2vec at the first call.
@@ -329,11 +338,7 @@ class TextClassifier(keras.Model):
         Returns:
             The Keras `History`.
         """
-        if not _is_texts(x) or y is None:
-            raise DataError("fit takes texts and their labels: fit(texts, labels)")
-        texts, labels = as_texts(x), list(y)
-        if len(texts) != len(labels):
-            raise DataError(f"{len(texts)} texts but {len(labels)} labels")
+        texts, labels = self._texts_and_labels(x, y, "fit")
         batch_size = batch_size or TRAINING["batch_size"]
         epochs = epochs or TRAINING["epochs"]
         verbose = (1 if sys.stdout.isatty() else 2) if verbose == "auto" else verbose
@@ -354,8 +359,10 @@ class TextClassifier(keras.Model):
         callbacks = list(callbacks or [])
         val_set = validation = None
         if validation_data is not None:
-            val_texts, val_labels = validation_data
-            validation = (self.preprocessor(as_texts(val_texts)), self.label_ids(val_labels))
+            val_texts, val_labels = (validation_data if isinstance(validation_data, (list, tuple))
+                                     else (validation_data, None))
+            val_texts, val_labels = self._texts_and_labels(val_texts, val_labels, "validation_data")
+            validation = (self.preprocessor(val_texts), self.label_ids(val_labels))
             val_set = make_eval_dataset(*validation, batch_size * 4, num_classes, strategy=strategy)
             if not any(isinstance(c, keras.callbacks.EarlyStopping) for c in callbacks):
                 callbacks.append(keras.callbacks.EarlyStopping(patience=TRAINING["patience"],
@@ -368,24 +375,42 @@ class TextClassifier(keras.Model):
         finally:
             self._set_network_only(False)
         if self.ngram_logits is not None:
-            from hierattn.ngrams import fit_parts
-
             self.ngram_report = fit_parts(self, (x_fit, y_fit), validation, verbose=bool(verbose))
         return history
 
-    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", **kwargs):
-        """Keras `evaluate`; on texts and labels it returns a dict of the compiled metrics."""
-        if not _is_texts(x):
-            return super().evaluate(x, y, batch_size=batch_size, verbose=verbose, **kwargs)
-        dataset = make_eval_dataset(self.preprocessor(x), self.label_ids(y), batch_size or 128, len(self.label_names),
-                                    strategy=self.distribute_strategy)
-        return super().evaluate(dataset, verbose=verbose, return_dict=True, **kwargs)
+    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", return_dict=False, **kwargs):
+        """Keras `evaluate`, also on raw texts and their labels (or a dataset of them).
+
+        Returns what Keras returns: the loss and the compiled metrics as a
+        list (a scalar with no metrics), or a dict with `return_dict=True`.
+        """
+        if not is_text_input(x):
+            return super().evaluate(x, y, batch_size=batch_size, verbose=verbose, return_dict=return_dict, **kwargs)
+        texts, labels = self._texts_and_labels(x, y, "evaluate")
+        if not self.compiled:
+            self.compile()
+        dataset = make_eval_dataset(self.preprocessor(texts), self.label_ids(labels), batch_size or 128,
+                                    len(self.label_names), strategy=self.distribute_strategy)
+        return super().evaluate(dataset, verbose=verbose, return_dict=return_dict, **kwargs)
+
+    def predict(self, x, batch_size=None, verbose="auto", **kwargs):
+        """Keras `predict`: class probabilities `(n, num_classes)` in `label_names` order, also for raw texts.
+
+        On texts (any form the class docstring lists), documents of similar
+        length are batched together with their padding trimmed.
+        """
+        if not is_text_input(x):
+            return super().predict(x, batch_size=batch_size, verbose=verbose, **kwargs)
+        texts, _, _ = texts_and_labels(x)
+        progress = verbose == 1 or (verbose == "auto" and sys.stdout.isatty())
+        return self.predict_ids(self.preprocessor(texts, progress=progress), batch_size or 32, progress)
+
+    def predict_labels(self, x, batch_size=None, verbose=0):
+        """The predicted class names of texts (the `label_names` of `predict`'s most probable class)."""
+        probabilities = self.predict(x, batch_size=batch_size, verbose=verbose)
+        return [self.label_names[i] for i in probabilities.argmax(axis=1)]
 
     # -- using it -------------------------------------------------------
-
-    def predict_proba(self, texts, batch_size=32, progress=False):
-        """Class probabilities `(len(texts), num_classes)` for raw texts, in `label_names` order."""
-        return self.predict_ids(self.preprocessor(texts, progress=progress), batch_size, progress)
 
     def predict_ids(self, x, batch_size=32, progress=False, part=None):
         """Class probabilities for id arrays (from the preprocessor): of the whole classifier, or of one part.
@@ -405,19 +430,10 @@ class TextClassifier(keras.Model):
         if len(x) == 0:
             return np.zeros((0, len(self.label_names)), np.float32)
         if part == "ngrams":
-            from hierattn.ngrams import combine, ngram_logits
-
             logits = ngram_logits(self.ngram_logits, x)
             return combine(np.ones_like(logits), logits, 0.0, 1.0)
         model = self.backbone if part == "network" or self.ngram_logits is None else self
         return predict_batches(model, x, batch_size, progress)
-
-    def predict(self, x, batch_size=32, verbose=0, **kwargs):
-        """Predicted label names for raw texts (`predict_proba` gives the probabilities)."""
-        if not _is_texts(x):
-            return super().predict(x, batch_size=batch_size, verbose=verbose, **kwargs)
-        probabilities = self.predict_proba(x, batch_size=batch_size, progress=bool(verbose))
-        return [self.label_names[i] for i in probabilities.argmax(axis=1)]
 
     def explain(self, texts, ids=None, labels=None, signed=False):
         """`hierattn.explain.Explanation`s of raw texts: prediction, word and sentence attention.
@@ -426,6 +442,7 @@ class TextClassifier(keras.Model):
         word's evidence for or against the prediction (see
         `hierattn.explain.Explainer.explain`).
         """
+        # hierattn.explain builds on this module and imports nothing from hierattn.models, so no cycle.
         from hierattn.explain import Explainer
 
         if self._explainer is None:
@@ -452,6 +469,7 @@ class TextClassifier(keras.Model):
     @classmethod
     def from_config(cls, config):
         config = dict(config)
+        config["backbone"] = backbone_config(config.get("backbone"))
         for key in ("backbone", "preprocessor"):
             if isinstance(config.get(key), dict):
                 config[key] = keras.saving.deserialize_keras_object(config[key])

@@ -1,4 +1,4 @@
-"""Tests for hierattn.classifier.TextClassifier: raw strings in, one .keras file out."""
+"""Tests for hierattn.models.text_classifier.TextClassifier: raw strings in, one .keras file out."""
 
 import json
 import os
@@ -44,18 +44,18 @@ def test_readme_python_api_runs_as_written(tmp_path, monkeypatch, reviews):
     exec(compile(code, "README.md", "exec"), namespace)  # as written
     clf = namespace["clf"]
     assert isinstance(clf, hierattn.TextClassifier) and (tmp_path / "reviews.keras").is_file()
-    assert clf.predict(["The film was great."])[0] in ("neg", "pos")
+    assert clf.predict_labels(["The film was great."])[0] in ("neg", "pos")
 
 
 LOAD_AND_PREDICT = """
 import json, sys
-import hierattn, keras
+import hierattn.models, keras
 classifier = keras.saving.load_model(sys.argv[1])  # safe mode is on by default
-print(json.dumps(classifier.predict_proba(json.loads(sys.argv[2])).tolist()))
+print(json.dumps(classifier.predict(json.loads(sys.argv[2])).tolist()))
 """
 
 
-def test_one_file_loads_in_a_fresh_process_with_only_import_hierattn(fitted, tmp_path):
+def test_one_file_loads_in_a_fresh_process_with_only_import_hierattn_models(fitted, tmp_path):
     path = tmp_path / "reviews.keras"
     fitted.save(path)
     assert sorted(os.listdir(tmp_path)) == ["reviews.keras"]
@@ -64,7 +64,7 @@ def test_one_file_loads_in_a_fresh_process_with_only_import_hierattn(fitted, tmp
                             capture_output=True, text=True, timeout=180, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert result.returncode == 0, result.stderr[-3000:]
     probabilities = np.array(json.loads(result.stdout.strip().splitlines()[-1]))
-    np.testing.assert_allclose(probabilities, fitted.predict_proba(texts), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(probabilities, fitted.predict(texts), rtol=1e-6, atol=1e-6)
 
 
 def test_reloaded_classifier_keeps_everything_and_trains_on(fitted, reviews, tmp_path):
@@ -83,13 +83,18 @@ def test_reloaded_classifier_keeps_everything_and_trains_on(fitted, reviews, tmp
 
 def test_predict_explain_and_evaluate_on_raw_strings(fitted, reviews):
     texts, labels = reviews
-    assert fitted.predict(texts[:3]) == [fitted.label_names[i] for i in fitted.predict_proba(texts[:3]).argmax(1)]
-    np.testing.assert_allclose(fitted.predict_proba(np.array(texts[:3])), fitted.predict_proba(texts[:3]), atol=1e-6)
+    probabilities = fitted.predict(texts[:3])
+    assert probabilities.shape == (3, 2) and probabilities.dtype == np.float32
+    np.testing.assert_allclose(probabilities.sum(1), 1.0, atol=1e-6)
+    assert fitted.predict_labels(texts[:3]) == [fitted.label_names[i] for i in probabilities.argmax(1)]
     (explanation,) = fitted.explain(["The plot was thin. The acting was superb."])
     assert sum(w.weight for w in explanation.words) == pytest.approx(1.0, abs=1e-5)
     assert explanation.label in ("neg", "pos") and "<!DOCTYPE html>" in explanation._repr_html_()
-    metrics = fitted.evaluate(texts[:40], labels[:40], verbose=0)
+    metrics = fitted.evaluate(texts[:40], labels[:40], verbose=0, return_dict=True)
     assert set(metrics) >= {"loss", "accuracy"} and 0.0 <= metrics["accuracy"] <= 1.0
+    scores = fitted.evaluate(texts[:40], labels[:40], verbose=0)  # Keras's contract: a list, loss first
+    assert isinstance(scores, list) and scores[0] == pytest.approx(metrics["loss"])
+    assert sorted(scores) == pytest.approx(sorted(metrics.values()))
     with pytest.raises(DataError, match="not a single string"):
         fitted.predict("one text")
 
@@ -102,8 +107,8 @@ def test_flat_backbones(model, reviews, tmp_path):
     assert "val_loss" in history.history
     assert clf.preprocessor.mode == "flat" and clf.preprocessor(texts[:2]).shape == (2, 12)
     clf.save(tmp_path / "m.keras")
-    np.testing.assert_allclose(keras.saving.load_model(tmp_path / "m.keras").predict_proba(texts[:4]),
-                               clf.predict_proba(texts[:4]), atol=1e-6)
+    np.testing.assert_allclose(keras.saving.load_model(tmp_path / "m.keras").predict(texts[:4]),
+                               clf.predict(texts[:4]), atol=1e-6)
 
 
 def test_defaults_come_from_one_place_and_wrong_arguments_are_refused():
@@ -116,13 +121,15 @@ def test_defaults_come_from_one_place_and_wrong_arguments_are_refused():
         hierattn.TextClassifier("han", ff_dim=8)
     with pytest.raises(ValueError, match="backbone must be one of"):
         hierattn.TextClassifier("bert")
-    with pytest.raises(DataError, match="fit takes texts and their labels"):
+    with pytest.raises(DataError, match="fit needs the texts' labels"):
         hierattn.TextClassifier("han").fit(["a text"])
+    with pytest.raises(DataError, match="fit takes texts"):
+        hierattn.TextClassifier("han").fit(np.ones((2, 3), "int32"), [0, 1])
 
 
 def test_a_backbone_built_by_hand(reviews):
     texts, labels = reviews
-    backbone = hierattn.build_rnn(50, 2, embedding_dim=8, units=4)
+    backbone = hierattn.RNNBackbone(50, 2, embedding_dim=8, units=4)
     preprocessor = hierattn.TextPreprocessor("flat", min_count=1, max_vocab=48, sequence_length=10)
     clf = hierattn.TextClassifier(backbone, preprocessor=preprocessor, embeddings="none")
     clf.fit(texts, labels, epochs=1, verbose=0)
@@ -131,7 +138,6 @@ def test_a_backbone_built_by_hand(reviews):
 
 @pytest.mark.parametrize("model", ["han", "transformer", "rnn"])
 def test_mixed_precision_is_correct_on_cpu(reviews, tmp_path, model):
-    from hierattn.models import attention_outputs
 
     texts, labels = reviews
     before = keras.config.dtype_policy().name
@@ -140,12 +146,12 @@ def test_mixed_precision_is_correct_on_cpu(reviews, tmp_path, model):
     assert keras.config.dtype_policy().name == before  # the process-wide policy is untouched
     assert isinstance(clf.optimizer, keras.optimizers.LossScaleOptimizer)
     assert np.all(np.isfinite(history.history["loss"] + history.history["val_loss"]))
-    probabilities = clf.predict_proba(texts[:8] + ["Dull."])
+    probabilities = clf.predict(texts[:8] + ["Dull."])
     assert probabilities.dtype == np.float32
     np.testing.assert_allclose(probabilities.sum(axis=1), 1.0, atol=1e-6)
 
     ids = clf.preprocessor(["The film was great. I found the acting superb! Mr. Smith directed it.", "Dull."])
-    outputs = attention_outputs(clf.backbone)(ids)
+    outputs = clf.backbone.attention_model()(ids)
     weights = [np.asarray(outputs[name]) for name in outputs if name != "probabilities"]
     assert weights and all(w.dtype == np.float16 for w in weights)
     word_mask = ids != 0
@@ -156,9 +162,9 @@ def test_mixed_precision_is_correct_on_cpu(reviews, tmp_path, model):
 
     clf.save(tmp_path / "mixed.keras")
     loaded = keras.saving.load_model(tmp_path / "mixed.keras")
-    assert loaded.backbone.get_layer("embedding").dtype_policy.name == "mixed_float16"
+    assert loaded.backbone.token_embedding.dtype_policy.name == "mixed_float16"
     assert loaded.backbone.get_layer("probabilities").dtype_policy.name == "float32"
-    np.testing.assert_allclose(loaded.predict_proba(texts[:8]), probabilities[:8], atol=1e-6)
+    np.testing.assert_allclose(loaded.predict(texts[:8]), probabilities[:8], atol=1e-6)
 
 
 def test_the_ngram_part_is_fitted_after_the_network_and_saved_with_it(fitted, reviews, tmp_path):
@@ -192,8 +198,106 @@ def test_the_network_trains_alone_whether_or_not_there_is_an_ngram_part(reviews)
     for with_part, without in zip(*weights):
         np.testing.assert_allclose(with_part, without, rtol=1e-5, atol=1e-6)
     x = clf.preprocessor(texts[:5])
-    np.testing.assert_allclose(clf.predict_proba(texts[:5]), clf.predict_ids(x, part="network"))
+    np.testing.assert_allclose(clf.predict(texts[:5]), clf.predict_ids(x, part="network"))
     with pytest.raises(ValueError, match="no n-gram part"):
         clf.predict_ids(x, part="ngrams")
     with pytest.raises(ValueError, match="part must be None, 'network' or 'ngrams'"):
         clf.predict_ids(x, part="attention")
+
+
+def _as_tensor(texts):
+    import tensorflow as tf
+
+    return tf.constant(texts)
+
+
+def _as_dataset(texts):
+    import tensorflow as tf
+
+    return tf.data.Dataset.from_tensor_slices(texts)
+
+
+def _as_batched_dataset(texts):
+    return _as_dataset(texts).batch(3)
+
+
+@pytest.mark.parametrize("kind", [list, tuple, np.array, pd.Series, _as_tensor, _as_dataset, _as_batched_dataset])
+def test_keras_verbs_take_texts_in_every_form(fitted, reviews, kind):
+    texts, labels = reviews
+    expected = fitted.predict(texts[:7])
+    np.testing.assert_allclose(fitted.predict(kind(texts[:7]), verbose=0), expected, atol=1e-6)
+    if kind not in (_as_dataset, _as_batched_dataset):
+        np.testing.assert_allclose(np.asarray(fitted(kind(texts[:7]))), expected, atol=1e-5)
+
+
+@pytest.mark.parametrize("batched", [False, True])
+def test_fit_and_evaluate_take_a_dataset_of_texts_and_labels(reviews, batched):
+    import tensorflow as tf
+
+    texts, labels = reviews
+    dataset = tf.data.Dataset.from_tensor_slices((texts, labels))
+    dataset = dataset.batch(16) if batched else dataset
+    clf = hierattn.TextClassifier("han", embeddings="none", min_count=1, ngrams=False, **TINY_OPTIONS["han"])
+    history = clf.fit(dataset, epochs=1, verbose=0)
+    assert clf.label_names == ["neg", "pos"] and len(history.history["loss"]) == 1
+    from_dataset = clf.evaluate(dataset, verbose=0, return_dict=True)
+    from_lists = clf.evaluate(texts, labels, verbose=0, return_dict=True)
+    assert from_dataset == pytest.approx(from_lists)
+    with pytest.raises(DataError, match="inside the dataset"):
+        clf.evaluate(dataset, labels)
+
+
+def test_labels_as_names_integers_or_one_hot_rows(fitted, reviews):
+    texts, labels = reviews
+    ids = fitted.label_ids(labels[:40])
+    by_name = fitted.evaluate(texts[:40], labels[:40], verbose=0, return_dict=True)
+    by_one_hot = fitted.evaluate(texts[:40], np.eye(2)[ids], verbose=0, return_dict=True)
+    assert by_one_hot == pytest.approx(by_name)
+    integer = hierattn.TextClassifier("han", embeddings="none", min_count=1, ngrams=False, **TINY_OPTIONS["han"])
+    integer.fit(texts[:64], ids.tolist() + fitted.label_ids(labels[40:64]).tolist(), epochs=1, verbose=0)
+    assert integer.label_names == [0, 1]
+    one_hot = hierattn.TextClassifier("han", embeddings="none", min_count=1, ngrams=False, **TINY_OPTIONS["han"])
+    one_hot.fit(texts[:64], keras.utils.to_categorical(fitted.label_ids(labels[:64]), 3), epochs=1, verbose=0)
+    assert one_hot.label_names == [0, 1, 2] and one_hot.predict(texts[:2]).shape == (2, 3)
+    with pytest.raises(DataError, match="one-hot"):
+        fitted.evaluate(texts[:2], np.array([[0.5, 0.5], [1.0, 0.0]]))
+    with pytest.raises(DataError, match="3 columns but the classifier has 2 classes"):
+        fitted.evaluate(texts[:2], np.eye(3)[:2])
+
+
+def test_summary_before_fit_after_fit_and_after_loading(fitted, tmp_path):
+    lines = []
+    hierattn.TextClassifier("han").summary(print_fn=lines.append)
+    assert "text_preprocessor" in "\n".join(lines)
+    for model in (fitted, None):
+        if model is None:
+            fitted.save(tmp_path / "s.keras")
+            model = keras.saving.load_model(tmp_path / "s.keras")
+        lines = []
+        model.summary(print_fn=lines.append)
+        text = "\n".join(lines)
+        assert "HANBackbone" in text and "NgramLogits" in text and "Total params" in text
+
+
+def test_a_classifier_saved_by_hierattn_0_5_loads_with_its_weights(fitted, reviews, tmp_path):
+    # hierattn 0.5 saved backbones as anonymous functional models; the same file
+    # now loads into a HANBackbone, predicting the same.
+    import zipfile
+
+    fitted.save(tmp_path / "new.keras")
+    backbone = fitted.backbone
+    functional = keras.saving.serialize_keras_object(keras.Model(backbone.input, backbone.output, name="han"))
+    assert functional["class_name"] == "Functional"
+    with zipfile.ZipFile(tmp_path / "new.keras") as source, zipfile.ZipFile(tmp_path / "old.keras", "w") as target:
+        for item in source.infolist():
+            data = source.read(item.filename)
+            if item.filename == "config.json":
+                config = json.loads(data)
+                config["config"]["backbone"] = functional
+                data = json.dumps(config).encode()
+            target.writestr(item, data)
+    loaded = hierattn.load_classifier(tmp_path / "old.keras")
+    assert isinstance(loaded.backbone, hierattn.HANBackbone)
+    assert loaded.backbone.get_config() == backbone.get_config()
+    texts, _ = reviews
+    np.testing.assert_allclose(loaded.predict(texts[:6]), fitted.predict(texts[:6]), atol=1e-6)

@@ -1,17 +1,18 @@
-"""Tests for hierattn.models: HAN, Transformer and recurrent classifiers."""
+"""Tests for hierattn.models.backbone and its subclasses: HAN, Transformer and recurrent backbones."""
 
 import keras
 import numpy as np
 import pytest
 from keras import ops
 
-from hierattn.models import ATTENTIONS, attention_outputs, build_han, build_rnn, build_transformer
+from hierattn.defaults import RNN_ATTENTIONS as ATTENTIONS
+from hierattn.models import Backbone, HANBackbone, RNNBackbone, TransformerBackbone
 from layer_checks import assert_attention_distribution, assert_keras_round_trip
 
 
 @pytest.fixture
 def han():
-    return build_han(30, 3, embedding_dim=8, word_units=4, sentence_units=4, attention_units=6)
+    return HANBackbone(30, 3, embedding_dim=8, word_units=4, sentence_units=4, attention_units=6)
 
 
 def han_ids(rng):
@@ -24,7 +25,7 @@ def han_ids(rng):
 
 def test_han_probabilities_and_attention(han, rng):
     ids = han_ids(rng)
-    out = attention_outputs(han)(ids)
+    out = han.attention_model()(ids)
     probabilities = ops.convert_to_numpy(out["probabilities"])
     assert probabilities.shape == (4, 3)
     np.testing.assert_allclose(probabilities.sum(1), 1.0, atol=1e-5)
@@ -42,15 +43,15 @@ def test_han_is_invariant_to_extra_padding(han, rng):
 @pytest.mark.parametrize(
     "builder",
     [
-        lambda: build_transformer(30, 2, sequence_length=12, embedding_dim=8, num_heads=2, intermediate_dim=8, num_layers=2),
-        lambda: build_transformer(30, 4, sequence_length=12, embedding_dim=8, num_heads=2, intermediate_dim=8, pooling="mean",
+        lambda: TransformerBackbone(30, 2, sequence_length=12, embedding_dim=8, num_heads=2, intermediate_dim=8, num_layers=2),
+        lambda: TransformerBackbone(30, 4, sequence_length=12, embedding_dim=8, num_heads=2, intermediate_dim=8, pooling="mean",
                                   position="learned"),
-        lambda: build_transformer(30, 2, embedding_dim=8, num_heads=2, intermediate_dim=8, num_layers=1,
+        lambda: TransformerBackbone(30, 2, embedding_dim=8, num_heads=2, intermediate_dim=8, num_layers=1,
                                   normalize_first=True),
-        lambda: build_transformer(30, 2, embedding_dim=8, num_heads=2, intermediate_dim=8, normalize_first=False),
+        lambda: TransformerBackbone(30, 2, embedding_dim=8, num_heads=2, intermediate_dim=8, normalize_first=False),
     ]
-    + [lambda a=a: build_rnn(30, 2, embedding_dim=8, units=4, attention=a) for a in ATTENTIONS]
-    + [lambda: build_rnn(30, 5, embedding_dim=8, units=4, cell="lstm", attention="luong-dot", window=2)],
+    + [lambda a=a: RNNBackbone(30, 2, embedding_dim=8, units=4, attention=a) for a in ATTENTIONS]
+    + [lambda: RNNBackbone(30, 5, embedding_dim=8, units=4, cell="lstm", attention="luong-dot", window=2)],
 )
 def test_flat_models_mask_padding_and_round_trip(builder, rng, tmp_path):
     model = builder()
@@ -58,7 +59,7 @@ def test_flat_models_mask_padding_and_round_trip(builder, rng, tmp_path):
     ids[0, 4:] = 0
     padded = np.concatenate([ids, np.zeros((3, 5), ids.dtype)], axis=1)
     np.testing.assert_allclose(model(ids), model(padded), atol=1e-5)
-    explainer = attention_outputs(model)
+    explainer = model.attention_model()
     out = explainer(ids)
     if len(out) > 1:
         (name,) = [k for k in out if k != "probabilities"]
@@ -69,26 +70,26 @@ def test_flat_models_mask_padding_and_round_trip(builder, rng, tmp_path):
 def test_han_round_trip_keeps_explanations(han, rng, tmp_path):
     ids = han_ids(rng)
     reloaded = assert_keras_round_trip(han, ids, tmp_path)
-    before, after = attention_outputs(han)(ids), attention_outputs(reloaded)(ids)
+    before, after = han.attention_model()(ids), reloaded.attention_model()(ids)
     for key in before:
         np.testing.assert_allclose(before[key], after[key], atol=1e-6)
 
 
 def test_bad_arguments():
     with pytest.raises(ValueError, match="num_classes"):
-        build_han(10, 1)
+        HANBackbone(10, 1)
     with pytest.raises(ValueError, match="attention must be one of"):
-        build_rnn(10, 2, attention="cosine")
+        RNNBackbone(10, 2, attention="cosine")
     with pytest.raises(ValueError, match="pooling"):
-        build_transformer(10, 2, pooling="max")
+        TransformerBackbone(10, 2, pooling="max")
     with pytest.raises(ValueError, match="position must be one of"):
-        build_transformer(10, 2, position="none")
+        TransformerBackbone(10, 2, position="none")
     with pytest.raises(ValueError, match="divisible"):
-        build_transformer(10, 2, embedding_dim=10, num_heads=4)
+        TransformerBackbone(10, 2, embedding_dim=10, num_heads=4)
     with pytest.raises(TypeError, match="word_dropout"):
-        build_transformer(10, 2, word_dropout=0.1)  # an experiment that did not help, removed
+        TransformerBackbone(10, 2, word_dropout=0.1)  # an experiment that did not help, removed
     with pytest.raises(ValueError, match="cell"):
-        build_han(10, 2, cell="rnn")
+        HANBackbone(10, 2, cell="rnn")
 
 
 def test_training_step_lowers_the_loss(han, rng):
@@ -101,8 +102,8 @@ def test_training_step_lowers_the_loss(han, rng):
     assert last < first
 
 
-@pytest.mark.parametrize("builder, cell", [(build_han, "gru"), (build_han, "lstm"), (build_rnn, "gru"),
-                                           (build_rnn, "lstm")])
+@pytest.mark.parametrize("builder, cell", [(HANBackbone, "gru"), (HANBackbone, "lstm"), (RNNBackbone, "gru"),
+                                           (RNNBackbone, "lstm")])
 def test_recurrent_layers_meet_cudnn_conditions(builder, cell):
     # Keras runs a GRU/LSTM on cuDNN when a GPU is present and these hold
     # (Keras's own checks): default activations, bias, no unrolling, no
@@ -112,7 +113,7 @@ def test_recurrent_layers_meet_cudnn_conditions(builder, cell):
     model = builder(30, 2, embedding_dim=8, cell=cell)
     recurrent = [inner for layer in model._flatten_layers() if isinstance(layer, keras.layers.Bidirectional)
                  for inner in (layer.forward_layer, layer.backward_layer)]
-    assert len(recurrent) == (4 if builder is build_han else 2)
+    assert len(recurrent) == (4 if builder is HANBackbone else 2)
     for layer in recurrent:
         assert layer.use_cudnn == "auto" and layer.recurrent_dropout == 0 and not layer.unroll, layer.name
         cell_ = layer.cell
@@ -130,7 +131,7 @@ def test_encoded_batches_are_right_padded_for_cudnn(mode):
 
     from conftest import make_reviews
     from hierattn.data.encoding import trim_padding
-    from hierattn.preprocessor import TextPreprocessor
+    from hierattn.models import TextPreprocessor
 
     texts, _ = make_reviews(40)
     preprocessor = TextPreprocessor(mode, min_count=1)
@@ -141,3 +142,51 @@ def test_encoded_batches_are_right_padded_for_cudnn(mode):
     assert bool(_is_sequence_right_padded(words))
     if mode == "hierarchical":
         assert bool(_is_sequence_right_padded(words.reshape(ids.shape).any(axis=-1)))  # the sentence encoder's
+
+
+@pytest.mark.parametrize(
+    "backbone, rank, attention",
+    [
+        (lambda: HANBackbone(30, 3, embedding_dim=8, word_units=4, sentence_units=4, attention_units=6), 3,
+         {"word_attention", "sentence_attention"}),
+        (lambda: TransformerBackbone(30, 2, sequence_length=12, embedding_dim=8, num_heads=2, intermediate_dim=8), 2,
+         {"attention_pooling"}),
+        (lambda: TransformerBackbone(30, 2, embedding_dim=8, num_heads=2, intermediate_dim=8, pooling="mean"), 2,
+         set()),
+        (lambda: RNNBackbone(30, 2, embedding_dim=8, units=4), 2, {"attention"}),
+    ],
+)
+def test_backbone_knows_its_parts(backbone, rank, attention):
+    model = backbone()
+    assert isinstance(model, Backbone) and model.input_rank == rank
+    assert isinstance(model.token_embedding, keras.layers.Embedding)
+    assert model.token_embedding.input_dim == 30 and model.token_embedding.output_dim == 8
+    assert set(model.attention_layers) == attention
+    config = model.get_config()
+    assert "layers" not in config  # the constructor's arguments, not the layer graph
+    rebuilt = type(model).from_config(config)
+    assert type(rebuilt) is type(model) and rebuilt.get_config() == config
+
+
+def test_token_and_sentence_attention_combine_the_han_levels(han, rng):
+    ids = han_ids(rng)
+    outputs = {k: ops.convert_to_numpy(v) for k, v in han.attention_model()(ids).items()}
+    tokens = han.token_attention(outputs)
+    assert tokens.shape == ids.shape
+    np.testing.assert_allclose(tokens, outputs["word_attention"] * outputs["sentence_attention"][..., None])
+    np.testing.assert_allclose(han.sentence_attention(outputs), outputs["sentence_attention"])
+    rnn = RNNBackbone(30, 2, embedding_dim=8, units=4)
+    flat = {k: ops.convert_to_numpy(v) for k, v in rnn.attention_model()(ids[:, 0]).items()}
+    np.testing.assert_allclose(rnn.token_attention(flat), flat["attention"])
+    assert rnn.sentence_attention(flat) is None
+
+
+def test_set_token_vectors_rescales_only_sinusoidal_embeddings():
+    matrix = np.random.default_rng(0).normal(size=(30, 8)).astype("float32")
+    rnn = RNNBackbone(30, 2, embedding_dim=8, units=4)
+    rnn.set_token_vectors(matrix)
+    np.testing.assert_allclose(rnn.token_embedding.embeddings.numpy(), matrix)
+    transformer = TransformerBackbone(30, 2, embedding_dim=8, num_heads=2, intermediate_dim=8)
+    transformer.set_token_vectors(matrix)
+    table = transformer.token_embedding.embeddings.numpy()
+    np.testing.assert_allclose(np.std(table[1:]) * np.sqrt(8), 1.0, rtol=0.05)  # scaled to 1/sqrt(d)

@@ -1,0 +1,145 @@
+"""`Backbone`: the network of a `TextClassifier`, from token ids to class probabilities."""
+
+import contextlib
+
+import keras
+
+from hierattn.defaults import CHOICES
+from hierattn.layers._attention_utils import check_choice, check_dropout, check_positive_int
+
+
+@keras.saving.register_keras_serializable(package="hierattn")
+class Backbone(keras.Model):
+    """Base class of the networks a `TextClassifier` trains.
+
+    A functional `keras.Model` from int32 token ids (0 for padding) to class
+    probabilities, after keras-hub's `Backbone`: a subclass builds its graph
+    in `__init__` from its arguments, calls `super().__init__(inputs,
+    outputs)`, and then records what callers need instead of looking layers
+    up by name:
+
+    * `token_embedding`: the `keras.layers.Embedding` of the token ids (its
+      table is what word2vec initialises and what gradients are read from);
+    * `input_rank`: 3 for documents of sentences of words `(batch, sentences,
+      words)`, 2 for flat documents `(batch, length)`;
+    * `attention_layers`: the attention layers whose weights explain a
+      prediction, by name (see `attention_model`).
+
+    `get_config` returns the constructor's arguments (not the layer graph),
+    so `from_config` rebuilds the same subclass.
+
+    Args:
+        *args: `inputs` and `outputs` of the functional model.
+        **kwargs: Keras `Model` arguments (`name`, `trainable`, `dtype`).
+
+    Example:
+
+    >>> backbone = HANBackbone(vocabulary_size=50, num_classes=2, embedding_dim=8)
+    >>> backbone.input_rank, backbone.token_embedding.input_dim
+    (3, 50)
+    """
+
+    input_rank = 2
+
+    def __init__(self, *args, dtype=None, **kwargs):
+        unknown = sorted(set(kwargs) - {"name", "trainable"})
+        if unknown:
+            raise TypeError(f"{type(self).__name__} got unexpected keyword argument(s): {', '.join(unknown)}")
+        super().__init__(*args, **kwargs)
+        if dtype is not None:
+            self.dtype_policy = keras.dtype_policies.get(dtype)
+        self.token_embedding = None
+        self.attention_layers = {}
+
+    @property
+    def num_classes(self):
+        """The number of class probabilities the backbone outputs."""
+        return self.output.shape[-1]
+
+    def set_token_vectors(self, matrix):
+        """Sets the token embedding table to `matrix` `(vocabulary_size, embedding_dim)` (e.g. word2vec vectors)."""
+        self.token_embedding.set_weights([matrix])
+
+    def attention_model(self):
+        """A model from the same ids to `{"probabilities": ..., <attention name>: weights, ...}`.
+
+        Shares this backbone's layers and weights. The weights of a layer
+        pooling a sequence are `(batch, length)`; the HAN's word attention is
+        `(batch, sentences, words)` and its sentence attention `(batch,
+        sentences)`. A backbone without attention pooling (e.g. a Transformer
+        with mean pooling) gives the probabilities only.
+        """
+        outputs = {"probabilities": self.output}
+        for name, layer in self.attention_layers.items():
+            outputs[name] = layer.output[1]
+        return keras.Model(self.input, outputs, name=f"{self.name}_attention")
+
+    def token_attention(self, outputs):
+        """Per-token weights (shaped like the ids) from `attention_model` outputs.
+
+        The weight of each token in the pooled document: the pooling weights
+        of a flat backbone; a subclass with several levels of attention
+        combines them (the HAN: word weight x sentence weight).
+        """
+        (name,) = self.attention_layers
+        return outputs[name]
+
+    def sentence_attention(self, outputs):
+        """Per-sentence weights from `attention_model` outputs, or `None` where the backbone has none."""
+        return None
+
+    def get_config(self):
+        # Not chained to `keras.Model.get_config`: a functional model's config
+        # is its layer graph, which the subclass's constructor rebuilds.
+        return {"name": self.name, "trainable": self.trainable,
+                "dtype": keras.dtype_policies.serialize(self.dtype_policy)}
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        if isinstance(config.get("dtype"), dict):
+            config["dtype"] = keras.dtype_policies.deserialize(config["dtype"])
+        return cls(**config)
+
+
+@contextlib.contextmanager
+def policy_scope(dtype):
+    """Layers made inside take the dtype policy `dtype` (e.g. `"mixed_float16"`); `None` keeps the current one.
+
+    Keras layers take the global policy when made without a `dtype`; it is
+    restored on leaving, so no setting outlives the construction.
+    """
+    if dtype is None:
+        yield
+        return
+    previous = keras.config.dtype_policy()
+    keras.config.set_dtype_policy(dtype)
+    try:
+        yield
+    finally:
+        keras.config.set_dtype_policy(previous)
+
+
+def classifier_head(features, num_classes, dropout):
+    """Dropout and a softmax layer named `probabilities`, computed in float32 also under mixed precision."""
+    if dropout:
+        features = keras.layers.Dropout(dropout, name="head_dropout")(features)
+    return keras.layers.Dense(num_classes, activation="softmax", dtype="float32", name="probabilities")(features)
+
+
+def recurrent(cell, units, name, return_sequences=True, return_state=False):
+    """A bidirectional GRU or LSTM."""
+    check_choice(cell, CHOICES["cell"], "cell")
+    layer = keras.layers.GRU if cell == "gru" else keras.layers.LSTM
+    return keras.layers.Bidirectional(
+        layer(units, return_sequences=return_sequences, return_state=return_state), name=name
+    )
+
+
+def check_common(vocabulary_size, num_classes, embedding_dim, dropout):
+    """Checks the arguments every backbone takes."""
+    check_positive_int(vocabulary_size, "vocabulary_size")
+    check_positive_int(embedding_dim, "embedding_dim")
+    check_dropout(dropout)
+    if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 2:
+        raise ValueError(f"num_classes must be an integer >= 2. Received: num_classes={num_classes!r}.")

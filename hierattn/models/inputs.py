@@ -1,0 +1,120 @@
+"""What `TextClassifier`'s verbs accept: texts and labels in the forms Keras users pass them.
+
+Texts: a list or tuple of strings, a NumPy array or pandas Series of
+strings (or UTF-8 bytes), a `tf.Tensor` of strings, or a `tf.data.Dataset`
+of texts or of `(texts, labels)` (batched or not). Labels: class names or
+integers, or one-hot rows `(n, num_classes)`. Tokenizing is Python code, so
+everything is read into Python strings first; a dataset is read once.
+"""
+
+import numpy as np
+
+from hierattn.errors import DataError
+
+
+def _is_dataset(x):
+    return type(x).__module__.startswith("tensorflow") and hasattr(x, "element_spec")
+
+
+def _is_text_dataset(x):
+    """A `tf.data.Dataset` whose elements are strings or start with strings (not a dataset of ids)."""
+    if not _is_dataset(x):
+        return False
+    spec = x.element_spec
+    first = spec[0] if isinstance(spec, tuple) else spec
+    return getattr(getattr(first, "dtype", None), "name", "") == "string"
+
+
+def _is_string_tensor(x):
+    return type(x).__module__.startswith("tensorflow") and getattr(getattr(x, "dtype", None), "name", "") == "string"
+
+
+def is_text_input(x):
+    """Whether `x` holds texts (the classifier's own path), not token ids for the Keras path."""
+    if isinstance(x, (str, bytes)) or _is_text_dataset(x) or _is_string_tensor(x):
+        return True
+    if isinstance(x, (list, tuple)):
+        return len(x) == 0 or isinstance(x[0], (str, bytes))
+    if isinstance(x, np.ndarray):
+        return x.dtype.kind in "US" or (x.dtype.kind == "O" and (x.size == 0 or isinstance(x.flat[0], (str, bytes))))
+    return type(x).__name__ == "Series"  # pandas
+
+
+def _decode(value):
+    return value.decode("utf-8") if isinstance(value, bytes) else value
+
+
+def as_texts(inputs):
+    """A list of strings from any text input but a dataset; refuses anything else in one line."""
+    if isinstance(inputs, (str, bytes)):
+        raise DataError("give a list of texts, not a single string (e.g. [text])")
+    if _is_string_tensor(inputs):
+        inputs = inputs.numpy()
+    if isinstance(inputs, np.ndarray):
+        if inputs.ndim != 1:
+            raise DataError(f"texts must be one-dimensional (one text per row); got shape {inputs.shape}")
+        inputs = inputs.tolist()
+    texts = [_decode(text) for text in inputs]
+    for i, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise DataError(f"text {i + 1} is a {type(text).__name__}, not a string")
+    return texts
+
+
+def read_dataset(dataset):
+    """The texts (and labels, or `None`) of a `tf.data.Dataset` of texts or `(texts, labels)`, batched or not."""
+    texts, labels = [], []
+    for element in dataset.as_numpy_iterator():
+        if isinstance(element, tuple):
+            if len(element) != 2:
+                raise DataError(f"a dataset of texts gives texts or (texts, labels); got {len(element)} values")
+            x, y = element
+        else:
+            x, y = element, None
+        batched = np.ndim(x) == 1
+        texts.extend(np.asarray(x).tolist() if batched else [x])
+        if y is not None:
+            labels.extend(list(y) if batched else [y])
+    return texts, (np.asarray(labels) if labels else None)
+
+
+def texts_and_labels(x, y=None, label_names=None):
+    """`(texts, labels, num_classes)` from a verb's `x` and `y` (a dataset gives both).
+
+    Labels come back as a list of values (class names or integers).
+    One-hot rows `(n, k)` become the names in `label_names` (`k` of them),
+    or the integers `0 .. k-1` when there are none yet; `num_classes` is
+    then `k` (otherwise `None`: the classes are the labels seen).
+    """
+    if _is_dataset(x):
+        if y is not None:
+            raise DataError("give the labels inside the dataset ((texts, labels) elements), not as y")
+        x, y = read_dataset(x)
+    texts = as_texts(x)
+    if y is None:
+        return texts, None, None
+    labels, num_classes = label_values(y, label_names)
+    if len(texts) != len(labels):
+        raise DataError(f"{len(texts)} texts but {len(labels)} labels")
+    return texts, labels, num_classes
+
+
+def label_values(y, label_names=None):
+    """`(labels, num_classes)`: labels as a list of values; one-hot rows become names (see `texts_and_labels`)."""
+    if type(y).__module__.startswith("tensorflow"):
+        y = y.numpy()
+    if hasattr(y, "to_numpy"):  # pandas
+        y = y.to_numpy()
+    array = np.asarray(y)
+    if array.ndim == 2:
+        if array.dtype.kind not in "biuf" or not np.all((array == 0) | (array == 1)) or not np.all(array.sum(1) == 1):
+            raise DataError("labels given as rows must be one-hot: one 1 per row, zeros elsewhere")
+        num_classes = array.shape[1]
+        if label_names is not None and len(label_names) != num_classes:
+            raise DataError(f"one-hot labels have {num_classes} columns but the classifier has "
+                            f"{len(label_names)} classes")
+        names = list(range(num_classes)) if label_names is None else list(label_names)
+        return [names[i] for i in array.argmax(1)], num_classes
+    if array.ndim != 1:
+        raise DataError(f"labels must be one per text (or one-hot rows); got shape {array.shape}")
+    return [_decode(label) for label in array.tolist()], None
