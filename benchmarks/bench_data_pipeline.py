@@ -15,11 +15,9 @@ import resource
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from hierattn.data import TextEncoder, load_imdb  # noqa: E402
+from hierattn.data import TextEncoder, load_imdb
 
 
 def peak_rss_mb():
