@@ -98,17 +98,15 @@ def test_trim_padding():
     assert trim_padding(np.zeros((3, 6), np.int32)).shape == (3, 1)
 
 
-def test_text_encoder_fit_encode_save_load(tmp_path):
+def test_text_encoder_fit_and_encode():
     train = ["Good movie. Great acting!", "Bad movie. Awful plot?", "Good plot and good acting."] * 4
     encoder = TextEncoder.fit(train, min_count=2, progress=False)
     assert "good" in encoder.vocabulary and "and" in encoder.vocabulary
     assert encoder.max_sentences == 2 and encoder.max_words == 5
     hierarchical, flat = encoder.encode(train[:3], mode=("hierarchical", "flat"))
     assert hierarchical.shape == (3, 2, 5) and flat.shape == (3, encoder.max_len)
-    encoder.save(tmp_path)
-    again = TextEncoder.load(tmp_path)
-    np.testing.assert_array_equal(again.encode(train[:3]), hierarchical)
-    np.testing.assert_array_equal(again.encode(train[:3], mode="flat"), flat)
+    np.testing.assert_array_equal(encoder.encode(train[:3]), hierarchical)  # one mode = the same as both at once
+    np.testing.assert_array_equal(encoder.encode(train[:3], mode="flat"), flat)
     fixed = TextEncoder.fit(train, max_sentences=7, max_len=3, progress=False)
     assert (fixed.max_sentences, fixed.max_len) == (7, 3)
     with pytest.raises(ValueError, match="mode"):

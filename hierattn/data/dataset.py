@@ -6,11 +6,10 @@ import math
 import numpy as np
 
 from hierattn.errors import DataError
-from hierattn.jsonfile import load_json, save_json
 
 
 class LabelMap:
-    """Class names ↔ integer ids, saved with a model.
+    """Class names ↔ integer ids.
 
     Args:
         names: Class names in id order (any JSON-able values: strings or
@@ -51,21 +50,6 @@ class LabelMap:
             shown = ", ".join(sorted(unknown)[:10])
             raise DataError(f"labels not seen in training: {shown} (known: {', '.join(map(str, self.names))}).")
         return np.asarray(ids, dtype=np.int32)
-
-    def save(self, path):
-        save_json(path, "hierattn.labels/1", {"names": self.names}, indent=2)
-
-    @classmethod
-    def load(cls, path):
-        """Reads a label map written by `save`.
-
-        Raises:
-            DataError: Missing file, or names that are not a list of strings and numbers.
-        """
-        names = load_json(path, "hierattn.labels/1").get("names")
-        if not isinstance(names, list) or not all(isinstance(n, (str, int, float)) for n in names):
-            raise DataError(f"{path}: 'names' must be a list of class names")
-        return cls(names)
 
 
 @dataclasses.dataclass

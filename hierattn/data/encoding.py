@@ -10,8 +10,6 @@ from tqdm.auto import tqdm
 
 from hierattn.data.text import Tokenizer
 from hierattn.data.vocabulary import Vocabulary
-from hierattn.errors import DataError
-from hierattn.jsonfile import load_json, save_json
 
 # Below this many documents, worker processes cost more than they save.
 PARALLEL_THRESHOLD = 4000
@@ -307,7 +305,8 @@ def _empty(state, mode):
 class TextEncoder:
     """Tokenizer + vocabulary + padding sizes: raw text in, id arrays out.
 
-    Saved next to a model so that raw text can be classified after reloading.
+    The worker behind `TextPreprocessor`, which saves its settings and
+    vocabulary inside the classifier's `.keras` file.
 
     Args:
         vocabulary: A `Vocabulary`.
@@ -407,32 +406,3 @@ class TextEncoder:
                 for k, m in enumerate(modes)
             ]
         return arrays[0] if isinstance(mode, str) else tuple(arrays)
-
-    def get_config(self):
-        return {
-            "tokenizer": self.tokenizer.get_config(),
-            "max_sentences": self.max_sentences,
-            "max_words": self.max_words,
-            "max_len": self.max_len,
-            "truncating": self.truncating,
-        }
-
-    def save(self, directory):
-        """Writes `vocabulary.json` and `encoder.json` into `directory`."""
-        os.makedirs(directory, exist_ok=True)
-        self.vocabulary.save(os.path.join(directory, "vocabulary.json"))
-        save_json(os.path.join(directory, "encoder.json"), "hierattn.encoder/1", self.get_config(), indent=2)
-
-    @classmethod
-    def load(cls, directory):
-        """Reads an encoder written by `save`."""
-        path = os.path.join(directory, "encoder.json")
-        config = load_json(path, "hierattn.encoder/1")
-        for name in ("max_sentences", "max_words", "max_len"):
-            value = config.get(name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise DataError(f"{path}: {name} must be a positive whole number, not {value!r}")
-        _check_truncating(config.get("truncating", "post"))
-        tokenizer = Tokenizer.from_config(config.pop("tokenizer"))
-        vocabulary = Vocabulary.load(os.path.join(directory, "vocabulary.json"))
-        return cls(vocabulary, tokenizer, **config)
