@@ -60,4 +60,3 @@ def test_subset_keeps_fields_aligned():
     assert part.texts == ["c", "b"] and part.ids == ["i2", "i1"]
     np.testing.assert_array_equal(part.labels, [0, 1])
     np.testing.assert_array_equal(part.ratings, [2, 9])
-    assert len(data.head(2)) == 2

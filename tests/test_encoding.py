@@ -139,6 +139,6 @@ def test_real_imdb_sample_encodes(imdb_sample):
     hierarchical, flat = encoder.encode(imdb_sample.texts, mode=("hierarchical", "flat"))
     assert hierarchical.shape[0] == flat.shape[0] == 300
     # The suggested sizes cover most documents whole (95th percentile).
-    covered = np.mean([len(d) <= encoder.max_sentences for d in encoder.tokenize(imdb_sample.texts)])
+    covered = np.mean([len(d) <= encoder.max_sentences for d in tokenize_corpus(imdb_sample.texts, encoder.tokenizer, progress=False)])
     assert covered >= 0.9
     assert (flat > 1).mean(axis=1).min() > 0  # every review has known words

@@ -84,9 +84,6 @@ class TextDataset:
             None if self.ratings is None else self.ratings[indices],
         )
 
-    def head(self, n):
-        return self.subset(np.arange(min(n, len(self))))
-
 
 def sample(data, limit, seed):
     """A seeded random subset of at most `limit` items, in their order, of a `TextDataset` or list.

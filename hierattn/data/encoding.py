@@ -364,10 +364,6 @@ class TextEncoder:
         sizes.update({k: v for k, v in given.items() if v is not None})
         return cls(vocabulary, tokenizer, truncating=truncating, **sizes)
 
-    def tokenize(self, texts, workers=None, progress=False):
-        """Sentences of token forms for each text (see `tokenize_corpus`)."""
-        return tokenize_corpus(texts, self.tokenizer, workers=workers, progress=progress)
-
     def encode(self, texts=None, mode="hierarchical", documents=None, workers=None, progress=False):
         """Encodes raw `texts` (or already tokenized `documents`).
 
@@ -377,7 +373,8 @@ class TextEncoder:
             mode: `"hierarchical"` → `(n, max_sentences, max_words)`;
                 `"flat"` → `(n, max_len)`; or a tuple of both, which returns a
                 tuple of arrays from one tokenization.
-            documents: Output of `tokenize`, instead of `texts`.
+            documents: Already tokenized documents (lists of sentences of
+                token forms, as `tokenize_corpus` gives), instead of `texts`.
             workers: Processes (default: all cores).
             progress: Show a progress bar.
 
