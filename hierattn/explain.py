@@ -220,7 +220,7 @@ class Explainer:
         """
         if self.hierarchical:
             return {"max_sentences": SHOWN * encoder.max_sentences, "max_words": SHOWN * encoder.max_words}
-        return {"max_tokens": SHOWN * encoder.max_len if encoder.truncating == "post" else None}
+        return {"max_tokens": SHOWN * encoder.max_len}
 
     def _one(self, encoder, text, sentences, spans, ids, outputs, evidence=None):
         names = self.classifier.label_names
@@ -242,7 +242,7 @@ class Explainer:
         else:
             weights = importance(outputs, hierarchical=False).astype(float)
             flat = [t for sentence in sentences for t in sentence]
-            slots = {p: i for i, p in enumerate(kept_positions(len(flat), encoder.max_len, encoder.truncating))}
+            slots = {p: i for i, p in enumerate(kept_positions(len(flat), encoder.max_len))}
             for position, token in enumerate(flat):
                 slot = slots.get(position, -1)
                 used = slot >= 0
@@ -295,7 +295,7 @@ class Explainer:
         else:
             flat = [t for sentence in sentences for t in sentence]
             slots = {(0, slot): flat[p] for slot, p in
-                     enumerate(kept_positions(len(flat), encoder.max_len, encoder.truncating))}
+                     enumerate(kept_positions(len(flat), encoder.max_len))}
         first = {}  # feature id -> (row, position, n) of its first occurrence
         for n, positions in enumerate(layer.ngram_features(ids[None]), start=1):
             positions = np.asarray(positions)

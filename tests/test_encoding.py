@@ -41,24 +41,17 @@ def test_hierarchical_padding_and_truncation(vocabulary):
     np.testing.assert_array_equal(ids[4], [[OOV, v("here")], [0, 0], [0, 0]])
 
 
-def test_flat_padding_and_truncation_modes(vocabulary):
+def test_flat_padding_and_truncation(vocabulary):
     documents = tokenize_corpus(CORPUS, progress=False)
     v = vocabulary.lookup
-    post = encode_flat(documents, vocabulary, max_len=4)
-    pre = encode_flat(documents, vocabulary, max_len=4, truncating="pre")
-    np.testing.assert_array_equal(post[0], [v("a"), v("good"), v("film"), v("i")])
-    np.testing.assert_array_equal(pre[0], [v("i"), v("loved"), v("it"), v("!")])
-    np.testing.assert_array_equal(post[4], [OOV, v("here"), 0, 0])
-    with pytest.raises(ValueError, match="truncating"):
-        encode_flat(documents, vocabulary, 4, truncating="middle")
+    ids = encode_flat(documents, vocabulary, max_len=4)
+    np.testing.assert_array_equal(ids[0], [v("a"), v("good"), v("film"), v("i")])  # the first 4 of 7 tokens
+    np.testing.assert_array_equal(ids[4], [OOV, v("here"), 0, 0])
 
 
-def test_kept_positions_per_truncation_mode():
-    assert list(kept_positions(10, 8, "post")) == [0, 1, 2, 3, 4, 5, 6, 7]
-    assert list(kept_positions(10, 8, "pre")) == [2, 3, 4, 5, 6, 7, 8, 9]
-    assert list(kept_positions(5, 8, "pre")) == [0, 1, 2, 3, 4]
-    with pytest.raises(ValueError, match="truncating must be one of"):
-        kept_positions(5, 8, "head_tail")
+def test_kept_positions_are_the_first_ones():
+    assert list(kept_positions(10, 8)) == [0, 1, 2, 3, 4, 5, 6, 7]
+    assert list(kept_positions(5, 8)) == [0, 1, 2, 3, 4]
 
 
 def test_suggest_lengths_uses_percentiles():

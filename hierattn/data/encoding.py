@@ -116,7 +116,7 @@ def _encode_documents(documents, state):
     return [
         encode_hierarchical(documents, vocabulary, state["max_sentences"], state["max_words"])
         if mode == "hierarchical"
-        else encode_flat(documents, vocabulary, state["max_len"], state["truncating"])
+        else encode_flat(documents, vocabulary, state["max_len"])
         for mode in state["modes"]
     ]
 
@@ -152,54 +152,38 @@ def encode_hierarchical(documents, vocabulary, max_sentences, max_words):
     return out
 
 
-TRUNCATING = ("post", "pre")
-
-
-def _check_truncating(truncating):
-    if truncating not in TRUNCATING:
-        raise ValueError(f"truncating must be one of {TRUNCATING}. Received: {truncating!r}.")
-
-
-def kept_positions(length, max_len, truncating="post"):
-    """Which token positions of a `length`-token document a flat encoding keeps.
+def kept_positions(length, max_len):
+    """Which token positions of a `length`-token document a flat encoding keeps: the first `max_len`.
 
     Args:
         length: Number of tokens in the document.
         max_len: Tokens per encoded document.
-        truncating: `"post"` keeps the first `max_len` tokens, `"pre"` the last
-            ones (as in `keras.utils.pad_sequences`).
 
     Returns:
-        A `range` or a list of kept positions, in order; the i-th of them goes
-        to slot i of the encoding.
+        A `range` of kept positions, in order; the i-th of them goes to slot
+        i of the encoding.
     """
-    _check_truncating(truncating)
-    if length <= max_len:
-        return range(length)
-    if truncating == "post":
-        return range(max_len)
-    return range(length - max_len, length)
+    return range(min(length, max_len))
 
 
-def encode_flat(documents, vocabulary, max_len, truncating="post"):
+def encode_flat(documents, vocabulary, max_len):
     """Encodes documents as `(docs, max_len)` int32 ids (sentences joined).
+
+    The first `max_len` tokens of a longer document are kept (see
+    `kept_positions`).
 
     Args:
         documents: Lists of sentences of token forms.
         vocabulary: A `Vocabulary`.
         max_len: Tokens per document.
-        truncating: `"post"` or `"pre"` (see `kept_positions`).
 
     Returns:
         A `numpy.ndarray` of dtype int32, padded with 0 at the end.
     """
-    _check_truncating(truncating)
     out = np.zeros((len(documents), max_len), dtype=np.int32)
     get = vocabulary.index.get
     for i, document in enumerate(documents):
-        tokens = [t for sentence in document for t in sentence]
-        if len(tokens) > max_len:
-            tokens = [tokens[p] for p in kept_positions(len(tokens), max_len, truncating)]
+        tokens = [t for sentence in document for t in sentence][:max_len]
         out[i, : len(tokens)] = [get(t, 1) for t in tokens]
     return out
 
@@ -314,20 +298,18 @@ class TextEncoder:
         max_sentences: Sentences per document (hierarchical mode).
         max_words: Words per sentence (hierarchical mode).
         max_len: Words per document (flat mode).
-        truncating: Flat-mode truncation, `"post"` or `"pre"`.
     """
 
-    def __init__(self, vocabulary, tokenizer=None, max_sentences=15, max_words=40, max_len=400, truncating="post"):
+    def __init__(self, vocabulary, tokenizer=None, max_sentences=15, max_words=40, max_len=400):
         self.vocabulary = vocabulary
         self.tokenizer = tokenizer or Tokenizer()
         self.max_sentences = max_sentences
         self.max_words = max_words
         self.max_len = max_len
-        self.truncating = truncating
 
     @classmethod
     def fit(cls, texts, tokenizer=None, min_count=2, max_size=None, percentile=95, workers=None, progress=True,
-            max_sentences=None, max_words=None, max_len=None, truncating="post"):
+            max_sentences=None, max_words=None, max_len=None):
         """Builds the vocabulary and padding sizes from training texts only.
 
         Sizes not given are the `percentile` of the training lengths (see
@@ -344,7 +326,6 @@ class TextEncoder:
             max_sentences: Fixed sentences per document.
             max_words: Fixed words per sentence.
             max_len: Fixed words per document (flat mode).
-            truncating: Flat-mode truncation.
 
         Returns:
             A fitted `TextEncoder`.
@@ -362,7 +343,7 @@ class TextEncoder:
         sizes = _lengths_from_stats(sentences, words, totals, percentile)
         given = {"max_sentences": max_sentences, "max_words": max_words, "max_len": max_len}
         sizes.update({k: v for k, v in given.items() if v is not None})
-        return cls(vocabulary, tokenizer, truncating=truncating, **sizes)
+        return cls(vocabulary, tokenizer, **sizes)
 
     def encode(self, texts=None, mode="hierarchical", documents=None, workers=None, progress=False):
         """Encodes raw `texts` (or already tokenized `documents`).
@@ -392,7 +373,6 @@ class TextEncoder:
             "max_sentences": self.max_sentences,
             "max_words": self.max_words,
             "max_len": self.max_len,
-            "truncating": self.truncating,
         }
         if documents is not None:
             arrays = _encode_documents(documents, state)
