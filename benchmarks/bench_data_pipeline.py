@@ -55,7 +55,7 @@ def main():
         "nonzero_ids": real,
         "vocabulary_size": len(encoder.vocabulary),
         "suggested_lengths": {"max_sentences": encoder.max_sentences, "max_words": encoder.max_words,
-                              "max_len": encoder.max_len},
+                              "sequence_length": encoder.sequence_length},
         "shapes": {k: list(v.shape) for k, v in arrays.items()},
         "seconds": {k: round(v, 2) for k, v in timings.items()},
         "total_seconds": round(total, 2),

@@ -116,7 +116,7 @@ def _encode_documents(documents, state):
     return [
         encode_hierarchical(documents, vocabulary, state["max_sentences"], state["max_words"])
         if mode == "hierarchical"
-        else encode_flat(documents, vocabulary, state["max_len"])
+        else encode_flat(documents, vocabulary, state["sequence_length"])
         for mode in state["modes"]
     ]
 
@@ -152,38 +152,38 @@ def encode_hierarchical(documents, vocabulary, max_sentences, max_words):
     return out
 
 
-def kept_positions(length, max_len):
-    """Which token positions of a `length`-token document a flat encoding keeps: the first `max_len`.
+def kept_positions(length, sequence_length):
+    """Which token positions of a `length`-token document a flat encoding keeps (the first ones).
 
     Args:
         length: Number of tokens in the document.
-        max_len: Tokens per encoded document.
+        sequence_length: Tokens per encoded document.
 
     Returns:
         A `range` of kept positions, in order; the i-th of them goes to slot
         i of the encoding.
     """
-    return range(min(length, max_len))
+    return range(min(length, sequence_length))
 
 
-def encode_flat(documents, vocabulary, max_len):
-    """Encodes documents as `(docs, max_len)` int32 ids (sentences joined).
+def encode_flat(documents, vocabulary, sequence_length):
+    """Encodes documents as `(docs, sequence_length)` int32 ids (sentences joined).
 
-    The first `max_len` tokens of a longer document are kept (see
+    The first `sequence_length` tokens of a longer document are kept (see
     `kept_positions`).
 
     Args:
         documents: Lists of sentences of token forms.
         vocabulary: A `Vocabulary`.
-        max_len: Tokens per document.
+        sequence_length: Tokens per document.
 
     Returns:
         A `numpy.ndarray` of dtype int32, padded with 0 at the end.
     """
-    out = np.zeros((len(documents), max_len), dtype=np.int32)
+    out = np.zeros((len(documents), sequence_length), dtype=np.int32)
     get = vocabulary.index.get
     for i, document in enumerate(documents):
-        tokens = [t for sentence in document for t in sentence][:max_len]
+        tokens = [t for sentence in document for t in sentence][:sequence_length]
         out[i, : len(tokens)] = [get(t, 1) for t in tokens]
     return out
 
@@ -197,8 +197,8 @@ def suggest_lengths(documents, percentile=95):
 
     Returns:
         Dict with `max_sentences` (sentences per document), `max_words`
-        (words per sentence) and `max_len` (words per document), each at
-        least 1.
+        (words per sentence) and `sequence_length` (words per document),
+        each at least 1.
     """
     words = [len(s) for d in documents for s in d]
     return _lengths_from_stats([len(d) for d in documents], words, [sum(len(s) for s in d) for d in documents], percentile)
@@ -208,7 +208,7 @@ def _lengths_from_stats(sentences, words, totals, percentile):
     def pick(values):
         return max(1, int(np.ceil(np.percentile(values, percentile)))) if len(values) else 1
 
-    return {"max_sentences": pick(sentences), "max_words": pick(words), "max_len": pick(totals)}
+    return {"max_sentences": pick(sentences), "max_words": pick(words), "sequence_length": pick(totals)}
 
 
 def bucket_batches(lengths, batch_size, seed=0, chunk_batches=50):
@@ -282,8 +282,9 @@ def trim_padding(batch):
 
 
 def _empty(state, mode):
-    shape = (0, state["max_sentences"], state["max_words"]) if mode == "hierarchical" else (0, state["max_len"])
-    return np.zeros(shape, np.int32)
+    if mode == "hierarchical":
+        return np.zeros((0, state["max_sentences"], state["max_words"]), np.int32)
+    return np.zeros((0, state["sequence_length"]), np.int32)
 
 
 class TextEncoder:
@@ -297,19 +298,19 @@ class TextEncoder:
         tokenizer: A `Tokenizer`.
         max_sentences: Sentences per document (hierarchical mode).
         max_words: Words per sentence (hierarchical mode).
-        max_len: Words per document (flat mode).
+        sequence_length: Words per document (flat mode).
     """
 
-    def __init__(self, vocabulary, tokenizer=None, max_sentences=15, max_words=40, max_len=400):
+    def __init__(self, vocabulary, tokenizer=None, max_sentences=15, max_words=40, sequence_length=400):
         self.vocabulary = vocabulary
         self.tokenizer = tokenizer or Tokenizer()
         self.max_sentences = max_sentences
         self.max_words = max_words
-        self.max_len = max_len
+        self.sequence_length = sequence_length
 
     @classmethod
     def fit(cls, texts, tokenizer=None, min_count=2, max_size=None, percentile=95, workers=None, progress=True,
-            max_sentences=None, max_words=None, max_len=None):
+            max_sentences=None, max_words=None, sequence_length=None):
         """Builds the vocabulary and padding sizes from training texts only.
 
         Sizes not given are the `percentile` of the training lengths (see
@@ -325,7 +326,7 @@ class TextEncoder:
             progress: Show a progress bar.
             max_sentences: Fixed sentences per document.
             max_words: Fixed words per sentence.
-            max_len: Fixed words per document (flat mode).
+            sequence_length: Fixed words per document (flat mode).
 
         Returns:
             A fitted `TextEncoder`.
@@ -341,7 +342,7 @@ class TextEncoder:
             totals += part_totals
         vocabulary = Vocabulary.build(counts, min_count=min_count, max_size=max_size)
         sizes = _lengths_from_stats(sentences, words, totals, percentile)
-        given = {"max_sentences": max_sentences, "max_words": max_words, "max_len": max_len}
+        given = {"max_sentences": max_sentences, "max_words": max_words, "sequence_length": sequence_length}
         sizes.update({k: v for k, v in given.items() if v is not None})
         return cls(vocabulary, tokenizer, **sizes)
 
@@ -352,8 +353,8 @@ class TextEncoder:
             texts: Sequence of raw documents; tokenized and encoded in worker
                 processes when there are many.
             mode: `"hierarchical"` → `(n, max_sentences, max_words)`;
-                `"flat"` → `(n, max_len)`; or a tuple of both, which returns a
-                tuple of arrays from one tokenization.
+                `"flat"` → `(n, sequence_length)`; or a tuple of both, which
+                returns a tuple of arrays from one tokenization.
             documents: Already tokenized documents (lists of sentences of
                 token forms, as `tokenize_corpus` gives), instead of `texts`.
             workers: Processes (default: all cores).
@@ -372,7 +373,7 @@ class TextEncoder:
             "modes": modes,
             "max_sentences": self.max_sentences,
             "max_words": self.max_words,
-            "max_len": self.max_len,
+            "sequence_length": self.sequence_length,
         }
         if documents is not None:
             arrays = _encode_documents(documents, state)
