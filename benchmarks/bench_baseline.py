@@ -13,16 +13,14 @@ README's table.
 import argparse
 import json
 import pathlib
-import sys
 import time
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from hierattn.baseline import run_baseline
+from hierattn.data import load_imdb, load_table
+from hierattn.data.dataset import stratified_split
+from hierattn.defaults import TRAINING
 
-from hierattn.baseline import run_baseline  # noqa: E402
-from hierattn.data import load_imdb, load_table  # noqa: E402
-from hierattn.data.dataset import stratified_split  # noqa: E402
-from hierattn.defaults import TRAINING  # noqa: E402
+ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 SHARED = ROOT.parent / "shared" / "datasets"
 DEVSUITE = ("20newsgroups", "trec6", "agnews", "airline_tweets")

@@ -15,11 +15,9 @@ import resource
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from hierattn.data import TextEncoder, load_imdb  # noqa: E402
+from hierattn.data import TextEncoder, load_imdb
 
 
 def peak_rss_mb():
@@ -57,7 +55,7 @@ def main():
         "nonzero_ids": real,
         "vocabulary_size": len(encoder.vocabulary),
         "suggested_lengths": {"max_sentences": encoder.max_sentences, "max_words": encoder.max_words,
-                              "max_len": encoder.max_len},
+                              "sequence_length": encoder.sequence_length},
         "shapes": {k: list(v.shape) for k, v in arrays.items()},
         "seconds": {k: round(v, 2) for k, v in timings.items()},
         "total_seconds": round(total, 2),

@@ -21,10 +21,9 @@ import sys
 import tempfile
 import time
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from hierattn.distribute import local_cluster
 
-from hierattn.distribute import local_cluster  # noqa: E402
+ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
 def summary(run):

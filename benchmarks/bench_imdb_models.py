@@ -14,7 +14,8 @@ Usage:
     python benchmarks/bench_imdb_models.py --models han,transformer,rnn \
         [--data ../shared/datasets/aclImdb_v1.tar.gz] [--out benchmarks/output]
 
-Results: a JSON file per model and a Markdown table on standard output.
+Results: a run directory per model and one JSON file of all results (both in
+`--out`), and a Markdown table on standard output.
 """
 
 import argparse
@@ -22,11 +23,8 @@ import json
 import os
 import pathlib
 import platform
-import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-sys.path.insert(0, os.path.dirname(__file__))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np  # noqa: E402

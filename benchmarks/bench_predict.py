@@ -1,7 +1,7 @@
 """Prediction throughput of a saved run on the IMDB test split, from raw text.
 
-Loads the run (as `predict` does), then times what `Run.predict_proba` does
-on all 25,000 test reviews: tokenizing and encoding, then the model (each
+Loads the run (as `predict` does), then times what the classifier's
+`predict_proba` does on all 25,000 test reviews: tokenizing and encoding, then the model (each
 also reported on its own), on 2 CPU cores.
 Targets (issue #4): >= 500 reviews/s for HAN, >= 1,000 for the Transformer.
 
@@ -16,10 +16,8 @@ Usage:
 import argparse
 import json
 import os
-import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np  # noqa: E402
@@ -39,7 +37,7 @@ def main():
         test = test.subset(np.arange(25000))
     run = load_run(args.run)
     run.classifier.predict_proba(test.texts[:200])  # warm-up: trace the model once
-    # The two halves of `run.predict_proba`, timed apart: tokenizing + encoding, then the model.
+    # The two halves of `run.classifier.predict_proba`, timed apart: tokenizing + encoding, then the model.
     start = time.perf_counter()
     ids = run.classifier.preprocessor(test.texts)
     encoded = time.perf_counter()

@@ -5,7 +5,8 @@ each dataset (the validation part carved from the sample, as `train` does)
 with different most-epochs settings (early stopping on the validation loss
 stays on, patience from the defaults unless given), and prints, per run,
 the epochs run, the best epoch, and the validation accuracy of the network
-alone and of the whole classifier. No test split is read.
+alone, of the n-gram part alone and of the whole classifier. No test split
+is read.
 
     python benchmarks/bench_small_corpus.py --datasets agnews,airline_tweets,imdb --models rnn,han --n 1900 --epochs 8,40
     python benchmarks/bench_small_corpus.py --epochs 8 --pretrain-epochs 5,20
@@ -15,19 +16,15 @@ import argparse
 import csv
 import json
 import pathlib
-import sys
 import tempfile
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bench_baseline import load
 
-from bench_baseline import load  # noqa: E402
-
-from hierattn.training import TrainConfig, train  # noqa: E402
+from hierattn.training import TrainConfig, train
 
 
 def main():
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--datasets", default="agnews,airline_tweets,imdb")
     parser.add_argument("--models", default="rnn,han")
     parser.add_argument("--n", type=int, default=1900)

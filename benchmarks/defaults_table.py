@@ -14,9 +14,9 @@ accuracy, training seconds).
     python benchmarks/defaults_table.py RUN_DIR [RUN_DIR ...]
 """
 
+import argparse
 import json
 import pathlib
-import sys
 
 HEADER = ("| dataset | model | test acc. / macro-F1 | network alone | n-gram part alone | TF-IDF+LR baseline "
           "| model − baseline (points, acc. / F1) | val. acc. (model / network / n-grams / baseline) "
@@ -45,9 +45,12 @@ def row(run):
 
 
 def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("runs", nargs="+", metavar="RUN_DIR")
+    args = parser.parse_args()
     print(HEADER)
     print("|" + " --- |" * HEADER.count(" | ") + " --- |")
-    for run in sys.argv[1:]:
+    for run in args.runs:
         print(row(run))
 
 

@@ -22,10 +22,10 @@ document (`Explanation.ngrams`). The attention weights explain the
 network's term only.
 
 Words that fall beyond the model's limits (`max_sentences`, `max_words`,
-`max_len`) get no weight and are reported as cut. An explanation lists the
-text up to twice those limits (`hierattn.defaults.EXPLAIN_SHOWN`) and
-summarises the rest in one note, so any text is explained in bounded time
-and output.
+`sequence_length`) get no weight and are reported as cut. An explanation
+lists the text up to twice those limits (`hierattn.defaults.EXPLAIN_SHOWN`)
+and summarises the rest in one note, so any text is explained in bounded
+time and output.
 """
 
 import dataclasses
@@ -218,7 +218,7 @@ class Explainer:
         """
         if self.hierarchical:
             return {"max_sentences": SHOWN * encoder.max_sentences, "max_words": SHOWN * encoder.max_words}
-        return {"max_tokens": SHOWN * encoder.max_len if encoder.truncating == "post" else None}
+        return {"max_tokens": SHOWN * encoder.sequence_length}
 
     def _one(self, encoder, text, sentences, spans, ids, outputs, evidence=None):
         names = self.classifier.label_names
@@ -240,7 +240,7 @@ class Explainer:
         else:
             weights = importance(outputs, hierarchical=False).astype(float)
             flat = [t for sentence in sentences for t in sentence]
-            slots = {p: i for i, p in enumerate(kept_positions(len(flat), encoder.max_len, encoder.truncating))}
+            slots = {p: i for i, p in enumerate(kept_positions(len(flat), encoder.sequence_length))}
             for position, token in enumerate(flat):
                 slot = slots.get(position, -1)
                 used = slot >= 0
@@ -293,7 +293,7 @@ class Explainer:
         else:
             flat = [t for sentence in sentences for t in sentence]
             slots = {(0, slot): flat[p] for slot, p in
-                     enumerate(kept_positions(len(flat), encoder.max_len, encoder.truncating))}
+                     enumerate(kept_positions(len(flat), encoder.sequence_length))}
         first = {}  # feature id -> (row, position, n) of its first occurrence
         for n, positions in enumerate(layer.ngram_features(ids[None]), start=1):
             positions = np.asarray(positions)

@@ -22,9 +22,9 @@ k)` (ERASER's comprehensiveness at that `k`) and the share of decisions that
 flip. The summary `comprehensiveness` is the mean over the `k`s (ERASER's
 AOPC, here over the `k`s asked for rather than percentage bins).
 
-Only words the model sees (within `max_sentences`/`max_words`/`max_len`,
-including out-of-vocabulary ones) are ranked and removed; a document with
-fewer than `k` such words loses all of them.
+Only words the model sees (within `max_sentences`/`max_words`/
+`sequence_length`, including out-of-vocabulary ones) are ranked and
+removed; a document with fewer than `k` such words loses all of them.
 
 Reference:
     DeYoung et al. "ERASER: A Benchmark to Evaluate Rationalized NLP

@@ -51,11 +51,6 @@ def test_unpack_inputs_and_masks():
     assert ops.convert_to_numpy(vm).tolist() == [[False, True, True, False]]
 
 
-def test_causal_mask_is_lower_triangular():
-    mask = ops.convert_to_numpy(utils.causal_mask(3, 3))[0]
-    np.testing.assert_array_equal(mask, np.tril(np.ones((3, 3), bool)))
-
-
 @pytest.mark.parametrize("bad", [-0.1, 1.0, 2])
 def test_check_dropout_rejects_out_of_range(bad):
     with pytest.raises(ValueError, match="dropout"):

@@ -41,24 +41,17 @@ def test_hierarchical_padding_and_truncation(vocabulary):
     np.testing.assert_array_equal(ids[4], [[OOV, v("here")], [0, 0], [0, 0]])
 
 
-def test_flat_padding_and_truncation_modes(vocabulary):
+def test_flat_padding_and_truncation(vocabulary):
     documents = tokenize_corpus(CORPUS, progress=False)
     v = vocabulary.lookup
-    post = encode_flat(documents, vocabulary, max_len=4)
-    pre = encode_flat(documents, vocabulary, max_len=4, truncating="pre")
-    np.testing.assert_array_equal(post[0], [v("a"), v("good"), v("film"), v("i")])
-    np.testing.assert_array_equal(pre[0], [v("i"), v("loved"), v("it"), v("!")])
-    np.testing.assert_array_equal(post[4], [OOV, v("here"), 0, 0])
-    with pytest.raises(ValueError, match="truncating"):
-        encode_flat(documents, vocabulary, 4, truncating="middle")
+    ids = encode_flat(documents, vocabulary, sequence_length=4)
+    np.testing.assert_array_equal(ids[0], [v("a"), v("good"), v("film"), v("i")])  # the first 4 of 7 tokens
+    np.testing.assert_array_equal(ids[4], [OOV, v("here"), 0, 0])
 
 
-def test_kept_positions_per_truncation_mode():
-    assert list(kept_positions(10, 8, "post")) == [0, 1, 2, 3, 4, 5, 6, 7]
-    assert list(kept_positions(10, 8, "pre")) == [2, 3, 4, 5, 6, 7, 8, 9]
-    assert list(kept_positions(5, 8, "pre")) == [0, 1, 2, 3, 4]
-    with pytest.raises(ValueError, match="truncating must be one of"):
-        kept_positions(5, 8, "head_tail")
+def test_kept_positions_are_the_first_ones():
+    assert list(kept_positions(10, 8)) == [0, 1, 2, 3, 4, 5, 6, 7]
+    assert list(kept_positions(5, 8)) == [0, 1, 2, 3, 4]
 
 
 def test_suggest_lengths_uses_percentiles():
@@ -66,8 +59,8 @@ def test_suggest_lengths_uses_percentiles():
     # sentences per doc 1,2,3,4,10 -> median 3; the 20 sentence lengths are
     # 1,2,2,3,3,3,4,4,4,4 and ten 100s -> median (4+100)/2 = 52; words per doc
     # 1,4,9,16,1000 -> median 9.
-    assert suggest_lengths(documents, percentile=50) == {"max_sentences": 3, "max_words": 52, "max_len": 9}
-    assert suggest_lengths([], 95) == {"max_sentences": 1, "max_words": 1, "max_len": 1}
+    assert suggest_lengths(documents, percentile=50) == {"max_sentences": 3, "max_words": 52, "sequence_length": 9}
+    assert suggest_lengths([], 95) == {"max_sentences": 1, "max_words": 1, "sequence_length": 1}
 
 
 def test_bucket_batches_cover_everything_and_cut_padding():
@@ -98,22 +91,20 @@ def test_trim_padding():
     assert trim_padding(np.zeros((3, 6), np.int32)).shape == (3, 1)
 
 
-def test_text_encoder_fit_encode_save_load(tmp_path):
+def test_text_encoder_fit_and_encode():
     train = ["Good movie. Great acting!", "Bad movie. Awful plot?", "Good plot and good acting."] * 4
     encoder = TextEncoder.fit(train, min_count=2, progress=False)
     assert "good" in encoder.vocabulary and "and" in encoder.vocabulary
     assert encoder.max_sentences == 2 and encoder.max_words == 5
     hierarchical, flat = encoder.encode(train[:3], mode=("hierarchical", "flat"))
-    assert hierarchical.shape == (3, 2, 5) and flat.shape == (3, encoder.max_len)
-    encoder.save(tmp_path)
-    again = TextEncoder.load(tmp_path)
-    np.testing.assert_array_equal(again.encode(train[:3]), hierarchical)
-    np.testing.assert_array_equal(again.encode(train[:3], mode="flat"), flat)
-    fixed = TextEncoder.fit(train, max_sentences=7, max_len=3, progress=False)
-    assert (fixed.max_sentences, fixed.max_len) == (7, 3)
+    assert hierarchical.shape == (3, 2, 5) and flat.shape == (3, encoder.sequence_length)
+    np.testing.assert_array_equal(encoder.encode(train[:3]), hierarchical)  # one mode = the same as both at once
+    np.testing.assert_array_equal(encoder.encode(train[:3], mode="flat"), flat)
+    fixed = TextEncoder.fit(train, max_sentences=7, sequence_length=3, progress=False)
+    assert (fixed.max_sentences, fixed.sequence_length) == (7, 3)
     with pytest.raises(ValueError, match="mode"):
         encoder.encode(["x"], mode="matrix")
-    assert encoder.encode([], mode="flat").shape == (0, encoder.max_len)
+    assert encoder.encode([], mode="flat").shape == (0, encoder.sequence_length)
 
 
 def test_worker_processes_give_the_same_arrays_as_one_process(monkeypatch):
@@ -128,11 +119,12 @@ def test_worker_processes_give_the_same_arrays_as_one_process(monkeypatch):
 
 def test_awkward_documents_encode_without_error():
     texts = ["", "   \n ", "word " * 10000, b"bad \xff\xfe bytes", "emoji \U0001F600\U0001F44D!", "\x00\x01"]
-    encoder = TextEncoder.fit(texts + ["word emoji"] * 2, min_count=1, max_sentences=4, max_words=6, max_len=8, progress=False)
+    encoder = TextEncoder.fit(texts + ["word emoji"] * 2, min_count=1, max_sentences=4, max_words=6, sequence_length=8,
+                              progress=False)
     hierarchical, flat = encoder.encode(texts, mode=("hierarchical", "flat"))
     assert hierarchical.shape == (6, 4, 6) and flat.shape == (6, 8)
     assert not hierarchical[0].any() and not hierarchical[1].any() and not hierarchical[5].any()
-    assert np.all(flat[2] == encoder.vocabulary.lookup("word"))  # long document cut to max_len
+    assert np.all(flat[2] == encoder.vocabulary.lookup("word"))  # long document cut to sequence_length
     assert encoder.vocabulary.lookup("\U0001F600") > 1
 
 
@@ -141,6 +133,6 @@ def test_real_imdb_sample_encodes(imdb_sample):
     hierarchical, flat = encoder.encode(imdb_sample.texts, mode=("hierarchical", "flat"))
     assert hierarchical.shape[0] == flat.shape[0] == 300
     # The suggested sizes cover most documents whole (95th percentile).
-    covered = np.mean([len(d) <= encoder.max_sentences for d in encoder.tokenize(imdb_sample.texts)])
+    covered = np.mean([len(d) <= encoder.max_sentences for d in tokenize_corpus(imdb_sample.texts, encoder.tokenizer, progress=False)])
     assert covered >= 0.9
     assert (flat > 1).mean(axis=1).min() > 0  # every review has known words

@@ -82,8 +82,8 @@ def test_a_very_long_text_is_explained_in_bounded_time_and_size(han_run, rnn_run
         (e,) = Explainer(run).explain([text])
         assert time.perf_counter() - started < 10
         shown = (2 * encoder.max_sentences * min(encoder.max_words, 4) if run.preprocessor.mode == "hierarchical"
-                 else 2 * encoder.max_len)
-        assert len(e.words) <= shown and len(e.sentences) <= 2 * max(encoder.max_sentences, encoder.max_len)
+                 else 2 * encoder.sequence_length)
+        assert len(e.words) <= shown and len(e.sentences) <= 2 * max(encoder.max_sentences, encoder.sequence_length)
         end = e.sentences[-1]["end"]
         assert e.unshown_characters == len(text.rstrip()) - end > 4_000_000
         assert f"the {e.unshown_characters:,} characters after character {end:,} are not shown" in e.warnings[0]

@@ -11,7 +11,6 @@ from hierattn.data.encoding import (
     trim_padding,
 )
 from hierattn.data.imdb import load_imdb, locate_imdb
-from hierattn.data.streaming import stream_table, table_dataset
 from hierattn.data.tables import load_table, read_table
 from hierattn.data.text import Token, Tokenizer, clean, sentence_spans
 from hierattn.data.vocabulary import Vocabulary
@@ -19,6 +18,5 @@ from hierattn.data.vocabulary import Vocabulary
 __all__ = [
     "LabelMap", "TextDataset", "stratified_split", "TextEncoder", "bucket_batches", "encode_flat",
     "encode_hierarchical", "suggest_lengths", "tokenize_corpus", "trim_padding", "load_imdb", "locate_imdb",
-    "stream_table", "table_dataset", "load_table", "read_table", "Token", "Tokenizer", "clean",
-    "sentence_spans", "Vocabulary",
+    "load_table", "read_table", "Token", "Tokenizer", "clean", "sentence_spans", "Vocabulary",
 ]

@@ -109,14 +109,6 @@ def iter_folder(root):
         yield file.relative_to(root).as_posix(), file.read_bytes()
 
 
-def sha256_of(path, chunk_size=1 << 20):
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(chunk_size), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def _download_failed(url, error):
     return DataError(f"could not download {url}: {getattr(error, 'reason', error)}")
 

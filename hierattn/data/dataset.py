@@ -6,11 +6,10 @@ import math
 import numpy as np
 
 from hierattn.errors import DataError
-from hierattn.jsonfile import load_json, save_json
 
 
 class LabelMap:
-    """Class names ↔ integer ids, saved with a model.
+    """Class names ↔ integer ids.
 
     Args:
         names: Class names in id order (any JSON-able values: strings or
@@ -52,21 +51,6 @@ class LabelMap:
             raise DataError(f"labels not seen in training: {shown} (known: {', '.join(map(str, self.names))}).")
         return np.asarray(ids, dtype=np.int32)
 
-    def save(self, path):
-        save_json(path, "hierattn.labels/1", {"names": self.names}, indent=2)
-
-    @classmethod
-    def load(cls, path):
-        """Reads a label map written by `save`.
-
-        Raises:
-            DataError: Missing file, or names that are not a list of strings and numbers.
-        """
-        names = load_json(path, "hierattn.labels/1").get("names")
-        if not isinstance(names, list) or not all(isinstance(n, (str, int, float)) for n in names):
-            raise DataError(f"{path}: 'names' must be a list of class names")
-        return cls(names)
-
 
 @dataclasses.dataclass
 class TextDataset:
@@ -99,9 +83,6 @@ class TextDataset:
             [self.ids[i] for i in indices],
             None if self.ratings is None else self.ratings[indices],
         )
-
-    def head(self, n):
-        return self.subset(np.arange(min(n, len(self))))
 
 
 def sample(data, limit, seed):

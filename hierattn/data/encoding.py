@@ -10,8 +10,6 @@ from tqdm.auto import tqdm
 
 from hierattn.data.text import Tokenizer
 from hierattn.data.vocabulary import Vocabulary
-from hierattn.errors import DataError
-from hierattn.jsonfile import load_json, save_json
 
 # Below this many documents, worker processes cost more than they save.
 PARALLEL_THRESHOLD = 4000
@@ -118,7 +116,7 @@ def _encode_documents(documents, state):
     return [
         encode_hierarchical(documents, vocabulary, state["max_sentences"], state["max_words"])
         if mode == "hierarchical"
-        else encode_flat(documents, vocabulary, state["max_len"], state["truncating"])
+        else encode_flat(documents, vocabulary, state["sequence_length"])
         for mode in state["modes"]
     ]
 
@@ -154,54 +152,38 @@ def encode_hierarchical(documents, vocabulary, max_sentences, max_words):
     return out
 
 
-TRUNCATING = ("post", "pre")
-
-
-def _check_truncating(truncating):
-    if truncating not in TRUNCATING:
-        raise ValueError(f"truncating must be one of {TRUNCATING}. Received: {truncating!r}.")
-
-
-def kept_positions(length, max_len, truncating="post"):
-    """Which token positions of a `length`-token document a flat encoding keeps.
+def kept_positions(length, sequence_length):
+    """Which token positions of a `length`-token document a flat encoding keeps (the first ones).
 
     Args:
         length: Number of tokens in the document.
-        max_len: Tokens per encoded document.
-        truncating: `"post"` keeps the first `max_len` tokens, `"pre"` the last
-            ones (as in `keras.utils.pad_sequences`).
+        sequence_length: Tokens per encoded document.
 
     Returns:
-        A `range` or a list of kept positions, in order; the i-th of them goes
-        to slot i of the encoding.
+        A `range` of kept positions, in order; the i-th of them goes to slot
+        i of the encoding.
     """
-    _check_truncating(truncating)
-    if length <= max_len:
-        return range(length)
-    if truncating == "post":
-        return range(max_len)
-    return range(length - max_len, length)
+    return range(min(length, sequence_length))
 
 
-def encode_flat(documents, vocabulary, max_len, truncating="post"):
-    """Encodes documents as `(docs, max_len)` int32 ids (sentences joined).
+def encode_flat(documents, vocabulary, sequence_length):
+    """Encodes documents as `(docs, sequence_length)` int32 ids (sentences joined).
+
+    The first `sequence_length` tokens of a longer document are kept (see
+    `kept_positions`).
 
     Args:
         documents: Lists of sentences of token forms.
         vocabulary: A `Vocabulary`.
-        max_len: Tokens per document.
-        truncating: `"post"` or `"pre"` (see `kept_positions`).
+        sequence_length: Tokens per document.
 
     Returns:
         A `numpy.ndarray` of dtype int32, padded with 0 at the end.
     """
-    _check_truncating(truncating)
-    out = np.zeros((len(documents), max_len), dtype=np.int32)
+    out = np.zeros((len(documents), sequence_length), dtype=np.int32)
     get = vocabulary.index.get
     for i, document in enumerate(documents):
-        tokens = [t for sentence in document for t in sentence]
-        if len(tokens) > max_len:
-            tokens = [tokens[p] for p in kept_positions(len(tokens), max_len, truncating)]
+        tokens = [t for sentence in document for t in sentence][:sequence_length]
         out[i, : len(tokens)] = [get(t, 1) for t in tokens]
     return out
 
@@ -215,8 +197,8 @@ def suggest_lengths(documents, percentile=95):
 
     Returns:
         Dict with `max_sentences` (sentences per document), `max_words`
-        (words per sentence) and `max_len` (words per document), each at
-        least 1.
+        (words per sentence) and `sequence_length` (words per document),
+        each at least 1.
     """
     words = [len(s) for d in documents for s in d]
     return _lengths_from_stats([len(d) for d in documents], words, [sum(len(s) for s in d) for d in documents], percentile)
@@ -226,7 +208,7 @@ def _lengths_from_stats(sentences, words, totals, percentile):
     def pick(values):
         return max(1, int(np.ceil(np.percentile(values, percentile)))) if len(values) else 1
 
-    return {"max_sentences": pick(sentences), "max_words": pick(words), "max_len": pick(totals)}
+    return {"max_sentences": pick(sentences), "max_words": pick(words), "sequence_length": pick(totals)}
 
 
 def bucket_batches(lengths, batch_size, seed=0, chunk_batches=50):
@@ -300,35 +282,35 @@ def trim_padding(batch):
 
 
 def _empty(state, mode):
-    shape = (0, state["max_sentences"], state["max_words"]) if mode == "hierarchical" else (0, state["max_len"])
-    return np.zeros(shape, np.int32)
+    if mode == "hierarchical":
+        return np.zeros((0, state["max_sentences"], state["max_words"]), np.int32)
+    return np.zeros((0, state["sequence_length"]), np.int32)
 
 
 class TextEncoder:
     """Tokenizer + vocabulary + padding sizes: raw text in, id arrays out.
 
-    Saved next to a model so that raw text can be classified after reloading.
+    The worker behind `TextPreprocessor`, which saves its settings and
+    vocabulary inside the classifier's `.keras` file.
 
     Args:
         vocabulary: A `Vocabulary`.
         tokenizer: A `Tokenizer`.
         max_sentences: Sentences per document (hierarchical mode).
         max_words: Words per sentence (hierarchical mode).
-        max_len: Words per document (flat mode).
-        truncating: Flat-mode truncation, `"post"` or `"pre"`.
+        sequence_length: Words per document (flat mode).
     """
 
-    def __init__(self, vocabulary, tokenizer=None, max_sentences=15, max_words=40, max_len=400, truncating="post"):
+    def __init__(self, vocabulary, tokenizer=None, max_sentences=15, max_words=40, sequence_length=400):
         self.vocabulary = vocabulary
         self.tokenizer = tokenizer or Tokenizer()
         self.max_sentences = max_sentences
         self.max_words = max_words
-        self.max_len = max_len
-        self.truncating = truncating
+        self.sequence_length = sequence_length
 
     @classmethod
     def fit(cls, texts, tokenizer=None, min_count=2, max_size=None, percentile=95, workers=None, progress=True,
-            max_sentences=None, max_words=None, max_len=None, truncating="post"):
+            max_sentences=None, max_words=None, sequence_length=None):
         """Builds the vocabulary and padding sizes from training texts only.
 
         Sizes not given are the `percentile` of the training lengths (see
@@ -344,8 +326,7 @@ class TextEncoder:
             progress: Show a progress bar.
             max_sentences: Fixed sentences per document.
             max_words: Fixed words per sentence.
-            max_len: Fixed words per document (flat mode).
-            truncating: Flat-mode truncation.
+            sequence_length: Fixed words per document (flat mode).
 
         Returns:
             A fitted `TextEncoder`.
@@ -361,13 +342,9 @@ class TextEncoder:
             totals += part_totals
         vocabulary = Vocabulary.build(counts, min_count=min_count, max_size=max_size)
         sizes = _lengths_from_stats(sentences, words, totals, percentile)
-        given = {"max_sentences": max_sentences, "max_words": max_words, "max_len": max_len}
+        given = {"max_sentences": max_sentences, "max_words": max_words, "sequence_length": sequence_length}
         sizes.update({k: v for k, v in given.items() if v is not None})
-        return cls(vocabulary, tokenizer, truncating=truncating, **sizes)
-
-    def tokenize(self, texts, workers=None, progress=False):
-        """Sentences of token forms for each text (see `tokenize_corpus`)."""
-        return tokenize_corpus(texts, self.tokenizer, workers=workers, progress=progress)
+        return cls(vocabulary, tokenizer, **sizes)
 
     def encode(self, texts=None, mode="hierarchical", documents=None, workers=None, progress=False):
         """Encodes raw `texts` (or already tokenized `documents`).
@@ -376,9 +353,10 @@ class TextEncoder:
             texts: Sequence of raw documents; tokenized and encoded in worker
                 processes when there are many.
             mode: `"hierarchical"` → `(n, max_sentences, max_words)`;
-                `"flat"` → `(n, max_len)`; or a tuple of both, which returns a
-                tuple of arrays from one tokenization.
-            documents: Output of `tokenize`, instead of `texts`.
+                `"flat"` → `(n, sequence_length)`; or a tuple of both, which
+                returns a tuple of arrays from one tokenization.
+            documents: Already tokenized documents (lists of sentences of
+                token forms, as `tokenize_corpus` gives), instead of `texts`.
             workers: Processes (default: all cores).
             progress: Show a progress bar.
 
@@ -395,8 +373,7 @@ class TextEncoder:
             "modes": modes,
             "max_sentences": self.max_sentences,
             "max_words": self.max_words,
-            "max_len": self.max_len,
-            "truncating": self.truncating,
+            "sequence_length": self.sequence_length,
         }
         if documents is not None:
             arrays = _encode_documents(documents, state)
@@ -407,32 +384,3 @@ class TextEncoder:
                 for k, m in enumerate(modes)
             ]
         return arrays[0] if isinstance(mode, str) else tuple(arrays)
-
-    def get_config(self):
-        return {
-            "tokenizer": self.tokenizer.get_config(),
-            "max_sentences": self.max_sentences,
-            "max_words": self.max_words,
-            "max_len": self.max_len,
-            "truncating": self.truncating,
-        }
-
-    def save(self, directory):
-        """Writes `vocabulary.json` and `encoder.json` into `directory`."""
-        os.makedirs(directory, exist_ok=True)
-        self.vocabulary.save(os.path.join(directory, "vocabulary.json"))
-        save_json(os.path.join(directory, "encoder.json"), "hierattn.encoder/1", self.get_config(), indent=2)
-
-    @classmethod
-    def load(cls, directory):
-        """Reads an encoder written by `save`."""
-        path = os.path.join(directory, "encoder.json")
-        config = load_json(path, "hierattn.encoder/1")
-        for name in ("max_sentences", "max_words", "max_len"):
-            value = config.get(name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise DataError(f"{path}: {name} must be a positive whole number, not {value!r}")
-        _check_truncating(config.get("truncating", "post"))
-        tokenizer = Tokenizer.from_config(config.pop("tokenizer"))
-        vocabulary = Vocabulary.load(os.path.join(directory, "vocabulary.json"))
-        return cls(vocabulary, tokenizer, **config)

@@ -9,7 +9,7 @@ by a second expression. Token *forms* used for the vocabulary are normalised
 per token (NFKC for non-ASCII, optional lower-casing).
 
 We compared library splitters on 1,000 IMDB reviews and the hand-labelled
-cases of the tests (benchmarks/bench_sentence_splitters.py, BENCHMARKS.md):
+cases of the tests (BENCHMARKS.md, "Sentence splitters"):
 syntok got all cases right but takes ~1.5 ms per review, pysbd ~7 ms, and
 nltk's punkt (untrained; the pretrained model needs a download) ~0.6 ms
 while splitting after "Mr." and "e.g.". This splitter gets the same cases

@@ -66,11 +66,6 @@ class Vocabulary:
         """The id of a token form (`OOV` if unknown)."""
         return self.index.get(token, OOV)
 
-    def encode(self, tokens):
-        """Ids of a list of token forms."""
-        get = self.index.get
-        return [get(t, OOV) for t in tokens]
-
     def get_config(self):
         return {"tokens": self.tokens[2:], "min_count": self.min_count, "max_size": self.max_size}
 

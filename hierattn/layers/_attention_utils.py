@@ -145,13 +145,6 @@ def attention_mask(query_mask=None, value_mask=None, extra_mask=None):
     return mask
 
 
-def causal_mask(query_length, value_length):
-    """Lower-triangular `(1, Tq, Tv)` mask: position i sees positions j <= i."""
-    rows = ops.expand_dims(ops.arange(query_length), -1)
-    cols = ops.expand_dims(ops.arange(value_length), 0)
-    return ops.expand_dims(ops.greater_equal(rows, cols), 0)
-
-
 def check_dropout(dropout):
     """Raises a clear `ValueError` for a dropout rate outside [0, 1)."""
     if not 0.0 <= float(dropout) < 1.0:

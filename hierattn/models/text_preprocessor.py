@@ -91,10 +91,10 @@ class TextPreprocessor(keras.layers.Layer):
         """Builds the vocabulary and fills the length limits left `None` from `texts`."""
         encoder = TextEncoder.fit(texts, self.tokenizer, min_count=self.min_count, max_size=self.max_vocab,
                                   percentile=LENGTH_PERCENTILE, progress=progress, max_sentences=self.max_sentences,
-                                  max_words=self.max_words, max_len=self.sequence_length)
+                                  max_words=self.max_words, sequence_length=self.sequence_length)
         self.vocabulary = encoder.vocabulary
         self.max_sentences, self.max_words, self.sequence_length = (encoder.max_sentences, encoder.max_words,
-                                                                    encoder.max_len)
+                                                                    encoder.sequence_length)
 
     @property
     def encoder(self):
@@ -102,7 +102,7 @@ class TextPreprocessor(keras.layers.Layer):
         if not self.adapted:
             raise ValueError("the preprocessor has no vocabulary yet: call adapt(texts) (or fit the classifier) first")
         return TextEncoder(self.vocabulary, self.tokenizer, max_sentences=self.max_sentences or 1,
-                           max_words=self.max_words or 1, max_len=self.sequence_length or 1)
+                           max_words=self.max_words or 1, sequence_length=self.sequence_length or 1)
 
     def __call__(self, inputs, progress=False):
         # Python strings in, a NumPy array out: Keras's tensor machinery is skipped.
