@@ -78,7 +78,7 @@ def run_model(model, data, out, epochs=None):
     total_seconds = time.perf_counter() - start
     reloaded = load_run(run_dir).classifier
     start = time.perf_counter()
-    probabilities = reloaded.predict_proba(data["test"].texts)
+    probabilities = reloaded.predict(data["test"].texts, verbose=0)
     predict_seconds = time.perf_counter() - start
     metrics = classification_metrics(data["test"].labels, probabilities.argmax(1), data["test"].label_map.names)
     history = (run_dir / "history.csv").read_text().strip().splitlines()
