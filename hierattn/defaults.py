@@ -11,7 +11,7 @@ MODELS = ("han", "transformer", "rnn")
 
 RNN_ATTENTIONS = ("bahdanau", "luong-dot", "luong-general", "luong-concat", "context")
 
-# Keyword arguments of build_han / build_transformer / build_rnn.
+# Keyword arguments of HANBackbone / TransformerBackbone / RNNBackbone (hierattn.models).
 BACKBONES = {
     "han": {
         "embedding_dim": 200,

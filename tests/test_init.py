@@ -34,7 +34,7 @@ def test_importing_hierattn_changes_no_process_wide_setting():
 EXPORTS = """
 import sys
 import hierattn
-names = ["TextClassifier", "TextPreprocessor", "Explainer", "load_run", "build_han", "MultiHeadAttention"]
+names = ["TextClassifier", "TextPreprocessor", "Explainer", "load_run", "HANBackbone", "MultiHeadAttention"]
 assert all(name in dir(hierattn) for name in names), dir(hierattn)
 import keras
 registered = keras.saving.get_custom_objects()

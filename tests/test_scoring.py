@@ -55,7 +55,7 @@ def test_scores_every_row_in_chunks(run, tmp_path):
     assert [int(r["row"]) for r in rows] == list(range(25))
     probabilities = np.array([[float(r["p_neg"]), float(r["p_pos"])] for r in rows])
     np.testing.assert_allclose(probabilities, run.predict(texts), atol=1e-6)
-    assert [r["predicted"] for r in rows] == run.predict(texts)
+    assert [r["predicted"] for r in rows] == run.predict_labels(texts)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt", "out.csv"]  # no partial file left
 
 

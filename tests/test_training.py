@@ -48,7 +48,7 @@ def test_each_model_trains_saves_and_reloads_identically(data, tmp_path, model):
     # round the last bit differently).
     np.testing.assert_allclose(reloaded.predict(texts), run.classifier.predict(texts), rtol=1e-6,
                                atol=1e-6)
-    assert reloaded.predict(texts[:1])[0] in ("neg", "pos")
+    assert reloaded.predict_labels(texts[:1])[0] in ("neg", "pos")
     assert reloaded.label_names == ["neg", "pos"]
 
 
@@ -189,7 +189,7 @@ def test_limit_cuts_training_test_and_unlabelled_texts_alike(data, tmp_path, mon
         seen["sentences"] = len(sentences)
         return {}
 
-    monkeypatch.setattr("hierattn.embeddings.train_word2vec", fake_word2vec)
+    monkeypatch.setattr("hierattn.models.text_classifier.train_word2vec", fake_word2vec)
     run = train(train_data, test_data, tiny_config("han", limit=20, embeddings="word2vec"), tmp_path / "run",
                 unlabeled=unlabeled, log=lambda m: None, verbose=0)
     assert run.metrics["test"]["documents"] == 20
@@ -211,7 +211,7 @@ def test_a_diverging_loss_stops_training_and_leaves_the_run_unfinished(data, tmp
 
 def test_settings_split_into_training_and_builder_ones_from_one_source_of_defaults():
     from hierattn.defaults import BACKBONES, TRAINING
-    from hierattn.models import build_transformer
+    from hierattn.models import TransformerBackbone
 
     config = TrainConfig.from_dict({"model": "transformer", "epochs": 3, "num_layers": 2, "patience": 4})
     assert (config.epochs, config.patience, config.backbone) == (3, 4, {"num_layers": 2})
@@ -220,7 +220,7 @@ def test_settings_split_into_training_and_builder_ones_from_one_source_of_defaul
         TrainConfig.from_dict({"teacher": "tfidf"})
     import inspect
 
-    signature = inspect.signature(build_transformer).parameters
+    signature = inspect.signature(TransformerBackbone).parameters
     assert all(signature[name].default == value for name, value in BACKBONES["transformer"].items())
     check_backbone(config)
 
