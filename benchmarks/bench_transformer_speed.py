@@ -24,7 +24,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np  # noqa: E402
 
-from hierattn.corpus import open_corpus  # noqa: E402
+from hierattn.explain import open_corpus  # noqa: E402
 from hierattn.inference import predict_batches
 from hierattn.runs import load_run  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""Explanations: which words and sentences a trained model attended to.
+"""The explainer: which words and sentences a trained model attended to.
 
 Which weights are used, and why:
 
@@ -28,115 +28,16 @@ summarises the rest in one note, so any text is explained in bounded time
 and output.
 """
 
-import dataclasses
-
 import numpy as np
 
 from hierattn.data.encoding import kept_positions
 from hierattn.data.vocabulary import OOV
 from hierattn.defaults import EXPLAIN_SHOWN as SHOWN
 from hierattn.errors import HierattnError
+from hierattn.explain.attributions import gradient_times_input, importance
+from hierattn.explain.explanation import Explanation, NgramContribution, WordWeight
 from hierattn.inference import batched_outputs
-
-
-@dataclasses.dataclass
-class WordWeight:
-    """One word of the original text and its attention."""
-
-    text: str
-    form: str
-    sentence: int
-    index: int
-    start: int
-    end: int
-    weight: float
-    word_weight: float
-    sentence_weight: float
-    oov: bool
-    used: bool
-    evidence: float = None
-
-
-@dataclasses.dataclass
-class NgramContribution:
-    """One distinct n-gram of the text and its exact share of the decision margin (n-gram part)."""
-
-    text: str
-    sentence: int
-    start: int
-    end: int
-    contribution: float
-
-
-@dataclasses.dataclass
-class Explanation:
-    """A prediction with the attention over the words and sentences of one text."""
-
-    text: str
-    label: object
-    probabilities: dict
-    words: list
-    sentences: list
-    cut_words: int
-    warnings: list
-    doc_id: object = None
-    true_label: object = None
-    network_probabilities: dict = None
-    decision: dict = None
-    ngrams: list = None
-    unshown_characters: int = 0
-
-    def top_ngrams(self, k=10):
-        """The `k` n-grams with the largest contributions to the decision, for or against, largest first."""
-        return sorted(self.ngrams or [], key=lambda g: (-abs(g.contribution), g.start))[:k]
-
-    def top_words(self, k=10):
-        """The `k` words with the largest importance, largest first."""
-        used = [w for w in self.words if w.used]
-        return sorted(used, key=lambda w: (-w.weight, w.start))[:k]
-
-    def _repr_html_(self):
-        """The HTML heatmap, for notebooks."""
-        from hierattn.report import to_html
-
-        return to_html([self])
-
-    def to_dict(self, top_k=10):
-        return {
-            "id": self.doc_id,
-            "true_label": self.true_label,
-            "label": self.label,
-            "probabilities": self.probabilities,
-            "top_words": [dataclasses.asdict(w) for w in self.top_words(top_k)],
-            "sentences": self.sentences,
-            "words": [dataclasses.asdict(w) for w in self.words],
-            "cut_words": self.cut_words,
-            "unshown_characters": self.unshown_characters,
-            "warnings": self.warnings,
-            **({} if self.decision is None else {
-                "network_probabilities": self.network_probabilities,
-                "decision": self.decision,
-                "top_ngrams": [dataclasses.asdict(g) for g in self.top_ngrams(top_k)],
-            }),
-        }
-
-
-def importance(outputs, hierarchical):
-    """Per-position importance from an explainer model's outputs.
-
-    Args:
-        outputs: Outputs of `hierattn.models.attention_outputs` for a batch
-            (or one document).
-        hierarchical: Whether the model is a HAN.
-
-    Returns:
-        For HAN, word weight x sentence weight, shaped like the id array
-        `(..., sentences, words)`; otherwise the pooling weights `(..., length)`.
-    """
-    if hierarchical:
-        return np.asarray(outputs["word_attention"]) * np.asarray(outputs["sentence_attention"])[..., None]
-    (name,) = [k for k in outputs if k != "probabilities"]
-    return np.asarray(outputs[name])
+from hierattn.ngrams import combine
 
 
 class Explainer:
@@ -147,7 +48,7 @@ class Explainer:
     """
 
     def __init__(self, classifier):
-        from hierattn.models import attention_outputs
+        from hierattn.models import attention_outputs  # imports Keras, which the CLI loads only when needed
 
         self.classifier = getattr(classifier, "classifier", classifier)
         self.model = attention_outputs(self.classifier.backbone)
@@ -185,8 +86,6 @@ class Explainer:
         outputs = batched_outputs(self.model, x)
         ngram_parts = network_probabilities = None
         if self.classifier.ngram_logits is not None:
-            from hierattn.ngrams import combine
-
             # The layer's own logits, feature ids and exact contributions, one document at a time.
             layer = self.classifier.ngram_logits
             ngram_parts = [[np.asarray(v)[0] for v in layer(x[i:i + 1], return_contributions=True)]
@@ -196,8 +95,6 @@ class Explainer:
             outputs["probabilities"] = combine(network_probabilities, np.stack([p[0] for p in ngram_parts]), a, b)
         evidence = None
         if signed:
-            from hierattn.faithfulness import gradient_times_input
-
             evidence = gradient_times_input(self.classifier.backbone, x, outputs["probabilities"].argmax(1))
         explanations = []
         for i in range(len(texts)):

@@ -34,10 +34,10 @@ Reference:
 import dataclasses
 
 import numpy as np
+from tqdm.auto import tqdm
 
-from hierattn.data.encoding import sort_batches_by_length, trim_padding
 from hierattn.errors import HierattnError
-from hierattn.explain import importance
+from hierattn.explain.attributions import gradient_times_input, importance
 from hierattn.inference import batched_outputs
 
 RANKINGS = ("attention", "random", "gradient")
@@ -77,48 +77,6 @@ def top_positions(scores, ids, k):
     values = np.asarray(scores)[tuple(candidates.T)]
     order = np.argsort(-values, kind="stable")
     return candidates[order[:k]]
-
-
-def gradient_times_input(model, x, classes, batch_size=32):
-    """Gradient x input scores for each token of each document.
-
-    The gradient of the probability of `classes[i]` with respect to the
-    embedding of every token, dotted with that embedding. Read from the
-    per-position gradient rows of the embedding lookup (TensorFlow returns
-    them unsummed, one per looked-up position), so no model surgery is needed.
-
-    Args:
-        model: A hierattn model (its embedding layer is named `embedding`).
-        x: Encoded documents `(n, ...)`.
-        classes: Int array `(n,)`: the class to explain per document.
-        batch_size: Documents per gradient computation.
-
-    Returns:
-        Float array shaped like `x`, 0 at padding.
-    """
-    import tensorflow as tf
-
-    layer = model.get_layer("embedding")
-    variable = getattr(layer, "token_embedding", layer).embeddings
-    table = np.asarray(variable.numpy(), dtype=np.float32)
-    scores = np.zeros(x.shape, dtype=np.float32)
-    for index in sort_batches_by_length(x, batch_size):
-        batch = trim_padding(x[index]).astype(np.int32)
-        picked = tf.one_hot(np.asarray(classes)[index], model.output.shape[-1])
-        with tf.GradientTape() as tape:
-            probabilities = model(batch, training=False)
-            target = tf.reduce_sum(probabilities * picked)
-        gradient = tape.gradient(target, variable.value)
-        if not isinstance(gradient, tf.IndexedSlices):  # pragma: no cover - depends on the TF gather gradient
-            raise HierattnError("gradient x input needs per-position embedding gradients (tf.gather)")
-        if not np.array_equal(gradient.indices.numpy(), batch.ravel()):  # pragma: no cover
-            raise HierattnError("unexpected embedding gradient layout")
-        rows = gradient.values.numpy().reshape(batch.shape + (-1,))
-        values = np.einsum("...d,...d->...", rows, table[batch])
-        values[batch == 0] = 0.0
-        target_slices = (index,) + tuple(slice(0, n) for n in batch.shape[1:])
-        scores[target_slices] = values
-    return scores
 
 
 @dataclasses.dataclass
@@ -254,7 +212,7 @@ def check_faithfulness(classifier, texts, ks=DEFAULT_KS, random_draws=5, seed=0,
     Returns:
         A `FaithfulnessReport`.
     """
-    from hierattn.models import attention_outputs
+    from hierattn.models import attention_outputs  # imports Keras, which the CLI loads only when needed
 
     texts = [t for t in texts if t and str(t).strip()]
     if not texts:
@@ -290,6 +248,4 @@ def check_faithfulness(classifier, texts, ks=DEFAULT_KS, random_draws=5, seed=0,
 
 
 def _progress(total, enabled):
-    from tqdm.auto import tqdm
-
     return tqdm(total=total, desc="erasure check", unit="doc", disable=not enabled)
