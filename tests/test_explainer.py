@@ -1,11 +1,12 @@
-"""Tests for hierattn.explain: weights mapped back to the user's words."""
+"""Tests for hierattn.explain.explainer: weights mapped back to the user's words."""
 
 import numpy as np
 import pytest
 
 from conftest import make_run
 from hierattn.errors import HierattnError
-from hierattn.explain import Explainer
+from hierattn.explain.attributions import gradient_times_input
+from hierattn.explain.explainer import Explainer
 from hierattn.models import attention_outputs
 
 TEXTS = [
@@ -96,8 +97,6 @@ def test_trailing_markup_or_symbols_are_not_an_unread_rest(han_run):
 
 
 def test_signed_evidence_is_gradient_times_input_on_the_read_words(han_run, rnn_run):
-    from hierattn.faithfulness import gradient_times_input
-
     for run in (han_run, rnn_run):
         text = "The film was great. I loved it! " + "word " * 40
         (e,) = Explainer(run).explain([text], ids=["doc-7"], labels=["pos"], signed=True)
