@@ -4,7 +4,7 @@ For a seeded random sample of IMDB test reviews, deletes each review's top-k
 words (k = 1, 5, 10) by the explanation's attention importance, by gradient x
 input, and at random (averaged over several draws), and measures the mean drop
 in the predicted class's probability and the share of flipped decisions (see
-`hierattn.faithfulness`). Target for the default HAN: the top-5 attention
+`hierattn.explain.faithfulness`). Target for the default HAN: the top-5 attention
 deletion lowers the probability at least 3x as much as deleting 5 random words.
 
 Usage:
@@ -26,9 +26,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np  # noqa: E402
 
-from hierattn.corpus import open_corpus  # noqa: E402
-from hierattn.explain import Explainer  # noqa: E402
-from hierattn.faithfulness import check_faithfulness  # noqa: E402
+from hierattn.explain import Explainer, check_faithfulness, open_corpus  # noqa: E402
 from hierattn.runs import load_run  # noqa: E402
 
 

@@ -581,11 +581,11 @@ def explain(text, run_dir, file_path, dataset, split, data_path, limit, text_col
     if dataset is not None:
         if text is not None or file_path is not None:
             raise click.UsageError("give either --dataset or texts (a text, --file or -), not both")
-        from hierattn.corpus import documents_path
+        from hierattn.explain import documents_path
 
         _refuse_existing(output and str(documents_path(output)))
         _refuse_existing(output and str(_check_path(output)) if check else None)
-        from hierattn.corpus import open_corpus
+        from hierattn.explain import open_corpus
 
         source = open_corpus(dataset, split, data_path, text_column, limit, seed, encoding=encoding)
         run = _load(run_dir)
@@ -610,14 +610,14 @@ def explain(text, run_dir, file_path, dataset, split, data_path, limit, text_col
     explanations = run.classifier.explain(texts, ids=ids, labels=labels, signed=signed)
     _emit(_render(explanations, fmt, top_k), output)
     if check:
-        from hierattn.faithfulness import check_faithfulness
+        from hierattn.explain import check_faithfulness
 
         report = check_faithfulness(run.classifier, texts, random_draws=random_draws, seed=seed, progress=len(texts) > 50)
         click.echo(report.to_markdown(), err=fmt != "text" and not output)
 
 
 def _render(explanations, fmt, top_k):
-    from hierattn.report import to_html, to_json, to_text
+    from hierattn.explain import to_html, to_json, to_text
 
     if fmt == "text":
         return "\n\n".join(to_text(e, top_k) for e in explanations) + "\n"
@@ -634,8 +634,7 @@ def _check_path(output):
 
 
 def _explain_dataset(run, source, top_k, output, check, random_draws, seed):
-    from hierattn.corpus import explain_corpus
-    from hierattn.explain import Explainer
+    from hierattn.explain import Explainer, explain_corpus
 
     if check:  # the check needs the texts a second time
         source.texts = list(source.texts)
@@ -648,7 +647,7 @@ def _explain_dataset(run, source, top_k, output, check, random_draws, seed):
     for path in summary.outputs:
         click.echo(f"wrote {path}")
     if check:
-        from hierattn.faithfulness import check_faithfulness
+        from hierattn.explain import check_faithfulness
         from hierattn.jsonfile import save_json
 
         report = check_faithfulness(run.classifier, source.texts, random_draws=random_draws, seed=seed, progress=True)
@@ -662,7 +661,7 @@ def _csv_text(explanations):
     import csv
     import io
 
-    from hierattn.report import CSV_COLUMNS, to_rows
+    from hierattn.explain import CSV_COLUMNS, to_rows
 
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS)

@@ -1,4 +1,4 @@
-"""Tests for hierattn.corpus: most-attended words across a dataset."""
+"""Tests for hierattn.explain.corpus: most-attended words across a dataset."""
 
 import csv
 import os
@@ -6,9 +6,17 @@ import os
 import pytest
 
 from conftest import IMDB_ARCHIVE, make_reviews, make_run
-from hierattn.corpus import DOCUMENT_COLUMNS, WORD_COLUMNS, CorpusWords, documents_path, explain_corpus, open_corpus
 from hierattn.errors import HierattnError
-from hierattn.explain import Explainer, Explanation, WordWeight
+from hierattn.explain.corpus import (
+    DOCUMENT_COLUMNS,
+    WORD_COLUMNS,
+    CorpusWords,
+    documents_path,
+    explain_corpus,
+    open_corpus,
+)
+from hierattn.explain.explainer import Explainer
+from hierattn.explain.explanation import Explanation, WordWeight
 
 
 def explanation(label, weighted_words):

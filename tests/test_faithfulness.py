@@ -1,20 +1,17 @@
-"""Tests for hierattn.faithfulness: erasure of top-k words (ERASER comprehensiveness)."""
+"""Tests for hierattn.explain.faithfulness: erasure of top-k words (ERASER comprehensiveness)."""
 
 import numpy as np
 import pytest
-import tensorflow as tf
 
 from conftest import make_run
 from hierattn.errors import HierattnError
-from hierattn.faithfulness import (
+from hierattn.explain.faithfulness import (
     check_faithfulness,
     erasure_effects,
-    gradient_times_input,
     remove_positions,
     summarize,
     top_positions,
 )
-from hierattn.models import build_han, build_rnn, build_transformer
 
 
 def test_remove_positions_deletes_and_shifts_flat_and_hierarchical():
@@ -76,37 +73,11 @@ def test_random_ranking_averages_over_draws():
     assert np.mean(parts["random"][1][0]) == pytest.approx(0.15, abs=0.03)
 
 
-@pytest.mark.parametrize("builder, x", [
-    (lambda: build_rnn(30, 2, embedding_dim=6, units=4), np.array([[3, 4, 3, 9, 0], [5, 6, 0, 0, 0]])),
-    (lambda: build_han(30, 2, embedding_dim=6, word_units=4, sentence_units=4, attention_units=4),
-     np.array([[[3, 4, 3], [9, 0, 0]], [[5, 6, 0], [0, 0, 0]]])),
-    (lambda: build_transformer(30, 2, embedding_dim=8, num_heads=2, intermediate_dim=8, num_layers=1),
-     np.array([[3, 4, 3, 9, 0], [5, 6, 0, 0, 0]])),
-])
-def test_gradient_times_input_matches_dense_embedding_gradient(builder, x):
-    model = builder()
-    classes = np.array([1, 0])
-    scores = gradient_times_input(model, x, classes)
-    assert scores.shape == x.shape
-    assert np.all(scores[x == 0] == 0)
-    layer = model.get_layer("embedding")
-    variable = getattr(layer, "token_embedding", layer).embeddings
-    table = variable.numpy()
-    for i in range(len(x)):
-        with tf.GradientTape() as tape:
-            p = model(x[i : i + 1], training=False)[0, classes[i]]
-        dense = tf.convert_to_tensor(tape.gradient(p, variable.value)).numpy()
-        for token in set(x[i][x[i] != 0].tolist()):
-            # the per-position scores of a token id add up to its dense gradient row . embedding
-            expected = float(dense[token] @ table[token])
-            assert scores[i][x[i] == token].sum() == pytest.approx(expected, rel=1e-4, abs=1e-7)
-
-
 @pytest.fixture(scope="module")
 def trained_rnn(tiny_csv, tmp_path_factory):
     # The network alone: on this corpus an n-gram part is perfect on the
     # validation texts and takes all the weight, and attention would then
-    # move nothing (`test_explain` checks that this is said).
+    # move nothing (`test_explainer` checks that this is said).
     return make_run(tiny_csv, tmp_path_factory.mktemp("faith") / "run", "rnn", epochs=12, backbone={"attention": "context"},
                     ngrams=False)
 

@@ -1,4 +1,4 @@
-"""Tests for hierattn.report: text, CSV rows, JSON and HTML renderings."""
+"""Tests for hierattn.explain.report: text, CSV rows, JSON and HTML renderings."""
 
 import html
 import json
@@ -9,8 +9,8 @@ import subprocess
 import numpy as np
 import pytest
 
-from hierattn.explain import Explanation, NgramContribution, WordWeight
-from hierattn.report import CSV_COLUMNS, to_html, to_json, to_rows, to_text
+from hierattn.explain.explanation import Explanation, NgramContribution, WordWeight
+from hierattn.explain.report import CSV_COLUMNS, to_html, to_json, to_rows, to_text
 
 TEXT = 'Great <film> & "cast". Bad zzyzx end!'
 

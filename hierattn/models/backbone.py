@@ -74,19 +74,23 @@ class Backbone(keras.Model):
             outputs[name] = layer.output[1]
         return keras.Model(self.input, outputs, name=f"{self.name}_attention")
 
-    def token_attention(self, outputs):
-        """Per-token weights (shaped like the ids) from `attention_model` outputs.
+    def word_attention(self, outputs):
+        """Each token's weight within its row of ids (shaped like the ids), from `attention_model` outputs.
 
-        The weight of each token in the pooled document: the pooling weights
-        of a flat backbone; a subclass with several levels of attention
-        combines them (the HAN: word weight x sentence weight).
+        A row is the whole document for a flat backbone (its pooling
+        weights), a sentence for the HAN (its word attention).
         """
         (name,) = self.attention_layers
         return outputs[name]
 
     def sentence_attention(self, outputs):
-        """Per-sentence weights from `attention_model` outputs, or `None` where the backbone has none."""
+        """Each row's (sentence's) weight in the document, or `None` where the document is one row."""
         return None
+
+    def token_attention(self, outputs):
+        """Each token's weight in the pooled document (shaped like the ids): word weight x sentence weight."""
+        words, sentences = self.word_attention(outputs), self.sentence_attention(outputs)
+        return words if sentences is None else words * sentences[..., None]
 
     def get_config(self):
         # Not chained to `keras.Model.get_config`: a functional model's config

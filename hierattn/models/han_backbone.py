@@ -76,9 +76,8 @@ class HANBackbone(Backbone):
         self.cell = cell
         self.dropout = dropout
 
-    def token_attention(self, outputs):
-        # A word's weight in the document: its weight in its sentence times the sentence's.
-        return outputs["word_attention"] * outputs["sentence_attention"][..., None]
+    def word_attention(self, outputs):
+        return outputs["word_attention"]
 
     def sentence_attention(self, outputs):
         return outputs["sentence_attention"]

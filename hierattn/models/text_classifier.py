@@ -17,7 +17,7 @@ from hierattn.metrics import ExamplesSeen
 from hierattn.ngrams import combine, fit_parts, ngram_logits
 from hierattn.models.backbone import Backbone
 from hierattn.models.han_backbone import HANBackbone
-from hierattn.models.inference import predict_batches
+from hierattn.models.inference import batched_outputs, predict_batches
 from hierattn.models.legacy import backbone_config
 from hierattn.models.inputs import as_texts, is_text_input, texts_and_labels
 from hierattn.models.rnn_backbone import RNNBackbone
@@ -434,6 +434,24 @@ class TextClassifier(keras.Model):
             return combine(np.ones_like(logits), logits, 0.0, 1.0)
         model = self.backbone if part == "network" or self.ngram_logits is None else self
         return predict_batches(model, x, batch_size, progress)
+
+    def attention(self, x, batch_size=32):
+        """The network's probabilities and attention weights for id arrays, in input order.
+
+        Args:
+            x: Ids `(n, ...)` as `preprocessor` gives them.
+            batch_size: Documents per batch.
+
+        Returns:
+            `{"probabilities": (n, classes), <attention name>: weights, ...}`
+            (`Backbone.attention_model`): the backbone alone, without the
+            n-gram part.
+        """
+        # Kept out of Keras's tracking (set in __dict__): it shares the backbone's layers, it adds none.
+        model = self.__dict__.get("_attention_model")
+        if model is None:
+            model = self.__dict__["_attention_model"] = self.backbone.attention_model()
+        return batched_outputs(model, x, batch_size)
 
     def explain(self, texts, ids=None, labels=None, signed=False):
         """`hierattn.explain.Explanation`s of raw texts: prediction, word and sentence attention.

@@ -112,6 +112,33 @@ class TextPreprocessor(keras.layers.Layer):
         """Token ids of raw texts: `(n, max_sentences, max_words)` or `(n, sequence_length)` int32."""
         return self.encoder.encode(as_texts(inputs), mode=self.mode, progress=progress)
 
+    def encode_tokens(self, documents):
+        """Ids of documents already tokenized: lists of sentences of token forms (as `tokenize` gives them)."""
+        return self.encoder.encode(mode=self.mode, documents=documents)
+
+    def shown_limits(self, factor):
+        """`Tokenizer.tokenize` limits reading `factor` times what the model reads (e.g. for explanations)."""
+        if self.mode == "hierarchical":
+            return {"max_sentences": factor * self.max_sentences, "max_words": factor * self.max_words}
+        return {"max_tokens": factor * self.sequence_length}
+
+    def slots(self, sentences):
+        """Where each token of a tokenized text sits in its id array: an index tuple, or `None` if not read.
+
+        Args:
+            sentences: Sentences of `Token`s, as `tokenizer.tokenize` gives
+                them.
+
+        Returns:
+            One entry per token, in reading order: `(sentence, word)` for
+            hierarchical ids, `(position,)` for flat ones.
+        """
+        if self.mode == "hierarchical":
+            return [(s, t.index) if s < self.max_sentences and t.index < self.max_words else None
+                    for s, sentence in enumerate(sentences) for t in sentence]
+        count = sum(len(sentence) for sentence in sentences)
+        return [(p,) if p < self.sequence_length else None for p in range(count)]
+
     def has_words(self, text):
         """Whether the tokenizer keeps any word of `text` (markup, spaces and nothing are wordless)."""
         return bool(self.tokenizer.tokenize(text, max_tokens=1))

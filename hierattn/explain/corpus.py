@@ -26,7 +26,10 @@ import pathlib
 from tqdm.auto import tqdm
 
 from hierattn.atomic import atomic_open
+from hierattn.data import load_imdb
+from hierattn.data.dataset import sample
 from hierattn.errors import HierattnError
+from hierattn.scoring import iter_text_chunks, text_rows
 
 WORD_COLUMNS = ["predicted", "rank", "word", "top_k_documents", "documents", "top_k_share", "mean_weight",
                 "mean_top_k_weight"]
@@ -236,17 +239,12 @@ def open_corpus(dataset, split="test", data=None, text_column=None, limit=None, 
     if limit is not None and limit < 1:
         raise HierattnError("--limit must be at least 1")
     if dataset == "imdb":
-        from hierattn.data import load_imdb
-        from hierattn.data.dataset import sample
-
         documents = load_imdb(data, splits=(split,), progress=progress)[split]
         if limit is not None:
             documents = sample(documents, limit, seed)
         names = documents.label_map.names
         labels = [names[i] if i >= 0 else None for i in documents.labels]
         return CorpusSource(documents.texts, labels, documents.ids, len(documents))
-    from hierattn.scoring import iter_text_chunks, text_rows
-
     if not pathlib.Path(dataset).is_file():
         raise HierattnError(f"no such dataset {dataset!r}: use imdb or the path of a CSV/TSV/JSON-lines or text file")
     carried, rows = text_rows(iter_text_chunks(dataset, text_column, encoding=encoding))

@@ -1,12 +1,12 @@
-"""Tests for hierattn.explain: weights mapped back to the user's words."""
+"""Tests for hierattn.explain.explainer: weights mapped back to the user's words."""
 
 import numpy as np
 import pytest
 
 from conftest import make_run
 from hierattn.errors import HierattnError
-from hierattn.explain import Explainer
-from hierattn.models import attention_outputs
+from hierattn.explain.attributions import gradient_times_input
+from hierattn.explain.explainer import Explainer
 
 TEXTS = [
     "The film was great. I loved the acting!",
@@ -27,7 +27,7 @@ def rnn_run(tiny_csv, tmp_path_factory):
 
 def test_han_weights_are_distributions_and_match_the_model(han_run):
     explanations = Explainer(han_run).explain(TEXTS)
-    raw = attention_outputs(han_run.backbone).predict(han_run.preprocessor(TEXTS), verbose=0)
+    raw = han_run.backbone.attention_model().predict(han_run.preprocessor(TEXTS), verbose=0)
     for e, text, i in zip(explanations, TEXTS, range(2)):
         assert sum(w.weight for w in e.words) == pytest.approx(1.0, abs=1e-5)
         for s in range(len(e.sentences)):
@@ -96,8 +96,6 @@ def test_trailing_markup_or_symbols_are_not_an_unread_rest(han_run):
 
 
 def test_signed_evidence_is_gradient_times_input_on_the_read_words(han_run, rnn_run):
-    from hierattn.faithfulness import gradient_times_input
-
     for run in (han_run, rnn_run):
         text = "The film was great. I loved it! " + "word " * 40
         (e,) = Explainer(run).explain([text], ids=["doc-7"], labels=["pos"], signed=True)

@@ -22,9 +22,9 @@ k)` (ERASER's comprehensiveness at that `k`) and the share of decisions that
 flip. The summary `comprehensiveness` is the mean over the `k`s (ERASER's
 AOPC, here over the `k`s asked for rather than percentage bins).
 
-Only words the model sees (within `max_sentences`/`max_words`/
-`sequence_length`, including out-of-vocabulary ones) are ranked and
-removed; a document with fewer than `k` such words loses all of them.
+Only words the model sees (within `max_sentences`/`max_words`/`sequence_length`,
+including out-of-vocabulary ones) are ranked and removed; a document with
+fewer than `k` such words loses all of them.
 
 Reference:
     DeYoung et al. "ERASER: A Benchmark to Evaluate Rationalized NLP
@@ -34,11 +34,10 @@ Reference:
 import dataclasses
 
 import numpy as np
+from tqdm.auto import tqdm
 
-from hierattn.data.encoding import sort_batches_by_length, trim_padding
 from hierattn.errors import HierattnError
-from hierattn.explain import importance
-from hierattn.models.inference import batched_outputs
+from hierattn.explain.attributions import gradient_times_input
 
 RANKINGS = ("attention", "random", "gradient")
 DEFAULT_KS = (1, 5, 10)
@@ -77,47 +76,6 @@ def top_positions(scores, ids, k):
     values = np.asarray(scores)[tuple(candidates.T)]
     order = np.argsort(-values, kind="stable")
     return candidates[order[:k]]
-
-
-def gradient_times_input(model, x, classes, batch_size=32):
-    """Gradient x input scores for each token of each document.
-
-    The gradient of the probability of `classes[i]` with respect to the
-    embedding of every token, dotted with that embedding. Read from the
-    per-position gradient rows of the embedding lookup (TensorFlow returns
-    them unsummed, one per looked-up position), so no model surgery is needed.
-
-    Args:
-        model: A hierattn model (its embedding layer is named `embedding`).
-        x: Encoded documents `(n, ...)`.
-        classes: Int array `(n,)`: the class to explain per document.
-        batch_size: Documents per gradient computation.
-
-    Returns:
-        Float array shaped like `x`, 0 at padding.
-    """
-    import tensorflow as tf
-
-    variable = model.token_embedding.embeddings
-    table = np.asarray(variable.numpy(), dtype=np.float32)
-    scores = np.zeros(x.shape, dtype=np.float32)
-    for index in sort_batches_by_length(x, batch_size):
-        batch = trim_padding(x[index]).astype(np.int32)
-        picked = tf.one_hot(np.asarray(classes)[index], model.output.shape[-1])
-        with tf.GradientTape() as tape:
-            probabilities = model(batch, training=False)
-            target = tf.reduce_sum(probabilities * picked)
-        gradient = tape.gradient(target, variable.value)
-        if not isinstance(gradient, tf.IndexedSlices):  # pragma: no cover - depends on the TF gather gradient
-            raise HierattnError("gradient x input needs per-position embedding gradients (tf.gather)")
-        if not np.array_equal(gradient.indices.numpy(), batch.ravel()):  # pragma: no cover
-            raise HierattnError("unexpected embedding gradient layout")
-        rows = gradient.values.numpy().reshape(batch.shape + (-1,))
-        values = np.einsum("...d,...d->...", rows, table[batch])
-        values[batch == 0] = 0.0
-        target_slices = (index,) + tuple(slice(0, n) for n in batch.shape[1:])
-        scores[target_slices] = values
-    return scores
 
 
 @dataclasses.dataclass
@@ -261,19 +219,17 @@ def check_faithfulness(classifier, texts, ks=DEFAULT_KS, random_draws=5, seed=0,
         raise HierattnError("k must be at least 1")
     classifier = getattr(classifier, "classifier", classifier)
     model = classifier.backbone
-    explainer_model = model.attention_model()
-    if len(explainer_model.outputs) == 1:
+    if not model.attention_layers:
         raise HierattnError("this model has no attention pooling to check")
-    hierarchical = classifier.preprocessor.mode == "hierarchical"
     predict = classifier.predict_ids  # the whole classifier (with its n-gram part, if any)
     chunks = []
     bar = _progress(len(texts), progress)
     for start in range(0, len(texts), chunk_size):
         x = classifier.preprocessor(texts[start : start + chunk_size])
-        outputs = batched_outputs(explainer_model, x)
+        outputs = classifier.attention(x)
         base = predict(x)
         rankings = {
-            "attention": importance(outputs, hierarchical),
+            "attention": model.token_attention(outputs),
             "gradient": gradient_times_input(model, x, base.argmax(1)),
         }
         chunks.append(erasure_effects(predict, x, rankings, ks, random_draws, seed + start, base=base)[0])
@@ -287,6 +243,4 @@ def check_faithfulness(classifier, texts, ks=DEFAULT_KS, random_draws=5, seed=0,
 
 
 def _progress(total, enabled):
-    from tqdm.auto import tqdm
-
     return tqdm(total=total, desc="erasure check", unit="doc", disable=not enabled)

@@ -1,4 +1,4 @@
-"""Explanations: which words and sentences a trained model attended to.
+"""The explainer: which words and sentences a trained model attended to.
 
 Which weights are used, and why:
 
@@ -28,115 +28,14 @@ and summarises the rest in one note, so any text is explained in bounded
 time and output.
 """
 
-import dataclasses
-
 import numpy as np
 
-from hierattn.data.encoding import kept_positions
 from hierattn.data.vocabulary import OOV
 from hierattn.defaults import EXPLAIN_SHOWN as SHOWN
 from hierattn.errors import HierattnError
-from hierattn.models.inference import batched_outputs
-
-
-@dataclasses.dataclass
-class WordWeight:
-    """One word of the original text and its attention."""
-
-    text: str
-    form: str
-    sentence: int
-    index: int
-    start: int
-    end: int
-    weight: float
-    word_weight: float
-    sentence_weight: float
-    oov: bool
-    used: bool
-    evidence: float = None
-
-
-@dataclasses.dataclass
-class NgramContribution:
-    """One distinct n-gram of the text and its exact share of the decision margin (n-gram part)."""
-
-    text: str
-    sentence: int
-    start: int
-    end: int
-    contribution: float
-
-
-@dataclasses.dataclass
-class Explanation:
-    """A prediction with the attention over the words and sentences of one text."""
-
-    text: str
-    label: object
-    probabilities: dict
-    words: list
-    sentences: list
-    cut_words: int
-    warnings: list
-    doc_id: object = None
-    true_label: object = None
-    network_probabilities: dict = None
-    decision: dict = None
-    ngrams: list = None
-    unshown_characters: int = 0
-
-    def top_ngrams(self, k=10):
-        """The `k` n-grams with the largest contributions to the decision, for or against, largest first."""
-        return sorted(self.ngrams or [], key=lambda g: (-abs(g.contribution), g.start))[:k]
-
-    def top_words(self, k=10):
-        """The `k` words with the largest importance, largest first."""
-        used = [w for w in self.words if w.used]
-        return sorted(used, key=lambda w: (-w.weight, w.start))[:k]
-
-    def _repr_html_(self):
-        """The HTML heatmap, for notebooks."""
-        from hierattn.report import to_html
-
-        return to_html([self])
-
-    def to_dict(self, top_k=10):
-        return {
-            "id": self.doc_id,
-            "true_label": self.true_label,
-            "label": self.label,
-            "probabilities": self.probabilities,
-            "top_words": [dataclasses.asdict(w) for w in self.top_words(top_k)],
-            "sentences": self.sentences,
-            "words": [dataclasses.asdict(w) for w in self.words],
-            "cut_words": self.cut_words,
-            "unshown_characters": self.unshown_characters,
-            "warnings": self.warnings,
-            **({} if self.decision is None else {
-                "network_probabilities": self.network_probabilities,
-                "decision": self.decision,
-                "top_ngrams": [dataclasses.asdict(g) for g in self.top_ngrams(top_k)],
-            }),
-        }
-
-
-def importance(outputs, hierarchical):
-    """Per-position importance from an explainer model's outputs.
-
-    Args:
-        outputs: Outputs of `hierattn.models.attention_outputs` for a batch
-            (or one document).
-        hierarchical: Whether the model is a HAN.
-
-    Returns:
-        For HAN, word weight x sentence weight, shaped like the id array
-        `(..., sentences, words)`; otherwise the pooling weights `(..., length)`.
-    """
-    if hierarchical:
-        return np.asarray(outputs["word_attention"]) * np.asarray(outputs["sentence_attention"])[..., None]
-    (name,) = [k for k in outputs if k != "probabilities"]
-    return np.asarray(outputs[name])
+from hierattn.explain.attributions import gradient_times_input
+from hierattn.explain.explanation import Explanation, NgramContribution, WordWeight
+from hierattn.ngrams import combine
 
 
 class Explainer:
@@ -148,9 +47,9 @@ class Explainer:
 
     def __init__(self, classifier):
         self.classifier = getattr(classifier, "classifier", classifier)
-        self.model = self.classifier.backbone.attention_model()
-        self.hierarchical = self.classifier.preprocessor.mode == "hierarchical"
-        if len(self.model.outputs) == 1:
+        self.backbone = self.classifier.backbone
+        self.preprocessor = self.classifier.preprocessor
+        if not self.backbone.attention_layers:
             raise HierattnError("this model has no attention pooling to explain (e.g. a Transformer with mean pooling)")
 
     def explain(self, texts, ids=None, labels=None, signed=False):
@@ -175,16 +74,16 @@ class Explainer:
         for i, text in enumerate(texts):
             if not text or not str(text).strip():
                 raise HierattnError("cannot explain an empty text" + (f" (text {i + 1})" if len(texts) > 1 else ""))
-        encoder = self.classifier.preprocessor.encoder
-        tokenized = [encoder.tokenizer.tokenize(t, return_spans=True, **self._shown_limits(encoder)) for t in texts]
+        # Twice what the model reads is shown (the words beyond its limits marked as not read); the rest of a
+        # longer text is summarised in a note (`Explanation.unshown_characters`), so the work is bounded.
+        limits = self.preprocessor.shown_limits(SHOWN)
+        tokenized = [self.preprocessor.tokenizer.tokenize(t, return_spans=True, **limits) for t in texts]
         # Encode the forms just tokenized instead of tokenizing every text again.
         documents = [[[token.form for token in sentence] for sentence in sentences] for sentences, _ in tokenized]
-        x = encoder.encode(mode=self.classifier.preprocessor.mode, documents=documents)
-        outputs = batched_outputs(self.model, x)
+        x = self.preprocessor.encode_tokens(documents)
+        outputs = self.classifier.attention(x)
         ngram_parts = network_probabilities = None
         if self.classifier.ngram_logits is not None:
-            from hierattn.ngrams import combine
-
             # The layer's own logits, feature ids and exact contributions, one document at a time.
             layer = self.classifier.ngram_logits
             ngram_parts = [[np.asarray(v)[0] for v in layer(x[i:i + 1], return_contributions=True)]
@@ -194,67 +93,52 @@ class Explainer:
             outputs["probabilities"] = combine(network_probabilities, np.stack([p[0] for p in ngram_parts]), a, b)
         evidence = None
         if signed:
-            from hierattn.faithfulness import gradient_times_input
-
             evidence = gradient_times_input(self.classifier.backbone, x, outputs["probabilities"].argmax(1))
         explanations = []
         for i in range(len(texts)):
-            explanation = self._one(encoder, texts[i], *tokenized[i], x[i], {k: v[i] for k, v in outputs.items()},
+            slots = self.preprocessor.slots(tokenized[i][0])
+            explanation = self._one(texts[i], *tokenized[i], slots, x[i], {k: v[i] for k, v in outputs.items()},
                                     None if evidence is None else evidence[i])
             if ngram_parts is not None:
-                self._account(explanation, x[i], tokenized[i][0], encoder, a, b, network_probabilities[i],
+                self._account(explanation, x[i], tokenized[i][0], slots, a, b, network_probabilities[i],
                               *ngram_parts[i][1:])
             explanation.doc_id = None if ids is None else ids[i]
             explanation.true_label = None if labels is None else labels[i]
             explanations.append(explanation)
         return explanations
 
-    def _shown_limits(self, encoder):
-        """How much of a text an explanation shows: twice what the model reads, so the work and output are bounded.
-
-        The words the model read and those just beyond its limits are shown
-        (marked as not read); the rest of a longer text is summarised in a
-        note (`Explanation.unshown_characters`), not listed.
-        """
-        if self.hierarchical:
-            return {"max_sentences": SHOWN * encoder.max_sentences, "max_words": SHOWN * encoder.max_words}
-        return {"max_tokens": SHOWN * encoder.sequence_length}
-
-    def _one(self, encoder, text, sentences, spans, ids, outputs, evidence=None):
+    def _one(self, text, sentences, spans, slots, ids, outputs, evidence=None):
         names = self.classifier.label_names
         probabilities = np.asarray(outputs["probabilities"], dtype=float)
-        words, sentence_rows = [], []
-        if self.hierarchical:
-            word_w = np.asarray(outputs["word_attention"], dtype=float)
-            sentence_w = np.asarray(outputs["sentence_attention"], dtype=float)
-            for s, sentence in enumerate(sentences):
-                in_model = s < encoder.max_sentences
-                s_weight = float(sentence_w[s]) if in_model else 0.0
-                for token in sentence:
-                    used = in_model and token.index < encoder.max_words
-                    w = float(word_w[s, token.index]) if used else 0.0
-                    oov = bool(ids[s, token.index] == OOV) if used else encoder.vocabulary.lookup(token.form) == OOV
-                    words.append(self._word(token, w * s_weight, w, s_weight, oov, used,
-                                            evidence[s, token.index] if used and evidence is not None else None))
-                sentence_rows.append(self._sentence(text, s, spans[s], s_weight, in_model))
-        else:
-            weights = importance(outputs, hierarchical=False).astype(float)
-            flat = [t for sentence in sentences for t in sentence]
-            slots = {p: i for i, p in enumerate(kept_positions(len(flat), encoder.sequence_length))}
-            for position, token in enumerate(flat):
-                slot = slots.get(position, -1)
-                used = slot >= 0
-                w = float(weights[slot]) if used else 0.0
-                oov = bool(ids[slot] == OOV) if used else encoder.vocabulary.lookup(token.form) == OOV
-                words.append(self._word(token, w, w, 1.0, oov, used,
-                                        evidence[slot] if used and evidence is not None else None))
-            for s in range(len(sentences)):
-                total = sum(w.weight for w in words if w.sentence == s)
-                sentence_rows.append(self._sentence(text, s, spans[s], total, any(w.used for w in words if w.sentence == s)))
+        word_w = np.asarray(self.backbone.word_attention(outputs), dtype=float)
+        sentence_w = self.backbone.sentence_attention(outputs)
+        vocabulary = self.preprocessor.vocabulary
+        tokens = [t for sentence in sentences for t in sentence]
+        rows = {}  # sentence -> its row of ids, for the sentences the network reads
+        for token, slot in zip(tokens, slots):
+            if slot is not None:
+                rows.setdefault(token.sentence, slot[:-1])
+        # A token's sentence weight: its sentence's, where the network weighs sentences, else 1.
+        row_weight = {s: float(sentence_w[row]) for s, row in rows.items()} if sentence_w is not None else None
+        words = []
+        for token, slot in zip(tokens, slots):
+            used = slot is not None
+            w = float(word_w[slot]) if used else 0.0
+            s_weight = 1.0 if row_weight is None else row_weight.get(token.sentence, 0.0)
+            oov = bool(ids[slot] == OOV) if used else vocabulary.lookup(token.form) == OOV
+            words.append(self._word(token, w * s_weight, w, s_weight, oov, used,
+                                    evidence[slot] if used and evidence is not None else None))
+        sentence_rows = []
+        for s in range(len(sentences)):
+            if row_weight is None:
+                weight = sum(w.weight for w in words if w.sentence == s)
+            else:
+                weight = row_weight.get(s, 0.0)
+            sentence_rows.append(self._sentence(text, s, spans[s], weight, s in rows))
         warnings = []
         cut = sum(not w.used for w in words)
         unshown = 0  # the characters after the last shown sentence, if a word follows (not only markup or spaces)
-        if spans and encoder.tokenizer.tokenize(text[spans[-1][1]:], max_tokens=1):
+        if spans and self.preprocessor.tokenizer.tokenize(text[spans[-1][1]:], max_tokens=1):
             unshown = len(text.rstrip()) - spans[-1][1]
         if cut or unshown > 0:
             warnings.append("the text is longer than the model's limits: " + ", and ".join(
@@ -275,8 +159,7 @@ class Explainer:
             unshown_characters=max(unshown, 0),
         )
 
-    def _account(self, explanation, ids, sentences, encoder, a, b, network_probabilities, feature_ids,
-                 contributions):
+    def _account(self, explanation, ids, sentences, slots, a, b, network_probabilities, feature_ids, contributions):
         """Adds the exact decision account of a classifier with an n-gram part to `explanation`.
 
         `feature_ids` `(k,)` and `contributions` `(k, classes)` are the n-gram
@@ -286,14 +169,10 @@ class Explainer:
         names = self.classifier.label_names
         order = np.argsort([-explanation.probabilities[str(n)] for n in names], kind="stable")
         c, r = int(order[0]), int(order[min(1, len(order) - 1)])  # the prediction and the runner-up
-        # Which token sits at each (row, position) of the ids: rows are sentences (HAN) or the document.
-        if self.hierarchical:
-            slots = {(s, t.index): t for s, sentence in enumerate(sentences[:encoder.max_sentences])
-                     for t in sentence if t.index < encoder.max_words}
-        else:
-            flat = [t for sentence in sentences for t in sentence]
-            slots = {(0, slot): flat[p] for slot, p in
-                     enumerate(kept_positions(len(flat), encoder.sequence_length))}
+        # Which token sits at each (row, position) of the ids, rows as the n-gram layer reads them.
+        tokens = [t for sentence in sentences for t in sentence]
+        at = {(int(np.ravel_multi_index(slot[:-1], ids.shape[:-1])) if len(slot) > 1 else 0, slot[-1]): token
+              for token, slot in zip(tokens, slots) if slot is not None}
         first = {}  # feature id -> (row, position, n) of its first occurrence
         for n, positions in enumerate(layer.ngram_features(ids[None]), start=1):
             positions = np.asarray(positions)
@@ -304,9 +183,9 @@ class Explainer:
             if feature < 0:
                 continue
             row, t, n = first[int(feature)]
-            tokens = [slots[(row, t + j)] for j in range(n)]
-            start, end = tokens[0].start, tokens[-1].end
-            ngrams.append(NgramContribution(explanation.text[start:end], tokens[0].sentence, start, end,
+            gram = [at[(row, t + j)] for j in range(n)]
+            start, end = gram[0].start, gram[-1].end
+            ngrams.append(NgramContribution(explanation.text[start:end], gram[0].sentence, start, end,
                                             float(contribution)))
         bias = np.asarray(layer.bias)
         network = a * float(np.log(max(network_probabilities[c], 1e-7)) - np.log(max(network_probabilities[r], 1e-7)))

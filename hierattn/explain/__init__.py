@@ -1,0 +1,60 @@
+"""Explaining predictions: which words a trained classifier attended to, and whether that matters.
+
+    from hierattn.explain import Explainer, to_html
+    explanations = Explainer(classifier).explain(["The plot was thin. The acting was superb."])
+    print(to_html(explanations))
+
+One module per concern, each importing only those listed before it:
+
+* :mod:`hierattn.explain.report`: text, CSV rows, JSON and HTML renderings.
+* :mod:`hierattn.explain.explanation`: `Explanation`, `WordWeight`,
+  `NgramContribution`: what an explanation holds.
+* :mod:`hierattn.explain.attributions`: per-token scores beside the
+  backbone's own attention (`Backbone.token_attention`):
+  `gradient_times_input`.
+* :mod:`hierattn.explain.explainer`: `Explainer`, which maps the weights back
+  to the words of the original text.
+* :mod:`hierattn.explain.faithfulness`: `check_faithfulness`, an erasure
+  test of whether the attention weights matter (ERASER).
+* :mod:`hierattn.explain.corpus`: `explain_corpus`, the most-attended words
+  of a whole dataset per predicted class, and `open_corpus`.
+
+Importing this package loads neither TensorFlow nor Keras (the `hierattn`
+program imports it before it has checked its input, and refuses bad input
+before they load); the few functions that need them import them when called.
+"""
+
+from hierattn.explain.attributions import gradient_times_input
+from hierattn.explain.corpus import (
+    CorpusSource,
+    CorpusSummary,
+    CorpusWords,
+    documents_path,
+    explain_corpus,
+    open_corpus,
+)
+from hierattn.explain.explainer import Explainer
+from hierattn.explain.explanation import Explanation, NgramContribution, WordWeight
+from hierattn.explain.faithfulness import FaithfulnessReport, check_faithfulness
+from hierattn.explain.report import CSV_COLUMNS, to_html, to_json, to_rows, to_text
+
+__all__ = [
+    "CSV_COLUMNS",
+    "CorpusSource",
+    "CorpusSummary",
+    "CorpusWords",
+    "Explainer",
+    "Explanation",
+    "FaithfulnessReport",
+    "NgramContribution",
+    "WordWeight",
+    "check_faithfulness",
+    "documents_path",
+    "explain_corpus",
+    "gradient_times_input",
+    "open_corpus",
+    "to_html",
+    "to_json",
+    "to_rows",
+    "to_text",
+]
