@@ -62,7 +62,7 @@ class TextClassifier(keras.Model):
     its word embeddings (word2vec on the training texts by default); later
     `fit` calls continue training. `save` writes one `.keras` file holding
     all of it, which `keras.saving.load_model` reads back (safe mode on)
-    after `import hierattn`.
+    after `import hierattn.models`, or `hierattn.load_classifier` (checked).
 
     Args:
         backbone: `"han"`, `"transformer"` or `"rnn"` (built on the first

@@ -49,13 +49,13 @@ def test_readme_python_api_runs_as_written(tmp_path, monkeypatch, reviews):
 
 LOAD_AND_PREDICT = """
 import json, sys
-import hierattn, keras
-classifier = keras.saving.load_model(sys.argv[1])  # safe mode is on by default
+import hierattn
+classifier = hierattn.load_classifier(sys.argv[1])  # registers hierattn's Keras objects; safe mode on
 print(json.dumps(classifier.predict_proba(json.loads(sys.argv[2])).tolist()))
 """
 
 
-def test_one_file_loads_in_a_fresh_process_with_only_import_hierattn(fitted, tmp_path):
+def test_one_file_loads_in_a_fresh_process_with_hierattn_load_classifier(fitted, tmp_path):
     path = tmp_path / "reviews.keras"
     fitted.save(path)
     assert sorted(os.listdir(tmp_path)) == ["reviews.keras"]
