@@ -39,6 +39,6 @@ def test_python_m_hierattn_refuses_bad_input_in_one_line_before_tensorflow_is_im
     (tmp_path / "train.csv").write_text("text,label\ngreat,pos\nawful,neg\n")
     length = python_m_hierattn("train", "csv", tmp_path / "train.csv", "--model", "rnn", "--max-length", "30x5",
                                folder=tmp_path)
-    assert (length.returncode, length.stderr) == (1, "Error: --max-length for the rnn model is a number of words, "
-                                                     "e.g. 400; got '30x5'\n")
+    assert length.returncode == 1
+    assert length.stderr == "Error: --max-length for the rnn model is a number of words, e.g. 400; got '30x5'\n"
     assert length.stdout.strip() == "tensorflow imported: False"

@@ -154,11 +154,12 @@ def test_html_renders_in_headless_chromium(tmp_path):
     assert widths[1] / widths[0] == pytest.approx(0.25, abs=0.03)
 
 
-# The results of commands, as text ---------------------------------------------------------------------------------------
+# The results of commands, as text ---------------------------------------------------------------------------------
 
 def test_render_is_each_format_s_own_function():
     explanations = [sample(), sample()]
-    assert render(explanations, "text", 3) == to_text(explanations[0], 3) + "\n\n" + to_text(explanations[1], 3) + "\n"
+    texts = [to_text(e, 3) for e in explanations]
+    assert render(explanations, "text", 3) == texts[0] + "\n\n" + texts[1] + "\n"
     assert render(explanations, "json", 3) == to_json(explanations, 3) + "\n"
     assert render(explanations, "html") == to_html(explanations)
     table = render(explanations, "csv")
@@ -183,13 +184,14 @@ METRICS = {
 
 def test_metrics_text_puts_parts_and_baseline_beside_each_split():
     assert metrics_text(METRICS).splitlines() == [
-        "the network and the n-gram part combined with weights 1.00 and 0.50 (network share 0.67, chosen on "
-        "validation)",
-        "validation: accuracy 0.9000, macro-F1 0.8500 (1,234 documents) | TF-IDF+LR baseline: accuracy 0.5000, "
-        "macro-F1 0.4000",
+        ("the network and the n-gram part combined with weights 1.00 and 0.50 (network share 0.67, chosen on "
+         "validation)"),
+        ("validation: accuracy 0.9000, macro-F1 0.8500 (1,234 documents) | TF-IDF+LR baseline: accuracy 0.5000, "
+         "macro-F1 0.4000"),
         "test: accuracy 0.8000, macro-F1 0.7500 (40 documents) | network alone: accuracy 0.7000, macro-F1 0.6000",
     ]
-    assert metrics_text({"baseline": {"skipped": "one class"}}) == "no baseline: scikit-learn could not fit it (one class)"
+    skipped = metrics_text({"baseline": {"skipped": "one class"}})
+    assert skipped == "no baseline: scikit-learn could not fit it (one class)"
     assert metrics_text({}) == ""
 
 
