@@ -90,8 +90,10 @@ def explain(text, run_dir, file_path, dataset, split, data_path, limit, text_col
 
 
 def _texts(text, file_path, text_column, encoding):
-    """`(texts, ids, labels)` of the TEXT argument, or of a file's or standard input's non-blank rows (ids and
-    labels None where there are none)."""
+    """`(texts, ids, labels)`: the TEXT argument, or the non-blank rows of --file or standard input.
+
+    `ids` and `labels` are None for one text, and hold None for a row without them.
+    """
     if text is not None and text != "-":
         return [one_text(text)], None, None
     from hierattn.scoring import text_rows
