@@ -1,9 +1,7 @@
 #!/usr/bin/env python
-"""Entry point: `python cli.py COMMAND ...` (same as the `hierattn` command)."""
+"""Entry point: `python cli.py COMMAND ...`, the same program as `hierattn` and `python -m hierattn`."""
 
-HIERATTN_PROGRAM = True  # hierattn then loads Keras only when a command needs it (fast errors, quiet TensorFlow)
-
-from hierattn.cli import main  # noqa: E402
+from hierattn.cli import main
 
 if __name__ == "__main__":
     main()

@@ -16,7 +16,6 @@ setup(
     long_description_content_type="text/markdown",
     license="Apache-2.0",
     packages=find_packages(include=["hierattn", "hierattn.*"]),
-    py_modules=["hierattn_program"],  # the `hierattn` command's launcher
     python_requires=">=3.10",
     install_requires=[
         "tensorflow>=2.16",
@@ -32,7 +31,7 @@ setup(
     extras_require={
         "test": ["pytest>=8", "pillow"],  # pillow: reading Chromium screenshots
     },
-    entry_points={"console_scripts": ["hierattn=hierattn_program:main"]},
+    entry_points={"console_scripts": ["hierattn=hierattn.cli:main"]},
     classifiers=[
         "Programming Language :: Python :: 3",
         "Topic :: Scientific/Engineering :: Artificial Intelligence",

@@ -3,36 +3,43 @@
     import hierattn
     clf = hierattn.TextClassifier("han")
     clf.fit(texts, labels, validation_split=0.1)
-    clf.save("model.keras")   # keras.saving.load_model("model.keras") after `import hierattn`
+    clf.save("model.keras")
+    clf = hierattn.load_classifier("model.keras")   # or keras.saving.load_model after `import hierattn.models`
 
 The package is organised as:
 
-* :mod:`hierattn.classifier`: `TextClassifier` (raw strings in, one `.keras`
-  file out), with :mod:`hierattn.preprocessor` and the backbones of
-  :mod:`hierattn.models` (HAN, Transformer, recurrent).
+* :mod:`hierattn.models`: `TextClassifier` (raw strings in, one `.keras`
+  file out), its `TextPreprocessor`, the backbones (`HANBackbone`,
+  `TransformerBackbone`, `RNNBackbone`) and `load_classifier`.
 * :mod:`hierattn.layers`: Keras 3 attention layers (mask-correct,
   serializable, returning their attention weights).
 * :mod:`hierattn.data`: IMDB and table datasets, tokenization, encoding.
 * :mod:`hierattn.training`, :mod:`hierattn.runs`, :mod:`hierattn.explain`:
   training runs, loading them, explaining predictions.
 * :mod:`hierattn.defaults`: the tuned defaults, in one place.
+* :mod:`hierattn.cli`: the `hierattn` program (`python -m hierattn`).
 
-`import hierattn` imports Keras and registers every layer and the
-classifier for `keras.saving.load_model`. It changes no process-wide
-setting. The `hierattn` program selects TensorFlow's BFC allocator for CPU
-tensors (`TF_CPU_ALLOCATOR_USE_BFC=true`, see BENCHMARKS.md); a Python
-program gets the same by setting that variable before TensorFlow is imported.
+`import hierattn` imports nothing heavy: each public name below is loaded
+on first use (PEP 562), so the `hierattn` program, which imports Keras only
+once a command needs it, refuses bad input in under a second. Keras learns
+hierattn's classes when a module that defines them is imported: call
+`keras.saving.load_model` after `import hierattn.models` (which registers
+every layer, backbone and the classifier), or use
+`hierattn.load_classifier(path)`, which does both (safe mode on, checked).
+
+Importing hierattn changes no process-wide setting. The `hierattn` program
+selects TensorFlow's BFC allocator for CPU tensors
+(`TF_CPU_ALLOCATOR_USE_BFC=true`, see BENCHMARKS.md); a Python program gets
+the same by setting that variable before TensorFlow is imported.
 """
 
 import importlib
-import sys
 
 __version__ = "0.5.0"
 
-# Public name -> module. Loaded at import (registering the Keras objects),
-# except when the command-line program starts: it imports Keras only once a
-# command needs it, so it can refuse bad input in under a second and set
-# TensorFlow's logging first (see `hierattn.cli`).
+# Public name -> module, imported on first use of the name: `import hierattn` loads
+# no Keras, so the command line (`hierattn.cli`) can refuse bad input in under a
+# second and set TensorFlow's logging before TensorFlow starts.
 _EXPORTS = {
     "TextClassifier": "hierattn.models",
     "TextPreprocessor": "hierattn.models",
@@ -65,9 +72,3 @@ def __getattr__(name):
 
 def __dir__():
     return sorted(set(globals()) | set(_EXPORTS))
-
-
-if not getattr(sys.modules.get("__main__"), "HIERATTN_PROGRAM", False):
-    for _name in _EXPORTS:
-        __getattr__(_name)
-    del _name

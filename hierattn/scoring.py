@@ -1,4 +1,4 @@
-"""Scoring files with a trained run, and evaluating a run on labelled data."""
+"""Scoring files with a trained run, and evaluating a run on labelled data (chosen and checked before it loads)."""
 
 import contextlib
 import csv
@@ -20,7 +20,7 @@ from hierattn.data.tables import (
     pick_column,
     read_table,
 )
-from hierattn.errors import DataError
+from hierattn.errors import ArgumentError, DataError
 from hierattn.evaluation import classification_metrics
 
 TABLE_SUFFIXES = (".csv", ".tsv", ".tab", ".jsonl", ".ndjson", ".json")
@@ -201,3 +201,121 @@ def evaluate_classifier(classifier, dataset, batch_size=32, progress=True):
         raise DataError(f"the data's classes {dataset.label_map.names} differ from the model's {names}")
     probabilities = classifier.predict(dataset.texts, batch_size=batch_size, verbose=int(progress))
     return classification_metrics(dataset.labels, np.argmax(probabilities, axis=1), names)
+
+
+def texts_with_words(classifier, texts):
+    """The positions of the texts that have a word for `classifier` to read.
+
+    Args:
+        classifier: A trained `TextClassifier`.
+        texts: A list of strings.
+
+    Returns:
+        The positions, in order, of the texts that are not only markup,
+        symbols or spaces.
+
+    Raises:
+        DataError: None of the texts has a word.
+    """
+    kept = [i for i, text in enumerate(texts) if classifier.preprocessor.has_words(text)]
+    if not kept:
+        raise DataError(("the text has no word" if len(texts) == 1 else "none of the texts has a word") +
+                        " to read (only markup, symbols or spaces)")
+    return kept
+
+
+class EvaluationData:
+    """Labelled data chosen to evaluate a run on (see `evaluation_data`), read once the model's classes are known.
+
+    Attributes:
+        path: The table file, or the IMDB archive or folder.
+        split: The IMDB split to read (`"test"` or `"train"`).
+        recorded: Whether it is the run's own test file, as config.json records it.
+    """
+
+    def __init__(self, path, frame=None, text_column=None, label_column=None, split="test", recorded=False):
+        self.path, self.frame, self.split, self.recorded = path, frame, split, recorded
+        self.text_column, self.label_column = text_column, label_column
+
+    def load(self, label_names):
+        """The data in the model's classes.
+
+        Args:
+            label_names: The classifier's `label_names`.
+
+        Returns:
+            `(dataset, report)`: a labelled `TextDataset`, and for a table
+            `load_table`'s report of the rows it used (None for IMDB).
+        """
+        from hierattn.data import load_imdb, load_table
+        from hierattn.data.dataset import LabelMap
+
+        if self.frame is None:
+            return load_imdb(self.path, splits=(self.split,))[self.split], None
+        return load_table(self.frame, self.text_column, self.label_column, label_map=LabelMap(label_names))
+
+
+def evaluation_data(run_dir, data=None, split="test", text_column=None, label_column=None, encoding="utf-8",
+                    log=None):
+    """The labelled data to evaluate the run in `run_dir` on, chosen and checked before its model loads.
+
+    Without `data`: the run's own test file, with the columns and encoding
+    it was trained with, or for a run trained on IMDB its IMDB source, as
+    config.json records them; a recorded file that changed since is refused.
+    A table's file and columns are read and checked here.
+
+    Args:
+        run_dir: The run directory.
+        data: A labelled CSV/TSV/JSON-lines file, or for a run trained on
+            IMDB an IMDB archive or folder.
+        split: The IMDB split, for runs trained on IMDB.
+        text_column: Column of the texts (default: found by name).
+        label_column: Column of the labels (default: found by name).
+        encoding: Text encoding of the table.
+        log: Called with a line saying which data was chosen, when it is the
+            run's own test file.
+
+    Returns:
+        An `EvaluationData`.
+
+    Raises:
+        ArgumentError: No data given and none recorded, the recorded file
+            changed, or `data` is not a table for a run not trained on IMDB.
+        DataError: The table or its columns cannot be read.
+    """
+    from hierattn.data import locate_imdb
+    from hierattn.runs import read_status, recorded_data
+
+    recorded = recorded_data(run_dir)
+    own = data is None and "test" in recorded
+    if own:  # the run's own test file, with its columns and encoding
+        _check_recorded(recorded, "test")
+        data, text_column = recorded["test"]["path"], text_column or recorded.get("text_column")
+        label_column, encoding = label_column or recorded.get("label_column"), recorded.get("encoding", encoding)
+        if log:
+            log(f"data: {data} (the run's test file)")
+    if data and pathlib.Path(data).suffix.lower() in TABLE_SUFFIXES:
+        frame = read_table(data, encoding=encoding)  # file and column errors come before TensorFlow's import
+        pick_column(frame.columns, text_column, TEXT_COLUMNS, "text")
+        pick_column(frame.columns, label_column, LABEL_COLUMNS, "label")
+        return EvaluationData(data, frame, text_column, label_column, recorded=own)
+    if read_status(run_dir).get("dataset") == "imdb":
+        if data is None and "imdb" in recorded:
+            _check_recorded(recorded, "imdb")
+        return EvaluationData(locate_imdb(data or recorded.get("imdb", {}).get("path")), split=split)
+    if data:
+        raise ArgumentError("data", f"{{argument}} {data}: give a labelled {'/'.join(TABLE_SUFFIXES)} file (this run "
+                            "was not trained on IMDB)")
+    raise ArgumentError("data", "this run was trained without a test file: pass labelled data with {argument} FILE")
+
+
+def _check_recorded(recorded, name):
+    """Refuses to evaluate on a recorded data file that changed since the run was trained."""
+    from hierattn.runs import data_changes
+
+    change = data_changes({name: recorded[name]}).get(name)
+    if change:
+        file = recorded[name]["path"]
+        remedy = (f"to evaluate on it as it is now, pass it with {{argument}} {file}" if pathlib.Path(file).exists()
+                  else "pass labelled data with {argument} FILE")
+        raise ArgumentError("data", f"{change}; {remedy}")

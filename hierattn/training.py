@@ -14,7 +14,7 @@ from hierattn import __version__
 from hierattn.atomic import atomic_path, is_write_failure, write_error
 from hierattn.data.dataset import sample, stratified_split
 from hierattn.defaults import BACKBONES, CHOICES, MODELS, PREPROCESSING, TRAINING
-from hierattn.errors import HierattnError, ResourceError
+from hierattn.errors import ArgumentError, HierattnError, ResourceError
 from hierattn.evaluation import classification_metrics
 from hierattn.jsonfile import load_json, save_json
 from hierattn.runs import (CONFIG_FORMAT, Run, RunError, check_same_data, claim_run_dir, ensure_new_or_resumable, now,
@@ -23,13 +23,21 @@ from hierattn.runs import (CONFIG_FORMAT, Run, RunError, check_same_data, claim_
 LENGTH_LIMITS = {"max_sentences": ("han",), "max_words": ("han",), "sequence_length": ("transformer", "rnn")}
 
 
-def length_settings(model, text):
-    """The length limits a `--max-length` value sets: `SxW` for han, `N` for the flat models.
+def length_settings(model, max_length):
+    """The length limits a `max_length` value sets: `"SxW"` for han, `"N"` for the flat models.
+
+    Args:
+        model: One of `MODELS`.
+        max_length: Sentences x words per sentence for han (`"30x40"`),
+            words for transformer and rnn (`"400"`).
+
+    Returns:
+        `{"max_sentences": S, "max_words": W}` for han, `{"sequence_length": N}` otherwise.
 
     Raises:
-        HierattnError: A value of the wrong form for `model`, in one line.
+        ArgumentError: A value of the wrong form for `model`, in one line.
     """
-    parts = str(text).lower().replace(" ", "").split("x")
+    parts = str(max_length).lower().replace(" ", "").split("x")
     try:
         numbers = [int(part) for part in parts]
     except ValueError:
@@ -37,7 +45,7 @@ def length_settings(model, text):
     hierarchical = model == "han"
     if len(numbers) != (2 if hierarchical else 1) or min(numbers) < 1:
         form = "SENTENCESxWORDS, e.g. 30x40" if hierarchical else "a number of words, e.g. 400"
-        raise HierattnError(f"--max-length for the {model} model is {form}; got {text!r}")
+        raise ArgumentError("max_length", f"{{argument}} for the {model} model is {form}; got {max_length!r}")
     if hierarchical:
         return {"max_sentences": numbers[0], "max_words": numbers[1]}
     return {"sequence_length": numbers[0]}
@@ -134,7 +142,7 @@ class TrainConfig:
             if not isinstance(getattr(self, name), bool):
                 raise HierattnError(f"{name} must be true or false, not {getattr(self, name)!r}")
         if self.limit is not None and self.limit < 4:
-            raise HierattnError("--limit must be at least 4 documents")
+            raise HierattnError("limit must be at least 4 documents")
         return self
 
     @property
@@ -237,6 +245,31 @@ def load_config(output):
         return TrainConfig(**values)
     except TypeError as error:
         raise RunError(f"{output}/config.json does not describe a training run ({error})") from None
+
+
+def config_for_run(config, data, resume=None):
+    """The config to train with, recording where the data comes from.
+
+    Args:
+        config: The `TrainConfig` of a new run; None when resuming.
+        data: Descriptions of the data files (`hierattn.runs.describe_source`
+            by name: `train`, `test`, `unlabeled` or `imdb`), stored as
+            `config.data`.
+        resume: The run directory of an unfinished run to continue: its own
+            saved config is used, checked before any data is read.
+
+    Returns:
+        A `TrainConfig` whose `data` is `data`.
+
+    Raises:
+        RunError: Resuming on other data than the run recorded, or from a
+            config.json that does not describe a run.
+    """
+    if resume is not None:
+        config = load_config(resume).validate()
+        check_same_data(resume, config.data, data)
+    config.data = data
+    return config
 
 
 def train(train_data, test_data, config, output, unlabeled=None, resume=False, dataset_name="data", log=print,

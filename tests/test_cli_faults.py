@@ -523,7 +523,6 @@ def test_the_program_discards_only_what_is_written_to_file_descriptor_2_unless_v
 
 
 FAST_FAIL = """
-HIERATTN_PROGRAM = True  # as cli.py: hierattn loads Keras only when a command needs it
 import sys
 from click.testing import CliRunner
 from hierattn.cli import cli

@@ -38,7 +38,7 @@ def test_han_weights_are_distributions_and_match_the_model(han_run):
             assert w.word_weight == pytest.approx(float(raw["word_attention"][i, w.sentence, w.index]), abs=1e-6)
         assert e.probabilities[e.label] == max(e.probabilities.values())
         np.testing.assert_allclose(list(e.network_probabilities.values()), raw["probabilities"][i], atol=1e-6)
-        np.testing.assert_allclose(list(e.probabilities.values()), han_run.predict_proba([text])[0],
+        np.testing.assert_allclose(list(e.probabilities.values()), han_run.predict([text])[0],
                                    atol=1e-5)
     second = explanations[1]
     oov = [w.text for w in second.words if w.oov]
@@ -127,7 +127,7 @@ def test_a_network_without_weight_is_said_to_explain_nothing(han_run):
 def test_the_decision_is_accounted_for_exactly(fixture, request):
     run = request.getfixturevalue(fixture)
     texts = TEXTS + ["one two three four five six seven eight"]  # the last one is cut by the rnn's limit
-    probabilities = run.predict_proba(texts)
+    probabilities = run.predict(texts)
     for e, p, text in zip(Explainer(run).explain(texts), probabilities, texts):
         d = e.decision
         runner_up = run.label_names.index(d["versus"])

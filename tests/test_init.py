@@ -34,18 +34,20 @@ def test_importing_hierattn_changes_no_process_wide_setting():
 EXPORTS = """
 import sys
 import hierattn
-names = ["TextClassifier", "TextPreprocessor", "Explainer", "load_run", "HANBackbone", "MultiHeadAttention"]
+names = ["TextClassifier", "TextPreprocessor", "Explainer", "load_run", "load_classifier", "HANBackbone",
+         "MultiHeadAttention"]
 assert all(name in dir(hierattn) for name in names), dir(hierattn)
+print("keras" in sys.modules)
+import hierattn.models  # registers every Keras object of hierattn
 import keras
 registered = keras.saving.get_custom_objects()
 print(sorted(name for name in registered if name.startswith("hierattn>")))
 """
 
-PROGRAM = """
-HIERATTN_PROGRAM = True
+LAZY = """
 import sys
 import hierattn, hierattn.cli
-print("keras" in sys.modules)
+print("keras" in sys.modules, "tensorflow" in sys.modules)
 print(hierattn.TextClassifier.__name__, "keras" in sys.modules)  # loaded on first use
 """
 
@@ -57,18 +59,27 @@ def _python(code):
     return result.stdout.strip().splitlines()
 
 
-def test_import_hierattn_exports_the_api_and_registers_every_keras_object():
-    registered = _python(EXPORTS)[-1]
+def test_import_hierattn_exports_the_api_lazily_and_its_modules_register_every_keras_object():
+    unloaded, registered = _python(EXPORTS)[-2:]
+    assert unloaded == "False"  # `import hierattn` and dir(hierattn) load no Keras
     for name in ("TextClassifier", "TextPreprocessor", "ContextAttention", "SentenceWise", "BahdanauAttention",
                  "LuongAttention", "MultiHeadAttention", "TransformerEncoderBlock", "TokenAndPositionEmbedding",
                  "PositionalEncoding"):
         assert f"hierattn>{name}" in registered, name
 
 
-def test_the_program_loads_keras_only_when_a_command_needs_it():
-    assert _python(PROGRAM)[-2:] == ["False", "TextClassifier True"]
+def test_the_command_line_loads_keras_only_when_a_command_needs_it():
+    assert _python(LAZY)[-2:] == ["False False", "TextClassifier True"]
 
 
-def test_the_installed_command_is_launched_as_the_program_too():
-    launched = _python("import sys, hierattn_program\nprint('keras' in sys.modules, hierattn_program.main.__module__)")
-    assert launched[-1] == "False hierattn.cli"
+def test_cli_py_python_m_and_the_installed_command_all_run_hierattn_cli_main():
+    import ast
+    import re
+
+    setup = (ROOT / "setup.py").read_text()
+    (entry,) = re.findall(r'"hierattn=([\w.]+:\w+)"', setup)
+    assert entry == "hierattn.cli:main" and "py_modules" not in setup
+    for script in (ROOT / "cli.py", ROOT / "hierattn" / "__main__.py"):
+        imports = [node for node in ast.parse(script.read_text()).body if isinstance(node, ast.ImportFrom)]
+        assert [(node.module, [alias.name for alias in node.names]) for node in imports] == [("hierattn.cli", ["main"])]
+    assert not (ROOT / "hierattn_program.py").exists()

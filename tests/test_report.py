@@ -9,8 +9,21 @@ import subprocess
 import numpy as np
 import pytest
 
-from hierattn.explain.explanation import Explanation, NgramContribution, WordWeight
-from hierattn.explain.report import CSV_COLUMNS, to_html, to_json, to_rows, to_text
+from hierattn.explain import Explanation, NgramContribution, WordWeight
+from hierattn.explain.report import (
+    CSV_COLUMNS,
+    corpus_text,
+    evaluation_text,
+    metrics_text,
+    prediction_text,
+    render,
+    rows_text,
+    to_csv,
+    to_html,
+    to_json,
+    to_rows,
+    to_text,
+)
 
 TEXT = 'Great <film> & "cast". Bad zzyzx end!'
 
@@ -139,3 +152,70 @@ def test_html_renders_in_headless_chromium(tmp_path):
     widths = [int(red[bar].sum(1).max()) for bar in bars]
     # sentence weights 0.8 and 0.2: bars drawn at 100% and 25% of the same box
     assert widths[1] / widths[0] == pytest.approx(0.25, abs=0.03)
+
+
+# The results of commands, as text ---------------------------------------------------------------------------------
+
+def test_render_is_each_format_s_own_function():
+    explanations = [sample(), sample()]
+    texts = [to_text(e, 3) for e in explanations]
+    assert render(explanations, "text", 3) == texts[0] + "\n\n" + texts[1] + "\n"
+    assert render(explanations, "json", 3) == to_json(explanations, 3) + "\n"
+    assert render(explanations, "html") == to_html(explanations)
+    table = render(explanations, "csv")
+    assert table == to_csv(explanations) and table.splitlines()[0] == ",".join(CSV_COLUMNS)
+    assert len(table.splitlines()) == 1 + 2 * 6 and table.splitlines()[1].startswith("0,,,pos,0,0,0,5,Great,0.5,")
+    with pytest.raises(ValueError, match="unknown format 'pdf': choose one of text, json, csv, html"):
+        render(explanations, "pdf")
+
+
+def test_prediction_text():
+    assert prediction_text(["neg", "pos"], np.array([0.25, 0.75])) == "predicted: pos\n  neg: 0.2500\n  pos: 0.7500"
+
+
+METRICS = {
+    "validation": {"accuracy": 0.9, "macro_f1": 0.85, "documents": 1234},
+    "test": {"accuracy": 0.8, "macro_f1": 0.75, "documents": 40},
+    "parts": {"network_weight": 1.0, "ngram_weight": 0.5, "network_share": 0.66667,
+              "network": {"test": {"accuracy": 0.7, "macro_f1": 0.6}}, "ngrams": {}},
+    "baseline": {"validation": {"accuracy": 0.5, "macro_f1": 0.4}},
+}
+
+
+def test_metrics_text_puts_parts_and_baseline_beside_each_split():
+    assert metrics_text(METRICS).splitlines() == [
+        ("the network and the n-gram part combined with weights 1.00 and 0.50 (network share 0.67, chosen on "
+         "validation)"),
+        ("validation: accuracy 0.9000, macro-F1 0.8500 (1,234 documents) | TF-IDF+LR baseline: accuracy 0.5000, "
+         "macro-F1 0.4000"),
+        "test: accuracy 0.8000, macro-F1 0.7500 (40 documents) | network alone: accuracy 0.7000, macro-F1 0.6000",
+    ]
+    skipped = metrics_text({"baseline": {"skipped": "one class"}})
+    assert skipped == "no baseline: scikit-learn could not fit it (one class)"
+    assert metrics_text({}) == ""
+
+
+def test_evaluation_text_and_rows_text():
+    metrics = {"accuracy": 0.5, "macro_f1": 0.25, "documents": 2000, "labels": ["neg", "pos"],
+               "confusion_matrix": [[1000, 0], [1000, 0]]}
+    assert evaluation_text(metrics) == ("accuracy 0.5000, macro-F1 0.2500 on 2,000 documents\n"
+                                        "confusion matrix (rows: true, columns: predicted; neg, pos):\n"
+                                        "     1000       0\n"
+                                        "     1000       0")
+    report = {"rows": 1200, "used": 1200, "text_column": "text", "label_column": "label", "skipped_missing_text": 0,
+              "skipped_missing_label": 0}
+    assert rows_text("t.csv", report) == ("t.csv: 1,200 of 1,200 rows used (text column 'text', label column 'label')",
+                                          None)
+    report.update(used=1197, skipped_missing_text=1, skipped_missing_label=2)
+    assert rows_text("t.csv", report)[1] == "  skipped 1 without text, 2 without a label (empty, NaN, NA, null, ...)"
+
+
+def test_corpus_text_names_the_top_words_of_each_predicted_class():
+    from hierattn.explain.corpus import CorpusSummary, CorpusWords
+
+    words = CorpusWords(top_k=2)
+    for _ in range(3):
+        words.add(sample())
+    summary = CorpusSummary(documents=3, skipped_empty=1, correct=2, labelled=3, words=words, outputs=[])
+    assert corpus_text(summary) == ("explained 3 documents (skipped 1 empty); accuracy 0.6667\n"
+                                    "  pos (3 documents): great, film")  # the words of the top 2

@@ -8,8 +8,17 @@ import pytest
 
 from conftest import TINY_OPTIONS
 from hierattn.data import LabelMap, TextDataset, load_table
-from hierattn.errors import DataError
-from hierattn.scoring import evaluate_classifier, iter_text_chunks, read_texts, score_to_csv
+from hierattn.errors import ArgumentError, DataError
+from hierattn.jsonfile import save_json
+from hierattn.runs import CONFIG_FORMAT, describe_source, write_status
+from hierattn.scoring import (
+    evaluate_classifier,
+    evaluation_data,
+    iter_text_chunks,
+    read_texts,
+    score_to_csv,
+    texts_with_words,
+)
 from hierattn.training import TrainConfig, train
 
 
@@ -76,3 +85,59 @@ def test_evaluate_classifier_checks_classes(run):
     other = TextDataset(["x", "y"], np.array([0, 1]), LabelMap(["a", "b"]), [0, 1])
     with pytest.raises(DataError, match="differ from the model"):
         evaluate_classifier(run, other)
+
+
+def test_texts_with_words_keeps_the_positions_of_texts_with_words(run):
+    assert texts_with_words(run, ["great film", "<br/>", "  ", "awful"]) == [0, 3]
+    with pytest.raises(DataError, match=r"^the text has no word to read \(only markup, symbols or spaces\)$"):
+        texts_with_words(run, ["<p></p>"])
+    with pytest.raises(DataError, match="^none of the texts has a word to read"):
+        texts_with_words(run, ["", "<br/>"])
+
+
+def fake_run(path, dataset="data", data=None):
+    """A run directory's records (run.json, config.json), without a model: what `evaluation_data` reads."""
+    path.mkdir()
+    write_status(path, status="complete", dataset=dataset)
+    save_json(path / "config.json", CONFIG_FORMAT, {"model": "han", "data": data or {}})
+    return path
+
+
+def test_evaluation_data_is_the_run_s_own_test_file_with_its_columns_and_encoding(tmp_path):
+    (tmp_path / "test.csv").write_bytes("body,stars,text\ncaf\u00e9 great,pos,x\nawful,neg,y\n".encode("latin-1"))
+    run = fake_run(tmp_path / "run", data={"test": describe_source(tmp_path / "test.csv"), "text_column": "body",
+                                           "label_column": "stars", "encoding": "latin-1"})
+    said = []
+    data = evaluation_data(run, log=said.append)
+    assert said == [f"data: {tmp_path / 'test.csv'} (the run's test file)"] and data.recorded
+    dataset, report = data.load(["neg", "pos"])
+    assert dataset.texts == ["caf\u00e9 great", "awful"] and list(dataset.labels) == [1, 0]
+    assert (report["used"], report["text_column"]) == (2, "body")
+    given = evaluation_data(run, tmp_path / "test.csv", text_column="text", label_column="stars", encoding="latin-1")
+    assert not given.recorded and given.load(["neg", "pos"])[0].texts == ["x", "y"]
+
+
+def test_evaluation_data_errors_name_the_data_argument(tmp_path):
+    (tmp_path / "test.csv").write_text("text,label\ngreat,pos\nawful,neg\n")
+    (tmp_path / "texts.txt").write_text("great\n")
+    run = fake_run(tmp_path / "run", data={"test": describe_source(tmp_path / "test.csv")})
+    (tmp_path / "test.csv").write_text("text,label\ngreat,pos\nawful,neg\nadded,pos\n")
+    with pytest.raises(ArgumentError) as changed:
+        evaluation_data(run)
+    assert str(changed.value) == (f"{tmp_path / 'test.csv'} changed since the run recorded it (its sha256 is not the "
+                                  f"one in config.json); to evaluate on it as it is now, pass it with data "
+                                  f"{tmp_path / 'test.csv'}")
+    assert changed.value.argument == "data"
+    (tmp_path / "test.csv").unlink()
+    with pytest.raises(ArgumentError, match=r"no longer exists; pass labelled data with data FILE$"):
+        evaluation_data(run)
+    with pytest.raises(ArgumentError, match=r"^data .*texts\.txt: give a labelled \.csv/\.tsv/.* file \(this run was "
+                                            r"not trained on IMDB\)$"):
+        evaluation_data(run, tmp_path / "texts.txt")
+    without = fake_run(tmp_path / "without")
+    with pytest.raises(ArgumentError, match="^this run was trained without a test file: pass labelled data with data "
+                                            "FILE$"):
+        evaluation_data(without)
+    (tmp_path / "other.csv").write_text("text,label\ngreat,pos\n")
+    with pytest.raises(DataError, match="no label column 'stars'"):  # read and checked before any model loads
+        evaluation_data(without, tmp_path / "other.csv", label_column="stars")

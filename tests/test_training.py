@@ -8,7 +8,7 @@ import tensorflow as tf
 
 from conftest import TINY_OPTIONS, StopAfterFirstEpoch
 from hierattn.data import load_table
-from hierattn.errors import HierattnError
+from hierattn.errors import ArgumentError, HierattnError
 from hierattn.runs import RunError, load_run, read_status
 from hierattn.data.dataset import sample
 from hierattn.data.pipeline import make_train_dataset
@@ -257,7 +257,7 @@ def test_max_length_sets_the_limits_of_the_model(model, text, settings):
 @pytest.mark.parametrize("model, text", [("han", "40"), ("han", "0x40"), ("han", "axb"), ("rnn", "30x40"),
                                          ("transformer", "-5")])
 def test_max_length_of_the_wrong_form_is_refused(model, text):
-    with pytest.raises(HierattnError, match=f"--max-length for the {model} model is"):
+    with pytest.raises(ArgumentError, match=f"^max_length for the {model} model is"):
         length_settings(model, text)
 
 

@@ -171,4 +171,103 @@ def to_html(explanations, title="hierattn explanation"):
     return "\n".join(parts)
 
 
-__all__ = ["CSV_COLUMNS", "to_html", "to_json", "to_rows", "to_text"]
+# The results of commands, as text -------------------------------------------------------------------------------------
+
+FORMATS = ("text", "json", "csv", "html")
+
+
+def to_csv(explanations):
+    """A CSV table (header and `to_rows`, columns `CSV_COLUMNS`) of every word of every explanation."""
+    import csv
+    import io
+
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS)
+    writer.writeheader()
+    writer.writerows(to_rows(explanations))
+    return buffer.getvalue()
+
+
+def render(explanations, fmt="text", top_k=10):
+    """Explanations as one string in `fmt`, one of `FORMATS` (text and json end with a newline)."""
+    if fmt == "text":
+        return "\n\n".join(to_text(e, top_k) for e in explanations) + "\n"
+    if fmt == "json":
+        return to_json(explanations, top_k) + "\n"
+    if fmt == "html":
+        return to_html(explanations)
+    if fmt == "csv":
+        return to_csv(explanations)
+    raise ValueError(f"unknown format {fmt!r}: choose one of {', '.join(FORMATS)}")
+
+
+def prediction_text(label_names, probabilities):
+    """The predicted class of one text, then each class's probability."""
+    import numpy as np
+
+    best = int(np.argmax(probabilities))
+    return "\n".join([f"predicted: {label_names[best]}", *(f"  {name}: {p:.4f}"
+                                                          for name, p in zip(label_names, probabilities))])
+
+
+def metrics_text(metrics):
+    """A training run's metrics (metrics.json): each split's scores beside its parts' and the baseline's."""
+    from hierattn.baseline import NAME
+
+    baseline, parts = metrics.get("baseline", {}), metrics.get("parts", {})
+    lines = []
+    if parts:
+        lines.append(f"the network and the n-gram part combined with weights {parts['network_weight']:.2f} and "
+                     f"{parts['ngram_weight']:.2f} (network share {parts['network_share']:.2f}, chosen on validation)")
+    if "skipped" in baseline:
+        lines.append(f"no baseline: scikit-learn could not fit it ({baseline['skipped']})")
+    for split in ("validation", "test"):
+        if split in metrics:
+            m = metrics[split]
+            line = f"{split}: accuracy {m['accuracy']:.4f}, macro-F1 {m['macro_f1']:.4f} ({m['documents']:,} documents)"
+            for part, label in (("network", "network alone"), ("ngrams", "n-gram part alone")):
+                if split in parts.get(part, {}):
+                    p = parts[part][split]
+                    line += f" | {label}: accuracy {p['accuracy']:.4f}, macro-F1 {p['macro_f1']:.4f}"
+            if split in baseline:
+                b = baseline[split]
+                line += f" | {NAME} baseline: accuracy {b['accuracy']:.4f}, macro-F1 {b['macro_f1']:.4f}"
+            lines.append(line)
+    return "\n".join(lines)
+
+
+def evaluation_text(metrics):
+    """Accuracy and macro-F1 of an evaluation (`hierattn.scoring.evaluate_classifier`), then its confusion matrix."""
+    scores = f"accuracy {metrics['accuracy']:.4f}, macro-F1 {metrics['macro_f1']:.4f}"
+    lines = [f"{scores} on {metrics['documents']:,} documents",
+             f"confusion matrix (rows: true, columns: predicted; {', '.join(map(str, metrics['labels']))}):"]
+    lines += ["  " + " ".join(f"{v:7d}" for v in row) for row in metrics["confusion_matrix"]]
+    return "\n".join(lines)
+
+
+def rows_text(path, report):
+    """What `load_table` read from `path`: the rows used, and a line on those skipped (None if none was).
+
+    Returns:
+        `(used, skipped)`, two strings, or a string and None.
+    """
+    used = (f"{path}: {report['used']:,} of {report['rows']:,} rows used (text column {report['text_column']!r}, "
+            f"label column {report['label_column']!r})")
+    if report["used"] >= report["rows"]:
+        return used, None
+    return used, (f"  skipped {report['skipped_missing_text']} without text, {report['skipped_missing_label']} "
+                  "without a label (empty, NaN, NA, null, ...)")
+
+
+def corpus_text(summary, words=10):
+    """What `explain_corpus` did (a `CorpusSummary`): documents, accuracy, and the top `words` of each class."""
+    lines = [f"explained {summary.documents:,} documents" +
+             (f" (skipped {summary.skipped_empty} empty)" if summary.skipped_empty else "") +
+             (f"; accuracy {summary.accuracy:.4f}" if summary.labelled else "")]
+    for label, count in sorted(summary.class_documents.items(), key=lambda item: str(item[0])):
+        lines.append(f"  {label} ({count:,} documents): {', '.join(summary.words.top(label, words))}")
+    return "\n".join(lines)
+
+
+__all__ = ["CSV_COLUMNS", "FORMATS", "corpus_text", "evaluation_text", "metrics_text", "prediction_text", "render",
+           "rows_text", "to_csv", "to_html", "to_json", "to_rows", "to_text"]

@@ -461,7 +461,7 @@ class TextClassifier(keras.Model):
         `hierattn.explain.Explainer.explain`).
         """
         # hierattn.explain builds on this module and imports nothing from hierattn.models, so no cycle.
-        from hierattn.explain import Explainer
+        from hierattn.explain.explainer import Explainer
 
         if self._explainer is None:
             self._explainer = Explainer(self)

@@ -1,0 +1,286 @@
+"""What the commands share: option groups, parameter types, errors as one line, and the program's process settings.
+
+Options used by several commands are defined once here and applied as a
+group (`train_options`) or one by one (`run_option`, `encoding_option`,
+`text_argument`, ...). The helpers below them turn option values into what
+the library takes (`texts_from`, `one_text`, `load_run`) and refuse bad
+combinations before any work, and before TensorFlow loads.
+"""
+
+import functools
+import math
+import os
+import pathlib
+import sys
+import warnings
+
+import click
+
+from hierattn.errors import ArgumentError, HierattnError
+
+
+def configure_process(verbose=False):
+    """The process-wide settings of the `hierattn` program (not of the library).
+
+    * `TF_CPU_ALLOCATOR_USE_BFC=true` unless set: TensorFlow pools freed CPU
+      tensor memory instead of handing large blocks back to the operating
+      system (BENCHMARKS.md, "CPU memory allocator").
+    * Without `verbose`: TensorFlow's C++ log lines (written straight to file
+      descriptor 2, e.g. `failed call to cuInit` on a machine without a GPU)
+      are discarded, Python's own `sys.stderr` keeps the real standard error,
+      and library warnings are not shown (the CLI reports what matters itself).
+    """
+    os.environ.setdefault("TF_CPU_ALLOCATOR_USE_BFC", "true")
+    if verbose:
+        return
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    warnings.simplefilter("ignore")
+    import logging
+
+    logging.getLogger("tensorflow").setLevel(logging.ERROR)
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+    except (OSError, AttributeError, ValueError):  # no real file descriptor 2 (embedded use)
+        return
+    os.dup2(devnull, 2)
+    os.close(devnull)
+    sys.stderr = open(saved, "w", encoding=getattr(sys.stderr, "encoding", None) or "utf-8",
+                      errors="backslashreplace", buffering=1, closefd=True)
+
+
+def option_name(argument):
+    """The option that sets a library argument: its name with dashes (`max_length` -> `--max-length`)."""
+    return "--" + argument.replace("_", "-")
+
+
+def friendly_errors(command):
+    """Turns library errors, and files that cannot be read or written, into one `Error: ...` line and exit code 1.
+
+    An `ArgumentError` names the option of the argument it is about
+    (`option_name`): the options are named after the library's arguments.
+    """
+
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        try:
+            return command(*args, **kwargs)
+        except ArgumentError as error:
+            raise click.ClickException(error.naming(option_name(error.argument))) from None
+        except HierattnError as error:
+            raise click.ClickException(str(error)) from None
+        except OSError as error:  # permissions, a full disk, a name too long, a path under /proc, ...
+            from hierattn.atomic import reason
+
+            raise click.ClickException((f"{error.filename}: " if error.filename else "") + reason(error)) from None
+        except MemoryError:
+            raise click.ClickException("out of memory: the data does not fit in this machine's memory; try --limit "
+                                       "N") from None
+        except KeyboardInterrupt:
+            click.echo("\nError: interrupted", err=True)
+            sys.exit(130)
+
+    return wrapper
+
+
+class FiniteFloat(click.ParamType):
+    """A finite float within `minimum` and `maximum` (NaN and infinities are refused)."""
+
+    name = "float"
+
+    def __init__(self, minimum=0.0, maximum=math.inf, min_open=True, max_open=False):
+        self.minimum, self.maximum, self.min_open, self.max_open = minimum, maximum, min_open, max_open
+
+    def convert(self, value, param, ctx):
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number.", param, ctx)
+        low_ok = number > self.minimum if self.min_open else number >= self.minimum
+        high_ok = number < self.maximum if self.max_open else number <= self.maximum
+        if not math.isfinite(number) or not (low_ok and high_ok):
+            low = f"{'>' if self.min_open else '>='} {self.minimum:g}"
+            high = "" if math.isinf(self.maximum) else f" and {'<' if self.max_open else '<='} {self.maximum:g}"
+            self.fail(f"{value!r} is not a finite number {low}{high}.", param, ctx)
+        return number
+
+
+class Embeddings(click.ParamType):
+    """word2vec, none, or an existing word-vector file."""
+
+    name = "word2vec|none|FILE"
+
+    def convert(self, value, param, ctx):
+        if value in ("word2vec", "none"):
+            return value
+        return click.Path(exists=True, dir_okay=False).convert(value, param, ctx)
+
+
+def _shown(name):
+    """How --help shows a default that depends on the model or on the data (hierattn.defaults)."""
+    from hierattn.defaults import BACKBONES, PREPROCESSING
+
+    if name in PREPROCESSING:
+        return "95th percentile of the training texts"
+    values = {}
+    for model, defaults in BACKBONES.items():
+        values.setdefault(defaults[name], []).append(model)
+    return ", ".join(f"{value} for {'/'.join(models)}" for value, models in values.items())
+
+
+def train_options(function):
+    """The options of every `train` command: the training settings, where the run goes, how it runs."""
+    from hierattn.defaults import DISTRIBUTE, MODELS, TRAINING
+
+    options = [
+        click.option("--model", type=click.Choice(MODELS), default="han", show_default=True),
+        click.option("--epochs", type=click.IntRange(1), default=TRAINING["epochs"], show_default=True,
+                     help="Most epochs (early stopping on the validation loss)."),
+        click.option("--batch-size", type=click.IntRange(1), default=TRAINING["batch_size"], show_default=True),
+        click.option("--learning-rate", type=FiniteFloat(), default=TRAINING["learning_rate"], show_default=True),
+        click.option("--max-length", default=None, metavar="SxW|N", show_default=_shown("max_sentences"),
+                     help="How much of each document is read: sentences x words per sentence for han (e.g. 30x40), "
+                          "words for transformer and rnn (e.g. 400)."),
+        click.option("--embedding-dim", type=click.IntRange(1), default=None, show_default=_shown("embedding_dim")),
+        click.option("--embeddings", type=Embeddings(), default=TRAINING["embeddings"], show_default=True,
+                     help="Start the word embeddings from word2vec trained on the training (and unlabelled) texts, "
+                          "from random, or from a word2vec/GloVe text file."),
+        click.option("--seed", type=int, default=TRAINING["seed"], show_default=True),
+        click.option("--limit", type=click.IntRange(4), default=None, show_default="all",
+                     help="Train and test on a random sample of N documents each."),
+        click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False), default=None,
+                     show_default="none",
+                     help='JSON object of any other setting: training ones (patience, validation_split, min_count, '
+                          'max_vocab, pretrain_epochs, ngrams) or the model builder\'s (e.g. {"num_layers": 2} or '
+                          '{"attention": "luong-dot"}; README, Models). Options given here win.'),
+        click.option("--output", type=click.Path(file_okay=False), default=None,
+                     show_default="runs/<model>-<dataset>-<time>", help="Run directory; never overwritten."),
+        click.option("--resume", type=click.Path(file_okay=False), default=None, metavar="RUN_DIR",
+                     show_default="off", help="Continue the interrupted run in RUN_DIR, with its own settings."),
+        click.option("--distribute", type=click.Choice(DISTRIBUTE), default="none", show_default=True,
+                     help="TensorFlow's MirroredStrategy (this machine's GPUs) or MultiWorkerMirroredStrategy "
+                          "(machines in TF_CONFIG; README, More than one machine); the batch size is the global one."),
+        click.option("--mixed-precision", is_flag=True, default=False, show_default="off",
+                     help="Compute in float16 with float32 weights (Keras mixed_float16); for GPUs."),
+        click.option("--baseline/--no-baseline", default=True, show_default="on",
+                     help="Also fit TF-IDF (1-2 grams) + logistic regression on the same training split and report "
+                          "it beside the model."),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def encoding_option(function):
+    return click.option("--encoding", default="utf-8", show_default=True,
+                        help="Text encoding of the input files / standard input (e.g. latin-1, cp1252, utf-16); "
+                             "undecodable bytes are an error, never replaced.")(function)
+
+
+def run_option(function):
+    return click.option("--run", "run_dir", type=click.Path(), default=None, show_default="the latest under runs/",
+                        help="The run directory to use.")(function)
+
+
+def text_argument(function):
+    """TEXT: one text, or `-` for standard input (or none, with --file)."""
+    return click.argument("text", required=False)(function)
+
+
+def text_column_option(function):
+    return click.option("--text-column", default=None)(function)
+
+
+def file_option(help):
+    """--file FILE, with the command's own help."""
+    return click.option("--file", "file_path", type=click.Path(), default=None, help=help)
+
+
+# Option values into what the library takes ----------------------------------------------------------------------------
+
+def check_text_or_file(text, file_path):
+    if text is not None and file_path is not None:
+        raise click.UsageError("give either a text (or - for standard input) or --file, not both")
+
+
+def one_text(text):
+    """The TEXT argument, refused when it is empty or holds bytes that are not UTF-8."""
+    if not text.strip():
+        raise HierattnError("the text is empty")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:  # undecodable bytes in the argument (kept as surrogates by Python)
+        raise HierattnError(f"the text is not valid UTF-8 (a stray byte at character {error.start + 1}); pass it in a "
+                            "file with --file FILE --encoding ENCODING") from None
+    return text
+
+
+def texts_from(text, file_path, text_column, encoding):
+    """Chunks of texts from a file or standard input (`text == "-"`), checked before the model loads."""
+    from hierattn.scoring import iter_text_chunks
+
+    stream = sys.stdin.buffer if text == "-" else None
+    return iter_text_chunks(file_path, text_column, stream=stream, encoding=encoding)
+
+
+def with_words(classifier, texts):
+    """The positions of the texts that have words (`hierattn.scoring.texts_with_words`), saying how many did not."""
+    from hierattn.scoring import texts_with_words
+
+    kept = texts_with_words(classifier, texts)
+    if len(kept) < len(texts):
+        click.echo(f"skipped {len(texts) - len(kept)} text(s) without words (only markup or spaces)", err=True)
+    return kept
+
+
+def refuse_existing(output):
+    """Refuses an --output file that exists, or whose folder does not, before any work."""
+    if not output or output == "-":
+        return
+    path = pathlib.Path(output)
+    if path.exists():
+        raise HierattnError(f"{output} already exists; choose another --output (nothing was overwritten)")
+    folder = path.parent
+    if not folder.is_dir():
+        raise HierattnError(f"the folder of --output {output} " + ("is a file" if folder.exists() else
+                                                                  "does not exist; create it first"))
+
+
+def echo_rows(path, report):
+    """Says how many rows of a table were used (`hierattn.explain.report.rows_text`), and on standard error how many not."""
+    from hierattn.explain.report import rows_text
+
+    used, skipped = rows_text(path, report)
+    click.echo(used)
+    if skipped:
+        click.echo(skipped, err=True)
+
+
+def _import_tensorflow():
+    """Imports TensorFlow without the scikit-learn import Keras makes on the way.
+
+    Keras imports scikit-learn (about 0.8 s of a ~5 s cold start here) only
+    for its `keras.wrappers` scikit-learn estimators, and falls back quietly
+    when it is missing. The commands that load a run never use those
+    wrappers, so scikit-learn is hidden while TensorFlow loads and is
+    importable normally right after (for `evaluate`'s metrics).
+    """
+    if "tensorflow" in sys.modules or "sklearn" in sys.modules:
+        return
+    sys.modules["sklearn"] = None
+    try:
+        import tensorflow  # noqa: F401
+    finally:
+        del sys.modules["sklearn"]
+
+
+def load_run(run_dir):
+    """The run of --run (the latest by default): a wrong path is refused before TensorFlow loads."""
+    from hierattn import runs
+
+    path = runs.find_run(run_dir)
+    _import_tensorflow()
+    run = runs.load_run(path)
+    click.echo(f"run: {run.path}", err=True)
+    return run
