@@ -374,7 +374,13 @@ class TextClassifier(keras.Model):
         return history
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", **kwargs):
-        """Keras `evaluate`; on texts and labels it returns a dict of the compiled metrics."""
+        """Keras `evaluate`; on texts and labels it returns a dict of the compiled metrics.
+
+        An uncompiled classifier (e.g. a run's `model.keras`, saved without
+        its optimizer) is compiled with `compile`'s defaults first.
+        """
+        if not self.compiled:
+            self.compile()
         if not _is_texts(x):
             return super().evaluate(x, y, batch_size=batch_size, verbose=verbose, **kwargs)
         dataset = make_eval_dataset(self.preprocessor(x), self.label_ids(y), batch_size or 128, len(self.label_names),
