@@ -43,14 +43,16 @@ def feature_matrix(layer, x, batch_size=256):
 
 
 def fit_ngram_logits(layer, x, labels, c=NGRAMS["C"], max_iter=NGRAMS["max_iter"]):
-    """Fits an `NgramLogits` layer's weights to id arrays `x` and class ids `labels` (scikit-learn).
+    """Fits an `NgramLogits` layer's tables to id arrays `x` and class ids `labels` (scikit-learn).
 
     The idf comes from `TfidfTransformer` (smoothed, as scikit-learn's
     default) on the binary features; `LogisticRegression` (lbfgs,
     multinomial) is fitted on the TF-IDF rows, over the features that occur
-    in `x` only (the others would get zero weight anyway). With two classes,
-    the single weight vector `w` becomes `+-w / 2` for the two classes (the
-    same probabilities, and contributions symmetric between the classes).
+    in `x` only (the others would get zero weight anyway). The layer keeps
+    those features only, with their idf and kernel rows, and the idf of an
+    unseen feature (`NgramLogits.set_tables`). With two classes, the single
+    weight vector `w` becomes `+-w / 2` for the two classes (the same
+    probabilities, and contributions symmetric between the classes).
 
     Raises:
         ValueError: Fewer than two classes in `labels`.
@@ -63,14 +65,12 @@ def fit_ngram_logits(layer, x, labels, c=NGRAMS["C"], max_iter=NGRAMS["max_iter"
     if len(present) < 2:
         raise ValueError(f"the n-gram part needs two or more classes in its training labels. Received: "
                          f"{present.tolist()}")
-    if not layer.built:
-        layer.build(None)
     features = feature_matrix(layer, x)
     tfidf = TfidfTransformer().fit(features)
     features = tfidf.transform(features)
     seen = np.unique(features.indices)
     model = LogisticRegression(C=c, max_iter=max_iter).fit(features[:, seen], labels)
-    kernel = np.zeros((layer.num_buckets, layer.num_classes), np.float32)
+    kernel = np.zeros((len(seen), layer.num_classes), np.float32)
     bias = np.zeros(layer.num_classes, np.float32)
     if len(model.classes_) == 2:
         coefficients = np.stack([-model.coef_[0] / 2, model.coef_[0] / 2])
@@ -78,11 +78,12 @@ def fit_ngram_logits(layer, x, labels, c=NGRAMS["C"], max_iter=NGRAMS["max_iter"
     else:
         coefficients, intercepts = model.coef_, model.intercept_
     for row, label in enumerate(model.classes_):
-        kernel[seen, label] = coefficients[row]
+        kernel[:, label] = coefficients[row]
         bias[label] = intercepts[row]
-    layer.idf.assign(tfidf.idf_.astype(np.float32))
-    layer.kernel.assign(kernel)
-    layer.bias.assign(bias)
+    idf = tfidf.idf_.astype(np.float32)
+    # Every feature in no training document has the same idf, log(1 + n) + 1;
+    # id 0 (padding) is never a feature, so it is one of them.
+    layer.set_tables(seen, idf[seen], kernel, bias, idf[0])
     return layer
 
 

@@ -375,6 +375,23 @@ def _train(train_data, test_data, config, output, unlabeled, resume, dataset_nam
                             verbose, callbacks, strategy, chief)
 
 
+def save_without_optimizer(classifier, path):
+    """Saves `classifier` as a `.keras` file without its optimizer: a run's `model.keras`, for use, not to resume.
+
+    A compiled model's `.keras` file holds its optimizer's state (Adam's two
+    slots per trained weight: twice the network), and Keras has no option to
+    leave it out. So the model is saved, read back uncompiled
+    (`keras.saving.load_model(..., compile=False)`) and that copy saved over
+    it; the classifier itself is not changed. `checkpoints/` keeps the
+    optimizer while a run can be resumed.
+    """
+    import keras
+
+    classifier.save(path)
+    if classifier.compiled:
+        keras.saving.load_model(path, compile=False).save(path)
+
+
 def _train_owned(train_data, test_data, config, output, unlabeled, resuming, split, dataset_name, log, verbose,
                  callbacks, strategy, chief):
     fit_idx, val_idx = split
@@ -465,7 +482,7 @@ def _train_owned(train_data, test_data, config, output, unlabeled, resuming, spl
         metrics["baseline"] = run_baseline(fit_texts, train_data.labels[fit_idx], names, evaluate)
 
     with atomic_path(output / "model.keras") as partial:
-        classifier.save(partial)
+        save_without_optimizer(classifier, partial)
     save_json(output / "metrics.json", "hierattn.metrics/1", metrics, indent=2)
     write_status(output, status="complete", finished=now())
     shutil.rmtree(checkpoints, ignore_errors=True)  # only once complete: the run is never without both

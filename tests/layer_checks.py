@@ -2,6 +2,7 @@
 
 import keras
 import numpy as np
+from keras import ops
 
 
 def assert_attention_distribution(weights, mask, atol=1e-5):
@@ -56,3 +57,16 @@ def softmax_np(scores, mask=None):
     exp = np.exp(scores - peak)
     total = exp.sum(axis=-1, keepdims=True)
     return np.divide(exp, total, out=np.zeros_like(exp), where=total > 0)
+
+
+def full_table_outputs(layer, ids, idf, kernel, bias):
+    """An `NgramLogits`'s logits and contributions from tables of every bucket, as it computed them before.
+
+    `idf` `(num_buckets,)` and `kernel` `(num_buckets, classes)`: the layer
+    held these whole before it kept only the features seen in training.
+    """
+    feature_ids = layer.feature_ids(ids)
+    x = ops.where(feature_ids >= 0, ops.take(idf, ops.maximum(feature_ids, 0)), 0.0)
+    x = x / ops.maximum(ops.sqrt(ops.sum(ops.square(x), axis=-1, keepdims=True)), 1e-12)
+    contributions = ops.take(kernel, ops.maximum(feature_ids, 0), axis=0) * x[..., None]
+    return np.asarray(ops.sum(contributions, axis=1) + bias), np.asarray(contributions)

@@ -1,12 +1,15 @@
 """Tests for hierattn.layers.NgramLogits."""
 
+import io
+import zipfile
+
 import keras
 import numpy as np
 import pytest
 from keras.src import testing
 
 from hierattn.layers import NgramLogits
-from layer_checks import assert_keras_round_trip
+from layer_checks import assert_keras_round_trip, full_table_outputs
 
 
 def reference_features(ids, vocabulary_size, num_buckets, ngram_max):
@@ -31,6 +34,21 @@ def reference_features(ids, vocabulary_size, num_buckets, ngram_max):
     return documents
 
 
+def random_tables(rng, num_buckets, num_classes, kept_share=0.3):
+    """Random tables of a fitted layer: compact ones to set, and the same as full tables (every bucket)."""
+    kept = np.flatnonzero(rng.random(num_buckets) < kept_share)
+    kept = kept[kept > 0]
+    idf = rng.uniform(1, 3, len(kept)).astype("float32")
+    kernel = rng.normal(size=(len(kept), num_classes)).astype("float32")
+    bias = rng.normal(size=num_classes).astype("float32")
+    unseen_idf = np.float32(3.5)
+    full_idf = np.full(num_buckets, unseen_idf, "float32")
+    full_idf[kept] = idf
+    full_kernel = np.zeros((num_buckets, num_classes), "float32")
+    full_kernel[kept] = kernel
+    return (kept, idf, kernel, bias, unseen_idf), (full_idf, full_kernel, bias)
+
+
 class NgramLogitsLayerTest(testing.TestCase):
     def test_keras_layer_harness(self):
         self.run_layer_test(
@@ -39,7 +57,7 @@ class NgramLogitsLayerTest(testing.TestCase):
             input_data=np.array([[1, 2, 3, 0], [4, 5, 0, 0]], "int32"),
             expected_output_shape=(2, 3),
             expected_num_trainable_weights=0,
-            expected_num_non_trainable_weights=3,
+            expected_num_non_trainable_weights=0,  # the tables are not Keras variables
             run_training_check=False,
         )
 
@@ -65,25 +83,67 @@ def test_ngrams_do_not_span_padding_or_sentences():
 
 def test_logits_are_the_tfidf_linear_model(rng):
     layer = NgramLogits(12, 3, ngram_max=2, num_buckets=80)
-    layer.build(None)
-    idf, kernel, bias = rng.uniform(1, 3, 80), rng.normal(size=(80, 3)), rng.normal(size=3)
-    layer.set_weights([idf.astype("float32"), kernel.astype("float32"), bias.astype("float32")])
+    tables, (idf, kernel, bias) = random_tables(rng, 80, 3)
+    layer.set_tables(*tables)
     ids = rng.integers(1, 12, size=(4, 6))
     ids[0, 3:] = 0
     logits, feature_ids, contributions = (np.asarray(v) for v in layer(ids, return_contributions=True))
     for i, features in enumerate(reference_features(ids, 12, 80, 2)):
         f = np.array(sorted(features))
-        x = idf[f] / np.linalg.norm(idf[f])
+        x = idf[f] / np.linalg.norm(idf[f])  # unseen features count in the length, with unseen_idf
         np.testing.assert_allclose(logits[i], bias + x @ kernel[f], rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(contributions[i].sum(axis=0) + bias, logits[i], rtol=1e-5, atol=1e-5)
         assert np.all(contributions[i][feature_ids[i] < 0] == 0)
+        assert np.all(contributions[i][~np.isin(feature_ids[i], tables[0])] == 0)  # no row, no contribution
+
+
+@pytest.mark.parametrize("shape", [(5, 7), (5, 3, 6)])
+def test_compact_tables_give_the_full_table_outputs_exactly(rng, shape):
+    layer = NgramLogits(15, 3, ngram_max=2, num_buckets=300)
+    tables, full = random_tables(rng, 300, 3)
+    layer.set_tables(*tables)
+    ids = rng.integers(0, 15, size=shape)
+    logits, feature_ids, contributions = (np.asarray(v) for v in layer(ids, return_contributions=True))
+    seen = np.isin(feature_ids, tables[0])
+    assert np.any(~seen & (feature_ids >= 0))  # the texts hold features without a row
+    expected_logits, expected_contributions = full_table_outputs(layer, ids, *full)
+    np.testing.assert_array_equal(logits, expected_logits)
+    np.testing.assert_array_equal(contributions, expected_contributions)
+    np.testing.assert_array_equal(np.asarray(layer.feature_values(feature_ids)),
+                                  np.asarray(layer.feature_values(feature_ids.astype("int64"))))
+
+
+def test_unfitted_layer_gives_zero_logits(rng):
+    layer = NgramLogits(9, 4, num_buckets=50)
+    logits, _, contributions = layer(rng.integers(0, 9, size=(3, 6)), return_contributions=True)
+    assert layer.num_kept == 0 and layer.weights == []
+    np.testing.assert_array_equal(np.asarray(logits), np.zeros((3, 4)))
+    np.testing.assert_array_equal(np.asarray(contributions), 0.0)
 
 
 def test_empty_document_gives_the_bias():
     layer = NgramLogits(5, 2, num_buckets=10)
-    layer.build(None)
-    layer.bias.assign([0.5, -0.5])
+    layer.set_tables([2], [1.5], [[1.0, -1.0]], [0.5, -0.5], 2.0)
     np.testing.assert_allclose(np.asarray(layer(np.zeros((1, 4), "int32"))), [[0.5, -0.5]])
+
+
+def test_works_traced_with_unknown_shapes(rng):
+    import tensorflow as tf
+
+    layer = NgramLogits(15, 3, num_buckets=300)
+    layer.set_tables(*random_tables(rng, 300, 3)[0])
+    for shape in ((4, 9), (4, 2, 5)):
+        ids = rng.integers(0, 15, size=shape).astype("int32")
+        traced = tf.function(lambda x: layer(x, return_contributions=True),
+                             input_signature=[tf.TensorSpec((None,) * len(shape), tf.int32)])
+        for got, expected in zip(traced(ids), layer(ids, return_contributions=True)):
+            np.testing.assert_array_equal(np.asarray(got), np.asarray(expected))
+
+
+def test_output_shape():
+    layer = NgramLogits(9, 4, num_buckets=50)
+    assert layer.compute_output_shape((2, 3, 5)) == (2, 4)
+    assert layer.compute_output_shape(None) == (None, 4)  # as `summary()` asks
 
 
 def test_refuses_bad_sizes():
@@ -91,14 +151,58 @@ def test_refuses_bad_sizes():
         NgramLogits(100, 2, num_buckets=100)
     with pytest.raises(ValueError, match="63 bits"):
         NgramLogits(2**22, 2, ngram_max=3, num_buckets=2**23)
+    with pytest.raises(ValueError, match="31 bits"):
+        NgramLogits(100, 2, num_buckets=2**31)
+
+
+@pytest.mark.parametrize("tables, message", [
+    (([3, 2], [1.0, 1.0], [[0.0, 0.0]] * 2, [0.0, 0.0], 2.0), "strictly increasing"),
+    (([0, 2], [1.0, 1.0], [[0.0, 0.0]] * 2, [0.0, 0.0], 2.0), "strictly increasing"),
+    (([2, 10], [1.0, 1.0], [[0.0, 0.0]] * 2, [0.0, 0.0], 2.0), r"\[1, 10\)"),
+    (([2, 3], [1.0], [[0.0, 0.0]] * 2, [0.0, 0.0], 2.0), "idf must have shape"),
+    (([2, 3], [1.0, 1.0], [[0.0, 0.0, 0.0]] * 2, [0.0, 0.0], 2.0), "kernel must have shape"),
+    (([2, 3], [1.0, 1.0], [[0.0, 0.0]] * 2, [0.0], 2.0), "bias must have shape"),
+    (([2, 3], [1.0, 1.0], [[0.0, 0.0]] * 2, [0.0, 0.0], [2.0]), "unseen_idf must have shape"),
+])
+def test_set_tables_refuses_bad_tables(tables, message):
+    with pytest.raises(ValueError, match=message):
+        NgramLogits(5, 2, num_buckets=10).set_tables(*tables)
 
 
 def test_saves_and_loads(tmp_path, rng):
+    import h5py
+
     ids = keras.Input((None,), dtype="int32")
     layer = NgramLogits(9, 2, num_buckets=40)
     model = keras.Model(ids, layer(ids))
-    layer.kernel.assign(rng.normal(size=(40, 2)).astype("float32"))
-    assert_keras_round_trip(model, rng.integers(0, 9, size=(3, 5)).astype("int32"), tmp_path)
+    tables, _ = random_tables(rng, 40, 2)
+    layer.set_tables(*tables)
+    reloaded = assert_keras_round_trip(model, rng.integers(0, 9, size=(3, 5)).astype("int32"), tmp_path)
+    loaded = reloaded.get_layer(layer.name)
+    for name, value in zip(("kept_ids", "idf", "kernel", "bias", "unseen_idf"), tables):
+        np.testing.assert_array_equal(np.asarray(getattr(loaded, name)), value)
+    with zipfile.ZipFile(tmp_path / "model.keras") as archive, \
+            h5py.File(io.BytesIO(archive.read("model.weights.h5"))) as weights:
+        stored = {}
+        weights.visititems(lambda name, item: stored.update({name: item.shape}) if isinstance(item, h5py.Dataset)
+                           else None)
+    assert sorted(stored.values()) == sorted([(len(tables[0]),), (len(tables[0]),), (len(tables[0]), 2), (2,), ()])
+
+
+def test_loads_the_full_tables_of_older_files(rng):
+    tables, full = random_tables(rng, 60, 2)
+    older = NgramLogits(8, 2, num_buckets=60)
+    older.load_own_variables({"0": full[0], "1": full[1], "2": full[2]})  # idf, kernel, bias of every bucket
+    assert older.num_kept == len(tables[0])
+    ids = rng.integers(0, 8, size=(6, 7))
+    expected = full_table_outputs(older, ids, *full)
+    for got, want in zip(older(ids, return_contributions=True)[::2], expected):
+        np.testing.assert_array_equal(np.asarray(got), want)
+    unfitted = NgramLogits(8, 2, num_buckets=60)
+    unfitted.load_own_variables({"0": np.ones(60), "1": np.zeros((60, 2)), "2": np.zeros(2)})
+    assert unfitted.num_kept == 0 and float(unfitted.unseen_idf) == 1.0
+    with pytest.raises(ValueError, match="expected the tables"):
+        unfitted.load_own_variables({"0": np.ones(60)})
 
 
 def test_docstring_example_runs():

@@ -5,6 +5,7 @@ import pytest
 
 from hierattn.layers import NgramLogits
 from hierattn.ngrams import SCALES, SHARES, choose_mixing, combine, feature_matrix, fit_ngram_logits, ngram_logits
+from layer_checks import full_table_outputs
 
 
 def corpus(rng, n=120, classes=2):
@@ -32,6 +33,34 @@ def test_layer_gives_sklearns_probabilities(rng, classes):
     np.testing.assert_allclose(got, expected, atol=1e-4)
     if classes == 2:  # the binary weight vector split symmetrically between the two classes
         np.testing.assert_allclose(np.asarray(layer.kernel)[:, 0], -np.asarray(layer.kernel)[:, 1])
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+def test_layer_keeps_the_training_features_and_gives_the_full_tables_outputs(rng, classes):
+    from sklearn.feature_extraction.text import TfidfTransformer
+    from sklearn.linear_model import LogisticRegression
+
+    ids, labels = corpus(rng, classes=classes)
+    layer = fit_ngram_logits(NgramLogits(40, classes, ngram_max=2, num_buckets=400), ids, labels, c=3.0)
+    features = feature_matrix(layer, ids)
+    seen = np.unique(features.indices)
+    assert layer.num_kept == len(seen) < 400
+    np.testing.assert_array_equal(np.asarray(layer.kept_ids), seen)
+    # The same scikit-learn fit into tables of every bucket, as the layer held them before.
+    tfidf = TfidfTransformer().fit(features)
+    model = LogisticRegression(C=3.0, max_iter=2000).fit(tfidf.transform(features)[:, seen], labels)
+    coefficients = np.stack([-model.coef_[0] / 2, model.coef_[0] / 2]) if classes == 2 else model.coef_
+    intercepts = np.array([-model.intercept_[0] / 2, model.intercept_[0] / 2]) if classes == 2 else model.intercept_
+    kernel = np.zeros((400, classes), np.float32)
+    kernel[seen] = coefficients.T
+    full = (tfidf.idf_.astype(np.float32), kernel, intercepts.astype(np.float32))
+    texts = rng.integers(1, 40, size=(30, 12))  # id 39 and most word pairs are in no training document
+    texts[:5, 8:] = 0
+    _, feature_ids, contributions = (np.asarray(v) for v in layer(texts, return_contributions=True))
+    assert np.any(~np.isin(feature_ids, seen) & (feature_ids >= 0))
+    expected_logits, expected_contributions = full_table_outputs(layer, texts, *full)
+    np.testing.assert_array_equal(ngram_logits(layer, texts), expected_logits)
+    np.testing.assert_array_equal(contributions, expected_contributions)
 
 
 def test_refuses_one_class(rng):

@@ -1,7 +1,10 @@
 """Tests for hierattn.training: end-to-end runs on a tiny generated corpus."""
 
+import io
 import json
+import zipfile
 
+import h5py
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -50,6 +53,15 @@ def test_each_model_trains_saves_and_reloads_identically(data, tmp_path, model):
                                atol=1e-6)
     assert reloaded.predict_labels(texts[:1])[0] in ("neg", "pos")
     assert reloaded.label_names == ["neg", "pos"]
+    # The run's model file is for use, not to resume: no optimizer state (checkpoints/ had it).
+    with zipfile.ZipFile(tmp_path / "run" / "model.keras") as archive:
+        assert not json.loads(archive.read("config.json")).get("compile_config")
+        with h5py.File(io.BytesIO(archive.read("model.weights.h5"))) as weights:
+            assert "optimizer" not in weights and "backbone" in weights
+    assert run.classifier.compiled and run.classifier.optimizer.iterations.numpy() > 0  # saving left it as it was
+    labels = [reloaded.label_names[i] for i in test_data.labels[:16]]
+    assert reloaded.evaluate(test_data.texts[:16], labels, verbose=0)["accuracy"] == pytest.approx(
+        run.classifier.evaluate(test_data.texts[:16], labels, verbose=0)["accuracy"])
 
 
 def test_han_learns_the_tiny_task(data, tmp_path):

@@ -383,12 +383,14 @@ class TextClassifier(keras.Model):
 
         Returns what Keras returns: the loss and the compiled metrics as a
         list (a scalar with no metrics), or a dict with `return_dict=True`.
+        An uncompiled classifier (e.g. a run's `model.keras`, saved without
+        its optimizer) is compiled with `compile`'s defaults first.
         """
+        if not self.compiled:
+            self.compile()
         if not is_text_input(x):
             return super().evaluate(x, y, batch_size=batch_size, verbose=verbose, return_dict=return_dict, **kwargs)
         texts, labels = self._texts_and_labels(x, y, "evaluate")
-        if not self.compiled:
-            self.compile()
         dataset = make_eval_dataset(self.preprocessor(texts), self.label_ids(labels), batch_size or 128,
                                     len(self.label_names), strategy=self.distribute_strategy)
         return super().evaluate(dataset, verbose=verbose, return_dict=return_dict, **kwargs)
