@@ -4,7 +4,7 @@
 #
 #   make train                  # default HAN on IMDB, evaluated on its test split
 #   make train IMDB=/path/to/aclImdb_v1.tar.gz
-#   make test
+#   make test                   # ruff check, ruff format --check, then the tests
 #   make quickstart             # a 1,000-review run, explained, in about a minute
 
 PYTHON ?= python3
@@ -31,6 +31,8 @@ train: $(INSTALLED)
 	$(RUN) train imdb $(IMDB_SOURCE)
 
 test: $(INSTALLED)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/python -m pytest -q
 
 quickstart: $(INSTALLED)

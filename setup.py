@@ -29,7 +29,7 @@ setup(
         "gensim>=4.3",
     ],
     extras_require={
-        "test": ["pytest>=8", "pillow"],  # pillow: reading Chromium screenshots
+        "test": ["pytest>=8", "pillow", "ruff==0.17.6"],  # pillow: reading Chromium screenshots; ruff: lint and format
     },
     entry_points={"console_scripts": ["hierattn=hierattn.cli:main"]},
     classifiers=[

@@ -53,9 +53,12 @@ def main():
             evaluate["validation"] = ([train.texts[i] for i in val_idx], train.labels[val_idx])
         started = time.perf_counter()
         result = run_baseline(fit_texts, fit_labels, names, evaluate)
-        row = {"dataset": name, "train_documents": result["train_documents"],
-               "seconds_fit_and_score": round(time.perf_counter() - started, 1),
-               "fit_seconds": result["training_seconds"]}
+        row = {
+            "dataset": name,
+            "train_documents": result["train_documents"],
+            "seconds_fit_and_score": round(time.perf_counter() - started, 1),
+            "fit_seconds": result["training_seconds"],
+        }
         for split in ("validation", "test"):
             if split in result:
                 row[f"{split}_accuracy"] = round(result[split]["accuracy"], 4)

@@ -54,8 +54,11 @@ def main():
         "reviews": len(data["train"]) + len(data["test"]),
         "nonzero_ids": real,
         "vocabulary_size": len(encoder.vocabulary),
-        "suggested_lengths": {"max_sentences": encoder.max_sentences, "max_words": encoder.max_words,
-                              "sequence_length": encoder.sequence_length},
+        "suggested_lengths": {
+            "max_sentences": encoder.max_sentences,
+            "max_words": encoder.max_words,
+            "sequence_length": encoder.sequence_length,
+        },
         "shapes": {k: list(v.shape) for k, v in arrays.items()},
         "seconds": {k: round(v, 2) for k, v in timings.items()},
         "total_seconds": round(total, 2),

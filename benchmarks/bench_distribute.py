@@ -30,9 +30,13 @@ def summary(run):
     metrics = json.loads((run / "metrics.json").read_text())
     with open(run / "history.csv", newline="") as f:
         rows = list(csv.DictReader(f))
-    return {"validation_accuracy": metrics["validation"]["accuracy"], "test_accuracy": metrics["test"]["accuracy"],
-            "train_documents": metrics["train_documents"], "examples_per_epoch": [float(r["examples"]) for r in rows],
-            "val_examples_per_epoch": [float(r["val_examples"]) for r in rows]}
+    return {
+        "validation_accuracy": metrics["validation"]["accuracy"],
+        "test_accuracy": metrics["test"]["accuracy"],
+        "train_documents": metrics["train_documents"],
+        "examples_per_epoch": [float(r["examples"]) for r in rows],
+        "val_examples_per_epoch": [float(r["val_examples"]) for r in rows],
+    }
 
 
 def main():
@@ -42,17 +46,33 @@ def main():
     parser.add_argument("--archive", default=str(ROOT.parent / "shared" / "datasets" / "aclImdb_v1.tar.gz"))
     args = parser.parse_args()
     work = pathlib.Path(tempfile.mkdtemp(prefix="bench-distribute-"))
-    command = [sys.executable, str(ROOT / "cli.py"), "train", "imdb", args.archive, "--limit", str(args.limit),
-               "--epochs", str(args.epochs), "--seed", "0"]
+    command = [
+        sys.executable,
+        str(ROOT / "cli.py"),
+        "train",
+        "imdb",
+        args.archive,
+        "--limit",
+        str(args.limit),
+        "--epochs",
+        str(args.epochs),
+        "--seed",
+        "0",
+    ]
     results = {}
 
     started = time.perf_counter()
     workers = []
     for index, tf_config in enumerate(local_cluster(2)):
         log = open(work / f"worker{index}.log", "w")
-        workers.append(subprocess.Popen(command + ["--output", str(work / "cluster"), "--distribute", "multi-worker"],
-                                        env=dict(os.environ, TF_CONFIG=tf_config), stdout=log,
-                                        stderr=subprocess.STDOUT))
+        workers.append(
+            subprocess.Popen(
+                command + ["--output", str(work / "cluster"), "--distribute", "multi-worker"],
+                env=dict(os.environ, TF_CONFIG=tf_config),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        )
     codes = [w.wait() for w in workers]
     if codes != [0, 0]:
         sys.exit(f"the cluster failed ({codes}); see {work}/worker*.log")

@@ -61,18 +61,33 @@ def main():
     seconds = time.perf_counter() - start
     print(f"\n{report.documents:,} IMDB test reviews (seeded sample, seed {args.seed}), run {args.run}")
     print(report.to_markdown())
-    print(f"\nerasure check: {seconds:.0f} s; explain one review (API, loaded model): median {median * 1000:.1f} ms, "
-          f"95th percentile {p95 * 1000:.1f} ms")
+    print(
+        f"\nerasure check: {seconds:.0f} s; explain one review (API, loaded model): median {median * 1000:.1f} ms, "
+        f"95th percentile {p95 * 1000:.1f} ms"
+    )
     ratio = report.ratio_to_random(5)
-    verdict = "n/a (random deletions changed nothing)" if ratio is None else (
-        f"{ratio:.1f}x -> {'met' if ratio >= 3 else 'NOT met'}")
+    verdict = (
+        "n/a (random deletions changed nothing)"
+        if ratio is None
+        else (f"{ratio:.1f}x -> {'met' if ratio >= 3 else 'NOT met'}")
+    )
     print(f"target top-5 attention drop >= 3x random: {verdict}")
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"faithfulness-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    path.write_text(json.dumps({"run": args.run, "command": " ".join(sys.argv), "seconds": seconds,
-                                "explain_one_median_seconds": median, "explain_one_p95_seconds": p95,
-                                **report.to_dict()}, indent=2))
+    path.write_text(
+        json.dumps(
+            {
+                "run": args.run,
+                "command": " ".join(sys.argv),
+                "seconds": seconds,
+                "explain_one_median_seconds": median,
+                "explain_one_p95_seconds": p95,
+                **report.to_dict(),
+            },
+            indent=2,
+        )
+    )
     print(f"wrote {path}")
 
 

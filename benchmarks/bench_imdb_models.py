@@ -61,9 +61,15 @@ def run_baseline(name, fit, data, fit_idx, val_idx):
     predicted = predict(data["test"].texts)
     predict_seconds = time.perf_counter() - start
     metrics = classification_metrics(data["test"].labels, predicted, data["test"].label_map.names)
-    return {"model": name, "settings": chosen, "accuracy": metrics["accuracy"], "macro_f1": metrics["macro_f1"],
-            "train_seconds": seconds, "train_reviews_per_second": len(fit_idx) / seconds,
-            "predict_reviews_per_second": len(predicted) / predict_seconds}
+    return {
+        "model": name,
+        "settings": chosen,
+        "accuracy": metrics["accuracy"],
+        "macro_f1": metrics["macro_f1"],
+        "train_seconds": seconds,
+        "train_reviews_per_second": len(fit_idx) / seconds,
+        "predict_reviews_per_second": len(predicted) / predict_seconds,
+    }
 
 
 def run_model(model, data, out, epochs=None):
@@ -73,8 +79,9 @@ def run_model(model, data, out, epochs=None):
     config = TrainConfig(model=model, **({"epochs": epochs} if epochs else {}))
     run_dir = pathlib.Path(out) / f"run-{model}-{time.strftime('%Y%m%d-%H%M%S')}"
     start = time.perf_counter()
-    run = train(data["train"], data["test"], config, run_dir, unlabeled=data["unsup"].texts, dataset_name="imdb",
-                verbose=2)
+    run = train(
+        data["train"], data["test"], config, run_dir, unlabeled=data["unsup"].texts, dataset_name="imdb", verbose=2
+    )
     total_seconds = time.perf_counter() - start
     reloaded = load_run(run_dir).classifier
     start = time.perf_counter()
@@ -82,12 +89,21 @@ def run_model(model, data, out, epochs=None):
     predict_seconds = time.perf_counter() - start
     metrics = classification_metrics(data["test"].labels, probabilities.argmax(1), data["test"].label_map.names)
     history = (run_dir / "history.csv").read_text().strip().splitlines()
-    return {"model": f"hierattn {model}", "run": str(run_dir), "settings": run.config,
-            "validation_accuracy": run.metrics["validation"]["accuracy"],
-            "accuracy": metrics["accuracy"], "macro_f1": metrics["macro_f1"],
-            "epochs_run": len(history) - 1, "fit_seconds": run.metrics["training_seconds"],
-            "train_seconds": total_seconds, "train_reviews_per_second": run.metrics["train_documents"] * (len(history) - 1) / run.metrics["training_seconds"],
-            "predict_reviews_per_second": len(probabilities) / predict_seconds}
+    return {
+        "model": f"hierattn {model}",
+        "run": str(run_dir),
+        "settings": run.config,
+        "validation_accuracy": run.metrics["validation"]["accuracy"],
+        "accuracy": metrics["accuracy"],
+        "macro_f1": metrics["macro_f1"],
+        "epochs_run": len(history) - 1,
+        "fit_seconds": run.metrics["training_seconds"],
+        "train_seconds": total_seconds,
+        "train_reviews_per_second": run.metrics["train_documents"]
+        * (len(history) - 1)
+        / run.metrics["training_seconds"],
+        "predict_reviews_per_second": len(probabilities) / predict_seconds,
+    }
 
 
 def main():
@@ -112,13 +128,19 @@ def main():
         print(json.dumps(results[-1], default=str), flush=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     with open(pathlib.Path(args.out) / f"imdb-{stamp}.json", "w") as f:
-        json.dump({"machine": {"cpus": os.cpu_count(), "python": platform.python_version()}, "results": results},
-                  f, indent=2, default=str)
+        json.dump(
+            {"machine": {"cpus": os.cpu_count(), "python": platform.python_version()}, "results": results},
+            f,
+            indent=2,
+            default=str,
+        )
     print("\n| model | test accuracy | macro-F1 | training time (s) | training reviews/s | prediction reviews/s |")
     print("| --- | --- | --- | --- | --- | --- |")
     for r in results:
-        print(f"| {r['model']} | {r['accuracy']:.4f} | {r['macro_f1']:.4f} | {r['train_seconds']:.0f} | "
-              f"{r['train_reviews_per_second']:.0f} | {r['predict_reviews_per_second']:.0f} |")
+        print(
+            f"| {r['model']} | {r['accuracy']:.4f} | {r['macro_f1']:.4f} | {r['train_seconds']:.0f} | "
+            f"{r['train_reviews_per_second']:.0f} | {r['predict_reviews_per_second']:.0f} |"
+        )
 
 
 if __name__ == "__main__":

@@ -35,8 +35,9 @@ def write_text(path, megabytes, seed=0):
 
 def timed(*args):
     started = time.perf_counter()
-    result = subprocess.run([sys.executable, str(ROOT / "cli.py"), *map(str, args)], capture_output=True, text=True,
-                            cwd=ROOT)
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "cli.py"), *map(str, args)], capture_output=True, text=True, cwd=ROOT
+    )
     seconds = time.perf_counter() - started
     if result.returncode:
         sys.exit(f"{args[0]} failed: {result.stderr.strip()[-500:]}")

@@ -45,10 +45,21 @@ def main():
     end = time.perf_counter()
     seconds = end - start
     accuracy = float(np.mean(probabilities.argmax(1) == test.labels)) if args.split == "test" else None
-    print(json.dumps({"run": args.run, "model": run.config["model"], "split": args.split, "reviews": len(test),
-                      "seconds": round(seconds, 1), "encode_seconds": round(encoded - start, 1),
-                      "model_seconds": round(end - encoded, 1),
-                      "reviews_per_second": round(len(test) / seconds, 1), "accuracy": accuracy}))
+    print(
+        json.dumps(
+            {
+                "run": args.run,
+                "model": run.config["model"],
+                "split": args.split,
+                "reviews": len(test),
+                "seconds": round(seconds, 1),
+                "encode_seconds": round(encoded - start, 1),
+                "model_seconds": round(end - encoded, 1),
+                "reviews_per_second": round(len(test) / seconds, 1),
+                "accuracy": accuracy,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -45,24 +45,39 @@ def main():
                     if word2vec:
                         settings["pretrain_epochs"] = word2vec
                     with tempfile.TemporaryDirectory() as folder:
-                        run = train(train_data, None, TrainConfig(**settings), pathlib.Path(folder) / "run",
-                                    log=lambda m: None, verbose=0)
+                        run = train(
+                            train_data,
+                            None,
+                            TrainConfig(**settings),
+                            pathlib.Path(folder) / "run",
+                            log=lambda m: None,
+                            verbose=0,
+                        )
                         with open(pathlib.Path(folder) / "run" / "history.csv") as f:
                             history = list(csv.DictReader(f))
                     losses = [float(row["val_loss"]) for row in history]
                     parts = run.metrics["parts"]
-                    print(json.dumps({
-                        "dataset": name, "model": model, "most_epochs": epochs, "patience": patience,
-                        "pretrain_epochs": word2vec,
-                        "train_documents": run.metrics["train_documents"], "epochs_run": len(history),
-                        "best_epoch": losses.index(min(losses)) + 1,
-                        "first_epoch_val_acc": round(float(history[0]["val_accuracy"]), 4),
-                        "val_network": round(parts["network"]["validation"]["accuracy"], 4),
-                        "val_ngrams": round(parts["ngrams"]["validation"]["accuracy"], 4),
-                        "val_combined": round(run.metrics["validation"]["accuracy"], 4),
-                        "network_share": parts["network_share"],
-                        "training_seconds": run.metrics["training_seconds"],
-                    }), flush=True)
+                    print(
+                        json.dumps(
+                            {
+                                "dataset": name,
+                                "model": model,
+                                "most_epochs": epochs,
+                                "patience": patience,
+                                "pretrain_epochs": word2vec,
+                                "train_documents": run.metrics["train_documents"],
+                                "epochs_run": len(history),
+                                "best_epoch": losses.index(min(losses)) + 1,
+                                "first_epoch_val_acc": round(float(history[0]["val_accuracy"]), 4),
+                                "val_network": round(parts["network"]["validation"]["accuracy"], 4),
+                                "val_ngrams": round(parts["ngrams"]["validation"]["accuracy"], 4),
+                                "val_combined": round(run.metrics["validation"]["accuracy"], 4),
+                                "network_share": parts["network_share"],
+                                "training_seconds": run.metrics["training_seconds"],
+                            }
+                        ),
+                        flush=True,
+                    )
 
 
 if __name__ == "__main__":

@@ -18,9 +18,11 @@ import argparse
 import json
 import pathlib
 
-HEADER = ("| dataset | model | test acc. / macro-F1 | network alone | n-gram part alone | TF-IDF+LR baseline "
-          "| model − baseline (points, acc. / F1) | val. acc. (model / network / n-grams / baseline) "
-          "| network share | training s |")
+HEADER = (
+    "| dataset | model | test acc. / macro-F1 | network alone | n-gram part alone | TF-IDF+LR baseline "
+    "| model − baseline (points, acc. / F1) | val. acc. (model / network / n-grams / baseline) "
+    "| network share | training s |"
+)
 
 
 def cell(metrics):
@@ -32,16 +34,25 @@ def row(run):
     metrics = json.loads((run / "metrics.json").read_text())
     config = json.loads((run / "config.json").read_text())
     data = config.get("data", {})
-    dataset = "imdb" if "imdb" in data else pathlib.Path(next(iter(data.values()), {}).get("path", run.name)).parent.name
+    dataset = (
+        "imdb" if "imdb" in data else pathlib.Path(next(iter(data.values()), {}).get("path", run.name)).parent.name
+    )
     parts, baseline = metrics.get("parts", {}), metrics.get("baseline", {})
     test, base = metrics.get("test"), baseline.get("test")
-    diff = (f"{100 * (test['accuracy'] - base['accuracy']):+.2f} / {100 * (test['macro_f1'] - base['macro_f1']):+.2f}"
-            if test and base else "—")
-    val = " / ".join(f"{m['validation']['accuracy']:.4f}" if m and "validation" in m else "—"
-                     for m in (metrics, parts.get("network"), parts.get("ngrams"), baseline))
-    return (f"| {dataset} | {config['model']} | {cell(test)} | {cell(parts.get('network', {}).get('test'))} "
-            f"| {cell(parts.get('ngrams', {}).get('test'))} | {cell(base)} | {diff} | {val} "
-            f"| {parts.get('network_share', '—')} | {metrics['training_seconds']:.0f} |")
+    diff = (
+        f"{100 * (test['accuracy'] - base['accuracy']):+.2f} / {100 * (test['macro_f1'] - base['macro_f1']):+.2f}"
+        if test and base
+        else "—"
+    )
+    val = " / ".join(
+        f"{m['validation']['accuracy']:.4f}" if m and "validation" in m else "—"
+        for m in (metrics, parts.get("network"), parts.get("ngrams"), baseline)
+    )
+    return (
+        f"| {dataset} | {config['model']} | {cell(test)} | {cell(parts.get('network', {}).get('test'))} "
+        f"| {cell(parts.get('ngrams', {}).get('test'))} | {cell(base)} | {diff} | {val} "
+        f"| {parts.get('network_share', '—')} | {metrics['training_seconds']:.0f} |"
+    )
 
 
 def main():

@@ -51,6 +51,7 @@ def breakdown(model_file):
     size = pathlib.Path(model_file).stat().st_size
     sizes = dict.fromkeys(PARTS, 0)
     with zipfile.ZipFile(model_file) as archive, h5py.File(io.BytesIO(archive.read("model.weights.h5"))) as weights:
+
         def visit(path, item):
             if isinstance(item, h5py.Dataset):
                 sizes[part_of(path)] += item.id.get_storage_size()
@@ -72,9 +73,9 @@ def imdb_estimate(archive, folder):
     import numpy as np
 
     from hierattn import training
-    from hierattn.models.text_classifier import default_optimizer
     from hierattn.data import load_imdb
     from hierattn.data.dataset import stratified_split
+    from hierattn.models.text_classifier import default_optimizer
     from hierattn.ngrams import fit_ngram_logits
 
     config = training.TrainConfig(embeddings="none")  # file sizes do not depend on the embeddings' values
@@ -89,18 +90,22 @@ def imdb_estimate(archive, folder):
     fit_ngram_logits(classifier.ngram_logits, x, np.asarray(train.labels[fit_idx]))
     classifier.compile(optimizer=default_optimizer(config.learning_rate))
     classifier.optimizer.build(classifier.trainable_variables)  # Adam's slots, as after training
-    print(f"adapted and fitted on {len(texts):,} reviews in {time.perf_counter() - started:.0f} s: vocabulary "
-          f"{len(classifier.preprocessor.vocabulary):,} ids, embedding "
-          f"{classifier.backbone.get_layer('embedding').output_dim} dims, "
-          f"{classifier.backbone.count_params():,} network parameters, n-gram features kept: "
-          f"{getattr(classifier.ngram_logits, 'num_kept', 'all')}")
+    print(
+        f"adapted and fitted on {len(texts):,} reviews in {time.perf_counter() - started:.0f} s: vocabulary "
+        f"{len(classifier.preprocessor.vocabulary):,} ids, embedding "
+        f"{classifier.backbone.get_layer('embedding').output_dim} dims, "
+        f"{classifier.backbone.count_params():,} network parameters, n-gram features kept: "
+        f"{getattr(classifier.ngram_logits, 'num_kept', 'all')}"
+    )
     compiled, run_file = pathlib.Path(folder) / "compiled.keras", pathlib.Path(folder) / "model.keras"
     classifier.save(compiled)
     save = getattr(training, "save_without_optimizer", None)  # absent before issue #29: a run used `save`
     started = time.perf_counter()
     (save or type(classifier).save)(classifier, run_file)
-    print(f"saved the run's way in {time.perf_counter() - started:.1f} s"
-          + ("" if save else " (this hierattn has no save_without_optimizer: classifier.save)"))
+    print(
+        f"saved the run's way in {time.perf_counter() - started:.1f} s"
+        + ("" if save else " (this hierattn has no save_without_optimizer: classifier.save)")
+    )
     return compiled, run_file
 
 

@@ -28,7 +28,7 @@ def make_data(n, rng):
     lengths = rng.integers(5, LENGTH + 1, size=n)
     labels = rng.integers(0, 2, size=n)
     for i in range(n):
-        ids[i, lengths[i]:] = 0
+        ids[i, lengths[i] :] = 0
         if labels[i]:
             ids[i, rng.integers(0, lengths[i])] = SIGNAL
     return ids, labels

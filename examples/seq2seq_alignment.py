@@ -80,8 +80,10 @@ def main():
         accuracy = float(np.mean(predicted == test_target))
         anti_diagonal = float(np.mean(alignment.argmax(-1) == np.arange(LENGTH)[::-1][None, :]))
         results[name] = (accuracy, anti_diagonal)
-        print(f"\n{name}: symbol accuracy {accuracy:.3f}; "
-              f"steps whose strongest alignment is the mirrored source position {anti_diagonal:.1%}")
+        print(
+            f"\n{name}: symbol accuracy {accuracy:.3f}; "
+            f"steps whose strongest alignment is the mirrored source position {anti_diagonal:.1%}"
+        )
         show(alignment[0], test_source[0], predicted[0])
     return results
 

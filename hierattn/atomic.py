@@ -109,8 +109,10 @@ def atomic_path(path, overwrite=True):
         _publish(temporary, path, overwrite)
     except BaseException as error:
         _remove(temporary)
-        if isinstance(error, OSError) and (getattr(error, "filename", None) in (str(temporary), str(path)) or
-                                           (error.filename is None and is_write_failure(error))):
+        if isinstance(error, OSError) and (
+            getattr(error, "filename", None) in (str(temporary), str(path))
+            or (error.filename is None and is_write_failure(error))
+        ):
             raise write_error(error, path) from None
         raise  # not about this file (e.g. reading an input while writing)
 
@@ -154,5 +156,15 @@ def remove_temporary_files(folder):
             _remove(path)
 
 
-__all__ = ["WriteError", "atomic_open", "atomic_path", "is_temporary", "is_write_failure", "reason",
-           "remove_temporary_files", "temporary_name", "write_error", "write_text"]
+__all__ = [
+    "WriteError",
+    "atomic_open",
+    "atomic_path",
+    "is_temporary",
+    "is_write_failure",
+    "reason",
+    "remove_temporary_files",
+    "temporary_name",
+    "write_error",
+    "write_text",
+]

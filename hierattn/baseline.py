@@ -25,8 +25,9 @@ def make_baseline():
     from sklearn.pipeline import make_pipeline
 
     return make_pipeline(
-        TfidfVectorizer(ngram_range=BASELINE["ngram_range"], min_df=BASELINE["min_df"],
-                        sublinear_tf=BASELINE["sublinear_tf"]),
+        TfidfVectorizer(
+            ngram_range=BASELINE["ngram_range"], min_df=BASELINE["min_df"], sublinear_tf=BASELINE["sublinear_tf"]
+        ),
         LogisticRegression(C=BASELINE["C"], max_iter=BASELINE["max_iter"]),
     )
 
@@ -46,8 +47,10 @@ def run_baseline(texts, labels, names, evaluate):
         when scikit-learn cannot fit it (no n-gram in two documents, one
         class), `skipped` with the reason instead of the scores.
     """
-    result = {"model": f"{NAME}: TF-IDF of word 1-2 grams + logistic regression (C={BASELINE['C']:g})",
-              "train_documents": len(texts)}
+    result = {
+        "model": f"{NAME}: TF-IDF of word 1-2 grams + logistic regression (C={BASELINE['C']:g})",
+        "train_documents": len(texts),
+    }
     started = time.perf_counter()
     try:
         model = make_baseline().fit(list(texts), list(labels))

@@ -49,17 +49,21 @@ def check_tf_config():
     """The parsed `TF_CONFIG` of a multi-worker run, or a one-line error saying what is wrong with it."""
     text = os.environ.get("TF_CONFIG")
     if not text:
-        raise HierattnError('--distribute multi-worker reads the cluster from TF_CONFIG, which is not set (e.g. '
-                            'TF_CONFIG=\'{"cluster": {"worker": ["host1:12345", "host2:12345"]}, '
-                            '"task": {"type": "worker", "index": 0}}\')')
+        raise HierattnError(
+            "--distribute multi-worker reads the cluster from TF_CONFIG, which is not set (e.g. "
+            'TF_CONFIG=\'{"cluster": {"worker": ["host1:12345", "host2:12345"]}, '
+            '"task": {"type": "worker", "index": 0}}\')'
+        )
     try:
         config = json.loads(text)
         cluster, task = config["cluster"], config["task"]
         members = cluster[task["type"]]
         members[int(task["index"])]
     except (ValueError, KeyError, TypeError, IndexError):
-        raise HierattnError("TF_CONFIG must be JSON with a cluster ({\"worker\": [\"host:port\", ...]}) and this "
-                            "process's task ({\"type\": \"worker\", \"index\": i}) in it") from None
+        raise HierattnError(
+            'TF_CONFIG must be JSON with a cluster ({"worker": ["host:port", ...]}) and this '
+            'process\'s task ({"type": "worker", "index": i}) in it'
+        ) from None
     return config
 
 
@@ -78,8 +82,9 @@ def local_cluster(num_workers):
     workers = [f"127.0.0.1:{s.getsockname()[1]}" for s in sockets]
     for s in sockets:
         s.close()
-    return [json.dumps({"cluster": {"worker": workers}, "task": {"type": "worker", "index": i}})
-            for i in range(num_workers)]
+    return [
+        json.dumps({"cluster": {"worker": workers}, "task": {"type": "worker", "index": i}}) for i in range(num_workers)
+    ]
 
 
 def in_multi_worker_mode(strategy):
@@ -116,10 +121,13 @@ def describe(strategy):
     import tensorflow as tf
 
     replicas = strategy.num_replicas_in_sync
-    kinds = {"MultiWorkerMirroredStrategy": tf.distribute.MultiWorkerMirroredStrategy,
-             "MirroredStrategy": tf.distribute.MirroredStrategy}  # public names (the first's class is named otherwise)
-    name = next((name for name, kind in kinds.items() if isinstance(strategy, kind)),
-                type(strategy).__name__.strip("_"))
+    kinds = {
+        "MultiWorkerMirroredStrategy": tf.distribute.MultiWorkerMirroredStrategy,
+        "MirroredStrategy": tf.distribute.MirroredStrategy,
+    }  # public names (the first's class is named otherwise)
+    name = next(
+        (name for name, kind in kinds.items() if isinstance(strategy, kind)), type(strategy).__name__.strip("_")
+    )
     text = f"{name}, {replicas} replica{'s' if replicas != 1 else ''} in sync"
     if in_multi_worker_mode(strategy):
         resolver = strategy.cluster_resolver

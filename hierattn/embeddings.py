@@ -78,9 +78,11 @@ def check_vectors_file(path):
             raise UnicodeDecodeError("utf-8", head, head.index(b"\0"), head.index(b"\0") + 1, "NUL byte")
         codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
     except UnicodeDecodeError:
-        raise DataError(f"{path} is not a text file (it holds binary data); word vectors must come from {FORMAT} "
-                        "(a binary word2vec .bin file converts with gensim's "
-                        "KeyedVectors.save_word2vec_format(path, binary=False))") from None
+        raise DataError(
+            f"{path} is not a text file (it holds binary data); word vectors must come from {FORMAT} "
+            "(a binary word2vec .bin file converts with gensim's "
+            "KeyedVectors.save_word2vec_format(path, binary=False))"
+        ) from None
 
 
 def load_vectors(path, vocabulary=None, progress=True):
@@ -115,13 +117,17 @@ def load_vectors(path, vocabulary=None, progress=True):
                 if dim is None:
                     dim = len(values)
                 elif len(values) != dim:
-                    raise DataError(f"{path} is not {FORMAT}: line {number + 1} has {len(values)} numbers where "
-                                    f"the lines before have {dim}")
+                    raise DataError(
+                        f"{path} is not {FORMAT}: line {number + 1} has {len(values)} numbers where "
+                        f"the lines before have {dim}"
+                    )
                 if vocabulary is None or word in vocabulary:
                     vectors[word] = np.asarray(values, dtype=np.float32)
     except UnicodeDecodeError:
-        raise DataError(f"{path} is not a UTF-8 text file (undecodable bytes after line {number + 1}); word vectors "
-                        f"must come from {FORMAT}") from None
+        raise DataError(
+            f"{path} is not a UTF-8 text file (undecodable bytes after line {number + 1}); word vectors "
+            f"must come from {FORMAT}"
+        ) from None
     except ValueError as error:
         if isinstance(error, DataError):
             raise

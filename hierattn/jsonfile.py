@@ -50,7 +50,7 @@ def read_json_object(path):
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise DataError(f"{path} is not valid JSON ({error}).") from None
     if not isinstance(payload, dict):
-        raise DataError(f"{path} must hold one JSON object of settings, e.g. {{\"epochs\": 3}}")
+        raise DataError(f'{path} must hold one JSON object of settings, e.g. {{"epochs": 3}}')
     return payload
 
 

@@ -34,7 +34,7 @@ def feature_matrix(layer, x, batch_size=256):
 
     rows, columns = [], []
     for start in range(0, len(x), batch_size):
-        ids = np.asarray(layer.feature_ids(x[start:start + batch_size]))
+        ids = np.asarray(layer.feature_ids(x[start : start + batch_size]))
         r, c = np.nonzero(ids >= 0)
         rows.append(r + start)
         columns.append(ids[r, c])
@@ -63,8 +63,9 @@ def fit_ngram_logits(layer, x, labels, c=NGRAMS["C"], max_iter=NGRAMS["max_iter"
     labels = np.asarray(labels)
     present = np.unique(labels)
     if len(present) < 2:
-        raise ValueError(f"the n-gram part needs two or more classes in its training labels. Received: "
-                         f"{present.tolist()}")
+        raise ValueError(
+            f"the n-gram part needs two or more classes in its training labels. Received: {present.tolist()}"
+        )
     features = feature_matrix(layer, x)
     tfidf = TfidfTransformer().fit(features)
     features = tfidf.transform(features)
@@ -89,8 +90,10 @@ def fit_ngram_logits(layer, x, labels, c=NGRAMS["C"], max_iter=NGRAMS["max_iter"
 
 def ngram_logits(layer, x, batch_size=256):
     """The layer's logits for id arrays `x`, as NumPy `(n, classes)`."""
-    return np.concatenate([np.asarray(layer(x[start:start + batch_size]))
-                           for start in range(0, len(x), batch_size)] or [np.zeros((0, layer.num_classes))])
+    return np.concatenate(
+        [np.asarray(layer(x[start : start + batch_size])) for start in range(0, len(x), batch_size)]
+        or [np.zeros((0, layer.num_classes))]
+    )
 
 
 def combine(probabilities, logits, a, b, epsilon=1e-7):
@@ -129,8 +132,14 @@ def choose_mixing(probabilities, logits, labels):
         rows = []
         for scale in SCALES:
             combined = combine(probabilities, logits, scale * share, scale * (1.0 - share))
-            rows.append({"share": float(share), "scale": float(scale), "log_loss": log_loss(combined, labels),
-                         "accuracy": float((combined.argmax(1) == labels).mean())})
+            rows.append(
+                {
+                    "share": float(share),
+                    "scale": float(scale),
+                    "log_loss": log_loss(combined, labels),
+                    "accuracy": float((combined.argmax(1) == labels).mean()),
+                }
+            )
         table.append(min(rows, key=lambda row: (row["log_loss"], abs(np.log(row["scale"])))))
     best = min(table, key=lambda row: (row["log_loss"], -row["share"]))
     return (best["scale"] * best["share"], best["scale"] * (1.0 - best["share"])), table
@@ -176,9 +185,15 @@ def fit_parts(classifier, training, validation=None, verbose=True):
         a, b = NGRAMS["weights"]
         chosen = "the default (no validation texts)"
     classifier.combination.mixing.assign(np.array([a, b], np.float32))
-    report.update(network_weight=float(a), ngram_weight=float(b), network_share=float(a / (a + b)),
-                  training_seconds=round(time.perf_counter() - started, 1))
+    report.update(
+        network_weight=float(a),
+        ngram_weight=float(b),
+        network_share=float(a / (a + b)),
+        training_seconds=round(time.perf_counter() - started, 1),
+    )
     if verbose:
-        print(f"n-gram part fitted on {len(training[0]):,} documents in {report['training_seconds']} s; "
-              f"weights {a:.2f} (network) and {b:.2f} (n-grams), {chosen}")
+        print(
+            f"n-gram part fitted on {len(training[0]):,} documents in {report['training_seconds']} s; "
+            f"weights {a:.2f} (network) and {b:.2f} (n-grams), {chosen}"
+        )
     return report

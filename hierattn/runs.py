@@ -150,9 +150,11 @@ def data_changes(recorded, current=None):
         elif now_ is None:
             changes[name] = f"the run was started with {name} data {before['path']}, and none is given now"
         elif "sha256" in before and now_.get("sha256") != before["sha256"]:
-            changes[name] = (f"{now_['path']} changed since the run recorded it" if current is None else
-                             f"{now_['path']} is not the {name} data the run recorded") + \
-                " (its sha256 is not the one in config.json)"
+            changes[name] = (
+                f"{now_['path']} changed since the run recorded it"
+                if current is None
+                else f"{now_['path']} is not the {name} data the run recorded"
+            ) + " (its sha256 is not the one in config.json)"
         elif "sha256" not in before and now_["path"] != before["path"]:
             changes[name] = f"{now_['path']} is not the {name} data the run recorded ({before['path']})"
     return changes
@@ -168,8 +170,10 @@ def check_same_data(path, recorded, current):
         return  # a run trained through the Python API without a record of its data: nothing to compare
     changes = data_changes(recorded, current)
     if changes:
-        raise RunError(f"cannot resume {path}: " + "; ".join(changes.values()) + ". Resuming would train on other "
-                       "data than the run recorded: restore the file, or start a new run.")
+        raise RunError(
+            f"cannot resume {path}: " + "; ".join(changes.values()) + ". Resuming would train on other "
+            "data than the run recorded: restore the file, or start a new run."
+        )
 
 
 class Run:
@@ -223,8 +227,9 @@ def _read_part(file, read):
     except HierattnError as error:
         raise RunError(f"damaged run: {error}") from None
     except (TypeError, KeyError, ValueError, AttributeError) as error:
-        raise RunError(f"damaged run: {file} does not hold what hierattn wrote there ({type(error).__name__}: "
-                       f"{error})") from None
+        raise RunError(
+            f"damaged run: {file} does not hold what hierattn wrote there ({type(error).__name__}: {error})"
+        ) from None
 
 
 def ensure_new_or_resumable(path, resume, check_lock=True):
@@ -250,8 +255,10 @@ def ensure_new_or_resumable(path, resume, check_lock=True):
         if status.get("status") == "complete":
             raise RunError(f"{path} is already complete; train into a new --output instead")
         if not resumable(path):
-            raise RunError(f"nothing to resume at {path}: the run stopped before its first checkpoint; start a new "
-                           "run (into another --output, or remove this one first)")
+            raise RunError(
+                f"nothing to resume at {path}: the run stopped before its first checkpoint; start a new "
+                "run (into another --output, or remove this one first)"
+            )
         if check_lock:
             _lock(path, probe=True)
         return True
@@ -281,8 +288,10 @@ def _lock(path, probe=False):
         return None
     if not held:
         os.close(descriptor)
-        raise RunError(f"{path} is in use by another hierattn process (training or resuming it); wait for it to "
-                       "finish, or train into another --output")
+        raise RunError(
+            f"{path} is in use by another hierattn process (training or resuming it); wait for it to "
+            "finish, or train into another --output"
+        )
     if probe:
         os.close(descriptor)
         return None
@@ -359,6 +368,18 @@ def _remove_run(path, keep_folder):
 
 
 __all__ = [
-    "Run", "RunError", "check_same_data", "claim_run_dir", "data_changes", "describe_source", "ensure_new_or_resumable", "resumable", "find_latest_run", "load_run", "new_run_dir",
-    "read_status", "write_status", "now",
+    "Run",
+    "RunError",
+    "check_same_data",
+    "claim_run_dir",
+    "data_changes",
+    "describe_source",
+    "ensure_new_or_resumable",
+    "resumable",
+    "find_latest_run",
+    "load_run",
+    "new_run_dir",
+    "read_status",
+    "write_status",
+    "now",
 ]

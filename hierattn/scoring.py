@@ -104,10 +104,14 @@ def _text_chunks(source, text_column, chunk_size, stream, encoding):
     if path.suffix.lower() in TABLE_SUFFIXES:
         for frame in read_table(path, chunksize=chunk_size, encoding=encoding):
             column = pick_column(frame.columns, text_column, TEXT_COLUMNS, "text")
-            extra = {role: find_column(frame.columns, names) for role, names in (("id", ID_COLUMNS),
-                                                                                 ("label", LABEL_COLUMNS))}
-            yield TextChunk([cell_text(v) for v in frame[column]],
-                            {role: [cell_text(v) for v in frame[name]] for role, name in extra.items() if name})
+            extra = {
+                role: find_column(frame.columns, names)
+                for role, names in (("id", ID_COLUMNS), ("label", LABEL_COLUMNS))
+            }
+            yield TextChunk(
+                [cell_text(v) for v in frame[column]],
+                {role: [cell_text(v) for v in frame[name]] for role, name in extra.items() if name},
+            )
         return
     if path.is_dir():
         raise DataError(f"{path} is a folder, not a text file")
@@ -183,8 +187,9 @@ def _score_rows(classifier, chunks, handle, header, names, carried, progress):
             probabilities = dict(zip(filled, classifier.predict_ids(x[filled])))
             for i in range(len(texts)):
                 row = probabilities.get(i)
-                cells = ["", *[""] * len(names)] if row is None else [names[int(row.argmax())],
-                                                                      *[f"{p:.6f}" for p in row]]
+                cells = (
+                    ["", *[""] * len(names)] if row is None else [names[int(row.argmax())], *[f"{p:.6f}" for p in row]]
+                )
                 writer.writerow([rows + i, *(texts.columns[c][i] for c in carried), *cells])
             rows += len(texts)
             count += len(filled)
@@ -219,8 +224,10 @@ def texts_with_words(classifier, texts):
     """
     kept = [i for i, text in enumerate(texts) if classifier.preprocessor.has_words(text)]
     if not kept:
-        raise DataError(("the text has no word" if len(texts) == 1 else "none of the texts has a word") +
-                        " to read (only markup, symbols or spaces)")
+        raise DataError(
+            ("the text has no word" if len(texts) == 1 else "none of the texts has a word")
+            + " to read (only markup, symbols or spaces)"
+        )
     return kept
 
 
@@ -255,8 +262,7 @@ class EvaluationData:
         return load_table(self.frame, self.text_column, self.label_column, label_map=LabelMap(label_names))
 
 
-def evaluation_data(run_dir, data=None, split="test", text_column=None, label_column=None, encoding="utf-8",
-                    log=None):
+def evaluation_data(run_dir, data=None, split="test", text_column=None, label_column=None, encoding="utf-8", log=None):
     """The labelled data to evaluate the run in `run_dir` on, chosen and checked before its model loads.
 
     Without `data`: the run's own test file, with the columns and encoding
@@ -304,8 +310,10 @@ def evaluation_data(run_dir, data=None, split="test", text_column=None, label_co
             _check_recorded(recorded, "imdb")
         return EvaluationData(locate_imdb(data or recorded.get("imdb", {}).get("path")), split=split)
     if data:
-        raise ArgumentError("data", f"{{argument}} {data}: give a labelled {'/'.join(TABLE_SUFFIXES)} file (this run "
-                            "was not trained on IMDB)")
+        raise ArgumentError(
+            "data",
+            f"{{argument}} {data}: give a labelled {'/'.join(TABLE_SUFFIXES)} file (this run was not trained on IMDB)",
+        )
     raise ArgumentError("data", "this run was trained without a test file: pass labelled data with {argument} FILE")
 
 
@@ -316,6 +324,9 @@ def _check_recorded(recorded, name):
     change = data_changes({name: recorded[name]}).get(name)
     if change:
         file = recorded[name]["path"]
-        remedy = (f"to evaluate on it as it is now, pass it with {{argument}} {file}" if pathlib.Path(file).exists()
-                  else "pass labelled data with {argument} FILE")
+        remedy = (
+            f"to evaluate on it as it is now, pass it with {{argument}} {file}"
+            if pathlib.Path(file).exists()
+            else "pass labelled data with {argument} FILE"
+        )
         raise ArgumentError("data", f"{change}; {remedy}")

@@ -17,8 +17,17 @@ from hierattn.defaults import BACKBONES, CHOICES, MODELS, PREPROCESSING, TRAININ
 from hierattn.errors import ArgumentError, HierattnError, ResourceError
 from hierattn.evaluation import classification_metrics
 from hierattn.jsonfile import load_json, save_json
-from hierattn.runs import (CONFIG_FORMAT, Run, RunError, check_same_data, claim_run_dir, ensure_new_or_resumable, now,
-                           read_status, write_status)
+from hierattn.runs import (
+    CONFIG_FORMAT,
+    Run,
+    RunError,
+    check_same_data,
+    claim_run_dir,
+    ensure_new_or_resumable,
+    now,
+    read_status,
+    write_status,
+)
 
 LENGTH_LIMITS = {"max_sentences": ("han",), "max_words": ("han",), "sequence_length": ("transformer", "rnn")}
 
@@ -100,7 +109,8 @@ class TrainConfig:
                 if key not in BACKBONES[model]:
                     raise HierattnError(
                         f"unknown setting {key!r} for the {model} model: choose from training settings "
-                        f"{', '.join(sorted(fields))} or {model} settings {', '.join(sorted(BACKBONES[model]))}")
+                        f"{', '.join(sorted(fields))} or {model} settings {', '.join(sorted(BACKBONES[model]))}"
+                    )
                 backbone[key] = values.pop(key)
         return cls(**values, backbone=backbone)
 
@@ -108,8 +118,18 @@ class TrainConfig:
         """Checks the settings without building anything (see `check_backbone` for the builder's own checks)."""
         if self.model not in MODELS:
             raise HierattnError(f"unknown model {self.model!r}: choose one of {', '.join(MODELS)}")
-        for name in ("epochs", "batch_size", "patience", "pretrain_epochs", "min_count", "max_vocab", "max_sentences",
-                     "max_words", "sequence_length", "limit"):
+        for name in (
+            "epochs",
+            "batch_size",
+            "patience",
+            "pretrain_epochs",
+            "min_count",
+            "max_vocab",
+            "max_sentences",
+            "max_words",
+            "sequence_length",
+            "limit",
+        ):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
                 raise HierattnError(f"{name} must be a whole number of at least 1, not {value!r}")
@@ -118,23 +138,30 @@ class TrainConfig:
                 raise HierattnError(f"{name} applies to the {' and '.join(models)} model(s), not to {self.model}")
         unknown = sorted(set(self.backbone) - set(BACKBONES[self.model]))
         if unknown:
-            raise HierattnError(f"unknown {self.model} setting(s) {', '.join(unknown)}: choose from "
-                                f"{', '.join(sorted(BACKBONES[self.model]))}")
+            raise HierattnError(
+                f"unknown {self.model} setting(s) {', '.join(unknown)}: choose from "
+                f"{', '.join(sorted(BACKBONES[self.model]))}"
+            )
         for name, value in self.backbone.items():
             _check_backbone_value(self.model, name, value)
         options = {**BACKBONES[self.model], **self.backbone}
         if "num_heads" in options and options["embedding_dim"] % options["num_heads"]:
-            raise HierattnError(f"embedding_dim ({options['embedding_dim']}) must be divisible by num_heads "
-                                f"({options['num_heads']})")
-        if not (isinstance(self.learning_rate, (int, float)) and math.isfinite(self.learning_rate)
-                and self.learning_rate > 0):
+            raise HierattnError(
+                f"embedding_dim ({options['embedding_dim']}) must be divisible by num_heads ({options['num_heads']})"
+            )
+        if not (
+            isinstance(self.learning_rate, (int, float))
+            and math.isfinite(self.learning_rate)
+            and self.learning_rate > 0
+        ):
             raise HierattnError(f"the learning rate must be a finite number above 0; got {self.learning_rate}")
         if not (isinstance(self.validation_split, float) and 0 < self.validation_split < 1):
             raise HierattnError(f"validation_split must be a fraction between 0 and 1, not {self.validation_split!r}")
         if self.embeddings not in ("word2vec", "none"):
             if not os.path.isfile(str(self.embeddings)):
-                raise HierattnError(f"embeddings must be word2vec, none or a word-vector file; {self.embeddings} is "
-                                    "none of these")
+                raise HierattnError(
+                    f"embeddings must be word2vec, none or a word-vector file; {self.embeddings} is none of these"
+                )
             from hierattn.embeddings import check_vectors_file
 
             check_vectors_file(self.embeddings)
@@ -160,8 +187,10 @@ def _check_backbone_value(model, name, value):
     elif isinstance(default, bool):
         ok, expected = isinstance(value, bool), "true or false"
     elif name == "dropout":
-        ok, expected = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1, \
-            "a fraction from 0 up to (not including) 1"
+        ok, expected = (
+            isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1,
+            "a fraction from 0 up to (not including) 1",
+        )
     elif name == "window":
         ok, expected = value is None or (whole and value >= 0), "null (global attention) or a whole number >= 0"
     else:
@@ -188,18 +217,26 @@ def make_classifier(config, label_names=None):
     from hierattn.models import TextClassifier
 
     return TextClassifier(
-        config.model, label_names=label_names, embeddings=config.embeddings, pretrain_epochs=config.pretrain_epochs,
-        ngrams=config.ngrams, seed=config.seed,
-        max_sentences=config.max_sentences, max_words=config.max_words, sequence_length=config.sequence_length,
-        min_count=config.min_count, max_vocab=config.max_vocab,
-        dtype="mixed_float16" if config.mixed_precision else None, **config.backbone)
+        config.model,
+        label_names=label_names,
+        embeddings=config.embeddings,
+        pretrain_epochs=config.pretrain_epochs,
+        ngrams=config.ngrams,
+        seed=config.seed,
+        max_sentences=config.max_sentences,
+        max_words=config.max_words,
+        sequence_length=config.sequence_length,
+        min_count=config.min_count,
+        max_vocab=config.max_vocab,
+        dtype="mixed_float16" if config.mixed_precision else None,
+        **config.backbone,
+    )
 
 
 def size_settings(config):
     """The settings that set a run's memory, in words: "embedding_dim 200, max_vocab 60000, batch_size 64, ..."."""
     options = {**BACKBONES[config.model], **config.backbone}
-    sizes = {"embedding_dim": options["embedding_dim"], "max_vocab": config.max_vocab,
-             "batch_size": config.batch_size}
+    sizes = {"embedding_dim": options["embedding_dim"], "max_vocab": config.max_vocab, "batch_size": config.batch_size}
     for name, models in LENGTH_LIMITS.items():
         if config.model in models:
             sizes[name] = getattr(config, name) or "from the data"
@@ -226,8 +263,10 @@ def resource_errors(config, output):
     except Exception as error:
         if not isinstance(error, MemoryError) and type(error).__name__ != "ResourceExhaustedError":
             raise
-        raise ResourceError(f"out of memory: the {config.model} model does not fit in this machine's memory with "
-                            f"{size_settings(config)}; lower one of these settings") from None
+        raise ResourceError(
+            f"out of memory: the {config.model} model does not fit in this machine's memory with "
+            f"{size_settings(config)}; lower one of these settings"
+        ) from None
 
 
 def _history(history_file):
@@ -272,8 +311,19 @@ def config_for_run(config, data, resume=None):
     return config
 
 
-def train(train_data, test_data, config, output, unlabeled=None, resume=False, dataset_name="data", log=print,
-          verbose="auto", callbacks=None, distribute=None):
+def train(
+    train_data,
+    test_data,
+    config,
+    output,
+    unlabeled=None,
+    resume=False,
+    dataset_name="data",
+    log=print,
+    verbose="auto",
+    callbacks=None,
+    distribute=None,
+):
     """Trains a `TextClassifier` and writes a complete run directory.
 
     Holds out a stratified validation part of `train_data`, fits the
@@ -318,8 +368,9 @@ def train(train_data, test_data, config, output, unlabeled=None, resume=False, d
 
     strategy = make_strategy(distribute)  # first: MultiWorkerMirroredStrategy must precede any TensorFlow work
     if is_chief(strategy):
-        return _train(train_data, test_data, config, output, unlabeled, resume, dataset_name, log, verbose,
-                      callbacks, strategy)
+        return _train(
+            train_data, test_data, config, output, unlabeled, resume, dataset_name, log, verbose, callbacks, strategy
+        )
     output = pathlib.Path(output)
     scratch = pathlib.Path(tempfile.mkdtemp(prefix="hierattn-worker-"))
     try:
@@ -327,10 +378,24 @@ def train(train_data, test_data, config, output, unlabeled=None, resume=False, d
         if resume:
             ensure_new_or_resumable(output, True, check_lock=False)  # the chief holds it
             shutil.copytree(output, private)
-        log(f"{strategy.cluster_resolver.task_type} {strategy.cluster_resolver.task_id}: training in {private}; "
-            f"the chief writes {output}")
-        run = _train(train_data, test_data, config, private, unlabeled, resume, dataset_name, lambda message: None,
-                     0, callbacks, strategy, chief=False)
+        log(
+            f"{strategy.cluster_resolver.task_type} {strategy.cluster_resolver.task_id}: training in {private}; "
+            f"the chief writes {output}"
+        )
+        run = _train(
+            train_data,
+            test_data,
+            config,
+            private,
+            unlabeled,
+            resume,
+            dataset_name,
+            lambda message: None,
+            0,
+            callbacks,
+            strategy,
+            chief=False,
+        )
         return Run(output, run.classifier, run.config, run.metrics, chief=False)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -343,14 +408,29 @@ def _parts(classifier, evaluate):
     parts["ngram_training_seconds"] = report["training_seconds"]
     parts["shares_tried"] = report.get("shares")  # validation log-loss and accuracy of each share
     for part in ("network", "ngrams"):
-        parts[part] = {split: classification_metrics(labels, classifier.predict_ids(x, part=part).argmax(1),
-                                                     classifier.label_names)
-                       for split, (x, labels) in evaluate.items()}
+        parts[part] = {
+            split: classification_metrics(
+                labels, classifier.predict_ids(x, part=part).argmax(1), classifier.label_names
+            )
+            for split, (x, labels) in evaluate.items()
+        }
     return parts
 
 
-def _train(train_data, test_data, config, output, unlabeled, resume, dataset_name, log, verbose, callbacks, strategy,
-           chief=True):
+def _train(
+    train_data,
+    test_data,
+    config,
+    output,
+    unlabeled,
+    resume,
+    dataset_name,
+    log,
+    verbose,
+    callbacks,
+    strategy,
+    chief=True,
+):
     """`train` in one process: everything checked first, then `output` owned throughout (`claim_run_dir`).
 
     `chief=False`: skip the test evaluation and the final model file.
@@ -371,8 +451,21 @@ def _train(train_data, test_data, config, output, unlabeled, resume, dataset_nam
     with resource_errors(config, output):
         check_backbone(config)
     with claim_run_dir(output, resume), resource_errors(config, output):
-        return _train_owned(train_data, test_data, config, output, unlabeled, resume, split, dataset_name, log,
-                            verbose, callbacks, strategy, chief)
+        return _train_owned(
+            train_data,
+            test_data,
+            config,
+            output,
+            unlabeled,
+            resume,
+            split,
+            dataset_name,
+            log,
+            verbose,
+            callbacks,
+            strategy,
+            chief,
+        )
 
 
 def save_without_optimizer(classifier, path):
@@ -392,15 +485,28 @@ def save_without_optimizer(classifier, path):
         keras.saving.load_model(path, compile=False).save(path)
 
 
-def _train_owned(train_data, test_data, config, output, unlabeled, resuming, split, dataset_name, log, verbose,
-                 callbacks, strategy, chief):
+def _train_owned(
+    train_data,
+    test_data,
+    config,
+    output,
+    unlabeled,
+    resuming,
+    split,
+    dataset_name,
+    log,
+    verbose,
+    callbacks,
+    strategy,
+    chief,
+):
     fit_idx, val_idx = split
     import keras
 
     from hierattn.callbacks import RestoreBestWeights, SaveWeights, StopOnNaN
-    from hierattn.models.text_classifier import default_optimizer
     from hierattn.distribute import describe
     from hierattn.models import load_classifier
+    from hierattn.models.text_classifier import default_optimizer
 
     names = train_data.label_map.names
     fit_texts = [train_data.texts[i] for i in fit_idx]
@@ -428,9 +534,14 @@ def _train_owned(train_data, test_data, config, output, unlabeled, resuming, spl
         classifier.compile(optimizer=default_optimizer(config.learning_rate))
     write_status(output, distribution=describe(strategy))
     preprocessor = classifier.preprocessor
-    log(f"vocabulary {len(preprocessor.vocabulary):,} ids; limits: " +
-        (f"{preprocessor.max_sentences} sentences x {preprocessor.max_words} words" if config.model == "han" else
-         f"{preprocessor.sequence_length} words"))
+    log(
+        f"vocabulary {len(preprocessor.vocabulary):,} ids; limits: "
+        + (
+            f"{preprocessor.max_sentences} sentences x {preprocessor.max_words} words"
+            if config.model == "han"
+            else f"{preprocessor.sequence_length} words"
+        )
+    )
 
     best_weights = checkpoints / "best.weights.h5"
     legacy = checkpoints / "backup" / "latest.weights.h5"  # an unfinished run of hierattn 0.5.0 (BackupAndRestore)
@@ -450,15 +561,27 @@ def _train_owned(train_data, test_data, config, output, unlabeled, resuming, spl
     ]
     log(f"training {config.model} on {len(fit_texts):,} documents, validating on {len(validation[0]):,}")
     started = time.perf_counter()
-    classifier.fit(fit_texts, fit_labels, validation_data=validation, epochs=config.epochs,
-                   batch_size=config.batch_size, callbacks=callbacks, verbose=verbose, initial_epoch=len(history))
+    classifier.fit(
+        fit_texts,
+        fit_labels,
+        validation_data=validation,
+        epochs=config.epochs,
+        batch_size=config.batch_size,
+        callbacks=callbacks,
+        verbose=verbose,
+        initial_epoch=len(history),
+    )
     training_seconds = time.perf_counter() - started
 
-    metrics = {"training_seconds": round(training_seconds, 1), "train_documents": len(fit_texts),
-               "embeddings": read_status(output).get("embeddings")}
+    metrics = {
+        "training_seconds": round(training_seconds, 1),
+        "train_documents": len(fit_texts),
+        "embeddings": read_status(output).get("embeddings"),
+    }
     x_val = preprocessor(validation[0])
-    metrics["validation"] = classification_metrics(train_data.labels[val_idx], classifier.predict_ids(x_val).argmax(1),
-                                                   names)
+    metrics["validation"] = classification_metrics(
+        train_data.labels[val_idx], classifier.predict_ids(x_val).argmax(1), names
+    )
     if not chief:
         return Run(output, classifier, dataclasses.asdict(config), metrics)
     evaluate = {"validation": (x_val, train_data.labels[val_idx])}

@@ -106,8 +106,9 @@ def make_run(tiny_csv, path, model, epochs=1, **kwargs):
 
     train_data, _ = load_table(tiny_csv[0])
     backbone = {**TINY_OPTIONS[model], **kwargs.pop("backbone", {})}
-    config = TrainConfig(model=model, epochs=epochs, batch_size=16, embeddings="none", min_count=1, backbone=backbone,
-                         **kwargs)
+    config = TrainConfig(
+        model=model, epochs=epochs, batch_size=16, embeddings="none", min_count=1, backbone=backbone, **kwargs
+    )
     train(train_data, None, config, path, log=lambda m: None, verbose=0)
     return load_run(path).classifier
 
@@ -118,7 +119,7 @@ def mini_imdb(path, member_prefix="aclImdb"):
         for split in ("train", "test"):
             for label in ("pos", "neg"):
                 for i in range(30):
-                    data = f"A {'great' if label == 'pos' else 'awful'} film number {i}. " .encode() * 40
+                    data = f"A {'great' if label == 'pos' else 'awful'} film number {i}. ".encode() * 40
                     info = tarfile.TarInfo(f"{member_prefix}/{split}/{label}/{i}_{8 if label == 'pos' else 2}.txt")
                     info.size = len(data)
                     tar.addfile(info, io.BytesIO(data))

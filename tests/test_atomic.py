@@ -33,7 +33,7 @@ def test_the_temporary_name_keeps_the_suffixes_keras_checks_and_fits_any_file_sy
 @pytest.mark.parametrize("error", [KeyboardInterrupt, ValueError, OSError(errno.EIO, "Input/output error")])
 def test_any_failure_removes_the_temporary_file_and_keeps_the_old_one(tmp_path, error):
     (tmp_path / "metrics.json").write_text("old")
-    with pytest.raises(BaseException):
+    with pytest.raises(BaseException):  # noqa: B017 - the parametrised error is any exception, Ctrl-C included
         with atomic_open(tmp_path / "metrics.json") as f:
             f.write("half")
             raise error

@@ -6,6 +6,7 @@ import pytest
 from keras import ops
 
 from hierattn.layers import _attention_utils as utils
+
 from layer_checks import assert_attention_distribution, softmax_np
 
 
@@ -45,9 +46,7 @@ def test_unpack_inputs_and_masks():
         utils.unpack_inputs([q], "X")
     qm, vm = utils.unpack_masks([None, np.array([[1, 0, 1, 1]])])
     assert qm is None and ops.convert_to_numpy(vm).tolist() == [[True, False, True, True]]
-    qm, vm = utils.unpack_masks(
-        [None, np.array([[1, 1, 1, 0]], bool), np.array([[0, 1, 1, 1]], bool)]
-    )
+    qm, vm = utils.unpack_masks([None, np.array([[1, 1, 1, 0]], bool), np.array([[0, 1, 1, 1]], bool)])
     assert ops.convert_to_numpy(vm).tolist() == [[False, True, True, False]]
 
 

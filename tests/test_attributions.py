@@ -8,13 +8,20 @@ from hierattn.explain.attributions import gradient_times_input
 from hierattn.models import HANBackbone, RNNBackbone, TransformerBackbone
 
 
-@pytest.mark.parametrize("builder, x", [
-    (lambda: RNNBackbone(30, 2, embedding_dim=6, units=4), np.array([[3, 4, 3, 9, 0], [5, 6, 0, 0, 0]])),
-    (lambda: HANBackbone(30, 2, embedding_dim=6, word_units=4, sentence_units=4, attention_units=4),
-     np.array([[[3, 4, 3], [9, 0, 0]], [[5, 6, 0], [0, 0, 0]]])),
-    (lambda: TransformerBackbone(30, 2, embedding_dim=8, num_heads=2, intermediate_dim=8, num_layers=1),
-     np.array([[3, 4, 3, 9, 0], [5, 6, 0, 0, 0]])),
-])
+@pytest.mark.parametrize(
+    "builder, x",
+    [
+        (lambda: RNNBackbone(30, 2, embedding_dim=6, units=4), np.array([[3, 4, 3, 9, 0], [5, 6, 0, 0, 0]])),
+        (
+            lambda: HANBackbone(30, 2, embedding_dim=6, word_units=4, sentence_units=4, attention_units=4),
+            np.array([[[3, 4, 3], [9, 0, 0]], [[5, 6, 0], [0, 0, 0]]]),
+        ),
+        (
+            lambda: TransformerBackbone(30, 2, embedding_dim=8, num_heads=2, intermediate_dim=8, num_layers=1),
+            np.array([[3, 4, 3, 9, 0], [5, 6, 0, 0, 0]]),
+        ),
+    ],
+)
 def test_gradient_times_input_matches_dense_embedding_gradient(builder, x):
     model = builder()
     classes = np.array([1, 0])

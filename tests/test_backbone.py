@@ -7,6 +7,7 @@ from keras import ops
 
 from hierattn.defaults import RNN_ATTENTIONS as ATTENTIONS
 from hierattn.models import Backbone, HANBackbone, RNNBackbone, TransformerBackbone
+
 from layer_checks import assert_attention_distribution, assert_keras_round_trip
 
 
@@ -43,11 +44,22 @@ def test_han_is_invariant_to_extra_padding(han, rng):
 @pytest.mark.parametrize(
     "builder",
     [
-        lambda: TransformerBackbone(30, 2, sequence_length=12, embedding_dim=8, num_heads=2, intermediate_dim=8, num_layers=2),
-        lambda: TransformerBackbone(30, 4, sequence_length=12, embedding_dim=8, num_heads=2, intermediate_dim=8, pooling="mean",
-                                  position="learned"),
-        lambda: TransformerBackbone(30, 2, embedding_dim=8, num_heads=2, intermediate_dim=8, num_layers=1,
-                                  normalize_first=True),
+        lambda: TransformerBackbone(
+            30, 2, sequence_length=12, embedding_dim=8, num_heads=2, intermediate_dim=8, num_layers=2
+        ),
+        lambda: TransformerBackbone(
+            30,
+            4,
+            sequence_length=12,
+            embedding_dim=8,
+            num_heads=2,
+            intermediate_dim=8,
+            pooling="mean",
+            position="learned",
+        ),
+        lambda: TransformerBackbone(
+            30, 2, embedding_dim=8, num_heads=2, intermediate_dim=8, num_layers=1, normalize_first=True
+        ),
         lambda: TransformerBackbone(30, 2, embedding_dim=8, num_heads=2, intermediate_dim=8, normalize_first=False),
     ]
     + [lambda a=a: RNNBackbone(30, 2, embedding_dim=8, units=4, attention=a) for a in ATTENTIONS]
@@ -102,8 +114,9 @@ def test_training_step_lowers_the_loss(han, rng):
     assert last < first
 
 
-@pytest.mark.parametrize("builder, cell", [(HANBackbone, "gru"), (HANBackbone, "lstm"), (RNNBackbone, "gru"),
-                                           (RNNBackbone, "lstm")])
+@pytest.mark.parametrize(
+    "builder, cell", [(HANBackbone, "gru"), (HANBackbone, "lstm"), (RNNBackbone, "gru"), (RNNBackbone, "lstm")]
+)
 def test_recurrent_layers_meet_cudnn_conditions(builder, cell):
     # Keras runs a GRU/LSTM on cuDNN when a GPU is present and these hold
     # (Keras's own checks): default activations, bias, no unrolling, no
@@ -111,32 +124,40 @@ def test_recurrent_layers_meet_cudnn_conditions(builder, cell):
     from keras.src.backend.tensorflow.rnn import _do_gru_arguments_support_cudnn, _do_lstm_arguments_support_cudnn
 
     model = builder(30, 2, embedding_dim=8, cell=cell)
-    recurrent = [inner for layer in model._flatten_layers() if isinstance(layer, keras.layers.Bidirectional)
-                 for inner in (layer.forward_layer, layer.backward_layer)]
+    recurrent = [
+        inner
+        for layer in model._flatten_layers()
+        if isinstance(layer, keras.layers.Bidirectional)
+        for inner in (layer.forward_layer, layer.backward_layer)
+    ]
     assert len(recurrent) == (4 if builder is HANBackbone else 2)
     for layer in recurrent:
         assert layer.use_cudnn == "auto" and layer.recurrent_dropout == 0 and not layer.unroll, layer.name
         cell_ = layer.cell
         if isinstance(layer, keras.layers.GRU):
-            assert _do_gru_arguments_support_cudnn(cell_.activation, cell_.recurrent_activation, layer.unroll,
-                                                   cell_.use_bias, cell_.reset_after), layer.name
+            assert _do_gru_arguments_support_cudnn(
+                cell_.activation, cell_.recurrent_activation, layer.unroll, cell_.use_bias, cell_.reset_after
+            ), layer.name
         else:
-            assert _do_lstm_arguments_support_cudnn(cell_.activation, cell_.recurrent_activation, layer.unroll,
-                                                    cell_.use_bias), layer.name
+            assert _do_lstm_arguments_support_cudnn(
+                cell_.activation, cell_.recurrent_activation, layer.unroll, cell_.use_bias
+            ), layer.name
 
 
 @pytest.mark.parametrize("mode", ["hierarchical", "flat"])
 def test_encoded_batches_are_right_padded_for_cudnn(mode):
     from keras.src.backend.tensorflow.rnn import _is_sequence_right_padded
 
-    from conftest import make_reviews
     from hierattn.data.encoding import trim_padding
     from hierattn.models import TextPreprocessor
 
+    from conftest import make_reviews
+
     texts, _ = make_reviews(40)
     preprocessor = TextPreprocessor(mode, min_count=1)
-    preprocessor.adapt(texts + ["One.", "Two words. Then three more words here! And a fourth sentence."],
-                       progress=False)
+    preprocessor.adapt(
+        texts + ["One.", "Two words. Then three more words here! And a fourth sentence."], progress=False
+    )
     ids = trim_padding(preprocessor(texts[:20] + ["Short.", "Two words. Then three more words here!"]))
     words = ids.reshape(-1, ids.shape[-1]) != 0  # what the word encoder sees (all sentences folded into the batch)
     assert bool(_is_sequence_right_padded(words))
@@ -147,12 +168,21 @@ def test_encoded_batches_are_right_padded_for_cudnn(mode):
 @pytest.mark.parametrize(
     "backbone, rank, attention",
     [
-        (lambda: HANBackbone(30, 3, embedding_dim=8, word_units=4, sentence_units=4, attention_units=6), 3,
-         {"word_attention", "sentence_attention"}),
-        (lambda: TransformerBackbone(30, 2, sequence_length=12, embedding_dim=8, num_heads=2, intermediate_dim=8), 2,
-         {"attention_pooling"}),
-        (lambda: TransformerBackbone(30, 2, embedding_dim=8, num_heads=2, intermediate_dim=8, pooling="mean"), 2,
-         set()),
+        (
+            lambda: HANBackbone(30, 3, embedding_dim=8, word_units=4, sentence_units=4, attention_units=6),
+            3,
+            {"word_attention", "sentence_attention"},
+        ),
+        (
+            lambda: TransformerBackbone(30, 2, sequence_length=12, embedding_dim=8, num_heads=2, intermediate_dim=8),
+            2,
+            {"attention_pooling"},
+        ),
+        (
+            lambda: TransformerBackbone(30, 2, embedding_dim=8, num_heads=2, intermediate_dim=8, pooling="mean"),
+            2,
+            set(),
+        ),
         (lambda: RNNBackbone(30, 2, embedding_dim=8, units=4), 2, {"attention"}),
     ],
 )

@@ -7,6 +7,7 @@ from keras import ops
 from keras.src import testing
 
 from hierattn.layers import BahdanauAttention
+
 from layer_checks import (
     assert_attention_distribution,
     assert_keras_round_trip,
@@ -18,7 +19,9 @@ from layer_checks import (
 def reference(layer, query, value, key=None, value_mask=None):
     """NumPy: score = v . tanh(W_q q + W_k k + b), softmax over keys."""
     key = value if key is None else key
-    wq, wk, b, v = (w.numpy().astype("float64") for w in (layer.query_kernel, layer.key_kernel, layer.bias, layer.score_vector))
+    wq, wk, b, v = (
+        w.numpy().astype("float64") for w in (layer.query_kernel, layer.key_kernel, layer.bias, layer.score_vector)
+    )
     hidden = np.tanh((query @ wq)[:, :, None, :] + (key @ wk)[:, None, :, :] + b)
     mask = None if value_mask is None else value_mask[:, None, :]
     weights = softmax_np(hidden @ v, mask)
@@ -95,9 +98,7 @@ def test_implicit_masks_and_round_trip(rng, tmp_path):
     source = keras.Input((6,), dtype="int32")
     target = keras.Input((4,), dtype="int32")
     embed = keras.layers.Embedding(15, 8, mask_zero=True)
-    context, weights = BahdanauAttention(5, name="attn")(
-        [embed(target), embed(source)], return_attention_scores=True
-    )
+    context, weights = BahdanauAttention(5, name="attn")([embed(target), embed(source)], return_attention_scores=True)
     model = keras.Model([source, target], [context, weights])
     src = rng.integers(1, 15, size=(3, 6))
     src[0, 4:] = 0

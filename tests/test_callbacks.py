@@ -24,8 +24,11 @@ def test_raises_at_the_first_nan_batch_before_any_epoch_end_callback_runs():
     model.compile("sgd", "mse")
     ends = EpochEnds()
     model.fit(x[:3], y[:3], batch_size=2, epochs=1, verbose=0, callbacks=[StopOnNaN("run"), ends])
-    with pytest.raises(TrainingDiverged, match=r"^training diverged: the loss became nan at epoch 1, batch 2; run stays "
-                                               r"unfinished\. Try a lower --learning-rate\.$"):
+    with pytest.raises(
+        TrainingDiverged,
+        match=r"^training diverged: the loss became nan at epoch 1, batch 2; run stays "
+        r"unfinished\. Try a lower --learning-rate\.$",
+    ):
         model.fit(x, y, batch_size=2, epochs=2, verbose=0, callbacks=[StopOnNaN("run"), ends])
     assert ends.ended == [0]  # only the first, clean fit ended an epoch
 
@@ -33,7 +36,9 @@ def test_raises_at_the_first_nan_batch_before_any_epoch_end_callback_runs():
 def test_names_the_last_good_epoch():
     callback = StopOnNaN("out")
     callback.on_epoch_begin(3)
-    with pytest.raises(TrainingDiverged, match=r"epoch 4, batch 7; out stays unfinished, its last good epoch \(3\) kept"):
+    with pytest.raises(
+        TrainingDiverged, match=r"epoch 4, batch 7; out stays unfinished, its last good epoch \(3\) kept"
+    ):
         callback.on_train_batch_end(6, {"loss": float("inf")})
     callback.on_train_batch_end(7, {"loss": 0.5})  # a finite loss passes
 
@@ -58,8 +63,14 @@ def test_save_weights_keeps_the_best_epoch_atomically_and_restores_the_latest_wi
     model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
     model.compile(keras.optimizers.Adam(0.1), "mse")
     latest, best = tmp_path / "latest.weights.h5", tmp_path / "best.weights.h5"
-    model.fit(x, y, validation_data=(x, y), epochs=2, verbose=0,
-              callbacks=[SaveWeights(latest), SaveWeights(best, monitor="val_loss", best=-1.0)])
+    model.fit(
+        x,
+        y,
+        validation_data=(x, y),
+        epochs=2,
+        verbose=0,
+        callbacks=[SaveWeights(latest), SaveWeights(best, monitor="val_loss", best=-1.0)],
+    )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["latest.weights.h5"]  # no epoch beat -1, no temporary file
     trained = [w.copy() for w in model.get_weights()]
     moments = [v.numpy().copy() for v in model.optimizer.variables]

@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from hierattn.cli import cli
+
 TINY = ["--epochs", "1", "--batch-size", "16", "--embedding-dim", "8", "--embeddings", "none"]
 
 
@@ -37,16 +38,37 @@ def test_train_csv_writes_a_run_and_says_where(trained):
     assert metrics["test"]["documents"] == 40
 
 
-@pytest.mark.parametrize("model, settings, expected", [
-    ("transformer", {"num_heads": 2, "position": "learned", "patience": 3},
-     {"backbone": {"num_heads": 2, "position": "learned"}, "patience": 3, "sequence_length": 16}),
-    ("rnn", {"attention": "luong-concat", "units": 4, "epochs": 5}, {"backbone": {"attention": "luong-concat", "units": 4,
-                                                                                "embedding_dim": 8}, "epochs": 1}),
-])
+@pytest.mark.parametrize(
+    "model, settings, expected",
+    [
+        (
+            "transformer",
+            {"num_heads": 2, "position": "learned", "patience": 3},
+            {"backbone": {"num_heads": 2, "position": "learned"}, "patience": 3, "sequence_length": 16},
+        ),
+        (
+            "rnn",
+            {"attention": "luong-concat", "units": 4, "epochs": 5},
+            {"backbone": {"attention": "luong-concat", "units": 4, "embedding_dim": 8}, "epochs": 1},
+        ),
+    ],
+)
 def test_train_other_models(tiny_csv, tmp_path, model, settings, expected):
     (tmp_path / "settings.json").write_text(json.dumps(settings))
-    result = invoke("train", "csv", tiny_csv[0], "--model", model, "--max-length", "16", "--config",
-                    tmp_path / "settings.json", "--output", tmp_path / "run", *TINY)
+    result = invoke(
+        "train",
+        "csv",
+        tiny_csv[0],
+        "--model",
+        model,
+        "--max-length",
+        "16",
+        "--config",
+        tmp_path / "settings.json",
+        "--output",
+        tmp_path / "run",
+        *TINY,
+    )
     assert result.exit_code == 0, result.output
     assert "test:" not in result.output and "validation: accuracy" in result.output
     config = json.loads((tmp_path / "run" / "config.json").read_text())
@@ -56,8 +78,19 @@ def test_train_other_models(tiny_csv, tmp_path, model, settings, expected):
 
 
 def test_train_mirrored_with_mixed_precision(tiny_csv, tmp_path):
-    result = invoke("train", "csv", tiny_csv[0], "--distribute", "mirrored", "--mixed-precision", "--max-length",
-                    "4x12", "--output", tmp_path / "run", *TINY)
+    result = invoke(
+        "train",
+        "csv",
+        tiny_csv[0],
+        "--distribute",
+        "mirrored",
+        "--mixed-precision",
+        "--max-length",
+        "4x12",
+        "--output",
+        tmp_path / "run",
+        *TINY,
+    )
     assert result.exit_code == 0, result.output
     assert "MirroredStrategy, 1 replica in sync" in (tmp_path / "run" / "run.json").read_text()
     config = json.loads((tmp_path / "run" / "config.json").read_text())
@@ -72,11 +105,23 @@ def test_train_reports_the_baseline_beside_the_model_unless_told_not_to(tiny_csv
     assert len(lines) == 2 and all("| TF-IDF+LR baseline: accuracy" in line for line in lines)
     assert all("| network alone: accuracy" in line and "| n-gram part alone: accuracy" in line for line in lines)
     assert "fitting the TF-IDF+LR baseline on the same 144 training documents" in result.output
-    assert re.search(r"combined with weights \d\.\d\d and \d\.\d\d \(network share (0|1)\.\d\d, chosen on "
-                     r"validation\)", result.output)
+    assert re.search(
+        r"combined with weights \d\.\d\d and \d\.\d\d \(network share (0|1)\.\d\d, chosen on "
+        r"validation\)",
+        result.output,
+    )
     (tmp_path / "no-ngrams.json").write_text('{"ngrams": false}')
-    result = invoke("train", "csv", tiny_csv[0], "--no-baseline", "--config", tmp_path / "no-ngrams.json",
-                    "--output", tmp_path / "none", *TINY)
+    result = invoke(
+        "train",
+        "csv",
+        tiny_csv[0],
+        "--no-baseline",
+        "--config",
+        tmp_path / "no-ngrams.json",
+        "--output",
+        tmp_path / "none",
+        *TINY,
+    )
     assert result.exit_code == 0, result.output
     assert "baseline" not in result.output and "n-gram" not in result.output
     assert json.loads((tmp_path / "none" / "config.json").read_text())["baseline"] is False
@@ -85,8 +130,23 @@ def test_train_reports_the_baseline_beside_the_model_unless_told_not_to(tiny_csv
 def test_train_csv_unlabeled_texts_reach_word2vec_and_the_vocabulary(tiny_csv, tmp_path):
     # "zyzzyva" occurs only in the unlabelled file: it joins the vocabulary only if those texts are used.
     (tmp_path / "extra.txt").write_text("A zyzzyva film. Really zyzzyva!\n\n" * 30)
-    base = ["train", "csv", tiny_csv[0], "--unlabeled", tmp_path / "extra.txt", "--epochs", "1", "--batch-size", "16",
-            "--embedding-dim", "8", "--model", "transformer", "--max-length", "16"]
+    base = [
+        "train",
+        "csv",
+        tiny_csv[0],
+        "--unlabeled",
+        tmp_path / "extra.txt",
+        "--epochs",
+        "1",
+        "--batch-size",
+        "16",
+        "--embedding-dim",
+        "8",
+        "--model",
+        "transformer",
+        "--max-length",
+        "16",
+    ]
     result = invoke(*base, "--output", tmp_path / "w2v")
     assert result.exit_code == 0, result.output
     assert "30 unlabelled texts" in result.output and "on 174 texts" in result.output  # 144 training + 30
@@ -116,7 +176,7 @@ def test_predict_text_file_and_stdin(trained, tmp_path):
     again = invoke("predict", "--run", run_dir, "--file", tmp_path / "in.txt", "--output", tmp_path / "out.csv")
     assert again.exit_code == 1 and "already exists" in again.output
     piped = invoke("predict", "-", "--run", run_dir, input="great film\nboring\n")
-    assert piped.exit_code == 0 and len([l for l in piped.output.splitlines() if l[:1].isdigit()]) == 2
+    assert piped.exit_code == 0 and len([line for line in piped.output.splitlines() if line[:1].isdigit()]) == 2
 
 
 def test_table_id_and_label_columns_travel_to_the_outputs(trained, tmp_path):
@@ -128,8 +188,9 @@ def test_table_id_and_label_columns_travel_to_the_outputs(trained, tmp_path):
     rows = (tmp_path / "p.csv").read_text().splitlines()
     assert rows[0] == "row,id,label,predicted,p_neg,p_pos"
     assert rows[1].startswith("0,r1,pos,") and rows[2] == "1,r2,neg,,," and rows[3].startswith("2,r3,neg,")
-    page = invoke("explain", "--run", run_dir, "--file", table, "--format", "html", "--signed", "--output",
-                  tmp_path / "e.html")
+    page = invoke(
+        "explain", "--run", run_dir, "--file", table, "--format", "html", "--signed", "--output", tmp_path / "e.html"
+    )
     assert page.exit_code == 0, page.output
     html = (tmp_path / "e.html").read_text()
     assert "<h2>Document r1</h2>" in html and "<h2>Document r3</h2>" in html and "true label: neg" in html
@@ -147,9 +208,11 @@ def test_evaluate(trained, tiny_csv, tmp_path):
     assert "accuracy" in result.output and json.loads((tmp_path / "m.json").read_text())["documents"] == 40
     recorded = invoke("evaluate", "--run", run_dir)  # the run's own test file, from config.json
     assert recorded.exit_code == 0, recorded.output
+
     def numbers(output):
-        return [line.split("doc/s]")[-1] for line in output.splitlines() if "macro-F1" in line or
-                line.startswith("  ")]  # (after any progress bar on the same line)
+        return [
+            line.split("doc/s]")[-1] for line in output.splitlines() if "macro-F1" in line or line.startswith("  ")
+        ]  # (after any progress bar on the same line)
 
     assert numbers(result.output) == numbers(recorded.output) and len(numbers(result.output)) == 3
     data = json.loads((run_dir / "config.json").read_text())["data"]
@@ -177,26 +240,32 @@ def test_error_paths(trained, tiny_csv, tmp_path):
     assert "IMDB" in one_line_error(invoke("train", "imdb", tmp_path / "nowhere", *TINY))
     assert "nothing to resume" in one_line_error(invoke("train", "csv", tiny_csv[0], "--resume", tmp_path / "x"))
     assert "--resume continues a run with its own settings" in one_line_error(
-        invoke("train", "csv", tiny_csv[0], "--resume", run_dir, "--epochs", "3"), code=2)
+        invoke("train", "csv", tiny_csv[0], "--resume", run_dir, "--epochs", "3"), code=2
+    )
     assert "--max-length for the rnn model is a number of words" in one_line_error(
-        invoke("train", "csv", tiny_csv[0], "--model", "rnn", "--max-length", "30x5", *TINY))
+        invoke("train", "csv", tiny_csv[0], "--model", "rnn", "--max-length", "30x5", *TINY)
+    )
     assert "--max-length for the han model is SENTENCESxWORDS" in one_line_error(
-        invoke("train", "csv", tiny_csv[0], "--max-length", "5", *TINY))
+        invoke("train", "csv", tiny_csv[0], "--max-length", "5", *TINY)
+    )
     (tmp_path / "words.json").write_text('{"max_words": 5}')
     assert "max_words applies to the han" in one_line_error(
-        invoke("train", "csv", tiny_csv[0], "--model", "rnn", "--config", tmp_path / "words.json", *TINY))
+        invoke("train", "csv", tiny_csv[0], "--model", "rnn", "--config", tmp_path / "words.json", *TINY)
+    )
     assert "needs --output" in one_line_error(
-        invoke("train", "csv", tiny_csv[0], "--distribute", "multi-worker", *TINY), code=2)
+        invoke("train", "csv", tiny_csv[0], "--distribute", "multi-worker", *TINY), code=2
+    )
     bad_settings = {
         '{"depth": 3}': "unknown setting 'depth' for the han model: choose from",
         '{"teacher": "tfidf"}': "unknown setting 'teacher'",
-        '[1, 2]': "must hold one JSON object of settings",
+        "[1, 2]": "must hold one JSON object of settings",
         '{"cell": "rnn"}': "the han setting cell must be one of gru, lstm, not 'rnn'",
     }
     for settings, message in bad_settings.items():
         (tmp_path / "bad.json").write_text(settings)
-        result = invoke("train", "csv", tiny_csv[0], "--config", tmp_path / "bad.json", "--output", tmp_path / "opt",
-                        *TINY)
+        result = invoke(
+            "train", "csv", tiny_csv[0], "--config", tmp_path / "bad.json", "--output", tmp_path / "opt", *TINY
+        )
         assert message in one_line_error(result), settings
     transformer = ["--model", "transformer", "--output", tmp_path / "opt", "--config", tmp_path / "bad.json", *TINY]
     (tmp_path / "bad.json").write_text('{"num_heads": 3}')
@@ -236,11 +305,17 @@ def test_explain_formats(trained, tmp_path):
     assert len(item["words"]) == 10 and abs(sum(w["weight"] for w in item["words"]) - 1) < 1e-4
     assert [text[w["start"] : w["end"]] for w in item["words"]] == [w["text"] for w in item["words"]]
     (tmp_path / "texts.txt").write_text("great film\n\nawful film. boring!\n")
-    result = invoke("explain", "--run", run_dir, "--file", tmp_path / "texts.txt", "--format", "csv", "--output", tmp_path / "w.csv")
+    result = invoke(
+        "explain", "--run", run_dir, "--file", tmp_path / "texts.txt", "--format", "csv", "--output", tmp_path / "w.csv"
+    )
     assert result.exit_code == 0, result.output
     lines = (tmp_path / "w.csv").read_text().splitlines()
-    assert lines[0].startswith("document,id,true_label,predicted,sentence,word") and len(lines) == 1 + 2 + 4  # header, "great film", "awful film. boring !"
-    page = invoke("explain", "-", "--run", run_dir, "--format", "html", "--output", tmp_path / "e.html", input="great film\n")
+    assert (
+        lines[0].startswith("document,id,true_label,predicted,sentence,word") and len(lines) == 1 + 2 + 4
+    )  # header, "great film", "awful film. boring !"
+    page = invoke(
+        "explain", "-", "--run", run_dir, "--format", "html", "--output", tmp_path / "e.html", input="great film\n"
+    )
     assert page.exit_code == 0 and "<!DOCTYPE html>" in (tmp_path / "e.html").read_text()
     again = invoke("explain", text, "--run", run_dir, "--format", "html", "--output", tmp_path / "e.html")
     assert again.exit_code == 1 and "already exists" in again.output
@@ -250,8 +325,22 @@ def test_explain_formats(trained, tmp_path):
 def test_explain_dataset_and_check(trained, tiny_csv, tmp_path):
     _, run_dir = trained
     output = tmp_path / "words.csv"
-    result = invoke("explain", "--run", run_dir, "--dataset", tiny_csv[1], "--limit", "30", "--top-k", "3", "--output", output,
-                    "--check", "--random-draws", "2")
+    result = invoke(
+        "explain",
+        "--run",
+        run_dir,
+        "--dataset",
+        tiny_csv[1],
+        "--limit",
+        "30",
+        "--top-k",
+        "3",
+        "--output",
+        output,
+        "--check",
+        "--random-draws",
+        "2",
+    )
     assert result.exit_code == 0, result.output
     assert "explained 30 documents" in result.output
     assert "| attention |" in result.output and "| random |" in result.output and "| gradient |" in result.output

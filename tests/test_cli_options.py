@@ -24,15 +24,23 @@ def usage_error(result, command):
     """The last line of a usage error (exit code 2) after click's usage lines."""
     assert result.exit_code == 2, result.output
     lines = result.output.splitlines()
-    assert lines[:3] == [f"Usage: hierattn {command} [OPTIONS] {'PATH' if command == 'train csv' else '[TEXT]'}",
-                         f"Try 'hierattn {command} --help' for help.", ""], result.output
+    assert lines[:3] == [
+        f"Usage: hierattn {command} [OPTIONS] {'PATH' if command == 'train csv' else '[TEXT]'}",
+        f"Try 'hierattn {command} --help' for help.",
+        "",
+    ], result.output
     return lines[-1]
 
 
-@pytest.mark.parametrize("value, message", [
-    ("nan", "'nan' is not a finite number > 0."), ("inf", "'inf' is not a finite number > 0."),
-    ("0", "'0' is not a finite number > 0."), ("fast", "'fast' is not a number."),
-])
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("nan", "'nan' is not a finite number > 0."),
+        ("inf", "'inf' is not a finite number > 0."),
+        ("0", "'0' is not a finite number > 0."),
+        ("fast", "'fast' is not a number."),
+    ],
+)
 def test_learning_rate_is_a_finite_positive_float(tmp_path, value, message):
     result = invoke("train", "csv", tmp_path / "t.csv", "--learning-rate", value)
     assert usage_error(result, "train csv") == f"Error: Invalid value for '--learning-rate': {message}"
@@ -47,19 +55,27 @@ def test_finite_float_bounds_are_named_in_its_message():
 
 def test_text_and_file_options_are_one_or_the_other(tmp_path):
     (tmp_path / "t.csv").write_text("text\ngreat\n")
-    assert usage_error(invoke("predict", "a film", "--file", tmp_path / "t.csv"), "predict") == \
-        "Error: give either a text (or - for standard input) or --file, not both"
+    assert (
+        usage_error(invoke("predict", "a film", "--file", tmp_path / "t.csv"), "predict")
+        == "Error: give either a text (or - for standard input) or --file, not both"
+    )
     assert usage_error(invoke("predict"), "predict") == "Error: give a text, --file FILE, or - for standard input"
-    assert usage_error(invoke("explain"), "explain") == \
-        "Error: give a text, --file FILE, - for standard input, or --dataset"
-    assert usage_error(invoke("explain", "a film", "--dataset", tmp_path / "t.csv"), "explain") == \
-        "Error: give either --dataset or texts (a text, --file or -), not both"
+    assert (
+        usage_error(invoke("explain"), "explain")
+        == "Error: give a text, --file FILE, - for standard input, or --dataset"
+    )
+    assert (
+        usage_error(invoke("explain", "a film", "--dataset", tmp_path / "t.csv"), "explain")
+        == "Error: give either --dataset or texts (a text, --file or -), not both"
+    )
 
 
 def test_resume_takes_no_other_training_option(tmp_path):
     result = invoke("train", "csv", tmp_path / "t.csv", "--resume", tmp_path / "run", "--epochs", "3")
-    assert usage_error(result, "train csv") == \
-        "Error: --resume continues a run with its own settings: give no other training option"
+    assert (
+        usage_error(result, "train csv")
+        == "Error: --resume continues a run with its own settings: give no other training option"
+    )
 
 
 def test_outputs_are_refused_before_any_work(tmp_path):
@@ -67,19 +83,28 @@ def test_outputs_are_refused_before_any_work(tmp_path):
     for command in ("predict", "explain"):
         existing = invoke(command, "a film", "--output", tmp_path / "earlier.csv", "--run", tmp_path / "none")
         assert (existing.exit_code, existing.output) == (
-            1, f"Error: {tmp_path / 'earlier.csv'} already exists; choose another --output (nothing was overwritten)\n")
+            1,
+            f"Error: {tmp_path / 'earlier.csv'} already exists; choose another --output (nothing was overwritten)\n",
+        )
     missing = invoke("evaluate", "--output", tmp_path / "no" / "m.json", "--run", tmp_path / "none")
     assert (missing.exit_code, missing.output) == (
-        1, f"Error: the folder of --output {tmp_path / 'no' / 'm.json'} does not exist; create it first\n")
+        1,
+        f"Error: the folder of --output {tmp_path / 'no' / 'm.json'} does not exist; create it first\n",
+    )
 
 
 def test_a_text_argument_is_checked_before_the_run_is_looked_for(tmp_path):
     for command in ("predict", "explain"):
         assert invoke(command, "  \t ", "--run", tmp_path / "none").output == "Error: the text is empty\n"
-        assert invoke(command, "a film", "--run", tmp_path / "none").output == \
-            f"Error: no run directory at {tmp_path / 'none'}\n"
-    with pytest.raises(HierattnError, match=r"^the text is not valid UTF-8 \(a stray byte at character 4\); pass it in "
-                                            r"a file with --file FILE --encoding ENCODING$"):
+        assert (
+            invoke(command, "a film", "--run", tmp_path / "none").output
+            == f"Error: no run directory at {tmp_path / 'none'}\n"
+        )
+    with pytest.raises(
+        HierattnError,
+        match=r"^the text is not valid UTF-8 \(a stray byte at character 4\); pass it in "
+        r"a file with --file FILE --encoding ENCODING$",
+    ):
         one_text("caf\udce9")
 
 
@@ -88,7 +113,9 @@ def test_library_errors_about_an_argument_name_its_option(tmp_path):
     (tmp_path / "t.csv").write_text("text,label\ngreat,pos\nawful,neg\n")
     result = invoke("train", "csv", tmp_path / "t.csv", "--model", "rnn", "--max-length", "30x5")
     assert (result.exit_code, result.output) == (
-        1, "Error: --max-length for the rnn model is a number of words, e.g. 400; got '30x5'\n")
+        1,
+        "Error: --max-length for the rnn model is a number of words, e.g. 400; got '30x5'\n",
+    )
     run = tmp_path / "run"  # a run's records, without a model: evaluate refuses before it would load one
     run.mkdir()
     write_status(run, status="complete", dataset="t")
@@ -96,11 +123,15 @@ def test_library_errors_about_an_argument_name_its_option(tmp_path):
     (tmp_path / "texts.txt").write_text("great\n")
     result = invoke("evaluate", "--run", run, "--data", tmp_path / "texts.txt")
     assert result.exit_code == 1
-    assert result.output == (f"Error: --data {tmp_path / 'texts.txt'}: give a labelled .csv/.tsv/.tab/.jsonl/.ndjson/"
-                             ".json file (this run was not trained on IMDB)\n")
+    assert result.output == (
+        f"Error: --data {tmp_path / 'texts.txt'}: give a labelled .csv/.tsv/.tab/.jsonl/.ndjson/"
+        ".json file (this run was not trained on IMDB)\n"
+    )
     result = invoke("evaluate", "--run", run)
     assert (result.exit_code, result.output) == (
-        1, "Error: this run was trained without a test file: pass labelled data with --data FILE\n")
+        1,
+        "Error: this run was trained without a test file: pass labelled data with --data FILE\n",
+    )
 
 
 def test_friendly_errors_turn_each_kind_of_failure_into_one_line():
@@ -109,6 +140,7 @@ def test_friendly_errors_turn_each_kind_of_failure_into_one_line():
         @friendly_errors
         def command():
             raise error
+
         return command
 
     cases = [

@@ -5,7 +5,6 @@ import os
 
 import pytest
 
-from conftest import IMDB_ARCHIVE, make_reviews, make_run
 from hierattn.errors import HierattnError
 from hierattn.explain.corpus import (
     DOCUMENT_COLUMNS,
@@ -18,10 +17,26 @@ from hierattn.explain.corpus import (
 from hierattn.explain.explainer import Explainer
 from hierattn.explain.explanation import Explanation, WordWeight
 
+from conftest import IMDB_ARCHIVE, make_reviews, make_run
+
 
 def explanation(label, weighted_words):
-    words = [WordWeight(text=w, form=w.lower(), sentence=0, index=i, start=0, end=0, weight=p, word_weight=p,
-                        sentence_weight=1.0, oov=False, used=True) for i, (w, p) in enumerate(weighted_words)]
+    words = [
+        WordWeight(
+            text=w,
+            form=w.lower(),
+            sentence=0,
+            index=i,
+            start=0,
+            end=0,
+            weight=p,
+            word_weight=p,
+            sentence_weight=1.0,
+            oov=False,
+            used=True,
+        )
+        for i, (w, p) in enumerate(weighted_words)
+    ]
     return Explanation("", label, {label: 1.0}, words, [], 0, [])
 
 
@@ -57,8 +72,16 @@ def test_explain_corpus_writes_both_tables(han_run, tmp_path):
     texts, labels = make_reviews(45, seed=3)
     texts[4] = "   "  # skipped and counted, not an error
     output = tmp_path / "words.csv"
-    summary = explain_corpus(Explainer(han_run), iter(texts), output, labels=labels, ids=[f"d{i}" for i in range(45)],
-                             top_k=3, batch_size=8, progress=False)
+    summary = explain_corpus(
+        Explainer(han_run),
+        iter(texts),
+        output,
+        labels=labels,
+        ids=[f"d{i}" for i in range(45)],
+        top_k=3,
+        batch_size=8,
+        progress=False,
+    )
     assert summary.documents == 44 and summary.skipped_empty == 1
     assert sum(summary.class_documents.values()) == 44
     assert summary.labelled == 44 and 0.0 <= summary.accuracy <= 1.0

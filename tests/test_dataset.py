@@ -42,12 +42,15 @@ def test_stratified_split_of_small_data_keeps_every_class_in_both_parts():
     assert len(validation) == 2500  # ceil(0.1 * n), as before
 
 
-@pytest.mark.parametrize("labels, message", [
-    ([0, 0, 0], "needs at least two classes; the training data has one \\(neg\\)"),
-    ([0, 1, 2, 3], "every label occurs once \\(4 documents, 4 labels\\)"),
-    ([0, 0, 1], "every class needs at least 2 documents .*too few: 'pos' \\(1\\)"),
-    ([0, 0, 1, 1, 2, 2], "6 documents are too few to train and validate on 3 classes"),
-])
+@pytest.mark.parametrize(
+    "labels, message",
+    [
+        ([0, 0, 0], "needs at least two classes; the training data has one \\(neg\\)"),
+        ([0, 1, 2, 3], "every label occurs once \\(4 documents, 4 labels\\)"),
+        ([0, 0, 1], "every class needs at least 2 documents .*too few: 'pos' \\(1\\)"),
+        ([0, 0, 1, 1, 2, 2], "6 documents are too few to train and validate on 3 classes"),
+    ],
+)
 def test_stratified_split_refuses_what_cannot_be_split(labels, message):
     names = ["neg", "pos", "neutral", "mixed"]
     with pytest.raises(DataError, match=message):
@@ -55,7 +58,9 @@ def test_stratified_split_refuses_what_cannot_be_split(labels, message):
 
 
 def test_subset_keeps_fields_aligned():
-    data = TextDataset(["a", "b", "c"], np.array([0, 1, 0]), LabelMap(["x", "y"]), ["i0", "i1", "i2"], np.array([1, 9, 2]))
+    data = TextDataset(
+        ["a", "b", "c"], np.array([0, 1, 0]), LabelMap(["x", "y"]), ["i0", "i1", "i2"], np.array([1, 9, 2])
+    )
     part = data.subset([2, 1])
     assert part.texts == ["c", "b"] and part.ids == ["i2", "i1"]
     np.testing.assert_array_equal(part.labels, [0, 1])

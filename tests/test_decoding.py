@@ -17,8 +17,11 @@ def test_codec_names():
 
 def test_lines_decode_strictly_and_name_the_line():
     assert list(iter_lines(io.BytesIO(b"\xef\xbb\xbfone\r\ntwo\n\nthree"), "in")) == ["one", "two", "", "three"]
-    with pytest.raises(DataError, match=r"^in is not valid utf-8 text: line 2 has the byte 0xe9 at column 4; pass "
-                                        r"the file's encoding with --encoding \(e.g. latin-1 or cp1252\)$"):
+    with pytest.raises(
+        DataError,
+        match=r"^in is not valid utf-8 text: line 2 has the byte 0xe9 at column 4; pass "
+        r"the file's encoding with --encoding \(e.g. latin-1 or cp1252\)$",
+    ):
         list(iter_lines(io.BytesIO(b"ok\ncaf\xe9\n"), "in"))
     assert list(iter_lines(io.BytesIO(b"caf\xe9\n"), "in", "cp1252")) == ["caf\u00e9"]
     with pytest.raises(DataError, match=r"in holds NUL bytes \(line 1\): it looks like binary data"):

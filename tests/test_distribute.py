@@ -10,9 +10,10 @@ import textwrap
 
 import pytest
 
-from conftest import TINY_OPTIONS, StopAfterFirstEpoch, mini_imdb, write_corpus
 from hierattn.distribute import check_tf_config, is_chief_in_tf_config, local_cluster, make_strategy
 from hierattn.errors import HierattnError
+
+from conftest import TINY_OPTIONS, StopAfterFirstEpoch, mini_imdb, write_corpus
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 TRAIN = ["--embeddings", "none", "--epochs", "4", "--batch-size", "16", "--seed", "3"]
@@ -31,16 +32,31 @@ def corpus(tmp_path_factory):
 
 
 def cli_args(corpus, output):
-    return [sys.executable, str(ROOT / "cli.py"), "train", "csv", str(corpus / "train.csv"), "--test",
-            str(corpus / "test.csv"), "--config", str(corpus / "tiny.json"), "--output", str(output), *TRAIN]
+    return [
+        sys.executable,
+        str(ROOT / "cli.py"),
+        "train",
+        "csv",
+        str(corpus / "train.csv"),
+        "--test",
+        str(corpus / "test.csv"),
+        "--config",
+        str(corpus / "tiny.json"),
+        "--output",
+        str(output),
+        *TRAIN,
+    ]
 
 
 def test_tf_config_is_checked_in_one_line(monkeypatch):
     monkeypatch.delenv("TF_CONFIG", raising=False)
     with pytest.raises(HierattnError, match="reads the cluster from TF_CONFIG, which is not set"):
         make_strategy("multi-worker")
-    for bad in ("not json", '{"cluster": {}}', json.dumps({"cluster": {"worker": ["a:1"]}, "task": {"type": "worker",
-                                                                                                     "index": 3}})):
+    for bad in (
+        "not json",
+        '{"cluster": {}}',
+        json.dumps({"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": 3}}),
+    ):
         monkeypatch.setenv("TF_CONFIG", bad)
         with pytest.raises(HierattnError, match="TF_CONFIG must be JSON with a cluster"):
             check_tf_config()
@@ -56,12 +72,15 @@ def test_a_local_cluster_has_free_ports_and_one_task_each():
     assert all(c["cluster"] == configs[0]["cluster"] for c in configs)
 
 
-@pytest.mark.parametrize("cluster, task, chief", [
-    ({"worker": ["a:1", "b:1"]}, {"type": "worker", "index": 0}, True),
-    ({"worker": ["a:1", "b:1"]}, {"type": "worker", "index": 1}, False),
-    ({"chief": ["c:1"], "worker": ["a:1"]}, {"type": "worker", "index": 0}, False),
-    ({"chief": ["c:1"], "worker": ["a:1"]}, {"type": "chief", "index": 0}, True),
-])
+@pytest.mark.parametrize(
+    "cluster, task, chief",
+    [
+        ({"worker": ["a:1", "b:1"]}, {"type": "worker", "index": 0}, True),
+        ({"worker": ["a:1", "b:1"]}, {"type": "worker", "index": 1}, False),
+        ({"chief": ["c:1"], "worker": ["a:1"]}, {"type": "worker", "index": 0}, False),
+        ({"chief": ["c:1"], "worker": ["a:1"]}, {"type": "chief", "index": 0}, True),
+    ],
+)
 def test_the_chief_is_tensorflows(monkeypatch, cluster, task, chief):
     monkeypatch.setenv("TF_CONFIG", json.dumps({"cluster": cluster, "task": task}))
     assert is_chief_in_tf_config() is chief
@@ -105,8 +124,11 @@ def run_cluster(args, tmp_path):
             scratch.mkdir(exist_ok=True)
             env = dict(os.environ, TF_CONFIG=tf_config, TMPDIR=str(scratch))
             logs.append(open(tmp_path / f"worker{i}.log", "w+"))
-            workers.append(subprocess.Popen(args + ["--distribute", "multi-worker"], cwd=ROOT, env=env, stdout=logs[i],
-                                            stderr=subprocess.STDOUT))
+            workers.append(
+                subprocess.Popen(
+                    args + ["--distribute", "multi-worker"], cwd=ROOT, env=env, stdout=logs[i], stderr=subprocess.STDOUT
+                )
+            )
         codes = [worker.wait(timeout=300) for worker in workers]
     finally:
         for worker in workers:
@@ -156,8 +178,21 @@ def test_two_workers_train_on_imdb(tmp_path):
     # (MultiWorkerMirroredStrategy refuses to start after it).
     archive = mini_imdb(tmp_path / "aclImdb_v1.tar.gz")
     output = tmp_path / "imdb"
-    run_cluster([sys.executable, str(ROOT / "cli.py"), "train", "imdb", str(archive), "--output", str(output),
-                 "--embedding-dim", "8", *TRAIN], tmp_path)
+    run_cluster(
+        [
+            sys.executable,
+            str(ROOT / "cli.py"),
+            "train",
+            "imdb",
+            str(archive),
+            "--output",
+            str(output),
+            "--embedding-dim",
+            "8",
+            *TRAIN,
+        ],
+        tmp_path,
+    )
     from hierattn.runs import load_run
 
     assert load_run(output).metrics["test"]["documents"] == 60
@@ -173,8 +208,10 @@ def test_a_cluster_resumes_an_interrupted_run(corpus, tmp_path):
     config = TrainConfig(epochs=3, patience=5, batch_size=16, embeddings="none", backbone=TINY_OPTIONS["han"])
     with pytest.raises(KeyboardInterrupt):
         train(data, None, config, output, log=lambda m: None, verbose=0, callbacks=[StopAfterFirstEpoch()])
-    texts = run_cluster([sys.executable, str(ROOT / "cli.py"), "train", "csv", str(corpus / "train.csv"), "--resume",
-                         str(output)], tmp_path)
+    texts = run_cluster(
+        [sys.executable, str(ROOT / "cli.py"), "train", "csv", str(corpus / "train.csv"), "--resume", str(output)],
+        tmp_path,
+    )
     assert "resuming" in texts[0]
     rows = history(output)
     assert [row["epoch"] for row in rows] == ["0", "1", "2"]  # the first epoch was not run again

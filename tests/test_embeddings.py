@@ -32,8 +32,9 @@ print(repr(sorted((w, v.tobytes().hex()) for w, v in vectors.items())[:50]))
 def test_word2vec_is_reproducible_across_processes_by_default():
     def run(hash_seed):  # a different string-hash seed, as in two separate `train` runs
         env = {**os.environ, "PYTHONHASHSEED": hash_seed}
-        return subprocess.run([sys.executable, "-c", WORD2VEC_IN_A_FRESH_PROCESS], env=env, check=True,
-                              capture_output=True, text=True).stdout
+        return subprocess.run(
+            [sys.executable, "-c", WORD2VEC_IN_A_FRESH_PROCESS], env=env, check=True, capture_output=True, text=True
+        ).stdout
 
     first = run("1")
     assert first and first == run("2")
@@ -53,8 +54,11 @@ def test_load_vectors_errors(tmp_path):
     with pytest.raises(DataError, match="no such vectors file"):
         load_vectors(tmp_path / "none.txt")
     (tmp_path / "ragged.txt").write_text("a 1 2\nb 1 2 3\n")
-    with pytest.raises(DataError, match=r"is not a word2vec or GloVe text file \(.*\): line 2 has 3 numbers where "
-                                        "the lines before have 2"):
+    with pytest.raises(
+        DataError,
+        match=r"is not a word2vec or GloVe text file \(.*\): line 2 has 3 numbers where "
+        "the lines before have 2",
+    ):
         load_vectors(tmp_path / "ragged.txt", progress=False)
     (tmp_path / "words.txt").write_text("a b c\n")
     with pytest.raises(DataError, match="is not a word2vec or GloVe text file"):

@@ -72,7 +72,9 @@ def test_bucket_batches_cover_everything_and_cut_padding():
     padded = sum(len(b) * lengths[b].max() for b in batches)
     naive = sum(len(b) * lengths[b].max() for b in np.array_split(rng.permutation(1000), len(batches)))
     assert padded < 0.7 * naive
-    assert [b.tolist() for b in bucket_batches(lengths, 32, seed=1)] == [b.tolist() for b in bucket_batches(lengths, 32, seed=1)]
+    assert [b.tolist() for b in bucket_batches(lengths, 32, seed=1)] == [
+        b.tolist() for b in bucket_batches(lengths, 32, seed=1)
+    ]
 
 
 def test_document_lengths_rank_sentences_first():
@@ -114,18 +116,21 @@ def test_worker_processes_give_the_same_arrays_as_one_process(monkeypatch):
     parallel = TextEncoder.fit(texts, workers=2, progress=False)
     assert parallel.vocabulary.tokens == serial.vocabulary.tokens
     np.testing.assert_array_equal(parallel.encode(texts, workers=2), serial.encode(texts, workers=1))
-    assert tokenize_corpus(texts[:300], workers=2, progress=False) == tokenize_corpus(texts[:300], workers=1, progress=False)
+    assert tokenize_corpus(texts[:300], workers=2, progress=False) == tokenize_corpus(
+        texts[:300], workers=1, progress=False
+    )
 
 
 def test_awkward_documents_encode_without_error():
-    texts = ["", "   \n ", "word " * 10000, b"bad \xff\xfe bytes", "emoji \U0001F600\U0001F44D!", "\x00\x01"]
-    encoder = TextEncoder.fit(texts + ["word emoji"] * 2, min_count=1, max_sentences=4, max_words=6, sequence_length=8,
-                              progress=False)
+    texts = ["", "   \n ", "word " * 10000, b"bad \xff\xfe bytes", "emoji \U0001f600\U0001f44d!", "\x00\x01"]
+    encoder = TextEncoder.fit(
+        texts + ["word emoji"] * 2, min_count=1, max_sentences=4, max_words=6, sequence_length=8, progress=False
+    )
     hierarchical, flat = encoder.encode(texts, mode=("hierarchical", "flat"))
     assert hierarchical.shape == (6, 4, 6) and flat.shape == (6, 8)
     assert not hierarchical[0].any() and not hierarchical[1].any() and not hierarchical[5].any()
     assert np.all(flat[2] == encoder.vocabulary.lookup("word"))  # long document cut to sequence_length
-    assert encoder.vocabulary.lookup("\U0001F600") > 1
+    assert encoder.vocabulary.lookup("\U0001f600") > 1
 
 
 def test_real_imdb_sample_encodes(imdb_sample):
@@ -133,6 +138,8 @@ def test_real_imdb_sample_encodes(imdb_sample):
     hierarchical, flat = encoder.encode(imdb_sample.texts, mode=("hierarchical", "flat"))
     assert hierarchical.shape[0] == flat.shape[0] == 300
     # The suggested sizes cover most documents whole (95th percentile).
-    covered = np.mean([len(d) <= encoder.max_sentences for d in tokenize_corpus(imdb_sample.texts, encoder.tokenizer, progress=False)])
+    covered = np.mean(
+        [len(d) <= encoder.max_sentences for d in tokenize_corpus(imdb_sample.texts, encoder.tokenizer, progress=False)]
+    )
     assert covered >= 0.9
     assert (flat > 1).mean(axis=1).min() > 0  # every review has known words

@@ -19,4 +19,7 @@ def test_argument_error_names_the_argument_as_the_library_or_as_the_caller_does(
 def test_argument_error_survives_pickling():
     again = pickle.loads(pickle.dumps(ArgumentError("data", "pass labelled data with {argument} FILE")))
     assert (again.argument, str(again), again.naming("--data")) == (
-        "data", "pass labelled data with data FILE", "pass labelled data with --data FILE")
+        "data",
+        "pass labelled data with data FILE",
+        "pass labelled data with --data FILE",
+    )

@@ -3,10 +3,11 @@
 import numpy as np
 import pytest
 
-from conftest import make_run
 from hierattn.errors import HierattnError
 from hierattn.explain.attributions import gradient_times_input
 from hierattn.explain.explainer import Explainer
+
+from conftest import make_run
 
 TEXTS = [
     "The film was great. I loved the acting!",
@@ -21,8 +22,13 @@ def han_run(tiny_csv, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def rnn_run(tiny_csv, tmp_path_factory):
-    return make_run(tiny_csv, tmp_path_factory.mktemp("rnn") / "run", "rnn", backbone={"attention": "luong-general"},
-                    sequence_length=6)
+    return make_run(
+        tiny_csv,
+        tmp_path_factory.mktemp("rnn") / "run",
+        "rnn",
+        backbone={"attention": "luong-general"},
+        sequence_length=6,
+    )
 
 
 def test_han_weights_are_distributions_and_match_the_model(han_run):
@@ -38,8 +44,7 @@ def test_han_weights_are_distributions_and_match_the_model(han_run):
             assert w.word_weight == pytest.approx(float(raw["word_attention"][i, w.sentence, w.index]), abs=1e-6)
         assert e.probabilities[e.label] == max(e.probabilities.values())
         np.testing.assert_allclose(list(e.network_probabilities.values()), raw["probabilities"][i], atol=1e-6)
-        np.testing.assert_allclose(list(e.probabilities.values()), han_run.predict([text])[0],
-                                   atol=1e-5)
+        np.testing.assert_allclose(list(e.probabilities.values()), han_run.predict([text])[0], atol=1e-5)
     second = explanations[1]
     oov = [w.text for w in second.words if w.oov]
     assert "zzyzx" in oov  # shown as written, marked OOV
@@ -81,8 +86,11 @@ def test_a_very_long_text_is_explained_in_bounded_time_and_size(han_run, rnn_run
         started = time.perf_counter()
         (e,) = Explainer(run).explain([text])
         assert time.perf_counter() - started < 10
-        shown = (2 * encoder.max_sentences * min(encoder.max_words, 4) if run.preprocessor.mode == "hierarchical"
-                 else 2 * encoder.sequence_length)
+        shown = (
+            2 * encoder.max_sentences * min(encoder.max_words, 4)
+            if run.preprocessor.mode == "hierarchical"
+            else 2 * encoder.sequence_length
+        )
         assert len(e.words) <= shown and len(e.sentences) <= 2 * max(encoder.max_sentences, encoder.sequence_length)
         end = e.sentences[-1]["end"]
         assert e.unshown_characters == len(text.rstrip()) - end > 4_000_000
@@ -136,7 +144,7 @@ def test_the_decision_is_accounted_for_exactly(fixture, request):
         assert d["margin"] == pytest.approx(d["network"] + d["ngram_bias"] + d["ngrams"], abs=1e-6)
         assert d["ngrams"] == pytest.approx(sum(g.contribution for g in e.ngrams), abs=1e-6)
         for g in e.ngrams:
-            assert text[g.start:g.end] == g.text and any(w.used and w.start == g.start for w in e.words)
+            assert text[g.start : g.end] == g.text and any(w.used and w.start == g.start for w in e.words)
         top = e.top_ngrams(3)
         assert [abs(g.contribution) for g in top] == sorted((abs(g.contribution) for g in top), reverse=True)
         assert e.to_dict()["decision"] == d and len(e.to_dict(top_k=2)["top_ngrams"]) == min(2, len(e.ngrams))

@@ -10,11 +10,33 @@ TEXT = "Good film, bad end"
 
 def sample(decision=None, ngrams=None):
     weights = {"Good": 0.3, "film": 0.3, "bad": 0.4, "end": 0.9}
-    words = [WordWeight(text, text.lower(), 0, index, TEXT.index(text), TEXT.index(text) + len(text), weight, weight,
-                        1.0, False, text != "end") for index, (text, weight) in enumerate(weights.items())]
-    return Explanation(TEXT, "pos", {"pos": 0.6, "neg": 0.4}, words,
-                       [{"index": 0, "start": 0, "end": len(TEXT), "text": TEXT, "weight": 1.0, "used": True}],
-                       cut_words=1, warnings=[], decision=decision, ngrams=ngrams)
+    words = [
+        WordWeight(
+            text,
+            text.lower(),
+            0,
+            index,
+            TEXT.index(text),
+            TEXT.index(text) + len(text),
+            weight,
+            weight,
+            1.0,
+            False,
+            text != "end",
+        )
+        for index, (text, weight) in enumerate(weights.items())
+    ]
+    return Explanation(
+        TEXT,
+        "pos",
+        {"pos": 0.6, "neg": 0.4},
+        words,
+        [{"index": 0, "start": 0, "end": len(TEXT), "text": TEXT, "weight": 1.0, "used": True}],
+        cut_words=1,
+        warnings=[],
+        decision=decision,
+        ngrams=ngrams,
+    )
 
 
 def test_top_words_are_the_read_words_by_weight_then_position():
@@ -24,8 +46,11 @@ def test_top_words_are_the_read_words_by_weight_then_position():
 
 
 def test_top_ngrams_rank_contributions_for_and_against_by_size():
-    ngrams = [NgramContribution("Good", 0, 0, 4, 0.2), NgramContribution("bad", 0, 11, 14, -0.5),
-              NgramContribution("film", 0, 5, 9, 0.2)]
+    ngrams = [
+        NgramContribution("Good", 0, 0, 4, 0.2),
+        NgramContribution("bad", 0, 11, 14, -0.5),
+        NgramContribution("film", 0, 5, 9, 0.2),
+    ]
     assert [g.text for g in sample(ngrams=ngrams).top_ngrams(2)] == ["bad", "Good"]
     assert sample().top_ngrams() == []
 

@@ -3,7 +3,6 @@
 import numpy as np
 import pytest
 
-from conftest import make_run
 from hierattn.errors import HierattnError
 from hierattn.explain.faithfulness import (
     check_faithfulness,
@@ -12,6 +11,8 @@ from hierattn.explain.faithfulness import (
     summarize,
     top_positions,
 )
+
+from conftest import make_run
 
 
 def test_remove_positions_deletes_and_shifts_flat_and_hierarchical():
@@ -43,8 +44,9 @@ def test_erasure_effects_known_answer():
     x = np.array([[7, 2, 3, 4, 5, 0], [2, 3, 7, 4, 5, 0], [2, 3, 4, 5, 7, 0]])
     oracle = (x == 7).astype(float)  # ranks the decisive word first
     wrong = (x != 7).astype(float) * (x != 0)  # ranks it last
-    parts, base = erasure_effects(_signal_predictor, x, {"oracle": oracle, "wrong": wrong}, ks=(1, 4, 5),
-                                  random_draws=3, seed=0)
+    parts, base = erasure_effects(
+        _signal_predictor, x, {"oracle": oracle, "wrong": wrong}, ks=(1, 4, 5), random_draws=3, seed=0
+    )
     np.testing.assert_allclose(base[:, 1], 0.9)
     report = summarize(parts, (1, 4, 5), 3)
     assert report.drop["oracle"] == pytest.approx({1: 0.6, 4: 0.6, 5: 0.6})
@@ -78,8 +80,14 @@ def trained_rnn(tiny_csv, tmp_path_factory):
     # The network alone: on this corpus an n-gram part is perfect on the
     # validation texts and takes all the weight, and attention would then
     # move nothing (`test_explainer` checks that this is said).
-    return make_run(tiny_csv, tmp_path_factory.mktemp("faith") / "run", "rnn", epochs=12, backbone={"attention": "context"},
-                    ngrams=False)
+    return make_run(
+        tiny_csv,
+        tmp_path_factory.mktemp("faith") / "run",
+        "rnn",
+        epochs=12,
+        backbone={"attention": "context"},
+        ngrams=False,
+    )
 
 
 def test_check_faithfulness_on_a_trained_model(trained_rnn):

@@ -146,8 +146,13 @@ def test_hierattn_has_no_import_cycle():
 @pytest.mark.parametrize("package", ["hierattn.layers", "hierattn.data"])
 def test_the_model_and_data_packages_do_not_import_the_explaining_code(package):
     graph = import_graph(ROOT)
-    imports = {(name, target) for name, targets in graph.items() if name == package or name.startswith(package + ".")
-               for target in targets if target == "hierattn.explain" or target.startswith("hierattn.explain.")}
+    imports = {
+        (name, target)
+        for name, targets in graph.items()
+        if name == package or name.startswith(package + ".")
+        for target in targets
+        if target == "hierattn.explain" or target.startswith("hierattn.explain.")
+    }
     assert not imports, f"{package} imports the explaining code: {sorted(imports)}"
 
 
@@ -163,13 +168,16 @@ def test_the_graph_holds_every_module_and_its_imports():
 
 
 def test_a_cycle_through_a_function_level_import_is_found_and_named(tmp_path):
-    root = _fake_package(tmp_path, {
-        "__init__.py": "",
-        "a.py": "from fake.b import g\n",
-        "b.py": "def g():\n    from fake import c\n",
-        "c.py": "import fake.a\nimport numpy\n",
-        "d.py": "from fake.a import f\n",  # imports into the cycle, not part of it
-    })
+    root = _fake_package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "a.py": "from fake.b import g\n",
+            "b.py": "def g():\n    from fake import c\n",
+            "c.py": "import fake.a\nimport numpy\n",
+            "d.py": "from fake.a import f\n",  # imports into the cycle, not part of it
+        },
+    )
     graph = import_graph(root)
     assert graph["fake.b"] == {"fake.c"} and graph["fake.c"] == {"fake.a"}
     cycles = import_cycles(graph)
@@ -187,17 +195,21 @@ def test_a_submodule_importing_its_own_package_is_a_cycle_but_a_re_export_alone_
     assert import_cycles(import_graph(_fake_package(tmp_path / "clean", files))) == []
     files["pkg/two.py"] = "from fake.pkg import f\n"  # reads the half-initialised package that is importing it
     assert import_cycles(import_graph(_fake_package(tmp_path / "cyclic", files))) == [
-        ["fake.pkg", "fake.pkg.two", "fake.pkg"]]
+        ["fake.pkg", "fake.pkg.two", "fake.pkg"]
+    ]
 
 
 def test_relative_imports_and_self_imports_are_resolved(tmp_path):
-    root = _fake_package(tmp_path, {
-        "__init__.py": "",
-        "pkg/__init__.py": "from . import one\n",
-        "pkg/one.py": "from .two import g\nfrom .. import top\n",
-        "pkg/two.py": "from ..top import h\n",
-        "top.py": "import fake.top\n",
-    })
+    root = _fake_package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "pkg/__init__.py": "from . import one\n",
+            "pkg/one.py": "from .two import g\nfrom .. import top\n",
+            "pkg/two.py": "from ..top import h\n",
+            "top.py": "import fake.top\n",
+        },
+    )
     graph = import_graph(root)
     assert graph["fake.pkg"] == {"fake.pkg.one"}
     assert graph["fake.pkg.one"] == {"fake.pkg.two", "fake.top"}

@@ -62,9 +62,18 @@ def _python(code):
 def test_import_hierattn_exports_the_api_lazily_and_its_modules_register_every_keras_object():
     unloaded, registered = _python(EXPORTS)[-2:]
     assert unloaded == "False"  # `import hierattn` and dir(hierattn) load no Keras
-    for name in ("TextClassifier", "TextPreprocessor", "ContextAttention", "SentenceWise", "BahdanauAttention",
-                 "LuongAttention", "MultiHeadAttention", "TransformerEncoderBlock", "TokenAndPositionEmbedding",
-                 "PositionalEncoding"):
+    for name in (
+        "TextClassifier",
+        "TextPreprocessor",
+        "ContextAttention",
+        "SentenceWise",
+        "BahdanauAttention",
+        "LuongAttention",
+        "MultiHeadAttention",
+        "TransformerEncoderBlock",
+        "TokenAndPositionEmbedding",
+        "PositionalEncoding",
+    ):
         assert f"hierattn>{name}" in registered, name
 
 

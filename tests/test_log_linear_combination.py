@@ -5,6 +5,7 @@ import numpy as np
 from keras.src import testing
 
 from hierattn.layers import LogLinearCombination
+
 from layer_checks import assert_keras_round_trip
 
 

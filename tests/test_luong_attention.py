@@ -7,6 +7,7 @@ from keras import ops
 from keras.src import testing
 
 from hierattn.layers import LuongAttention
+
 from layer_checks import (
     assert_attention_distribution,
     assert_keras_round_trip,

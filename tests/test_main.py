@@ -17,15 +17,24 @@ atexit.register(lambda: os.write(1, f"\\ntensorflow imported: {'tensorflow' in s
 def python_m_hierattn(*args, folder=None):
     path = [str(folder)] if folder else []
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([*path, str(ROOT)])}
-    return subprocess.run([sys.executable, "-m", "hierattn", *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=120, cwd=folder or ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "hierattn", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=folder or ROOT,
+    )
 
 
 def test_python_m_hierattn_help_lists_the_commands():
     result = python_m_hierattn("--help")
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines()[:3] == ["Usage: hierattn [OPTIONS] COMMAND [ARGS]...", "",
-                                              "  hierattn: attention-based document classification you can explain."]
+    assert result.stdout.splitlines()[:3] == [
+        "Usage: hierattn [OPTIONS] COMMAND [ARGS]...",
+        "",
+        "  hierattn: attention-based document classification you can explain.",
+    ]
     commands = [line.split()[0] for line in result.stdout.split("Commands:", 1)[1].splitlines() if line.strip()]
     assert commands == ["evaluate", "explain", "predict", "train"]
 
@@ -37,8 +46,9 @@ def test_python_m_hierattn_refuses_bad_input_in_one_line_before_tensorflow_is_im
     assert missing.stderr == f"Error: no such file: {tmp_path / 'missing.csv'}\n"
     assert missing.stdout.strip() == "tensorflow imported: False"
     (tmp_path / "train.csv").write_text("text,label\ngreat,pos\nawful,neg\n")
-    length = python_m_hierattn("train", "csv", tmp_path / "train.csv", "--model", "rnn", "--max-length", "30x5",
-                               folder=tmp_path)
+    length = python_m_hierattn(
+        "train", "csv", tmp_path / "train.csv", "--model", "rnn", "--max-length", "30x5", folder=tmp_path
+    )
     assert length.returncode == 1
     assert length.stderr == "Error: --max-length for the rnn model is a number of words, e.g. 400; got '30x5'\n"
     assert length.stdout.strip() == "tensorflow imported: False"

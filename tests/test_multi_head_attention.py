@@ -7,6 +7,7 @@ from keras import ops
 from keras.src import testing
 
 from hierattn.layers import MultiHeadAttention
+
 from layer_checks import assert_attention_distribution, assert_keras_round_trip, random_mask, softmax_np
 
 
@@ -37,14 +38,19 @@ def test_same_as_keras_on_rows_with_a_real_key(rng, causal):
     value_mask = random_mask(rng, 3, value.shape[1], full_padding_row=False)
     query_mask = value_mask if causal else None
     ours = MultiHeadAttention(num_heads=2, key_dim=4)
-    out, w = ours(query, value, query_mask=query_mask, value_mask=value_mask, return_attention_scores=True,
-                  use_causal_mask=causal)
-    kout, kw = _twin(ours, query, value)(query, value, query_mask=query_mask, value_mask=value_mask,
-                                          return_attention_scores=True, use_causal_mask=causal)
+    out, w = ours(
+        query, value, query_mask=query_mask, value_mask=value_mask, return_attention_scores=True, use_causal_mask=causal
+    )
+    kout, kw = _twin(ours, query, value)(
+        query, value, query_mask=query_mask, value_mask=value_mask, return_attention_scores=True, use_causal_mask=causal
+    )
     rows = value_mask if causal else np.ones(query.shape[:2], bool)
     np.testing.assert_allclose(ops.convert_to_numpy(out)[rows], ops.convert_to_numpy(kout)[rows], atol=1e-5)
-    np.testing.assert_allclose(ops.convert_to_numpy(w).transpose(0, 2, 1, 3)[rows],
-                               ops.convert_to_numpy(kw).transpose(0, 2, 1, 3)[rows], atol=1e-5)
+    np.testing.assert_allclose(
+        ops.convert_to_numpy(w).transpose(0, 2, 1, 3)[rows],
+        ops.convert_to_numpy(kw).transpose(0, 2, 1, 3)[rows],
+        atol=1e-5,
+    )
 
 
 def test_weights_match_a_numpy_reference(rng):

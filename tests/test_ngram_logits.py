@@ -9,6 +9,7 @@ import pytest
 from keras.src import testing
 
 from hierattn.layers import NgramLogits
+
 from layer_checks import assert_keras_round_trip, full_table_outputs
 
 
@@ -20,7 +21,7 @@ def reference_features(ids, vocabulary_size, num_buckets, ngram_max):
         for row in doc:
             for n in range(1, ngram_max + 1):
                 for t in range(len(row) - n + 1):
-                    gram = row[t:t + n]
+                    gram = row[t : t + n]
                     if np.all(gram > 0):
                         if n == 1:
                             features.add(int(gram[0]))
@@ -109,8 +110,9 @@ def test_compact_tables_give_the_full_table_outputs_exactly(rng, shape):
     expected_logits, expected_contributions = full_table_outputs(layer, ids, *full)
     np.testing.assert_array_equal(logits, expected_logits)
     np.testing.assert_array_equal(contributions, expected_contributions)
-    np.testing.assert_array_equal(np.asarray(layer.feature_values(feature_ids)),
-                                  np.asarray(layer.feature_values(feature_ids.astype("int64"))))
+    np.testing.assert_array_equal(
+        np.asarray(layer.feature_values(feature_ids)), np.asarray(layer.feature_values(feature_ids.astype("int64")))
+    )
 
 
 def test_unfitted_layer_gives_zero_logits(rng):
@@ -134,8 +136,10 @@ def test_works_traced_with_unknown_shapes(rng):
     layer.set_tables(*random_tables(rng, 300, 3)[0])
     for shape in ((4, 9), (4, 2, 5)):
         ids = rng.integers(0, 15, size=shape).astype("int32")
-        traced = tf.function(lambda x: layer(x, return_contributions=True),
-                             input_signature=[tf.TensorSpec((None,) * len(shape), tf.int32)])
+        traced = tf.function(
+            lambda x: layer(x, return_contributions=True),
+            input_signature=[tf.TensorSpec((None,) * len(shape), tf.int32)],
+        )
         for got, expected in zip(traced(ids), layer(ids, return_contributions=True)):
             np.testing.assert_array_equal(np.asarray(got), np.asarray(expected))
 
@@ -155,15 +159,18 @@ def test_refuses_bad_sizes():
         NgramLogits(100, 2, num_buckets=2**31)
 
 
-@pytest.mark.parametrize("tables, message", [
-    (([3, 2], [1.0, 1.0], [[0.0, 0.0]] * 2, [0.0, 0.0], 2.0), "strictly increasing"),
-    (([0, 2], [1.0, 1.0], [[0.0, 0.0]] * 2, [0.0, 0.0], 2.0), "strictly increasing"),
-    (([2, 10], [1.0, 1.0], [[0.0, 0.0]] * 2, [0.0, 0.0], 2.0), r"\[1, 10\)"),
-    (([2, 3], [1.0], [[0.0, 0.0]] * 2, [0.0, 0.0], 2.0), "idf must have shape"),
-    (([2, 3], [1.0, 1.0], [[0.0, 0.0, 0.0]] * 2, [0.0, 0.0], 2.0), "kernel must have shape"),
-    (([2, 3], [1.0, 1.0], [[0.0, 0.0]] * 2, [0.0], 2.0), "bias must have shape"),
-    (([2, 3], [1.0, 1.0], [[0.0, 0.0]] * 2, [0.0, 0.0], [2.0]), "unseen_idf must have shape"),
-])
+@pytest.mark.parametrize(
+    "tables, message",
+    [
+        (([3, 2], [1.0, 1.0], [[0.0, 0.0]] * 2, [0.0, 0.0], 2.0), "strictly increasing"),
+        (([0, 2], [1.0, 1.0], [[0.0, 0.0]] * 2, [0.0, 0.0], 2.0), "strictly increasing"),
+        (([2, 10], [1.0, 1.0], [[0.0, 0.0]] * 2, [0.0, 0.0], 2.0), r"\[1, 10\)"),
+        (([2, 3], [1.0], [[0.0, 0.0]] * 2, [0.0, 0.0], 2.0), "idf must have shape"),
+        (([2, 3], [1.0, 1.0], [[0.0, 0.0, 0.0]] * 2, [0.0, 0.0], 2.0), "kernel must have shape"),
+        (([2, 3], [1.0, 1.0], [[0.0, 0.0]] * 2, [0.0], 2.0), "bias must have shape"),
+        (([2, 3], [1.0, 1.0], [[0.0, 0.0]] * 2, [0.0, 0.0], [2.0]), "unseen_idf must have shape"),
+    ],
+)
 def test_set_tables_refuses_bad_tables(tables, message):
     with pytest.raises(ValueError, match=message):
         NgramLogits(5, 2, num_buckets=10).set_tables(*tables)
@@ -181,11 +188,14 @@ def test_saves_and_loads(tmp_path, rng):
     loaded = reloaded.get_layer(layer.name)
     for name, value in zip(("kept_ids", "idf", "kernel", "bias", "unseen_idf"), tables):
         np.testing.assert_array_equal(np.asarray(getattr(loaded, name)), value)
-    with zipfile.ZipFile(tmp_path / "model.keras") as archive, \
-            h5py.File(io.BytesIO(archive.read("model.weights.h5"))) as weights:
+    with (
+        zipfile.ZipFile(tmp_path / "model.keras") as archive,
+        h5py.File(io.BytesIO(archive.read("model.weights.h5"))) as weights,
+    ):
         stored = {}
-        weights.visititems(lambda name, item: stored.update({name: item.shape}) if isinstance(item, h5py.Dataset)
-                           else None)
+        weights.visititems(
+            lambda name, item: stored.update({name: item.shape}) if isinstance(item, h5py.Dataset) else None
+        )
     assert sorted(stored.values()) == sorted([(len(tables[0]),), (len(tables[0]),), (len(tables[0]), 2), (2,), ()])
 
 

@@ -5,6 +5,7 @@ import pytest
 
 from hierattn.layers import NgramLogits
 from hierattn.ngrams import SCALES, SHARES, choose_mixing, combine, feature_matrix, fit_ngram_logits, ngram_logits
+
 from layer_checks import full_table_outputs
 
 

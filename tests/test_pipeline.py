@@ -29,8 +29,9 @@ class FakeStrategy:
 
 
 def worker_batches(dataset_fn, pipelines, pipeline, replicas, epochs=1):
-    context = tf.distribute.InputContext(num_input_pipelines=pipelines, input_pipeline_id=pipeline,
-                                         num_replicas_in_sync=replicas)
+    context = tf.distribute.InputContext(
+        num_input_pipelines=pipelines, input_pipeline_id=pipeline, num_replicas_in_sync=replicas
+    )
     dataset = dataset_fn(context)
     out = []
     for _ in range(epochs):

@@ -33,11 +33,19 @@ def sample():
         start = TEXT.index(text)
         return WordWeight(text, text.lower(), sentence, index, start, start + len(text), weight, weight, 1.0, oov, used)
 
-    words = [word("Great", 0, 0, 0.5), word("film", 0, 1, 0.2), word("cast", 0, 2, 0.1),
-             word("Bad", 1, 0, 0.15), word("zzyzx", 1, 1, 0.05, oov=True), word("end", 1, 2, 0.0, used=False)]
+    words = [
+        word("Great", 0, 0, 0.5),
+        word("film", 0, 1, 0.2),
+        word("cast", 0, 2, 0.1),
+        word("Bad", 1, 0, 0.15),
+        word("zzyzx", 1, 1, 0.05, oov=True),
+        word("end", 1, 2, 0.0, used=False),
+    ]
     cut = TEXT.index(".") + 1
-    sentences = [{"index": 0, "start": 0, "end": cut, "text": TEXT[:cut], "weight": 0.8, "used": True},
-                 {"index": 1, "start": cut + 1, "end": len(TEXT), "text": TEXT[cut + 1 :], "weight": 0.2, "used": True}]
+    sentences = [
+        {"index": 0, "start": 0, "end": cut, "text": TEXT[:cut], "weight": 0.8, "used": True},
+        {"index": 1, "start": cut + 1, "end": len(TEXT), "text": TEXT[cut + 1 :], "weight": 0.2, "used": True},
+    ]
     return Explanation(TEXT, "pos", {"neg": 0.1, "pos": 0.9}, words, sentences, 1, ["1 of 6 words were cut"])
 
 
@@ -51,18 +59,30 @@ def test_text_output_lists_top_words_and_sentences():
 def with_ngram_account():
     e = sample()
     e.network_probabilities = {"neg": 0.3, "pos": 0.7}
-    e.ngrams = [NgramContribution("Great", 0, 0, 5, 0.8), NgramContribution("Bad", 1, 23, 26, -0.5),
-                NgramContribution("Great <film", 0, 0, 11, 0.1)]
-    e.decision = {"versus": "neg", "margin": 1.2, "network": 0.75, "ngram_bias": 0.05, "ngrams": 0.4,
-                  "network_weight": 0.4, "ngram_weight": 1.6}
+    e.ngrams = [
+        NgramContribution("Great", 0, 0, 5, 0.8),
+        NgramContribution("Bad", 1, 23, 26, -0.5),
+        NgramContribution("Great <film", 0, 0, 11, 0.1),
+    ]
+    e.decision = {
+        "versus": "neg",
+        "margin": 1.2,
+        "network": 0.75,
+        "ngram_bias": 0.05,
+        "ngrams": 0.4,
+        "network_weight": 0.4,
+        "ngram_weight": 1.6,
+    }
     return e
 
 
 def test_the_ngram_account_in_text_json_and_html():
     e = with_ngram_account()
     out = to_text(e, top_k=2)
-    assert ("decision: score margin of pos over neg = +1.2000 = network +0.7500 + n-gram bias +0.0500 + "
-            "n-grams +0.4000 (weights 0.40 / 1.60)") in out
+    assert (
+        "decision: score margin of pos over neg = +1.2000 = network +0.7500 + n-gram bias +0.0500 + "
+        "n-grams +0.4000 (weights 0.40 / 1.60)"
+    ) in out
     assert "   +0.8000  Great  [0:5]\n   -0.5000  Bad  [23:26]\nnote:" in out  # the top 2 only
     data = json.loads(to_json([e], top_k=2))[0]
     assert data["decision"] == e.decision and data["network_probabilities"] == {"neg": 0.3, "pos": 0.7}
@@ -77,8 +97,18 @@ def test_rows_and_json_hold_every_word():
     assert len(rows) == 12 and list(rows[0]) == CSV_COLUMNS and rows[6]["document"] == 1
     data = json.loads(to_json([sample()], top_k=1))
     assert len(data[0]["words"]) == 6 and [w["text"] for w in data[0]["top_words"]] == ["Great"]
-    assert set(data[0]) == {"id", "true_label", "label", "probabilities", "top_words", "sentences", "words",
-                            "cut_words", "unshown_characters", "warnings"}
+    assert set(data[0]) == {
+        "id",
+        "true_label",
+        "label",
+        "probabilities",
+        "top_words",
+        "sentences",
+        "words",
+        "cut_words",
+        "unshown_characters",
+        "warnings",
+    }
 
 
 def test_html_is_self_contained_and_shows_every_word():
@@ -98,7 +128,7 @@ def test_html_names_the_document_its_true_label_the_colour_scale_and_the_cut_fir
     page = to_html([explanation])
     assert "<h2>Document review-17</h2>" in page and "(true label: neg, wrong)" in page
     assert 'class="scale"' in page and "most important" in page  # the legend of the colour scale
-    doc = page[page.index('class="doc"'):]
+    doc = page[page.index('class="doc"') :]
     assert doc.index("1 of 6 words were cut") < doc.index('class="sentence"')  # the notice comes before the text
     assert "Evidence for (green)" not in page  # no signed view without evidence
     assert "<h2>Document 1</h2>" in to_html([sample()]) and "true label" not in to_html([sample()])
@@ -110,17 +140,29 @@ def test_html_signed_view_shows_evidence_for_and_against():
         w.evidence = value
     page = to_html([explanation])
     assert "Evidence for (green) and against (red) the prediction" in page and "against the prediction" in page
-    assert 'rgba(39,174,96,1.000)' in page and 'title="-0.2000"' in page and "rgba(192,57,43," in page
+    assert "rgba(39,174,96,1.000)" in page and 'title="-0.2000"' in page and "rgba(192,57,43," in page
     assert "evidence +0.4000" in to_text(explanation) and list(to_rows([explanation]))[1]["evidence"] == -0.2
 
 
-CHROMIUM = next((shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome") if shutil.which(name)), None)
+CHROMIUM = next(
+    (shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome") if shutil.which(name)), None
+)
 
 
 def _chromium(tmp_path, page, *flags):
-    command = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-               "--disable-extensions", "--no-first-run", "--hide-scrollbars", f"--user-data-dir={tmp_path / 'profile'}",
-               *flags, page.as_uri()]
+    command = [
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-extensions",
+        "--no-first-run",
+        "--hide-scrollbars",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        *flags,
+        page.as_uri(),
+    ]
     return subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=tmp_path)
 
 
@@ -142,8 +184,8 @@ def test_html_renders_in_headless_chromium(tmp_path):
     shot = _chromium(tmp_path, page, "--screenshot=shot.png", "--window-size=900,500")
     assert shot.returncode == 0 and (tmp_path / "shot.png").exists(), shot.stderr[-2000:]
     image = np.asarray(Image.open(tmp_path / "shot.png").convert("RGB")).astype(int)
-    red = (np.abs(image - (192, 57, 43)).sum(-1) < 30)  # the sentence bars (#c0392b)
-    blue = (np.abs(image - (41, 128, 185)).sum(-1) < 30)  # the most important word ("Great", full shade)
+    red = np.abs(image - (192, 57, 43)).sum(-1) < 30  # the sentence bars (#c0392b)
+    blue = np.abs(image - (41, 128, 185)).sum(-1) < 30  # the most important word ("Great", full shade)
     assert blue.sum() > 50, "no fully shaded word rendered"
     rows = np.flatnonzero(red.any(1))
     assert rows.size, "no sentence bar rendered"
@@ -155,6 +197,7 @@ def test_html_renders_in_headless_chromium(tmp_path):
 
 
 # The results of commands, as text ---------------------------------------------------------------------------------
+
 
 def test_render_is_each_format_s_own_function():
     explanations = [sample(), sample()]
@@ -176,18 +219,27 @@ def test_prediction_text():
 METRICS = {
     "validation": {"accuracy": 0.9, "macro_f1": 0.85, "documents": 1234},
     "test": {"accuracy": 0.8, "macro_f1": 0.75, "documents": 40},
-    "parts": {"network_weight": 1.0, "ngram_weight": 0.5, "network_share": 0.66667,
-              "network": {"test": {"accuracy": 0.7, "macro_f1": 0.6}}, "ngrams": {}},
+    "parts": {
+        "network_weight": 1.0,
+        "ngram_weight": 0.5,
+        "network_share": 0.66667,
+        "network": {"test": {"accuracy": 0.7, "macro_f1": 0.6}},
+        "ngrams": {},
+    },
     "baseline": {"validation": {"accuracy": 0.5, "macro_f1": 0.4}},
 }
 
 
 def test_metrics_text_puts_parts_and_baseline_beside_each_split():
     assert metrics_text(METRICS).splitlines() == [
-        ("the network and the n-gram part combined with weights 1.00 and 0.50 (network share 0.67, chosen on "
-         "validation)"),
-        ("validation: accuracy 0.9000, macro-F1 0.8500 (1,234 documents) | TF-IDF+LR baseline: accuracy 0.5000, "
-         "macro-F1 0.4000"),
+        (
+            "the network and the n-gram part combined with weights 1.00 and 0.50 (network share 0.67, chosen on "
+            "validation)"
+        ),
+        (
+            "validation: accuracy 0.9000, macro-F1 0.8500 (1,234 documents) | TF-IDF+LR baseline: accuracy 0.5000, "
+            "macro-F1 0.4000"
+        ),
         "test: accuracy 0.8000, macro-F1 0.7500 (40 documents) | network alone: accuracy 0.7000, macro-F1 0.6000",
     ]
     skipped = metrics_text({"baseline": {"skipped": "one class"}})
@@ -196,16 +248,31 @@ def test_metrics_text_puts_parts_and_baseline_beside_each_split():
 
 
 def test_evaluation_text_and_rows_text():
-    metrics = {"accuracy": 0.5, "macro_f1": 0.25, "documents": 2000, "labels": ["neg", "pos"],
-               "confusion_matrix": [[1000, 0], [1000, 0]]}
-    assert evaluation_text(metrics) == ("accuracy 0.5000, macro-F1 0.2500 on 2,000 documents\n"
-                                        "confusion matrix (rows: true, columns: predicted; neg, pos):\n"
-                                        "     1000       0\n"
-                                        "     1000       0")
-    report = {"rows": 1200, "used": 1200, "text_column": "text", "label_column": "label", "skipped_missing_text": 0,
-              "skipped_missing_label": 0}
-    assert rows_text("t.csv", report) == ("t.csv: 1,200 of 1,200 rows used (text column 'text', label column 'label')",
-                                          None)
+    metrics = {
+        "accuracy": 0.5,
+        "macro_f1": 0.25,
+        "documents": 2000,
+        "labels": ["neg", "pos"],
+        "confusion_matrix": [[1000, 0], [1000, 0]],
+    }
+    assert evaluation_text(metrics) == (
+        "accuracy 0.5000, macro-F1 0.2500 on 2,000 documents\n"
+        "confusion matrix (rows: true, columns: predicted; neg, pos):\n"
+        "     1000       0\n"
+        "     1000       0"
+    )
+    report = {
+        "rows": 1200,
+        "used": 1200,
+        "text_column": "text",
+        "label_column": "label",
+        "skipped_missing_text": 0,
+        "skipped_missing_label": 0,
+    }
+    assert rows_text("t.csv", report) == (
+        "t.csv: 1,200 of 1,200 rows used (text column 'text', label column 'label')",
+        None,
+    )
     report.update(used=1197, skipped_missing_text=1, skipped_missing_label=2)
     assert rows_text("t.csv", report)[1] == "  skipped 1 without text, 2 without a label (empty, NaN, NA, null, ...)"
 
@@ -217,5 +284,6 @@ def test_corpus_text_names_the_top_words_of_each_predicted_class():
     for _ in range(3):
         words.add(sample())
     summary = CorpusSummary(documents=3, skipped_empty=1, correct=2, labelled=3, words=words, outputs=[])
-    assert corpus_text(summary) == ("explained 3 documents (skipped 1 empty); accuracy 0.6667\n"
-                                    "  pos (3 documents): great, film")  # the words of the top 2
+    assert corpus_text(summary) == (
+        "explained 3 documents (skipped 1 empty); accuracy 0.6667\n  pos (3 documents): great, film"
+    )  # the words of the top 2

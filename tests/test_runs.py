@@ -6,19 +6,21 @@ import keras
 import numpy as np
 import pytest
 
-from conftest import TINY_OPTIONS
 from hierattn.data import load_table
 from hierattn.models.inference import predict_batches
 from hierattn.runs import RunError, find_latest_run, load_run, write_status
 from hierattn.training import TrainConfig, train
+
+from conftest import TINY_OPTIONS
 
 
 @pytest.fixture(scope="module")
 def finished_run(tiny_csv, tmp_path_factory):
     train_data, _ = load_table(tiny_csv[0])
     root = tmp_path_factory.mktemp("runs")
-    config = TrainConfig(model="rnn", epochs=1, batch_size=16, embeddings="none", min_count=1,
-                         backbone=TINY_OPTIONS["rnn"])
+    config = TrainConfig(
+        model="rnn", epochs=1, batch_size=16, embeddings="none", min_count=1, backbone=TINY_OPTIONS["rnn"]
+    )
     train(train_data, None, config, root / "first", log=lambda m: None, verbose=0)
     return root
 
@@ -56,8 +58,11 @@ def test_safe_mode_refuses_code_in_a_model_file(finished_run, tmp_path):
     inputs = keras.Input((None,), dtype="int32")
     outputs = keras.layers.Lambda(lambda x: keras.ops.one_hot(x[:, 0] % 2, 2))(inputs)
     keras.Model(inputs, outputs).save(unsafe / "model.keras")
-    with pytest.raises(RunError, match=r"holds Python code \(e.g. a Lambda layer\) and Keras safe mode refuses to "
-                                       r"load it; .* only if you trust its source.$"):
+    with pytest.raises(
+        RunError,
+        match=r"holds Python code \(e.g. a Lambda layer\) and Keras safe mode refuses to "
+        r"load it; .* only if you trust its source.$",
+    ):
         load_run(unsafe)
 
 
@@ -90,6 +95,7 @@ def test_batched_outputs_first_call_eager_then_traced_agree_and_pad_back(finishe
 
 
 # One owner per run directory -------------------------------------------------------------------------------------------
+
 
 def test_a_claimed_run_directory_refuses_a_second_owner_and_is_removed_after_an_early_failure(tmp_path):
     from hierattn.runs import claim_run_dir
@@ -137,8 +143,9 @@ def test_data_changes_name_what_differs_from_the_record(tmp_path):
     assert data_changes(recorded) == {}
     assert data_changes(recorded, {"train": describe_source(train_file), "test": describe_source(test_file)}) == {}
     test_file.write_text("text,label\nc,e\n")
-    assert data_changes(recorded) == {"test": f"{test_file} changed since the run recorded it (its sha256 is not the "
-                                              "one in config.json)"}
+    assert data_changes(recorded) == {
+        "test": f"{test_file} changed since the run recorded it (its sha256 is not the one in config.json)"
+    }
     changes = data_changes(recorded, {"train": describe_source(test_file)})
     assert "is not the train data the run recorded" in changes["train"]
     assert "none is given now" in changes["test"]

@@ -6,7 +6,6 @@ import io
 import numpy as np
 import pytest
 
-from conftest import TINY_OPTIONS
 from hierattn.data import LabelMap, TextDataset, load_table
 from hierattn.errors import ArgumentError, DataError
 from hierattn.jsonfile import save_json
@@ -21,14 +20,18 @@ from hierattn.scoring import (
 )
 from hierattn.training import TrainConfig, train
 
+from conftest import TINY_OPTIONS
+
 
 @pytest.fixture(scope="module")
 def run(tiny_csv, tmp_path_factory):
     train_data, _ = load_table(tiny_csv[0])
-    config = TrainConfig(model="rnn", epochs=1, batch_size=16, embeddings="none", min_count=1,
-                         backbone=TINY_OPTIONS["rnn"])
-    return train(train_data, None, config, tmp_path_factory.mktemp("r") / "run", log=lambda m: None,
-                 verbose=0).classifier
+    config = TrainConfig(
+        model="rnn", epochs=1, batch_size=16, embeddings="none", min_count=1, backbone=TINY_OPTIONS["rnn"]
+    )
+    return train(
+        train_data, None, config, tmp_path_factory.mktemp("r") / "run", log=lambda m: None, verbose=0
+    ).classifier
 
 
 def test_text_file_csv_and_stream_chunks(tmp_path):
@@ -105,8 +108,15 @@ def fake_run(path, dataset="data", data=None):
 
 def test_evaluation_data_is_the_run_s_own_test_file_with_its_columns_and_encoding(tmp_path):
     (tmp_path / "test.csv").write_bytes("body,stars,text\ncaf\u00e9 great,pos,x\nawful,neg,y\n".encode("latin-1"))
-    run = fake_run(tmp_path / "run", data={"test": describe_source(tmp_path / "test.csv"), "text_column": "body",
-                                           "label_column": "stars", "encoding": "latin-1"})
+    run = fake_run(
+        tmp_path / "run",
+        data={
+            "test": describe_source(tmp_path / "test.csv"),
+            "text_column": "body",
+            "label_column": "stars",
+            "encoding": "latin-1",
+        },
+    )
     said = []
     data = evaluation_data(run, log=said.append)
     assert said == [f"data: {tmp_path / 'test.csv'} (the run's test file)"] and data.recorded
@@ -124,19 +134,25 @@ def test_evaluation_data_errors_name_the_data_argument(tmp_path):
     (tmp_path / "test.csv").write_text("text,label\ngreat,pos\nawful,neg\nadded,pos\n")
     with pytest.raises(ArgumentError) as changed:
         evaluation_data(run)
-    assert str(changed.value) == (f"{tmp_path / 'test.csv'} changed since the run recorded it (its sha256 is not the "
-                                  f"one in config.json); to evaluate on it as it is now, pass it with data "
-                                  f"{tmp_path / 'test.csv'}")
+    assert str(changed.value) == (
+        f"{tmp_path / 'test.csv'} changed since the run recorded it (its sha256 is not the "
+        f"one in config.json); to evaluate on it as it is now, pass it with data "
+        f"{tmp_path / 'test.csv'}"
+    )
     assert changed.value.argument == "data"
     (tmp_path / "test.csv").unlink()
     with pytest.raises(ArgumentError, match=r"no longer exists; pass labelled data with data FILE$"):
         evaluation_data(run)
-    with pytest.raises(ArgumentError, match=r"^data .*texts\.txt: give a labelled \.csv/\.tsv/.* file \(this run was "
-                                            r"not trained on IMDB\)$"):
+    with pytest.raises(
+        ArgumentError,
+        match=r"^data .*texts\.txt: give a labelled \.csv/\.tsv/.* file \(this run was "
+        r"not trained on IMDB\)$",
+    ):
         evaluation_data(run, tmp_path / "texts.txt")
     without = fake_run(tmp_path / "without")
-    with pytest.raises(ArgumentError, match="^this run was trained without a test file: pass labelled data with data "
-                                            "FILE$"):
+    with pytest.raises(
+        ArgumentError, match="^this run was trained without a test file: pass labelled data with data FILE$"
+    ):
         evaluation_data(without)
     (tmp_path / "other.csv").write_text("text,label\ngreat,pos\n")
     with pytest.raises(DataError, match="no label column 'stars'"):  # read and checked before any model loads

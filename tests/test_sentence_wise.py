@@ -5,6 +5,7 @@ import numpy as np
 from keras import ops
 
 from hierattn.layers import SentenceWise
+
 from layer_checks import assert_keras_round_trip
 
 

@@ -13,7 +13,9 @@ from hierattn.errors import DataError
 
 def test_csv_with_default_columns_and_string_labels(tmp_path):
     path = tmp_path / "reviews.csv"
-    pd.DataFrame({"Review": ["Good, really.", "Bad!", "Fine"], "sentiment": ["pos", "neg", "neutral"]}).to_csv(path, index=False)
+    pd.DataFrame({"Review": ["Good, really.", "Bad!", "Fine"], "sentiment": ["pos", "neg", "neutral"]}).to_csv(
+        path, index=False
+    )
     data, report = load_table(path)
     assert data.texts == ["Good, really.", "Bad!", "Fine"]
     assert data.label_map.names == ["neg", "neutral", "pos"]
@@ -51,8 +53,14 @@ def test_rows_without_text_or_label_are_counted_and_warned(tmp_path):
     path.write_text("text,label\ngood,pos\n,neg\n   ,pos\nbad,\nok,neg\n")
     with pytest.warns(UserWarning, match="skipped 2 row.* without text and 1 without a label, of 5"):
         data, report = load_table(path)
-    assert report == {"rows": 5, "used": 2, "skipped_missing_text": 2, "skipped_missing_label": 1,
-                      "text_column": "text", "label_column": "label"}
+    assert report == {
+        "rows": 5,
+        "used": 2,
+        "skipped_missing_text": 2,
+        "skipped_missing_label": 1,
+        "text_column": "text",
+        "label_column": "label",
+    }
     assert data.texts == ["good", "ok"] and data.ids == [0, 4]
 
 
@@ -120,4 +128,3 @@ def test_parse_errors_name_the_line_and_hint_at_tabs(tmp_path):
     jsonl.write_text('{"text": "a", "label": 1}\n[1, 2]\n')
     with pytest.raises(DataError, match="line 2 is a JSON list, not an object"):
         load_table(jsonl)
-

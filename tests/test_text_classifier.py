@@ -13,8 +13,9 @@ import pandas as pd
 import pytest
 
 import hierattn
-from conftest import TINY_OPTIONS, make_reviews
 from hierattn.errors import DataError
+
+from conftest import TINY_OPTIONS, make_reviews
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -60,8 +61,13 @@ def test_one_file_loads_in_a_fresh_process_with_only_import_hierattn_models(fitt
     fitted.save(path)
     assert sorted(os.listdir(tmp_path)) == ["reviews.keras"]
     texts = ["The film was great. I found the acting superb!", "awful and boring", "Mr. Smith directed it.", "zzz"]
-    result = subprocess.run([sys.executable, "-c", LOAD_AND_PREDICT, str(path), json.dumps(texts)],
-                            capture_output=True, text=True, timeout=180, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    result = subprocess.run(
+        [sys.executable, "-c", LOAD_AND_PREDICT, str(path), json.dumps(texts)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     probabilities = np.array(json.loads(result.stdout.strip().splitlines()[-1]))
     np.testing.assert_allclose(probabilities, fitted.predict(texts), rtol=1e-6, atol=1e-6)
@@ -107,8 +113,9 @@ def test_flat_backbones(model, reviews, tmp_path):
     assert "val_loss" in history.history
     assert clf.preprocessor.mode == "flat" and clf.preprocessor(texts[:2]).shape == (2, 12)
     clf.save(tmp_path / "m.keras")
-    np.testing.assert_allclose(keras.saving.load_model(tmp_path / "m.keras").predict(texts[:4]),
-                               clf.predict(texts[:4]), atol=1e-6)
+    np.testing.assert_allclose(
+        keras.saving.load_model(tmp_path / "m.keras").predict(texts[:4]), clf.predict(texts[:4]), atol=1e-6
+    )
 
 
 def test_defaults_come_from_one_place_and_wrong_arguments_are_refused():

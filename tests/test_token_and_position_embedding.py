@@ -10,6 +10,7 @@ from keras.src import testing
 
 from hierattn.layers import TokenAndPositionEmbedding
 from hierattn.layers.positional_encoding import sinusoidal_table
+
 from layer_checks import assert_keras_round_trip
 
 

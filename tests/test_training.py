@@ -9,18 +9,25 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from conftest import TINY_OPTIONS, StopAfterFirstEpoch
 from hierattn.data import load_table
-from hierattn.errors import ArgumentError, HierattnError
-from hierattn.runs import RunError, load_run, read_status
 from hierattn.data.dataset import sample
 from hierattn.data.pipeline import make_train_dataset
+from hierattn.errors import ArgumentError, HierattnError
+from hierattn.runs import RunError, load_run, read_status
 from hierattn.training import TrainConfig, check_backbone, length_settings, train
+
+from conftest import TINY_OPTIONS, StopAfterFirstEpoch
 
 
 def tiny_config(model="han", **kwargs):
-    values = dict(model=model, epochs=2, batch_size=16, embeddings="none", min_count=1,
-                  backbone={**TINY_OPTIONS[model], "embedding_dim": 16, **kwargs.pop("backbone", {})})
+    values = {
+        "model": model,
+        "epochs": 2,
+        "batch_size": 16,
+        "embeddings": "none",
+        "min_count": 1,
+        "backbone": {**TINY_OPTIONS[model], "embedding_dim": 16, **kwargs.pop("backbone", {})},
+    }
     values.update(kwargs)
     return TrainConfig(**values)
 
@@ -36,8 +43,9 @@ def data(tiny_csv):
 def test_each_model_trains_saves_and_reloads_identically(data, tmp_path, model):
     train_data, test_data = data
     backbone = {"attention": "luong-general"} if model == "rnn" else {}
-    run = train(train_data, test_data, tiny_config(model, backbone=backbone), tmp_path / "run", log=lambda m: None,
-                verbose=0)
+    run = train(
+        train_data, test_data, tiny_config(model, backbone=backbone), tmp_path / "run", log=lambda m: None, verbose=0
+    )
     files = {p.name for p in (tmp_path / "run").iterdir()}
     assert files == {"model.keras", "config.json", "history.csv", "metrics.json", "logs", "run.json"}
     assert "checkpoints" not in files  # resume state is cleaned up once complete
@@ -49,8 +57,7 @@ def test_each_model_trains_saves_and_reloads_identically(data, tmp_path, model):
     reloaded = load_run(tmp_path / "run").classifier
     # Same probabilities to float32 precision (separately traced graphs may
     # round the last bit differently).
-    np.testing.assert_allclose(reloaded.predict(texts), run.classifier.predict(texts), rtol=1e-6,
-                               atol=1e-6)
+    np.testing.assert_allclose(reloaded.predict(texts), run.classifier.predict(texts), rtol=1e-6, atol=1e-6)
     assert reloaded.predict_labels(texts[:1])[0] in ("neg", "pos")
     assert reloaded.label_names == ["neg", "pos"]
     # The run's model file is for use, not to resume: no optimizer state (checkpoints/ had it).
@@ -61,13 +68,20 @@ def test_each_model_trains_saves_and_reloads_identically(data, tmp_path, model):
     assert run.classifier.compiled and run.classifier.optimizer.iterations.numpy() > 0  # saving left it as it was
     labels = [reloaded.label_names[i] for i in test_data.labels[:16]]
     assert reloaded.evaluate(test_data.texts[:16], labels, verbose=0)["accuracy"] == pytest.approx(
-        run.classifier.evaluate(test_data.texts[:16], labels, verbose=0)["accuracy"])
+        run.classifier.evaluate(test_data.texts[:16], labels, verbose=0)["accuracy"]
+    )
 
 
 def test_han_learns_the_tiny_task(data, tmp_path):
     train_data, test_data = data
-    run = train(train_data, test_data, tiny_config("han", epochs=12, learning_rate=5e-3, patience=12),
-                tmp_path / "run", log=lambda m: None, verbose=0)
+    run = train(
+        train_data,
+        test_data,
+        tiny_config("han", epochs=12, learning_rate=5e-3, patience=12),
+        tmp_path / "run",
+        log=lambda m: None,
+        verbose=0,
+    )
     assert run.metrics["parts"]["network"]["test"]["accuracy"] >= 0.9  # the attention network alone
     assert run.metrics["test"]["accuracy"] >= 0.9
 
@@ -90,8 +104,14 @@ def test_the_baseline_is_fitted_on_the_same_split_and_scored_on_the_same_texts(d
     for part in ("network", "ngrams"):
         for split in ("validation", "test"):
             assert parts[part][split]["documents"] == metrics[split]["documents"]
-    skipped = train(train_data, None, tiny_config("rnn", epochs=1, baseline=False, ngrams=False), tmp_path / "none",
-                    log=lambda m: None, verbose=0)
+    skipped = train(
+        train_data,
+        None,
+        tiny_config("rnn", epochs=1, baseline=False, ngrams=False),
+        tmp_path / "none",
+        log=lambda m: None,
+        verbose=0,
+    )
     assert "baseline" not in skipped.metrics and "parts" not in skipped.metrics
     assert skipped.classifier.ngram_logits is None
 
@@ -139,8 +159,9 @@ def test_training_inside_a_distribution_strategy_scope(data, tmp_path):
     train_data, _ = data
     strategy = tf.distribute.MirroredStrategy(["/cpu:0"])
     with strategy.scope():
-        run = train(train_data, None, tiny_config("transformer", epochs=1), tmp_path / "run", log=lambda m: None,
-                    verbose=0)
+        run = train(
+            train_data, None, tiny_config("transformer", epochs=1), tmp_path / "run", log=lambda m: None, verbose=0
+        )
     assert run.metrics["validation"]["documents"] == 16
 
 
@@ -202,8 +223,15 @@ def test_limit_cuts_training_test_and_unlabelled_texts_alike(data, tmp_path, mon
         return {}
 
     monkeypatch.setattr("hierattn.models.text_classifier.train_word2vec", fake_word2vec)
-    run = train(train_data, test_data, tiny_config("han", limit=20, embeddings="word2vec"), tmp_path / "run",
-                unlabeled=unlabeled, log=lambda m: None, verbose=0)
+    run = train(
+        train_data,
+        test_data,
+        tiny_config("han", limit=20, embeddings="word2vec"),
+        tmp_path / "run",
+        unlabeled=unlabeled,
+        log=lambda m: None,
+        verbose=0,
+    )
     assert run.metrics["test"]["documents"] == 20
     assert run.metrics["train_documents"] + run.metrics["validation"]["documents"] == 20
     assert seen["sentences"] <= 18 * 3 + 20  # the fitted part's sentences plus 20 one-sentence unlabelled texts
@@ -215,8 +243,14 @@ def test_a_diverging_loss_stops_training_and_leaves_the_run_unfinished(data, tmp
     from hierattn.errors import TrainingDiverged
 
     with pytest.raises(TrainingDiverged, match=r"the loss became (nan|inf) at epoch 1, batch \d+; .* stays unfinished"):
-        train(data[0], None, tiny_config("rnn", learning_rate=1e30, epochs=2), tmp_path / "run", log=lambda m: None,
-              verbose=0)
+        train(
+            data[0],
+            None,
+            tiny_config("rnn", learning_rate=1e30, epochs=2),
+            tmp_path / "run",
+            log=lambda m: None,
+            verbose=0,
+        )
     assert read_status(tmp_path / "run")["status"] == "training"
     assert not (tmp_path / "run" / "model.keras").exists()
 
@@ -238,13 +272,18 @@ def test_settings_split_into_training_and_builder_ones_from_one_source_of_defaul
 
 
 def test_pretrained_vectors_are_rescaled_only_for_the_sinusoidal_embedding(data, tmp_path):
-    from conftest import NEGATIVE, POSITIVE
     from hierattn import TextClassifier
+
+    from conftest import NEGATIVE, POSITIVE
 
     vectors = tmp_path / "vectors.txt"
     rng = np.random.default_rng(0)
-    vectors.write_text("".join(f"{w} {' '.join(map(str, rng.normal(0, 0.4, 16).round(4)))}\n"
-                               for w in POSITIVE + NEGATIVE + ["film", "acting"]))
+    vectors.write_text(
+        "".join(
+            f"{w} {' '.join(map(str, rng.normal(0, 0.4, 16).round(4)))}\n"
+            for w in POSITIVE + NEGATIVE + ["film", "acting"]
+        )
+    )
     texts, labels = data[0].texts, [data[0].label_map.names[i] for i in data[0].labels]
     for model, options in (("transformer", {"num_heads": 2, "intermediate_dim": 8}), ("rnn", {"units": 4})):
         clf = TextClassifier(model, embeddings=str(vectors), min_count=1, embedding_dim=16, **options)
@@ -253,21 +292,27 @@ def test_pretrained_vectors_are_rescaled_only_for_the_sinusoidal_embedding(data,
         weights = getattr(layer, "token_embedding", layer).get_weights()[0]
         film = weights[clf.preprocessor.vocabulary.lookup("film")]
         if model == "transformer":  # stored at scale d^-1/2, which x sqrt(d) brings to 1 (same directions)
-            assert np.std(weights[1:]) == pytest.approx(16 ** -0.5, rel=1e-3)
+            assert np.std(weights[1:]) == pytest.approx(16**-0.5, rel=1e-3)
         else:
             assert np.std(film) > 0.2
 
 
-@pytest.mark.parametrize("model, text, settings", [
-    ("han", "30x40", {"max_sentences": 30, "max_words": 40}), ("han", "12 X 7", {"max_sentences": 12, "max_words": 7}),
-    ("transformer", "400", {"sequence_length": 400}), ("rnn", "64", {"sequence_length": 64}),
-])
+@pytest.mark.parametrize(
+    "model, text, settings",
+    [
+        ("han", "30x40", {"max_sentences": 30, "max_words": 40}),
+        ("han", "12 X 7", {"max_sentences": 12, "max_words": 7}),
+        ("transformer", "400", {"sequence_length": 400}),
+        ("rnn", "64", {"sequence_length": 64}),
+    ],
+)
 def test_max_length_sets_the_limits_of_the_model(model, text, settings):
     assert length_settings(model, text) == settings
 
 
-@pytest.mark.parametrize("model, text", [("han", "40"), ("han", "0x40"), ("han", "axb"), ("rnn", "30x40"),
-                                         ("transformer", "-5")])
+@pytest.mark.parametrize(
+    "model, text", [("han", "40"), ("han", "0x40"), ("han", "axb"), ("rnn", "30x40"), ("transformer", "-5")]
+)
 def test_max_length_of_the_wrong_form_is_refused(model, text):
     with pytest.raises(ArgumentError, match=f"^max_length for the {model} model is"):
         length_settings(model, text)
@@ -279,8 +324,14 @@ def test_mixed_precision_setting_reaches_the_saved_classifier(data, tmp_path):
         tiny_config("han", mixed_precision="yes").validate()
     with pytest.raises(HierattnError, match="baseline must be true or false"):
         tiny_config("han", baseline=1).validate()
-    run = train(train_data, None, tiny_config("han", epochs=1, mixed_precision=True), tmp_path / "run",
-                log=lambda m: None, verbose=0)
+    run = train(
+        train_data,
+        None,
+        tiny_config("han", epochs=1, mixed_precision=True),
+        tmp_path / "run",
+        log=lambda m: None,
+        verbose=0,
+    )
     assert json.loads((tmp_path / "run" / "config.json").read_text())["mixed_precision"] is True
     assert load_run(tmp_path / "run").classifier.backbone.get_layer("word_encoder").dtype_policy.name == "mixed_float16"
     assert run.classifier.dtype_policy.name == "mixed_float16"

@@ -7,6 +7,7 @@ from keras import ops
 from keras.src import testing
 
 from hierattn.layers import TransformerEncoderBlock
+
 from layer_checks import assert_attention_distribution, assert_keras_round_trip, random_mask
 
 
@@ -15,7 +16,12 @@ class TransformerEncoderBlockLayerTest(testing.TestCase):
         for normalize_first in (False, True):
             self.run_layer_test(
                 TransformerEncoderBlock,
-                init_kwargs={"num_heads": 2, "intermediate_dim": 12, "dropout": 0.1, "normalize_first": normalize_first},
+                init_kwargs={
+                    "num_heads": 2,
+                    "intermediate_dim": 12,
+                    "dropout": 0.1,
+                    "normalize_first": normalize_first,
+                },
                 input_shape=(2, 5, 8),
                 expected_output_shape=(2, 5, 8),
                 # 8 attention + 4 feed-forward + 4 layer-norm weights

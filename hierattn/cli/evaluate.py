@@ -14,11 +14,21 @@ from hierattn.cli.options import (
 
 @click.command()
 @run_option
-@click.option("--split", type=click.Choice(["test", "train"]), default="test", show_default=True,
-              help="IMDB split, for runs trained on IMDB.")
-@click.option("--data", "data_path", type=click.Path(), default=None,
-              help="A labelled CSV/TSV/JSON-lines file, or for IMDB runs the IMDB archive/folder (default: the "
-                   "run's own test file or IMDB source, from its config.json).")
+@click.option(
+    "--split",
+    type=click.Choice(["test", "train"]),
+    default="test",
+    show_default=True,
+    help="IMDB split, for runs trained on IMDB.",
+)
+@click.option(
+    "--data",
+    "data_path",
+    type=click.Path(),
+    default=None,
+    help="A labelled CSV/TSV/JSON-lines file, or for IMDB runs the IMDB archive/folder (default: the "
+    "run's own test file or IMDB source, from its config.json).",
+)
 @click.option("--text-column", default=None)
 @click.option("--label-column", default=None)
 @click.option("--output", type=click.Path(dir_okay=False), default=None, help="Also write the metrics as JSON.")
@@ -31,8 +41,9 @@ def evaluate(run_dir, split, data_path, text_column, label_column, output, encod
 
     refuse_existing(output)
     path = find_run(run_dir)
-    data = evaluation_data(path, data_path, split, text_column, label_column, encoding,
-                           log=lambda line: click.echo(line, err=True))  # checked before TensorFlow loads
+    data = evaluation_data(
+        path, data_path, split, text_column, label_column, encoding, log=lambda line: click.echo(line, err=True)
+    )  # checked before TensorFlow loads
     run = load_run(path)
     dataset, report = data.load(run.classifier.label_names)
     if report is not None:

@@ -25,32 +25,72 @@ from hierattn.errors import HierattnError
 @text_argument
 @run_option
 @file_option("Explain every text of a file (one per line, or a CSV/TSV/JSON-lines column).")
-@click.option("--dataset", default=None,
-              help="Explain a whole dataset: imdb, or a CSV/TSV/JSON-lines/text file. Writes the most-attended "
-                   "words per predicted class to --output and each document's top-k to <output>.documents.csv.")
-@click.option("--split", type=click.Choice(["test", "train", "unsup"]), default="test", show_default=True,
-              help="IMDB split for --dataset imdb.")
+@click.option(
+    "--dataset",
+    default=None,
+    help="Explain a whole dataset: imdb, or a CSV/TSV/JSON-lines/text file. Writes the most-attended "
+    "words per predicted class to --output and each document's top-k to <output>.documents.csv.",
+)
+@click.option(
+    "--split",
+    type=click.Choice(["test", "train", "unsup"]),
+    default="test",
+    show_default=True,
+    help="IMDB split for --dataset imdb.",
+)
 @click.option("--data", "data_path", type=click.Path(), default=None, help="IMDB archive or folder for --dataset imdb.")
-@click.option("--limit", type=click.IntRange(1), default=None,
-              help="--dataset: only N documents (IMDB: a seeded random sample; a file: its first N).")
+@click.option(
+    "--limit",
+    type=click.IntRange(1),
+    default=None,
+    help="--dataset: only N documents (IMDB: a seeded random sample; a file: its first N).",
+)
 @text_column_option
 @click.option("--top-k", type=click.IntRange(1), default=10, show_default=True)
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "csv", "html"]), default="text", show_default=True)
 @click.option("--output", type=click.Path(dir_okay=False), default=None, help="Write to this file (never overwritten).")
-@click.option("--check", is_flag=True,
-              help="Also test faithfulness: delete each text's top 1/5/10 attended words and compare the drop in "
-                   "the predicted probability with random words and with gradient x input.")
-@click.option("--signed", is_flag=True,
-              help="Also show each word's evidence for or against the prediction (gradient x input): json/csv "
-                   "columns, and a green/red view in html.")
-@click.option("--random-draws", type=click.IntRange(1), default=5, show_default=True,
-              help="Random orders per document for --check.")
-@click.option("--seed", type=int, default=0, show_default=True,
-              help="Seed of --limit's sample and --check's random words.")
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Also test faithfulness: delete each text's top 1/5/10 attended words and compare the drop in "
+    "the predicted probability with random words and with gradient x input.",
+)
+@click.option(
+    "--signed",
+    is_flag=True,
+    help="Also show each word's evidence for or against the prediction (gradient x input): json/csv "
+    "columns, and a green/red view in html.",
+)
+@click.option(
+    "--random-draws",
+    type=click.IntRange(1),
+    default=5,
+    show_default=True,
+    help="Random orders per document for --check.",
+)
+@click.option(
+    "--seed", type=int, default=0, show_default=True, help="Seed of --limit's sample and --check's random words."
+)
 @encoding_option
 @friendly_errors
-def explain(text, run_dir, file_path, dataset, split, data_path, limit, text_column, top_k, fmt, output, check, signed,
-            random_draws, seed, encoding):
+def explain(
+    text,
+    run_dir,
+    file_path,
+    dataset,
+    split,
+    data_path,
+    limit,
+    text_column,
+    top_k,
+    fmt,
+    output,
+    check,
+    signed,
+    random_draws,
+    seed,
+    encoding,
+):
     """Explain predictions: explain "text" | --file FILE | - | --dataset imdb|FILE.
 
     Prints the predicted label and probabilities, the top-k most attended
@@ -72,7 +112,7 @@ def explain(text, run_dir, file_path, dataset, split, data_path, limit, text_col
         _explain_dataset(load_run(run_dir), source, top_k, output, check, random_draws, seed)
         return
     if text is None and file_path is None:
-        raise click.UsageError('give a text, --file FILE, - for standard input, or --dataset')
+        raise click.UsageError("give a text, --file FILE, - for standard input, or --dataset")
     texts, ids, labels = _texts(text, file_path, text_column, encoding)
     run = load_run(run_dir)
     kept = with_words(run.classifier, texts)
@@ -84,8 +124,9 @@ def explain(text, run_dir, file_path, dataset, split, data_path, limit, text_col
     if check:
         from hierattn.explain.faithfulness import check_faithfulness
 
-        report = check_faithfulness(run.classifier, texts, random_draws=random_draws, seed=seed,
-                                    progress=len(texts) > 50)
+        report = check_faithfulness(
+            run.classifier, texts, random_draws=random_draws, seed=seed, progress=len(texts) > 50
+        )
         click.echo(report.to_markdown(), err=fmt != "text" and not output)
 
 
@@ -112,8 +153,8 @@ def _check_path(output):
 
 
 def _explain_dataset(run, source, top_k, output, check, random_draws, seed):
-    from hierattn.explain.corpus import explain_corpus
     from hierattn.explain import Explainer
+    from hierattn.explain.corpus import explain_corpus
     from hierattn.explain.report import corpus_text
 
     if check:  # the check needs the texts a second time

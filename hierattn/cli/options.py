@@ -46,8 +46,14 @@ def configure_process(verbose=False):
         return
     os.dup2(devnull, 2)
     os.close(devnull)
-    sys.stderr = open(saved, "w", encoding=getattr(sys.stderr, "encoding", None) or "utf-8",
-                      errors="backslashreplace", buffering=1, closefd=True)
+    sys.stderr = open(
+        saved,
+        "w",
+        encoding=getattr(sys.stderr, "encoding", None) or "utf-8",
+        errors="backslashreplace",
+        buffering=1,
+        closefd=True,
+    )
 
 
 def option_name(argument):
@@ -75,8 +81,9 @@ def friendly_errors(command):
 
             raise click.ClickException((f"{error.filename}: " if error.filename else "") + reason(error)) from None
         except MemoryError:
-            raise click.ClickException("out of memory: the data does not fit in this machine's memory; try --limit "
-                                       "N") from None
+            raise click.ClickException(
+                "out of memory: the data does not fit in this machine's memory; try --limit N"
+            ) from None
         except KeyboardInterrupt:
             click.echo("\nError: interrupted", err=True)
             sys.exit(130)
@@ -135,37 +142,87 @@ def train_options(function):
 
     options = [
         click.option("--model", type=click.Choice(MODELS), default="han", show_default=True),
-        click.option("--epochs", type=click.IntRange(1), default=TRAINING["epochs"], show_default=True,
-                     help="Most epochs (early stopping on the validation loss)."),
+        click.option(
+            "--epochs",
+            type=click.IntRange(1),
+            default=TRAINING["epochs"],
+            show_default=True,
+            help="Most epochs (early stopping on the validation loss).",
+        ),
         click.option("--batch-size", type=click.IntRange(1), default=TRAINING["batch_size"], show_default=True),
         click.option("--learning-rate", type=FiniteFloat(), default=TRAINING["learning_rate"], show_default=True),
-        click.option("--max-length", default=None, metavar="SxW|N", show_default=_shown("max_sentences"),
-                     help="How much of each document is read: sentences x words per sentence for han (e.g. 30x40), "
-                          "words for transformer and rnn (e.g. 400)."),
+        click.option(
+            "--max-length",
+            default=None,
+            metavar="SxW|N",
+            show_default=_shown("max_sentences"),
+            help="How much of each document is read: sentences x words per sentence for han (e.g. 30x40), "
+            "words for transformer and rnn (e.g. 400).",
+        ),
         click.option("--embedding-dim", type=click.IntRange(1), default=None, show_default=_shown("embedding_dim")),
-        click.option("--embeddings", type=Embeddings(), default=TRAINING["embeddings"], show_default=True,
-                     help="Start the word embeddings from word2vec trained on the training (and unlabelled) texts, "
-                          "from random, or from a word2vec/GloVe text file."),
+        click.option(
+            "--embeddings",
+            type=Embeddings(),
+            default=TRAINING["embeddings"],
+            show_default=True,
+            help="Start the word embeddings from word2vec trained on the training (and unlabelled) texts, "
+            "from random, or from a word2vec/GloVe text file.",
+        ),
         click.option("--seed", type=int, default=TRAINING["seed"], show_default=True),
-        click.option("--limit", type=click.IntRange(4), default=None, show_default="all",
-                     help="Train and test on a random sample of N documents each."),
-        click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False), default=None,
-                     show_default="none",
-                     help='JSON object of any other setting: training ones (patience, validation_split, min_count, '
-                          'max_vocab, pretrain_epochs, ngrams) or the model builder\'s (e.g. {"num_layers": 2} or '
-                          '{"attention": "luong-dot"}; README, Models). Options given here win.'),
-        click.option("--output", type=click.Path(file_okay=False), default=None,
-                     show_default="runs/<model>-<dataset>-<time>", help="Run directory; never overwritten."),
-        click.option("--resume", type=click.Path(file_okay=False), default=None, metavar="RUN_DIR",
-                     show_default="off", help="Continue the interrupted run in RUN_DIR, with its own settings."),
-        click.option("--distribute", type=click.Choice(DISTRIBUTE), default="none", show_default=True,
-                     help="TensorFlow's MirroredStrategy (this machine's GPUs) or MultiWorkerMirroredStrategy "
-                          "(machines in TF_CONFIG; README, More than one machine); the batch size is the global one."),
-        click.option("--mixed-precision", is_flag=True, default=False, show_default="off",
-                     help="Compute in float16 with float32 weights (Keras mixed_float16); for GPUs."),
-        click.option("--baseline/--no-baseline", default=True, show_default="on",
-                     help="Also fit TF-IDF (1-2 grams) + logistic regression on the same training split and report "
-                          "it beside the model."),
+        click.option(
+            "--limit",
+            type=click.IntRange(4),
+            default=None,
+            show_default="all",
+            help="Train and test on a random sample of N documents each.",
+        ),
+        click.option(
+            "--config",
+            "config_file",
+            type=click.Path(exists=True, dir_okay=False),
+            default=None,
+            show_default="none",
+            help="JSON object of any other setting: training ones (patience, validation_split, min_count, "
+            'max_vocab, pretrain_epochs, ngrams) or the model builder\'s (e.g. {"num_layers": 2} or '
+            '{"attention": "luong-dot"}; README, Models). Options given here win.',
+        ),
+        click.option(
+            "--output",
+            type=click.Path(file_okay=False),
+            default=None,
+            show_default="runs/<model>-<dataset>-<time>",
+            help="Run directory; never overwritten.",
+        ),
+        click.option(
+            "--resume",
+            type=click.Path(file_okay=False),
+            default=None,
+            metavar="RUN_DIR",
+            show_default="off",
+            help="Continue the interrupted run in RUN_DIR, with its own settings.",
+        ),
+        click.option(
+            "--distribute",
+            type=click.Choice(DISTRIBUTE),
+            default="none",
+            show_default=True,
+            help="TensorFlow's MirroredStrategy (this machine's GPUs) or MultiWorkerMirroredStrategy "
+            "(machines in TF_CONFIG; README, More than one machine); the batch size is the global one.",
+        ),
+        click.option(
+            "--mixed-precision",
+            is_flag=True,
+            default=False,
+            show_default="off",
+            help="Compute in float16 with float32 weights (Keras mixed_float16); for GPUs.",
+        ),
+        click.option(
+            "--baseline/--no-baseline",
+            default=True,
+            show_default="on",
+            help="Also fit TF-IDF (1-2 grams) + logistic regression on the same training split and report "
+            "it beside the model.",
+        ),
     ]
     for option in reversed(options):
         function = option(function)
@@ -173,14 +230,24 @@ def train_options(function):
 
 
 def encoding_option(function):
-    return click.option("--encoding", default="utf-8", show_default=True,
-                        help="Text encoding of the input files / standard input (e.g. latin-1, cp1252, utf-16); "
-                             "undecodable bytes are an error, never replaced.")(function)
+    return click.option(
+        "--encoding",
+        default="utf-8",
+        show_default=True,
+        help="Text encoding of the input files / standard input (e.g. latin-1, cp1252, utf-16); "
+        "undecodable bytes are an error, never replaced.",
+    )(function)
 
 
 def run_option(function):
-    return click.option("--run", "run_dir", type=click.Path(), default=None, show_default="the latest under runs/",
-                        help="The run directory to use.")(function)
+    return click.option(
+        "--run",
+        "run_dir",
+        type=click.Path(),
+        default=None,
+        show_default="the latest under runs/",
+        help="The run directory to use.",
+    )(function)
 
 
 def text_argument(function):
@@ -199,6 +266,7 @@ def file_option(help):
 
 # Option values into what the library takes ----------------------------------------------------------------------------
 
+
 def check_text_or_file(text, file_path):
     if text is not None and file_path is not None:
         raise click.UsageError("give either a text (or - for standard input) or --file, not both")
@@ -211,8 +279,10 @@ def one_text(text):
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as error:  # undecodable bytes in the argument (kept as surrogates by Python)
-        raise HierattnError(f"the text is not valid UTF-8 (a stray byte at character {error.start + 1}); pass it in a "
-                            "file with --file FILE --encoding ENCODING") from None
+        raise HierattnError(
+            f"the text is not valid UTF-8 (a stray byte at character {error.start + 1}); pass it in a "
+            "file with --file FILE --encoding ENCODING"
+        ) from None
     return text
 
 
@@ -243,8 +313,10 @@ def refuse_existing(output):
         raise HierattnError(f"{output} already exists; choose another --output (nothing was overwritten)")
     folder = path.parent
     if not folder.is_dir():
-        raise HierattnError(f"the folder of --output {output} " + ("is a file" if folder.exists() else
-                                                                  "does not exist; create it first"))
+        raise HierattnError(
+            f"the folder of --output {output} "
+            + ("is a file" if folder.exists() else "does not exist; create it first")
+        )
 
 
 def echo_rows(path, report):

@@ -23,8 +23,12 @@ from hierattn.cli.options import (
 @run_option
 @file_option("Score a text file (one text per line) or a CSV/TSV/JSON-lines file (--text-column).")
 @text_column_option
-@click.option("--output", type=click.Path(dir_okay=False), default=None,
-              help="CSV of predictions for --file / - (default: print to standard output).")
+@click.option(
+    "--output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="CSV of predictions for --file / - (default: print to standard output).",
+)
 @encoding_option
 @friendly_errors
 def predict(text, run_dir, file_path, text_column, output, encoding):
@@ -34,7 +38,7 @@ def predict(text, run_dir, file_path, text_column, output, encoding):
     check_text_or_file(text, file_path)
     refuse_existing(output)
     if text is None and file_path is None:
-        raise click.UsageError('give a text, --file FILE, or - for standard input')
+        raise click.UsageError("give a text, --file FILE, or - for standard input")
     if text is not None and text != "-":
         text = one_text(text)
         run = load_run(run_dir)

@@ -13,8 +13,19 @@ from hierattn.cli.options import (
 from hierattn.defaults import LABEL_COLUMNS, TEXT_COLUMNS
 
 # The train options that are settings of `TrainConfig` (or, `max_length`, set its length limits).
-SETTINGS = ("model", "epochs", "batch_size", "learning_rate", "max_length", "embedding_dim", "embeddings", "seed",
-            "limit", "mixed_precision", "baseline")
+SETTINGS = (
+    "model",
+    "epochs",
+    "batch_size",
+    "learning_rate",
+    "max_length",
+    "embedding_dim",
+    "embeddings",
+    "seed",
+    "limit",
+    "mixed_precision",
+    "baseline",
+)
 
 
 @click.group()
@@ -49,15 +60,31 @@ def train_imdb(source, **options):
 
 @train.command("csv")
 @click.argument("path", type=click.Path())
-@click.option("--test", "test_path", type=click.Path(exists=True, dir_okay=False), default=None, show_default="none",
-              help="Labelled test file, evaluated once at the end.")
-@click.option("--text-column", default=None, show_default="the first of " + ", ".join(TEXT_COLUMNS),
-              help="Column of the texts.")
-@click.option("--label-column", default=None, show_default="the first of " + ", ".join(LABEL_COLUMNS),
-              help="Column of the labels.")
-@click.option("--unlabeled", "unlabeled_path", type=click.Path(exists=True, dir_okay=False), default=None,
-              show_default="none",
-              help="Unlabelled texts for word2vec (a text file, one per line, or a table's --text-column).")
+@click.option(
+    "--test",
+    "test_path",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    show_default="none",
+    help="Labelled test file, evaluated once at the end.",
+)
+@click.option(
+    "--text-column", default=None, show_default="the first of " + ", ".join(TEXT_COLUMNS), help="Column of the texts."
+)
+@click.option(
+    "--label-column",
+    default=None,
+    show_default="the first of " + ", ".join(LABEL_COLUMNS),
+    help="Column of the labels.",
+)
+@click.option(
+    "--unlabeled",
+    "unlabeled_path",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    show_default="none",
+    help="Unlabelled texts for word2vec (a text file, one per line, or a table's --text-column).",
+)
 @encoding_option
 @train_options
 @friendly_errors
@@ -71,16 +98,18 @@ def train_csv(path, test_path, text_column, label_column, unlabeled_path, encodi
     config = _config(options)
     _check_output(options)
     files = {"train": path, "test": test_path, "unlabeled": unlabeled_path}
-    config = config_for_run(config, {name: describe_source(file) for name, file in files.items() if file},
-                            resume=options["resume"])
+    config = config_for_run(
+        config, {name: describe_source(file) for name, file in files.items() if file}, resume=options["resume"]
+    )
     if unlabeled_path and not config.uses_unlabeled:
         raise click.UsageError("--unlabeled texts would go unused: they feed word2vec (--embeddings word2vec)")
     train_data, report = load_table(path, text_column, label_column, encoding=encoding)
     echo_rows(path, report)
     test_data = None
     if test_path:
-        test_data, test_report = load_table(test_path, text_column, label_column, label_map=train_data.label_map,
-                                            encoding=encoding)
+        test_data, test_report = load_table(
+            test_path, text_column, label_column, label_map=train_data.label_map, encoding=encoding
+        )
         echo_rows(test_path, test_report)
     unlabeled = read_texts(unlabeled_path, text_column, encoding=encoding) if unlabeled_path else None
     if unlabeled:
@@ -95,8 +124,11 @@ def _config(options):
     from hierattn.training import TrainConfig, length_settings
 
     context = click.get_current_context()
-    given = {name: options[name] for name in SETTINGS
-             if context.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE}
+    given = {
+        name: options[name]
+        for name in SETTINGS
+        if context.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE
+    }
     if options["resume"]:
         if given or options["config_file"] or options["output"]:
             raise click.UsageError("--resume continues a run with its own settings: give no other training option")
@@ -131,15 +163,27 @@ def _run_training(options, config, dataset_name, train_data, test_data, unlabele
     resume = options["resume"]
     output = pathlib.Path(resume or options["output"] or new_run_dir("runs", config.model, dataset_name))
     click.echo(f"run directory: {output}")
-    run = train_run(train_data, test_data, config, output, unlabeled=unlabeled, resume=bool(resume),
-                    dataset_name=dataset_name, log=click.echo, distribute=options["distribute"])
+    run = train_run(
+        train_data,
+        test_data,
+        config,
+        output,
+        unlabeled=unlabeled,
+        resume=bool(resume),
+        dataset_name=dataset_name,
+        log=click.echo,
+        distribute=options["distribute"],
+    )
     text = metrics_text(run.metrics)
     if text:
         click.echo(text)
     if not run.chief:
         click.echo(f"\nthis worker wrote nothing; the chief wrote {output}/")
         return
-    click.echo(f"\nwrote {output}/: model.keras (the whole classifier), config.json, history.csv, metrics.json, "
-               f"logs/ (TensorBoard: tensorboard --logdir {output}/logs)")
-    click.echo(f'explain a prediction: python cli.py explain "your text" --run {output} '
-               "[--format html --output page.html]")
+    click.echo(
+        f"\nwrote {output}/: model.keras (the whole classifier), config.json, history.csv, metrics.json, "
+        f"logs/ (TensorBoard: tensorboard --logdir {output}/logs)"
+    )
+    click.echo(
+        f'explain a prediction: python cli.py explain "your text" --run {output} [--format html --output page.html]'
+    )

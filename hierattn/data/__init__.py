@@ -16,7 +16,23 @@ from hierattn.data.text import Token, Tokenizer, clean, sentence_spans
 from hierattn.data.vocabulary import Vocabulary
 
 __all__ = [
-    "LabelMap", "TextDataset", "stratified_split", "TextEncoder", "bucket_batches", "encode_flat",
-    "encode_hierarchical", "suggest_lengths", "tokenize_corpus", "trim_padding", "load_imdb", "locate_imdb",
-    "load_table", "read_table", "Token", "Tokenizer", "clean", "sentence_spans", "Vocabulary",
+    "LabelMap",
+    "TextDataset",
+    "stratified_split",
+    "TextEncoder",
+    "bucket_batches",
+    "encode_flat",
+    "encode_hierarchical",
+    "suggest_lengths",
+    "tokenize_corpus",
+    "trim_padding",
+    "load_imdb",
+    "locate_imdb",
+    "load_table",
+    "read_table",
+    "Token",
+    "Tokenizer",
+    "clean",
+    "sentence_spans",
+    "Vocabulary",
 ]

@@ -90,15 +90,19 @@ def iter_tar_gz(path, chunk_size=1 << 22):
     except (zlib.error, ValueError, UnicodeDecodeError) as error:
         raise DataError(f"{path} is not a readable .tar.gz archive ({error}).") from None
     if not decompressor.eof or buffer.count(0) != len(buffer):
-        raise DataError(f"{path} is truncated: the archive ends before its last file does (an interrupted download "
-                        "or copy?); fetch it again.")
+        raise DataError(
+            f"{path} is truncated: the archive ends before its last file does (an interrupted download "
+            "or copy?); fetch it again."
+        )
 
 
 def _safe_name(path, name):
     """`name`, unless it points outside the archive (absolute, or with `..`)."""
     parts = name.replace("\\", "/").split("/")
     if name.startswith(("/", "\\")) or ".." in parts or (parts and ":" in parts[0]):
-        raise DataError(f"{path} holds a file named {name!r}, outside the archive's folder: refusing an unsafe archive.")
+        raise DataError(
+            f"{path} holds a file named {name!r}, outside the archive's folder: refusing an unsafe archive."
+        )
     return name
 
 
@@ -169,8 +173,10 @@ def download(url, destination, sha256=None, progress=True, timeout=60, opener=No
                     digest.update(chunk)
                     bar.update(len(chunk))
             if sha256 and digest.hexdigest() != sha256:
-                raise DataError(f"checksum mismatch for {url}: expected sha256 {sha256}, got {digest.hexdigest()}; "
-                                "nothing was saved.")
+                raise DataError(
+                    f"checksum mismatch for {url}: expected sha256 {sha256}, got {digest.hexdigest()}; "
+                    "nothing was saved."
+                )
     except WriteError as error:
         raise DataError(f"could not download {url}: {error}") from None
     return destination

@@ -123,8 +123,9 @@ def stratified_split(labels, validation_fraction=0.1, seed=0, names=None):
     if len(classes) < 2:
         raise DataError(f"a classifier needs at least two classes; the training data has one ({', '.join(named)}).")
     if counts.max() == 1:
-        raise DataError(f"every label occurs once ({len(labels)} documents, {len(classes)} labels): is the label "
-                        "column right?")
+        raise DataError(
+            f"every label occurs once ({len(labels)} documents, {len(classes)} labels): is the label column right?"
+        )
     short = [f"{name!r} ({count})" for name, count in zip(named, counts) if count < 2]
     if short:
         shown = ", ".join(short[:5]) + (f" and {len(short) - 5} more" if len(short) > 5 else "")

@@ -201,7 +201,9 @@ def suggest_lengths(documents, percentile=95):
         each at least 1.
     """
     words = [len(s) for d in documents for s in d]
-    return _lengths_from_stats([len(d) for d in documents], words, [sum(len(s) for s in d) for d in documents], percentile)
+    return _lengths_from_stats(
+        [len(d) for d in documents], words, [sum(len(s) for s in d) for d in documents], percentile
+    )
 
 
 def _lengths_from_stats(sentences, words, totals, percentile):
@@ -309,8 +311,19 @@ class TextEncoder:
         self.sequence_length = sequence_length
 
     @classmethod
-    def fit(cls, texts, tokenizer=None, min_count=2, max_size=None, percentile=95, workers=None, progress=True,
-            max_sentences=None, max_words=None, sequence_length=None):
+    def fit(
+        cls,
+        texts,
+        tokenizer=None,
+        min_count=2,
+        max_size=None,
+        percentile=95,
+        workers=None,
+        progress=True,
+        max_sentences=None,
+        max_words=None,
+        sequence_length=None,
+    ):
         """Builds the vocabulary and padding sizes from training texts only.
 
         Sizes not given are the `percentile` of the training lengths (see
@@ -332,7 +345,9 @@ class TextEncoder:
             A fitted `TextEncoder`.
         """
         tokenizer = tokenizer or Tokenizer()
-        parts = map_chunks(_count_part, {"tokenizer": tokenizer.get_config()}, texts, workers, progress, "fitting vocabulary")
+        parts = map_chunks(
+            _count_part, {"tokenizer": tokenizer.get_config()}, texts, workers, progress, "fitting vocabulary"
+        )
         counts = collections.Counter()
         sentences, words, totals = [], [], []
         for part_counts, part_sentences, part_words, part_totals in parts:
@@ -380,7 +395,6 @@ class TextEncoder:
         else:
             parts = map_chunks(_encode_part, state, texts, workers, progress, "encoding")
             arrays = [
-                np.concatenate([part[k] for part in parts]) if parts else _empty(state, m)
-                for k, m in enumerate(modes)
+                np.concatenate([part[k] for part in parts]) if parts else _empty(state, m) for k, m in enumerate(modes)
             ]
         return arrays[0] if isinstance(mode, str) else tuple(arrays)

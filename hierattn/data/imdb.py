@@ -112,7 +112,9 @@ def load_imdb(path=None, splits=("train", "test"), cache_dir=None, download=True
         if key not in wanted:
             continue
         label = -1 if folder == "unsup" else LABELS.names.index(folder)
-        rows[key].append((f"{split}/{folder}/{number}_{rating}.txt", data.decode("utf-8", errors="replace"), label, int(rating)))
+        rows[key].append(
+            (f"{split}/{folder}/{number}_{rating}.txt", data.decode("utf-8", errors="replace"), label, int(rating))
+        )
     result = {}
     for split in splits:
         if not rows[split]:

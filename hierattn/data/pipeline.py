@@ -30,8 +30,12 @@ def make_train_dataset(x, y, batch_size, seed, num_classes, first_epoch=0, strat
     `strategy`, if any).
     """
     lengths = document_lengths(x)
-    return _dataset(lambda epoch: bucket_batches(lengths, batch_size, seed=seed + first_epoch + epoch),
-                    x, one_hot(y, num_classes), strategy)
+    return _dataset(
+        lambda epoch: bucket_batches(lengths, batch_size, seed=seed + first_epoch + epoch),
+        x,
+        one_hot(y, num_classes),
+        strategy,
+    )
 
 
 def make_eval_dataset(x, y, batch_size, num_classes, strategy=None):

@@ -14,8 +14,26 @@ from hierattn.defaults import ID_COLUMNS, LABEL_COLUMNS, TEXT_COLUMNS  # noqa: F
 from hierattn.errors import DataError
 
 # Label values that mean "no label" (pandas' own missing-value spellings).
-MISSING_LABELS = frozenset({"", "nan", "NaN", "NAN", "-nan", "-NaN", "NA", "N/A", "n/a", "#N/A", "null", "NULL",
-                            "Null", "None", "none", "<NA>"})
+MISSING_LABELS = frozenset(
+    {
+        "",
+        "nan",
+        "NaN",
+        "NAN",
+        "-nan",
+        "-NaN",
+        "NA",
+        "N/A",
+        "n/a",
+        "#N/A",
+        "null",
+        "NULL",
+        "Null",
+        "None",
+        "none",
+        "<NA>",
+    }
+)
 FORMATS = {".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl"}
 
 
@@ -57,8 +75,16 @@ def read_table(source, fmt=None, encoding=None, **kwargs):
         if fmt == "jsonl":
             result = pd.read_json(path, lines=True, dtype=False, encoding=codec, **kwargs)
         else:
-            result = pd.read_csv(path, sep="\t" if fmt == "tsv" else ",", dtype=object, keep_default_na=False,
-                                 na_values=[""], encoding=codec, encoding_errors="strict", **kwargs)
+            result = pd.read_csv(
+                path,
+                sep="\t" if fmt == "tsv" else ",",
+                dtype=object,
+                keep_default_na=False,
+                na_values=[""],
+                encoding=codec,
+                encoding_errors="strict",
+                **kwargs,
+            )
     if kwargs.get("chunksize"):
         return _chunks(result, path, fmt, encoding)
     return result

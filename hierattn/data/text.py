@@ -120,7 +120,7 @@ def iter_sentence_spans(cleaned):
         punct = found.rstrip()
         if not punct:  # a line break: always a boundary
             cut = match.start()
-        elif "\n" in found[len(punct):]:  # punctuation then a line break
+        elif "\n" in found[len(punct) :]:  # punctuation then a line break
             cut = match.start() + len(punct)
         else:
             core = punct.rstrip("\"'\u201d\u2019)]")
@@ -253,10 +253,10 @@ class Tokenizer:
             if self.unescape_html and "&" in cleaned[start:end]:
                 # Entity-bearing sentences: tokenize the unescaped text for the
                 # forms, and map each token back to the original characters.
-                tokens = self._tokens_with_entities(text, cleaned, start, end, len(result))[:keep + 1]
+                tokens = self._tokens_with_entities(text, cleaned, start, end, len(result))[: keep + 1]
             else:
                 tokens = [
-                    Token(text[m.start():m.end()], self._form(m.group(0)), m.start(), m.end(), len(result), i)
+                    Token(text[m.start() : m.end()], self._form(m.group(0)), m.start(), m.end(), len(result), i)
                     for i, m in zip(range(keep + 1), _TOKEN.finditer(cleaned, start, end))
                 ]
             if len(tokens) > keep:  # the sentence goes on beyond the limits: its span ends at its last token kept

@@ -31,10 +31,32 @@ from hierattn.data.dataset import sample
 from hierattn.errors import HierattnError
 from hierattn.scoring import iter_text_chunks, text_rows
 
-WORD_COLUMNS = ["predicted", "rank", "word", "top_k_documents", "documents", "top_k_share", "mean_weight",
-                "mean_top_k_weight"]
-DOCUMENT_COLUMNS = ["document", "id", "label", "predicted", "probability", "rank", "text", "word", "weight",
-                    "sentence", "index", "start", "end", "oov"]
+WORD_COLUMNS = [
+    "predicted",
+    "rank",
+    "word",
+    "top_k_documents",
+    "documents",
+    "top_k_share",
+    "mean_weight",
+    "mean_top_k_weight",
+]
+DOCUMENT_COLUMNS = [
+    "document",
+    "id",
+    "label",
+    "predicted",
+    "probability",
+    "rank",
+    "text",
+    "word",
+    "weight",
+    "sentence",
+    "index",
+    "start",
+    "end",
+    "oov",
+]
 
 
 def documents_path(output):
@@ -129,8 +151,9 @@ class CorpusSummary:
         return self.correct / self.labelled if self.labelled else None
 
 
-def explain_corpus(explainer, texts, output=None, labels=None, ids=None, top_k=10, batch_size=256, total=None,
-                   progress=True):
+def explain_corpus(
+    explainer, texts, output=None, labels=None, ids=None, top_k=10, batch_size=256, total=None, progress=True
+):
     """Explains every text and aggregates the most-attended words per class.
 
     Args:
@@ -162,8 +185,9 @@ def explain_corpus(explainer, texts, output=None, labels=None, ids=None, top_k=1
         writer = None
         if targets:
             word_file = files.enter_context(atomic_open(targets[0], newline="", overwrite=False))
-            writer = csv.DictWriter(files.enter_context(atomic_open(targets[1], newline="", overwrite=False)),
-                                    fieldnames=DOCUMENT_COLUMNS)
+            writer = csv.DictWriter(
+                files.enter_context(atomic_open(targets[1], newline="", overwrite=False)), fieldnames=DOCUMENT_COLUMNS
+            )
             writer.writeheader()
         with tqdm(total=total, desc="explaining", unit="doc", disable=not progress) as bar:
             none = itertools.repeat(None)
@@ -198,12 +222,24 @@ def _explain_batch(explainer, batch, words, writer, summary, bar):
         if writer:
             probability = explanation.probabilities[str(explanation.label)]
             for rank, w in enumerate(top, start=1):
-                writer.writerow({
-                    "document": number, "id": doc_id, "label": label, "predicted": explanation.label,
-                    "probability": round(probability, 6), "rank": rank, "text": w.text, "word": w.form,
-                    "weight": round(w.weight, 8), "sentence": w.sentence, "index": w.index, "start": w.start,
-                    "end": w.end, "oov": w.oov,
-                })
+                writer.writerow(
+                    {
+                        "document": number,
+                        "id": doc_id,
+                        "label": label,
+                        "predicted": explanation.label,
+                        "probability": round(probability, 6),
+                        "rank": rank,
+                        "text": w.text,
+                        "word": w.form,
+                        "weight": round(w.weight, 8),
+                        "sentence": w.sentence,
+                        "index": w.index,
+                        "start": w.start,
+                        "end": w.end,
+                        "oov": w.oov,
+                    }
+                )
     bar.update(len(batch))
 
 

@@ -86,8 +86,9 @@ class Explainer:
         if self.classifier.ngram_logits is not None:
             # The layer's own logits, feature ids and exact contributions, one document at a time.
             layer = self.classifier.ngram_logits
-            ngram_parts = [[np.asarray(v)[0] for v in layer(x[i:i + 1], return_contributions=True)]
-                           for i in range(len(x))]
+            ngram_parts = [
+                [np.asarray(v)[0] for v in layer(x[i : i + 1], return_contributions=True)] for i in range(len(x))
+            ]
             a, b = (float(v) for v in np.asarray(self.classifier.combination.mixing))
             network_probabilities = outputs["probabilities"]
             outputs["probabilities"] = combine(network_probabilities, np.stack([p[0] for p in ngram_parts]), a, b)
@@ -97,11 +98,18 @@ class Explainer:
         explanations = []
         for i in range(len(texts)):
             slots = self.preprocessor.slots(tokenized[i][0])
-            explanation = self._one(texts[i], *tokenized[i], slots, x[i], {k: v[i] for k, v in outputs.items()},
-                                    None if evidence is None else evidence[i])
+            explanation = self._one(
+                texts[i],
+                *tokenized[i],
+                slots,
+                x[i],
+                {k: v[i] for k, v in outputs.items()},
+                None if evidence is None else evidence[i],
+            )
             if ngram_parts is not None:
-                self._account(explanation, x[i], tokenized[i][0], slots, a, b, network_probabilities[i],
-                              *ngram_parts[i][1:])
+                self._account(
+                    explanation, x[i], tokenized[i][0], slots, a, b, network_probabilities[i], *ngram_parts[i][1:]
+                )
             explanation.doc_id = None if ids is None else ids[i]
             explanation.true_label = None if labels is None else labels[i]
             explanations.append(explanation)
@@ -126,8 +134,17 @@ class Explainer:
             w = float(word_w[slot]) if used else 0.0
             s_weight = 1.0 if row_weight is None else row_weight.get(token.sentence, 0.0)
             oov = bool(ids[slot] == OOV) if used else vocabulary.lookup(token.form) == OOV
-            words.append(self._word(token, w * s_weight, w, s_weight, oov, used,
-                                    evidence[slot] if used and evidence is not None else None))
+            words.append(
+                self._word(
+                    token,
+                    w * s_weight,
+                    w,
+                    s_weight,
+                    oov,
+                    used,
+                    evidence[slot] if used and evidence is not None else None,
+                )
+            )
         sentence_rows = []
         for s in range(len(sentences)):
             if row_weight is None:
@@ -138,13 +155,20 @@ class Explainer:
         warnings = []
         cut = sum(not w.used for w in words)
         unshown = 0  # the characters after the last shown sentence, if a word follows (not only markup or spaces)
-        if spans and self.preprocessor.tokenizer.tokenize(text[spans[-1][1]:], max_tokens=1):
+        if spans and self.preprocessor.tokenizer.tokenize(text[spans[-1][1] :], max_tokens=1):
             unshown = len(text.rstrip()) - spans[-1][1]
         if cut or unshown > 0:
-            warnings.append("the text is longer than the model's limits: " + ", and ".join(
-                ([f"{cut:,} of the {len(words):,} words shown were not read"] if cut else []) +
-                ([f"the {unshown:,} characters after character {spans[-1][1]:,} are not shown (not read)"]
-                 if unshown > 0 else [])))
+            warnings.append(
+                "the text is longer than the model's limits: "
+                + ", and ".join(
+                    ([f"{cut:,} of the {len(words):,} words shown were not read"] if cut else [])
+                    + (
+                        [f"the {unshown:,} characters after character {spans[-1][1]:,} are not shown (not read)"]
+                        if unshown > 0
+                        else []
+                    )
+                )
+            )
         if words and all(w.oov for w in words if w.used):
             warnings.append("none of the words is in the model's vocabulary; the prediction is uninformed")
         best = int(probabilities.argmax())
@@ -171,8 +195,11 @@ class Explainer:
         c, r = int(order[0]), int(order[min(1, len(order) - 1)])  # the prediction and the runner-up
         # Which token sits at each (row, position) of the ids, rows as the n-gram layer reads them.
         tokens = [t for sentence in sentences for t in sentence]
-        at = {(int(np.ravel_multi_index(slot[:-1], ids.shape[:-1])) if len(slot) > 1 else 0, slot[-1]): token
-              for token, slot in zip(tokens, slots) if slot is not None}
+        at = {
+            (int(np.ravel_multi_index(slot[:-1], ids.shape[:-1])) if len(slot) > 1 else 0, slot[-1]): token
+            for token, slot in zip(tokens, slots)
+            if slot is not None
+        }
         first = {}  # feature id -> (row, position, n) of its first occurrence
         for n, positions in enumerate(layer.ngram_features(ids[None]), start=1):
             positions = np.asarray(positions)
@@ -185,8 +212,9 @@ class Explainer:
             row, t, n = first[int(feature)]
             gram = [at[(row, t + j)] for j in range(n)]
             start, end = gram[0].start, gram[-1].end
-            ngrams.append(NgramContribution(explanation.text[start:end], gram[0].sentence, start, end,
-                                            float(contribution)))
+            ngrams.append(
+                NgramContribution(explanation.text[start:end], gram[0].sentence, start, end, float(contribution))
+            )
         bias = np.asarray(layer.bias)
         network = a * float(np.log(max(network_probabilities[c], 1e-7)) - np.log(max(network_probabilities[r], 1e-7)))
         ngram_bias = float(b * (bias[c] - bias[r]))
@@ -203,17 +231,37 @@ class Explainer:
             "ngram_weight": b,
         }
         if a == 0.0:
-            explanation.warnings.append("the network has no weight in this classifier (the weights chosen on its "
-                                        "validation texts): the attention weights do not move its decisions; the "
-                                        "n-gram contributions account for them")
+            explanation.warnings.append(
+                "the network has no weight in this classifier (the weights chosen on its "
+                "validation texts): the attention weights do not move its decisions; the "
+                "n-gram contributions account for them"
+            )
 
     @staticmethod
     def _word(token, weight, word_weight, sentence_weight, oov, used, evidence=None):
-        return WordWeight(token.text, token.form, token.sentence, token.index, token.start, token.end, weight,
-                          word_weight, sentence_weight, oov, used, None if evidence is None else float(evidence))
+        return WordWeight(
+            token.text,
+            token.form,
+            token.sentence,
+            token.index,
+            token.start,
+            token.end,
+            weight,
+            word_weight,
+            sentence_weight,
+            oov,
+            used,
+            None if evidence is None else float(evidence),
+        )
 
     @staticmethod
     def _sentence(text, index, span, weight, used):
         start, end = span
-        return {"index": index, "start": start, "end": end, "text": text[start:end], "weight": float(weight),
-                "used": bool(used)}
+        return {
+            "index": index,
+            "start": start,
+            "end": end,
+            "text": text[start:end],
+            "weight": float(weight),
+            "used": bool(used),
+        }

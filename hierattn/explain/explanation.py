@@ -83,9 +83,13 @@ class Explanation:
             "cut_words": self.cut_words,
             "unshown_characters": self.unshown_characters,
             "warnings": self.warnings,
-            **({} if self.decision is None else {
-                "network_probabilities": self.network_probabilities,
-                "decision": self.decision,
-                "top_ngrams": [dataclasses.asdict(g) for g in self.top_ngrams(top_k)],
-            }),
+            **(
+                {}
+                if self.decision is None
+                else {
+                    "network_probabilities": self.network_probabilities,
+                    "decision": self.decision,
+                    "top_ngrams": [dataclasses.asdict(g) for g in self.top_ngrams(top_k)],
+                }
+            ),
         }

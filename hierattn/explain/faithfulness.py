@@ -115,8 +115,11 @@ class FaithfulnessReport:
             "probability_drop": {r: {str(k): v for k, v in d.items()} for r, d in self.drop.items()},
             "flip_rate": {r: {str(k): v for k, v in d.items()} for r, d in self.flip_rate.items()},
             "comprehensiveness": self.comprehensiveness,
-            "ratio_to_random": {r: {str(k): self.ratio_to_random(k, r) for k in self.ks} for r in self.drop
-                                if r != "random" and "random" in self.drop},
+            "ratio_to_random": {
+                r: {str(k): self.ratio_to_random(k, r) for k in self.ks}
+                for r in self.drop
+                if r != "random" and "random" in self.drop
+            },
         }
 
     def to_markdown(self):
@@ -172,7 +175,7 @@ def erasure_effects(predict, x, rankings, ks=DEFAULT_KS, random_draws=5, seed=0,
                     keys.append((name, d, k, i))
     probabilities = predict(np.stack(variants)) if variants else np.zeros((0, base.shape[1]))
     results = {name: {k: (np.zeros(len(x)), np.zeros(len(x))) for k in ks} for name in jobs}
-    for (name, d, k, i), p in zip(keys, probabilities):
+    for (name, _, k, i), p in zip(keys, probabilities):
         drops, flips = results[name][k]
         draws = len(jobs[name])
         drops[i] += (p_full[i] - p[predicted[i]]) / draws
@@ -214,7 +217,7 @@ def check_faithfulness(classifier, texts, ks=DEFAULT_KS, random_draws=5, seed=0,
     texts = [t for t in texts if t and str(t).strip()]
     if not texts:
         raise HierattnError("no non-empty texts to check")
-    ks = tuple(sorted(set(int(k) for k in ks)))
+    ks = tuple(sorted({int(k) for k in ks}))
     if not ks or ks[0] < 1:
         raise HierattnError("k must be at least 1")
     classifier = getattr(classifier, "classifier", classifier)
@@ -237,7 +240,8 @@ def check_faithfulness(classifier, texts, ks=DEFAULT_KS, random_draws=5, seed=0,
     bar.close()
     merged = {
         name: {k: tuple(np.concatenate(arrays) for arrays in zip(*(c[name][k] for c in chunks))) for k in ks}
-        for name in RANKINGS if name in chunks[0]
+        for name in RANKINGS
+        if name in chunks[0]
     }
     return summarize(merged, ks, random_draws)
 

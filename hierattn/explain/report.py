@@ -4,8 +4,23 @@ import html
 
 from hierattn.jsonfile import dumps
 
-CSV_COLUMNS = ["document", "id", "true_label", "predicted", "sentence", "word", "start", "end", "text", "weight",
-               "word_weight", "sentence_weight", "evidence", "oov", "used"]
+CSV_COLUMNS = [
+    "document",
+    "id",
+    "true_label",
+    "predicted",
+    "sentence",
+    "word",
+    "start",
+    "end",
+    "text",
+    "weight",
+    "word_weight",
+    "sentence_weight",
+    "evidence",
+    "oov",
+    "used",
+]
 
 
 def to_text(explanation, top_k=10, show_sentences=True):
@@ -18,8 +33,10 @@ def to_text(explanation, top_k=10, show_sentences=True):
     lines.append(f"top {top_k} words (importance, sentence:word, characters; * = not in vocabulary):")
     for w in explanation.top_words(top_k):
         evidence = "" if w.evidence is None else f"  evidence {w.evidence:+.4f}"
-        lines.append(f"  {w.weight:8.4f}  {w.text}{'*' if w.oov else ''}  s{w.sentence}:w{w.index}  [{w.start}:{w.end}]"
-                     f"{evidence}")
+        lines.append(
+            f"  {w.weight:8.4f}  {w.text}{'*' if w.oov else ''}  s{w.sentence}:w{w.index}  [{w.start}:{w.end}]"
+            f"{evidence}"
+        )
     if show_sentences and len(explanation.sentences) > 1:
         lines.append("sentences (weight):")
         for s in explanation.sentences:
@@ -34,10 +51,14 @@ def to_text(explanation, top_k=10, show_sentences=True):
 def _decision_lines(explanation, top_k):
     """The exact account of a decision by a network plus an n-gram part (`Explanation.decision`)."""
     d = explanation.decision
-    lines = [f"decision: score margin of {explanation.label} over {d['versus']} = {d['margin']:+.4f} = network "
-             f"{d['network']:+.4f} + n-gram bias {d['ngram_bias']:+.4f} + n-grams {d['ngrams']:+.4f} "
-             f"(weights {d['network_weight']:.2f} / {d['ngram_weight']:.2f})",
-             f"top {top_k} n-grams (exact contribution to that margin; + for {explanation.label}):"]
+    lines = [
+        (
+            f"decision: score margin of {explanation.label} over {d['versus']} = {d['margin']:+.4f} = network "
+            f"{d['network']:+.4f} + n-gram bias {d['ngram_bias']:+.4f} + n-grams {d['ngrams']:+.4f} "
+            f"(weights {d['network_weight']:.2f} / {d['ngram_weight']:.2f})"
+        ),
+        f"top {top_k} n-grams (exact contribution to that margin; + for {explanation.label}):",
+    ]
     lines += [f"  {g.contribution:+8.4f}  {g.text}  [{g.start}:{g.end}]" for g in explanation.top_ngrams(top_k)]
     return lines
 
@@ -46,11 +67,23 @@ def to_rows(explanations, start_index=0):
     """One dict per word of every explanation (columns `CSV_COLUMNS`)."""
     for number, explanation in enumerate(explanations, start=start_index):
         for w in explanation.words:
-            yield {"document": number, "id": explanation.doc_id, "true_label": explanation.true_label,
-                   "predicted": explanation.label, "sentence": w.sentence, "word": w.index,
-                   "start": w.start, "end": w.end, "text": w.text, "weight": round(w.weight, 8),
-                   "word_weight": round(w.word_weight, 8), "sentence_weight": round(w.sentence_weight, 8),
-                   "evidence": None if w.evidence is None else round(w.evidence, 8), "oov": w.oov, "used": w.used}
+            yield {
+                "document": number,
+                "id": explanation.doc_id,
+                "true_label": explanation.true_label,
+                "predicted": explanation.label,
+                "sentence": w.sentence,
+                "word": w.index,
+                "start": w.start,
+                "end": w.end,
+                "text": w.text,
+                "weight": round(w.weight, 8),
+                "word_weight": round(w.word_weight, 8),
+                "sentence_weight": round(w.sentence_weight, 8),
+                "evidence": None if w.evidence is None else round(w.evidence, 8),
+                "oov": w.oov,
+                "used": w.used,
+            }
 
 
 def to_json(explanations, top_k=10):
@@ -78,14 +111,20 @@ h1 { font-size: 1.3em; } .doc { border-top: 1px solid #ccc; padding: 1em 0; }
 
 
 def _legend(signed):
-    parts = ['<p class="legend">Word importance (attention): 0<span class="scale" style="background: '
-             'linear-gradient(to right, rgba(41,128,185,0), rgba(41,128,185,1))"></span>the review\'s most important '
-             'word (shade grows with the square root of the weight). Red bar: sentence weight, relative to the top '
-             "sentence. Underlined: not in the vocabulary. Grey: beyond the model's length limits, not read.</p>"]
+    parts = [
+        (
+            '<p class="legend">Word importance (attention): 0<span class="scale" style="background: '
+            "linear-gradient(to right, rgba(41,128,185,0), rgba(41,128,185,1))\"></span>the review's most important "
+            "word (shade grows with the square root of the weight). Red bar: sentence weight, relative to the top "
+            "sentence. Underlined: not in the vocabulary. Grey: beyond the model's length limits, not read.</p>"
+        )
+    ]
     if signed:
-        parts.append('<p class="legend">Evidence (gradient x input): against the prediction<span class="scale" '
-                     'style="background: linear-gradient(to right, rgba(192,57,43,1), rgba(255,255,255,0), '
-                     'rgba(39,174,96,1))"></span>for it, relative to the strongest word.</p>')
+        parts.append(
+            '<p class="legend">Evidence (gradient x input): against the prediction<span class="scale" '
+            'style="background: linear-gradient(to right, rgba(192,57,43,1), rgba(255,255,255,0), '
+            'rgba(39,174,96,1))"></span>for it, relative to the strongest word.</p>'
+        )
     return "".join(parts)
 
 
@@ -93,14 +132,16 @@ def _words_html(e, s, colour):
     """One sentence's text with each word wrapped in a span shaded by `colour(word)` -> (css colour, alpha)."""
     cells, cursor = [], s["start"]
     for w in (w for w in e.words if w.sentence == s["index"]):
-        cells.append(html.escape(e.text[cursor:w.start]))
+        cells.append(html.escape(e.text[cursor : w.start]))
         classes = "w" + (" oov" if w.oov else "") + ("" if w.used else " cut")
         rgb, alpha, value = colour(w)
         ink = "; color: #fff" if alpha > 0.6 else ""  # keep dark shades readable
-        cells.append(f'<span class="{classes}" style="background: rgba({rgb},{alpha:.3f}){ink}" '
-                     f'title="{value}">{html.escape(w.text)}</span>')
+        cells.append(
+            f'<span class="{classes}" style="background: rgba({rgb},{alpha:.3f}){ink}" '
+            f'title="{value}">{html.escape(w.text)}</span>'
+        )
         cursor = w.end
-    cells.append(html.escape(e.text[cursor:s["end"]]))
+    cells.append(html.escape(e.text[cursor : s["end"]]))
     return "".join(cells)
 
 
@@ -133,10 +174,14 @@ def to_html(explanations, title="hierattn explanation"):
         truth = ""
         if e.true_label is not None:
             right = str(e.true_label) == str(e.label)
-            truth = (f' <span class="{"right" if right else "wrong"}">(true label: {html.escape(str(e.true_label))}'
-                     f'{"" if right else ", wrong"})</span>')
-        parts.append(f'<div class="doc" id="doc-{number}"><h2>{name}</h2><div class="prediction">Prediction: '
-                     f"<b>{html.escape(str(e.label))}</b>{truth} <span class=\"probs\">{probs}</span></div>")
+            truth = (
+                f' <span class="{"right" if right else "wrong"}">(true label: {html.escape(str(e.true_label))}'
+                f"{'' if right else ', wrong'})</span>"
+            )
+        parts.append(
+            f'<div class="doc" id="doc-{number}"><h2>{name}</h2><div class="prediction">Prediction: '
+            f'<b>{html.escape(str(e.label))}</b>{truth} <span class="probs">{probs}</span></div>'
+        )
         for warning in e.warnings:
             parts.append(f'<p class="note">{html.escape(warning)}</p>')
         max_sentence = max((s["weight"] for s in e.sentences), default=0.0) or 1.0
@@ -146,9 +191,11 @@ def to_html(explanations, title="hierattn explanation"):
 
         for s in e.sentences:
             width = 100.0 * s["weight"] / max_sentence
-            parts.append(f'<div class="sentence"><div class="bar" title="{s["weight"]:.4f}">'
-                         f'<span style="width: {width:.1f}%"></span></div>'
-                         f'<div class="words">{_words_html(e, s, attention)}</div></div>')
+            parts.append(
+                f'<div class="sentence"><div class="bar" title="{s["weight"]:.4f}">'
+                f'<span style="width: {width:.1f}%"></span></div>'
+                f'<div class="words">{_words_html(e, s, attention)}</div></div>'
+            )
         if any(w.evidence is not None for w in e.words):
             strongest = max(abs(w.evidence) for w in e.words if w.evidence is not None) or 1.0
 
@@ -159,13 +206,17 @@ def to_html(explanations, title="hierattn explanation"):
                 return rgb, (abs(w.evidence) / strongest) ** 0.5, f"{w.evidence:+.4f}"
 
             parts.append('<div class="signed"><h3>Evidence for (green) and against (red) the prediction</h3>')
-            parts += [f'<div class="sentence"><div class="words">{_words_html(e, s, evidence)}</div></div>'
-                      for s in e.sentences]
+            parts += [
+                f'<div class="sentence"><div class="words">{_words_html(e, s, evidence)}</div></div>'
+                for s in e.sentences
+            ]
             parts.append("</div>")
         if e.decision is not None:
             lines = _decision_lines(e, 10)
-            parts.append(f'<div class="ngrams"><h3>{html.escape(lines[0])}</h3><p class="legend">'
-                         f"{html.escape(lines[1])}</p><pre>{html.escape(chr(10).join(lines[2:]))}</pre></div>")
+            parts.append(
+                f'<div class="ngrams"><h3>{html.escape(lines[0])}</h3><p class="legend">'
+                f"{html.escape(lines[1])}</p><pre>{html.escape(chr(10).join(lines[2:]))}</pre></div>"
+            )
         parts.append("</div>")
     parts.append("</body></html>")
     return "\n".join(parts)
@@ -206,8 +257,9 @@ def prediction_text(label_names, probabilities):
     import numpy as np
 
     best = int(np.argmax(probabilities))
-    return "\n".join([f"predicted: {label_names[best]}", *(f"  {name}: {p:.4f}"
-                                                          for name, p in zip(label_names, probabilities))])
+    return "\n".join(
+        [f"predicted: {label_names[best]}", *(f"  {name}: {p:.4f}" for name, p in zip(label_names, probabilities))]
+    )
 
 
 def metrics_text(metrics):
@@ -217,8 +269,10 @@ def metrics_text(metrics):
     baseline, parts = metrics.get("baseline", {}), metrics.get("parts", {})
     lines = []
     if parts:
-        lines.append(f"the network and the n-gram part combined with weights {parts['network_weight']:.2f} and "
-                     f"{parts['ngram_weight']:.2f} (network share {parts['network_share']:.2f}, chosen on validation)")
+        lines.append(
+            f"the network and the n-gram part combined with weights {parts['network_weight']:.2f} and "
+            f"{parts['ngram_weight']:.2f} (network share {parts['network_share']:.2f}, chosen on validation)"
+        )
     if "skipped" in baseline:
         lines.append(f"no baseline: scikit-learn could not fit it ({baseline['skipped']})")
     for split in ("validation", "test"):
@@ -239,8 +293,10 @@ def metrics_text(metrics):
 def evaluation_text(metrics):
     """Accuracy and macro-F1 of an evaluation (`hierattn.scoring.evaluate_classifier`), then its confusion matrix."""
     scores = f"accuracy {metrics['accuracy']:.4f}, macro-F1 {metrics['macro_f1']:.4f}"
-    lines = [f"{scores} on {metrics['documents']:,} documents",
-             f"confusion matrix (rows: true, columns: predicted; {', '.join(map(str, metrics['labels']))}):"]
+    lines = [
+        f"{scores} on {metrics['documents']:,} documents",
+        f"confusion matrix (rows: true, columns: predicted; {', '.join(map(str, metrics['labels']))}):",
+    ]
     lines += ["  " + " ".join(f"{v:7d}" for v in row) for row in metrics["confusion_matrix"]]
     return "\n".join(lines)
 
@@ -251,23 +307,42 @@ def rows_text(path, report):
     Returns:
         `(used, skipped)`, two strings, or a string and None.
     """
-    used = (f"{path}: {report['used']:,} of {report['rows']:,} rows used (text column {report['text_column']!r}, "
-            f"label column {report['label_column']!r})")
+    used = (
+        f"{path}: {report['used']:,} of {report['rows']:,} rows used (text column {report['text_column']!r}, "
+        f"label column {report['label_column']!r})"
+    )
     if report["used"] >= report["rows"]:
         return used, None
-    return used, (f"  skipped {report['skipped_missing_text']} without text, {report['skipped_missing_label']} "
-                  "without a label (empty, NaN, NA, null, ...)")
+    return used, (
+        f"  skipped {report['skipped_missing_text']} without text, {report['skipped_missing_label']} "
+        "without a label (empty, NaN, NA, null, ...)"
+    )
 
 
 def corpus_text(summary, words=10):
     """What `explain_corpus` did (a `CorpusSummary`): documents, accuracy, and the top `words` of each class."""
-    lines = [f"explained {summary.documents:,} documents" +
-             (f" (skipped {summary.skipped_empty} empty)" if summary.skipped_empty else "") +
-             (f"; accuracy {summary.accuracy:.4f}" if summary.labelled else "")]
+    lines = [
+        f"explained {summary.documents:,} documents"
+        + (f" (skipped {summary.skipped_empty} empty)" if summary.skipped_empty else "")
+        + (f"; accuracy {summary.accuracy:.4f}" if summary.labelled else "")
+    ]
     for label, count in sorted(summary.class_documents.items(), key=lambda item: str(item[0])):
         lines.append(f"  {label} ({count:,} documents): {', '.join(summary.words.top(label, words))}")
     return "\n".join(lines)
 
 
-__all__ = ["CSV_COLUMNS", "FORMATS", "corpus_text", "evaluation_text", "metrics_text", "prediction_text", "render",
-           "rows_text", "to_csv", "to_html", "to_json", "to_rows", "to_text"]
+__all__ = [
+    "CSV_COLUMNS",
+    "FORMATS",
+    "corpus_text",
+    "evaluation_text",
+    "metrics_text",
+    "prediction_text",
+    "render",
+    "rows_text",
+    "to_csv",
+    "to_html",
+    "to_json",
+    "to_rows",
+    "to_text",
+]

@@ -97,9 +97,7 @@ class ContextAttention(keras.layers.Layer):
             regularizer=self.kernel_regularizer,
         )
         self.bias = (
-            self.add_weight(name="bias", shape=(units,), initializer=self.bias_initializer)
-            if self.use_bias
-            else None
+            self.add_weight(name="bias", shape=(units,), initializer=self.bias_initializer) if self.use_bias else None
         )
         self.context = self.add_weight(
             name="context",

@@ -51,8 +51,9 @@ class LogLinearCombination(keras.layers.Layer):
         self.epsilon = epsilon
 
     def build(self, *shapes, **named_shapes):  # the weights do not depend on the shapes
-        self.mixing = self.add_weight(shape=(2,), initializer=keras.initializers.Constant([1.0, 0.0]),
-                                      trainable=False, name="mixing")
+        self.mixing = self.add_weight(
+            shape=(2,), initializer=keras.initializers.Constant([1.0, 0.0]), trainable=False, name="mixing"
+        )
 
     def scores(self, probabilities, logits):
         """The combined scores `a log p + b z` before the softmax."""

@@ -66,12 +66,26 @@ class MultiHeadAttention(keras.layers.MultiHeadAttention):
         any_key = ops.any(mask, axis=-1, keepdims=True)
         return weights * ops.cast(any_key, weights.dtype)
 
-    def _compute_attention(self, query, key, value, attention_mask=None, training=None, return_attention_scores=False,
-                           use_causal_mask=False):
+    def _compute_attention(
+        self,
+        query,
+        key,
+        value,
+        attention_mask=None,
+        training=None,
+        return_attention_scores=False,
+        use_causal_mask=False,
+    ):
         # The fused kernel would give fully masked rows a uniform (or NaN)
         # distribution; asking for the scores selects Keras's explicit path,
         # which goes through `_masked_softmax` above.
-        output, scores = super()._compute_attention(query, key, value, attention_mask=attention_mask,
-                                                    training=training, return_attention_scores=True,
-                                                    use_causal_mask=use_causal_mask)
+        output, scores = super()._compute_attention(
+            query,
+            key,
+            value,
+            attention_mask=attention_mask,
+            training=training,
+            return_attention_scores=True,
+            use_causal_mask=use_causal_mask,
+        )
         return output, (scores if return_attention_scores else None)

@@ -91,21 +91,29 @@ class NgramLogits(keras.layers.Layer):
         n-gram linear model combined with neural ones).
     """
 
-    def __init__(self, vocabulary_size, num_classes, ngram_max=NGRAMS["ngram_max"], num_buckets=NGRAMS["num_buckets"],
-                 **kwargs):
+    def __init__(
+        self, vocabulary_size, num_classes, ngram_max=NGRAMS["ngram_max"], num_buckets=NGRAMS["num_buckets"], **kwargs
+    ):
         kwargs.setdefault("dtype", "float32")
         super().__init__(**kwargs)
-        for name, value in (("vocabulary_size", vocabulary_size), ("num_classes", num_classes),
-                            ("ngram_max", ngram_max), ("num_buckets", num_buckets)):
+        for name, value in (
+            ("vocabulary_size", vocabulary_size),
+            ("num_classes", num_classes),
+            ("ngram_max", ngram_max),
+            ("num_buckets", num_buckets),
+        ):
             check_positive_int(value, name)
         if num_buckets <= vocabulary_size:
-            raise ValueError(f"num_buckets must exceed vocabulary_size ({vocabulary_size}). "
-                             f"Received: num_buckets={num_buckets}")
+            raise ValueError(
+                f"num_buckets must exceed vocabulary_size ({vocabulary_size}). Received: num_buckets={num_buckets}"
+            )
         if num_buckets > 2**31 - 1:
             raise ValueError(f"num_buckets must fit in 31 bits. Received: num_buckets={num_buckets}")
-        if vocabulary_size ** ngram_max >= 2**63:
-            raise ValueError(f"vocabulary_size**ngram_max must fit in 63 bits. Received: "
-                             f"vocabulary_size={vocabulary_size}, ngram_max={ngram_max}")
+        if vocabulary_size**ngram_max >= 2**63:
+            raise ValueError(
+                f"vocabulary_size**ngram_max must fit in 63 bits. Received: "
+                f"vocabulary_size={vocabulary_size}, ngram_max={ngram_max}"
+            )
         self.vocabulary_size = vocabulary_size
         self.num_classes = num_classes
         self.ngram_max = ngram_max
@@ -141,12 +149,20 @@ class NgramLogits(keras.layers.Layer):
         expected = {"idf": (n,), "kernel": (n, self.num_classes), "bias": (self.num_classes,), "unseen_idf": ()}
         for name, value in (("idf", idf), ("kernel", kernel), ("bias", bias), ("unseen_idf", unseen_idf)):
             if value.shape != expected[name]:
-                raise ValueError(f"{name} must have shape {expected[name]} for {n} kept features and "
-                                 f"{self.num_classes} classes. Received: {name}.shape={value.shape}")
-        if n and (kept_ids.dtype.kind not in "iu" or kept_ids[0] < 1 or kept_ids[-1] >= self.num_buckets or
-                  np.any(np.diff(kept_ids) <= 0)):
-            raise ValueError(f"kept_ids must be strictly increasing integers in [1, {self.num_buckets}). Received: "
-                             f"kept_ids={kept_ids[:5].tolist()}{' ...' if n > 5 else ''} (dtype {kept_ids.dtype})")
+                raise ValueError(
+                    f"{name} must have shape {expected[name]} for {n} kept features and "
+                    f"{self.num_classes} classes. Received: {name}.shape={value.shape}"
+                )
+        if n and (
+            kept_ids.dtype.kind not in "iu"
+            or kept_ids[0] < 1
+            or kept_ids[-1] >= self.num_buckets
+            or np.any(np.diff(kept_ids) <= 0)
+        ):
+            raise ValueError(
+                f"kept_ids must be strictly increasing integers in [1, {self.num_buckets}). Received: "
+                f"kept_ids={kept_ids[:5].tolist()}{' ...' if n > 5 else ''} (dtype {kept_ids.dtype})"
+            )
         # One row past the kept ones: a sentinel id above every feature id,
         # the unseen idf and a zero kernel row, where every other feature is
         # looked up (so an empty table needs no special case).
@@ -196,14 +212,18 @@ class NgramLogits(keras.layers.Layer):
             return
         missing = [name for name in _TABLES if name not in keys]
         if missing:
-            raise ValueError(f"layer '{self.name}' expected the tables {', '.join(_TABLES)}. "
-                             f"Received: {', '.join(sorted(keys)) or 'none'}")
+            raise ValueError(
+                f"layer '{self.name}' expected the tables {', '.join(_TABLES)}. "
+                f"Received: {', '.join(sorted(keys)) or 'none'}"
+            )
         self.set_tables(*(np.asarray(store[name]) for name in _TABLES))
 
     def _load_full_tables(self, idf, kernel, bias):
         if idf.shape != (self.num_buckets,) or kernel.shape != (self.num_buckets, self.num_classes):
-            raise ValueError(f"layer '{self.name}' expected idf ({self.num_buckets},) and kernel "
-                             f"({self.num_buckets}, {self.num_classes}). Received: {idf.shape} and {kernel.shape}")
+            raise ValueError(
+                f"layer '{self.name}' expected idf ({self.num_buckets},) and kernel "
+                f"({self.num_buckets}, {self.num_classes}). Received: {idf.shape} and {kernel.shape}"
+            )
         # A feature in no training document has the largest idf (document
         # frequency 0) and a zero kernel row; the rest are kept.
         unseen_idf = idf.max()
@@ -225,7 +245,7 @@ class NgramLogits(keras.layers.Layer):
         hashed_buckets = self.num_buckets - self.vocabulary_size
         for n in range(2, self.ngram_max + 1):
             # The n-gram starting at t, ids[t..t+n-1], as one integer in base vocabulary_size.
-            following = ops.pad(ids[:, n - 1:], [(0, 0), (0, n - 1)])
+            following = ops.pad(ids[:, n - 1 :], [(0, 0), (0, n - 1)])
             key = key * self.vocabulary_size + following
             present = ops.logical_and(present, following > 0)
             bucket = ops.mod(ops.mod(key, _PRIME) * _MULTIPLIER, _PRIME) % hashed_buckets + self.vocabulary_size
@@ -273,10 +293,12 @@ class NgramLogits(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update({
-            "vocabulary_size": self.vocabulary_size,
-            "num_classes": self.num_classes,
-            "ngram_max": self.ngram_max,
-            "num_buckets": self.num_buckets,
-        })
+        config.update(
+            {
+                "vocabulary_size": self.vocabulary_size,
+                "num_classes": self.num_classes,
+                "ngram_max": self.ngram_max,
+                "num_buckets": self.num_buckets,
+            }
+        )
         return config

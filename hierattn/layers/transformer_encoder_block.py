@@ -103,12 +103,20 @@ class TransformerEncoderBlock(keras.layers.Layer):
         )
         self.attention.build(input_shape, input_shape)
         self.ffn_hidden = keras.layers.Dense(
-            self.intermediate_dim, activation=self.activation, kernel_initializer=self.kernel_initializer, name="ffn_hidden", **common
+            self.intermediate_dim,
+            activation=self.activation,
+            kernel_initializer=self.kernel_initializer,
+            name="ffn_hidden",
+            **common,
         )
         self.ffn_hidden.build(input_shape)
-        self.ffn_output = keras.layers.Dense(d_model, kernel_initializer=self.kernel_initializer, name="ffn_output", **common)
+        self.ffn_output = keras.layers.Dense(
+            d_model, kernel_initializer=self.kernel_initializer, name="ffn_output", **common
+        )
         self.ffn_output.build(tuple(input_shape[:-1]) + (self.intermediate_dim,))
-        self.attention_norm = keras.layers.LayerNormalization(epsilon=self.layer_norm_epsilon, name="attention_norm", **common)
+        self.attention_norm = keras.layers.LayerNormalization(
+            epsilon=self.layer_norm_epsilon, name="attention_norm", **common
+        )
         self.attention_norm.build(input_shape)
         self.ffn_norm = keras.layers.LayerNormalization(epsilon=self.layer_norm_epsilon, name="ffn_norm", **common)
         self.ffn_norm.build(input_shape)

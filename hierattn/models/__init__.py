@@ -22,5 +22,13 @@ from hierattn.models.transformer_backbone import TransformerBackbone
 # The backbone of each architecture name (`TextClassifier("han")`, the CLI's models).
 BACKBONES = {"han": HANBackbone, "transformer": TransformerBackbone, "rnn": RNNBackbone}
 
-__all__ = ["BACKBONES", "Backbone", "HANBackbone", "RNNBackbone", "TextClassifier", "TextPreprocessor",
-           "TransformerBackbone", "load_classifier"]
+__all__ = [
+    "BACKBONES",
+    "Backbone",
+    "HANBackbone",
+    "RNNBackbone",
+    "TextClassifier",
+    "TextPreprocessor",
+    "TransformerBackbone",
+    "load_classifier",
+]

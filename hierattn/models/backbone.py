@@ -95,8 +95,11 @@ class Backbone(keras.Model):
     def get_config(self):
         # Not chained to `keras.Model.get_config`: a functional model's config
         # is its layer graph, which the subclass's constructor rebuilds.
-        return {"name": self.name, "trainable": self.trainable,
-                "dtype": keras.dtype_policies.serialize(self.dtype_policy)}
+        return {
+            "name": self.name,
+            "trainable": self.trainable,
+            "dtype": keras.dtype_policies.serialize(self.dtype_policy),
+        }
 
     @classmethod
     def from_config(cls, config):

@@ -47,10 +47,20 @@ class HANBackbone(Backbone):
 
     input_rank = 3
 
-    def __init__(self, vocabulary_size, num_classes, embedding_dim=_HAN["embedding_dim"],
-                 word_units=_HAN["word_units"], sentence_units=_HAN["sentence_units"],
-                 attention_units=_HAN["attention_units"], cell=_HAN["cell"], dropout=_HAN["dropout"], name="han",
-                 dtype=None, **kwargs):
+    def __init__(
+        self,
+        vocabulary_size,
+        num_classes,
+        embedding_dim=_HAN["embedding_dim"],
+        word_units=_HAN["word_units"],
+        sentence_units=_HAN["sentence_units"],
+        attention_units=_HAN["attention_units"],
+        cell=_HAN["cell"],
+        dropout=_HAN["dropout"],
+        name="han",
+        dtype=None,
+        **kwargs,
+    ):
         check_common(vocabulary_size, num_classes, embedding_dim, dropout)
         with policy_scope(dtype):
             tokens = keras.Input((None, None), dtype="int32", name="tokens")
@@ -84,14 +94,16 @@ class HANBackbone(Backbone):
 
     def get_config(self):
         config = super().get_config()
-        config.update({
-            "vocabulary_size": self.vocabulary_size,
-            "num_classes": self.num_classes,
-            "embedding_dim": self.embedding_dim,
-            "word_units": self.word_units,
-            "sentence_units": self.sentence_units,
-            "attention_units": self.attention_units,
-            "cell": self.cell,
-            "dropout": self.dropout,
-        })
+        config.update(
+            {
+                "vocabulary_size": self.vocabulary_size,
+                "num_classes": self.num_classes,
+                "embedding_dim": self.embedding_dim,
+                "word_units": self.word_units,
+                "sentence_units": self.sentence_units,
+                "attention_units": self.attention_units,
+                "cell": self.cell,
+                "dropout": self.dropout,
+            }
+        )
         return config

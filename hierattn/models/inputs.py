@@ -111,8 +111,9 @@ def label_values(y, label_names=None):
             raise DataError("labels given as rows must be one-hot: one 1 per row, zeros elsewhere")
         num_classes = array.shape[1]
         if label_names is not None and len(label_names) != num_classes:
-            raise DataError(f"one-hot labels have {num_classes} columns but the classifier has "
-                            f"{len(label_names)} classes")
+            raise DataError(
+                f"one-hot labels have {num_classes} columns but the classifier has {len(label_names)} classes"
+            )
         names = list(range(num_classes)) if label_names is None else list(label_names)
         return [names[i] for i in array.argmax(1)], num_classes
     if array.ndim != 1:

@@ -45,9 +45,21 @@ class RNNBackbone(Backbone):
     TensorShape([2, 2])
     """
 
-    def __init__(self, vocabulary_size, num_classes, embedding_dim=_RNN["embedding_dim"], units=_RNN["units"],
-                 cell=_RNN["cell"], attention=_RNN["attention"], window=_RNN["window"],
-                 local_mode=_RNN["local_mode"], dropout=_RNN["dropout"], name="rnn", dtype=None, **kwargs):
+    def __init__(
+        self,
+        vocabulary_size,
+        num_classes,
+        embedding_dim=_RNN["embedding_dim"],
+        units=_RNN["units"],
+        cell=_RNN["cell"],
+        attention=_RNN["attention"],
+        window=_RNN["window"],
+        local_mode=_RNN["local_mode"],
+        dropout=_RNN["dropout"],
+        name="rnn",
+        dtype=None,
+        **kwargs,
+    ):
         check_common(vocabulary_size, num_classes, embedding_dim, dropout)
         check_choice(attention, CHOICES["attention"], "attention")
         with policy_scope(dtype):
@@ -69,8 +81,9 @@ class RNNBackbone(Backbone):
                 if attention == "bahdanau":
                     layer = BahdanauAttention(units, name="attention")
                 else:
-                    layer = LuongAttention(attention.split("-")[1], window=window, local_mode=local_mode,
-                                           name="attention")
+                    layer = LuongAttention(
+                        attention.split("-")[1], window=window, local_mode=local_mode, name="attention"
+                    )
                 context, _ = layer([query, sequence], return_attention_scores=True)
                 features = keras.layers.Concatenate(name="context_and_query")([context, query])
             probabilities = classifier_head(features, num_classes, dropout)
@@ -88,15 +101,17 @@ class RNNBackbone(Backbone):
 
     def get_config(self):
         config = super().get_config()
-        config.update({
-            "vocabulary_size": self.vocabulary_size,
-            "num_classes": self.num_classes,
-            "embedding_dim": self.embedding_dim,
-            "units": self.units,
-            "cell": self.cell,
-            "attention": self.attention,
-            "window": self.window,
-            "local_mode": self.local_mode,
-            "dropout": self.dropout,
-        })
+        config.update(
+            {
+                "vocabulary_size": self.vocabulary_size,
+                "num_classes": self.num_classes,
+                "embedding_dim": self.embedding_dim,
+                "units": self.units,
+                "cell": self.cell,
+                "attention": self.attention,
+                "window": self.window,
+                "local_mode": self.local_mode,
+                "dropout": self.dropout,
+            }
+        )
         return config

@@ -6,23 +6,23 @@ import keras
 import numpy as np
 
 from hierattn.data.dataset import LabelMap, stratified_split
+from hierattn.data.encoding import tokenize_corpus
 from hierattn.data.pipeline import make_eval_dataset, make_train_dataset
 from hierattn.defaults import BACKBONES, CLIPNORM, MODELS, NGRAMS, PREPROCESSING, TRAINING
-from hierattn.data.encoding import tokenize_corpus
 from hierattn.distribute import step_logs_for
 from hierattn.embeddings import embedding_matrix, load_vectors, train_word2vec
 from hierattn.errors import DataError
 from hierattn.layers import LogLinearCombination, NgramLogits
 from hierattn.metrics import ExamplesSeen
-from hierattn.ngrams import combine, fit_parts, ngram_logits
 from hierattn.models.backbone import Backbone
 from hierattn.models.han_backbone import HANBackbone
 from hierattn.models.inference import batched_outputs, predict_batches
-from hierattn.models.legacy import backbone_config
 from hierattn.models.inputs import as_texts, is_text_input, texts_and_labels
+from hierattn.models.legacy import backbone_config
 from hierattn.models.rnn_backbone import RNNBackbone
 from hierattn.models.text_preprocessor import TextPreprocessor
 from hierattn.models.transformer_backbone import TransformerBackbone
+from hierattn.ngrams import combine, fit_parts, ngram_logits
 
 # The backbone class of each architecture name.
 BACKBONE_CLASSES = {"han": HANBackbone, "transformer": TransformerBackbone, "rnn": RNNBackbone}
@@ -98,11 +98,23 @@ class TextClassifier(keras.Model):
     ```
     """
 
-    def __init__(self, backbone="han", preprocessor=None, label_names=None, embeddings=TRAINING["embeddings"],
-                 pretrain_epochs=TRAINING["pretrain_epochs"], ngrams=TRAINING["ngrams"], seed=TRAINING["seed"],
-                 max_sentences=PREPROCESSING["max_sentences"], max_words=PREPROCESSING["max_words"],
-                 sequence_length=PREPROCESSING["sequence_length"], min_count=PREPROCESSING["min_count"],
-                 max_vocab=PREPROCESSING["max_vocab"], ngram_logits=None, **kwargs):
+    def __init__(
+        self,
+        backbone="han",
+        preprocessor=None,
+        label_names=None,
+        embeddings=TRAINING["embeddings"],
+        pretrain_epochs=TRAINING["pretrain_epochs"],
+        ngrams=TRAINING["ngrams"],
+        seed=TRAINING["seed"],
+        max_sentences=PREPROCESSING["max_sentences"],
+        max_words=PREPROCESSING["max_words"],
+        sequence_length=PREPROCESSING["sequence_length"],
+        min_count=PREPROCESSING["min_count"],
+        max_vocab=PREPROCESSING["max_vocab"],
+        ngram_logits=None,
+        **kwargs,
+    ):
         model_kwargs = {k: kwargs.pop(k) for k in _MODEL_KWARGS if k in kwargs}
         model_kwargs.setdefault("name", "text_classifier")
         super().__init__(**model_kwargs)
@@ -112,8 +124,10 @@ class TextClassifier(keras.Model):
                 raise ValueError(f"backbone must be one of {MODELS} or a Backbone. Received: backbone={backbone!r}.")
             unknown = sorted(set(options) - set(BACKBONES[backbone]))
             if unknown:
-                raise ValueError(f"unknown {backbone} argument(s) {', '.join(unknown)}: choose from "
-                                 f"{', '.join(sorted(BACKBONES[backbone]))}")
+                raise ValueError(
+                    f"unknown {backbone} argument(s) {', '.join(unknown)}: choose from "
+                    f"{', '.join(sorted(BACKBONES[backbone]))}"
+                )
             self.architecture = backbone
             input_rank = BACKBONE_CLASSES[backbone].input_rank
         elif isinstance(backbone, Backbone):
@@ -122,12 +136,19 @@ class TextClassifier(keras.Model):
             self.architecture = backbone.name
             input_rank = backbone.input_rank
         else:
-            raise ValueError(f"backbone must be one of {MODELS} or a hierattn Backbone (see hierattn.models). "
-                             f"Received: backbone={backbone!r}.")
+            raise ValueError(
+                f"backbone must be one of {MODELS} or a hierattn Backbone (see hierattn.models). "
+                f"Received: backbone={backbone!r}."
+            )
         self.backbone_options = options
         self.preprocessor = preprocessor or TextPreprocessor(
-            TextPreprocessor.mode_for_rank(input_rank), max_sentences=max_sentences, max_words=max_words,
-            sequence_length=sequence_length, min_count=min_count, max_vocab=max_vocab)
+            TextPreprocessor.mode_for_rank(input_rank),
+            max_sentences=max_sentences,
+            max_words=max_words,
+            sequence_length=sequence_length,
+            min_count=min_count,
+            max_vocab=max_vocab,
+        )
         self.backbone = None if isinstance(backbone, str) else backbone
         self.label_names = None if label_names is None else list(label_names)
         self.embeddings = embeddings
@@ -143,8 +164,9 @@ class TextClassifier(keras.Model):
             self._make_ngram_part(ngram_logits)
         if self.backbone is not None:
             if self.label_names is not None and len(self.label_names) != self.backbone.num_classes:
-                raise ValueError(f"{len(self.label_names)} label names for a backbone with "
-                                 f"{self.backbone.num_classes} outputs")
+                raise ValueError(
+                    f"{len(self.label_names)} label names for a backbone with {self.backbone.num_classes} outputs"
+                )
             self.built = True
 
     # -- preparing -----------------------------------------------------
@@ -177,13 +199,20 @@ class TextClassifier(keras.Model):
             if self.architecture == "transformer":
                 options["sequence_length"] = self.preprocessor.sequence_length
             self.backbone = BACKBONE_CLASSES[self.architecture](
-                len(self.preprocessor.vocabulary), len(self.label_names), dtype=self.dtype_policy.name, **options)
+                len(self.preprocessor.vocabulary), len(self.label_names), dtype=self.dtype_policy.name, **options
+            )
             self._initialise_embeddings(texts, unlabeled, verbose)
             self.built = True
         if self.ngrams and self.ngram_logits is None:
-            self._make_ngram_part(NgramLogits(len(self.preprocessor.vocabulary), len(self.label_names),
-                                              ngram_max=NGRAMS["ngram_max"], num_buckets=NGRAMS["num_buckets"],
-                                              name="ngram_logits"))
+            self._make_ngram_part(
+                NgramLogits(
+                    len(self.preprocessor.vocabulary),
+                    len(self.label_names),
+                    ngram_max=NGRAMS["ngram_max"],
+                    num_buckets=NGRAMS["num_buckets"],
+                    name="ngram_logits",
+                )
+            )
         return self
 
     def _make_ngram_part(self, layer):
@@ -203,12 +232,19 @@ class TextClassifier(keras.Model):
             return
         if self.embeddings == "word2vec":
             corpus = list(texts) + list(unlabeled or [])
-            documents = tokenize_corpus(corpus, self.preprocessor.tokenizer, progress=bool(verbose),
-                                        desc="tokenizing for word2vec")
+            documents = tokenize_corpus(
+                corpus, self.preprocessor.tokenizer, progress=bool(verbose), desc="tokenizing for word2vec"
+            )
             if verbose:
                 print(f"training word2vec ({dim}d, {self.pretrain_epochs} epochs) on {len(corpus):,} texts")
-            vectors = train_word2vec([s for d in documents for s in d], dim=dim, epochs=self.pretrain_epochs,
-                                     min_count=self.preprocessor.min_count, seed=self.seed, progress=bool(verbose))
+            vectors = train_word2vec(
+                [s for d in documents for s in d],
+                dim=dim,
+                epochs=self.pretrain_epochs,
+                min_count=self.preprocessor.min_count,
+                seed=self.seed,
+                progress=bool(verbose),
+            )
             source = "word2vec on the training texts" + (" and unlabelled texts" if unlabeled else "")
         else:
             vectors = load_vectors(self.embeddings, vocabulary, progress=bool(verbose))
@@ -283,25 +319,41 @@ class TextClassifier(keras.Model):
         # (keras-team/keras#20585). The classifier knows its input and target
         # shapes, so it builds from those instead.
         if self.adapted and data_batch is None:
-            data_batch = (np.ones((1,) * self.backbone.input_rank, np.int32),
-                          np.zeros((1, len(self.label_names)), np.float32))
+            data_batch = (
+                np.ones((1,) * self.backbone.input_rank, np.int32),
+                np.zeros((1, len(self.label_names)), np.float32),
+            )
             iterator = None
         super()._maybe_symbolic_build(iterator=iterator, data_batch=data_batch)
 
     def _texts_and_labels(self, x, y, verb):
         if not is_text_input(x):
-            raise DataError(f"{verb} takes texts (a list, NumPy array, pandas Series, tf.Tensor of strings or "
-                            f"tf.data.Dataset) and their labels")
+            raise DataError(
+                f"{verb} takes texts (a list, NumPy array, pandas Series, tf.Tensor of strings or "
+                f"tf.data.Dataset) and their labels"
+            )
         texts, labels, num_classes = texts_and_labels(x, y, self.label_names)
         if labels is None:
-            raise DataError(f"{verb} needs the texts' labels: {verb}(texts, labels), or a dataset of "
-                            "(texts, labels)")
+            raise DataError(f"{verb} needs the texts' labels: {verb}(texts, labels), or a dataset of (texts, labels)")
         if self.label_names is None and num_classes is not None:
             self.label_names = list(range(num_classes))
         return texts, labels
 
-    def fit(self, x=None, y=None, batch_size=None, epochs=None, verbose="auto", callbacks=None, validation_split=0.0,
-            validation_data=None, class_weight=None, initial_epoch=0, unlabeled=None, **kwargs):
+    def fit(
+        self,
+        x=None,
+        y=None,
+        batch_size=None,
+        epochs=None,
+        verbose="auto",
+        callbacks=None,
+        validation_split=0.0,
+        validation_data=None,
+        class_weight=None,
+        initial_epoch=0,
+        unlabeled=None,
+        **kwargs,
+    ):
         """Keras `fit` on raw texts and their labels.
 
         The first call adapts the classifier (`adapt`) to the training part.
@@ -354,24 +406,35 @@ class TextClassifier(keras.Model):
         num_classes = len(self.label_names)
         strategy = self.distribute_strategy
         x_fit, y_fit = self.preprocessor(texts, progress=bool(verbose)), self.label_ids(labels)
-        train_set = make_train_dataset(x_fit, y_fit, batch_size, self.seed, num_classes, first_epoch=initial_epoch,
-                                       strategy=strategy)
+        train_set = make_train_dataset(
+            x_fit, y_fit, batch_size, self.seed, num_classes, first_epoch=initial_epoch, strategy=strategy
+        )
         callbacks = list(callbacks or [])
         val_set = validation = None
         if validation_data is not None:
-            val_texts, val_labels = (validation_data if isinstance(validation_data, (list, tuple))
-                                     else (validation_data, None))
+            val_texts, val_labels = (
+                validation_data if isinstance(validation_data, (list, tuple)) else (validation_data, None)
+            )
             val_texts, val_labels = self._texts_and_labels(val_texts, val_labels, "validation_data")
             validation = (self.preprocessor(val_texts), self.label_ids(val_labels))
             val_set = make_eval_dataset(*validation, batch_size * 4, num_classes, strategy=strategy)
             if not any(isinstance(c, keras.callbacks.EarlyStopping) for c in callbacks):
-                callbacks.append(keras.callbacks.EarlyStopping(patience=TRAINING["patience"],
-                                                               restore_best_weights=True))
+                callbacks.append(
+                    keras.callbacks.EarlyStopping(patience=TRAINING["patience"], restore_best_weights=True)
+                )
         self._set_network_only(True)
         try:
-            history = super().fit(train_set, validation_data=val_set, epochs=epochs, verbose=verbose,
-                                  callbacks=callbacks, class_weight=class_weight, initial_epoch=initial_epoch,
-                                  shuffle=False, **kwargs)
+            history = super().fit(
+                train_set,
+                validation_data=val_set,
+                epochs=epochs,
+                verbose=verbose,
+                callbacks=callbacks,
+                class_weight=class_weight,
+                initial_epoch=initial_epoch,
+                shuffle=False,
+                **kwargs,
+            )
         finally:
             self._set_network_only(False)
         if self.ngram_logits is not None:
@@ -391,8 +454,13 @@ class TextClassifier(keras.Model):
         if not is_text_input(x):
             return super().evaluate(x, y, batch_size=batch_size, verbose=verbose, return_dict=return_dict, **kwargs)
         texts, labels = self._texts_and_labels(x, y, "evaluate")
-        dataset = make_eval_dataset(self.preprocessor(texts), self.label_ids(labels), batch_size or 128,
-                                    len(self.label_names), strategy=self.distribute_strategy)
+        dataset = make_eval_dataset(
+            self.preprocessor(texts),
+            self.label_ids(labels),
+            batch_size or 128,
+            len(self.label_names),
+            strategy=self.distribute_strategy,
+        )
         return super().evaluate(dataset, verbose=verbose, return_dict=return_dict, **kwargs)
 
     def predict(self, x, batch_size=None, verbose="auto", **kwargs):
@@ -471,19 +539,23 @@ class TextClassifier(keras.Model):
 
     def get_config(self):
         config = super().get_config()
-        config.update({
-            "backbone": self.architecture if self.backbone is None else keras.saving.serialize_keras_object(
-                self.backbone),
-            "preprocessor": keras.saving.serialize_keras_object(self.preprocessor),
-            "label_names": None if self.label_names is None else list(self.label_names),
-            "embeddings": self.embeddings,
-            "pretrain_epochs": self.pretrain_epochs,
-            "seed": self.seed,
-            "ngrams": self.ngrams,
-            "ngram_logits": None if self.ngram_logits is None else keras.saving.serialize_keras_object(
-                self.ngram_logits),
-            "backbone_options": dict(self.backbone_options) if self.backbone is None else {},
-        })
+        config.update(
+            {
+                "backbone": self.architecture
+                if self.backbone is None
+                else keras.saving.serialize_keras_object(self.backbone),
+                "preprocessor": keras.saving.serialize_keras_object(self.preprocessor),
+                "label_names": None if self.label_names is None else list(self.label_names),
+                "embeddings": self.embeddings,
+                "pretrain_epochs": self.pretrain_epochs,
+                "seed": self.seed,
+                "ngrams": self.ngrams,
+                "ngram_logits": None
+                if self.ngram_logits is None
+                else keras.saving.serialize_keras_object(self.ngram_logits),
+                "backbone_options": dict(self.backbone_options) if self.backbone is None else {},
+            }
+        )
         return config
 
     @classmethod

@@ -51,15 +51,27 @@ class TextPreprocessor(keras.layers.Layer):
     (1, 3)
     """
 
-    def __init__(self, mode="hierarchical", max_sentences=PREPROCESSING["max_sentences"],
-                 max_words=PREPROCESSING["max_words"], sequence_length=PREPROCESSING["sequence_length"],
-                 min_count=PREPROCESSING["min_count"], max_vocab=PREPROCESSING["max_vocab"], tokenizer=None,
-                 **kwargs):
+    def __init__(
+        self,
+        mode="hierarchical",
+        max_sentences=PREPROCESSING["max_sentences"],
+        max_words=PREPROCESSING["max_words"],
+        sequence_length=PREPROCESSING["sequence_length"],
+        min_count=PREPROCESSING["min_count"],
+        max_vocab=PREPROCESSING["max_vocab"],
+        tokenizer=None,
+        **kwargs,
+    ):
         kwargs.setdefault("trainable", False)
         super().__init__(**kwargs)
         check_choice(mode, MODES, "mode")
-        for name, value in (("max_sentences", max_sentences), ("max_words", max_words),
-                            ("sequence_length", sequence_length), ("min_count", min_count), ("max_vocab", max_vocab)):
+        for name, value in (
+            ("max_sentences", max_sentences),
+            ("max_words", max_words),
+            ("sequence_length", sequence_length),
+            ("min_count", min_count),
+            ("max_vocab", max_vocab),
+        ):
             check_positive_int(value, name, allow_none=True)
         self.mode = mode
         self.max_sentences = max_sentences
@@ -89,20 +101,36 @@ class TextPreprocessor(keras.layers.Layer):
 
     def adapt(self, texts, progress=True):
         """Builds the vocabulary and fills the length limits left `None` from `texts`."""
-        encoder = TextEncoder.fit(texts, self.tokenizer, min_count=self.min_count, max_size=self.max_vocab,
-                                  percentile=LENGTH_PERCENTILE, progress=progress, max_sentences=self.max_sentences,
-                                  max_words=self.max_words, sequence_length=self.sequence_length)
+        encoder = TextEncoder.fit(
+            texts,
+            self.tokenizer,
+            min_count=self.min_count,
+            max_size=self.max_vocab,
+            percentile=LENGTH_PERCENTILE,
+            progress=progress,
+            max_sentences=self.max_sentences,
+            max_words=self.max_words,
+            sequence_length=self.sequence_length,
+        )
         self.vocabulary = encoder.vocabulary
-        self.max_sentences, self.max_words, self.sequence_length = (encoder.max_sentences, encoder.max_words,
-                                                                    encoder.sequence_length)
+        self.max_sentences, self.max_words, self.sequence_length = (
+            encoder.max_sentences,
+            encoder.max_words,
+            encoder.sequence_length,
+        )
 
     @property
     def encoder(self):
         """The `TextEncoder` doing the work (requires `adapt` first)."""
         if not self.adapted:
             raise ValueError("the preprocessor has no vocabulary yet: call adapt(texts) (or fit the classifier) first")
-        return TextEncoder(self.vocabulary, self.tokenizer, max_sentences=self.max_sentences or 1,
-                           max_words=self.max_words or 1, sequence_length=self.sequence_length or 1)
+        return TextEncoder(
+            self.vocabulary,
+            self.tokenizer,
+            max_sentences=self.max_sentences or 1,
+            max_words=self.max_words or 1,
+            sequence_length=self.sequence_length or 1,
+        )
 
     def __call__(self, inputs, progress=False):
         # Python strings in, a NumPy array out: Keras's tensor machinery is skipped.
@@ -134,8 +162,11 @@ class TextPreprocessor(keras.layers.Layer):
             hierarchical ids, `(position,)` for flat ones.
         """
         if self.mode == "hierarchical":
-            return [(s, t.index) if s < self.max_sentences and t.index < self.max_words else None
-                    for s, sentence in enumerate(sentences) for t in sentence]
+            return [
+                (s, t.index) if s < self.max_sentences and t.index < self.max_words else None
+                for s, sentence in enumerate(sentences)
+                for t in sentence
+            ]
         count = sum(len(sentence) for sentence in sentences)
         return [(p,) if p < self.sequence_length else None for p in range(count)]
 
@@ -145,15 +176,17 @@ class TextPreprocessor(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update({
-            "mode": self.mode,
-            "max_sentences": self.max_sentences,
-            "max_words": self.max_words,
-            "sequence_length": self.sequence_length,
-            "min_count": self.min_count,
-            "max_vocab": self.max_vocab,
-            "tokenizer": self.tokenizer.get_config(),
-        })
+        config.update(
+            {
+                "mode": self.mode,
+                "max_sentences": self.max_sentences,
+                "max_words": self.max_words,
+                "sequence_length": self.sequence_length,
+                "min_count": self.min_count,
+                "max_vocab": self.max_vocab,
+                "tokenizer": self.tokenizer.get_config(),
+            }
+        )
         return config
 
     def save_assets(self, dir_path):

@@ -48,11 +48,23 @@ class TransformerBackbone(Backbone):
     TensorShape([2, 2])
     """
 
-    def __init__(self, vocabulary_size, num_classes, sequence_length=512, embedding_dim=_TRANSFORMER["embedding_dim"],
-                 num_heads=_TRANSFORMER["num_heads"], intermediate_dim=_TRANSFORMER["intermediate_dim"],
-                 num_layers=_TRANSFORMER["num_layers"], dropout=_TRANSFORMER["dropout"],
-                 pooling=_TRANSFORMER["pooling"], position=_TRANSFORMER["position"],
-                 normalize_first=_TRANSFORMER["normalize_first"], name="transformer", dtype=None, **kwargs):
+    def __init__(
+        self,
+        vocabulary_size,
+        num_classes,
+        sequence_length=512,
+        embedding_dim=_TRANSFORMER["embedding_dim"],
+        num_heads=_TRANSFORMER["num_heads"],
+        intermediate_dim=_TRANSFORMER["intermediate_dim"],
+        num_layers=_TRANSFORMER["num_layers"],
+        dropout=_TRANSFORMER["dropout"],
+        pooling=_TRANSFORMER["pooling"],
+        position=_TRANSFORMER["position"],
+        normalize_first=_TRANSFORMER["normalize_first"],
+        name="transformer",
+        dtype=None,
+        **kwargs,
+    ):
         check_common(vocabulary_size, num_classes, embedding_dim, dropout)
         check_choice(pooling, CHOICES["pooling"], "pooling")
         check_choice(position, CHOICES["position"], "position")
@@ -60,14 +72,20 @@ class TransformerBackbone(Backbone):
             raise ValueError(f"embedding_dim ({embedding_dim}) must be divisible by num_heads ({num_heads}).")
         with policy_scope(dtype):
             tokens = keras.Input((None,), dtype="int32", name="tokens")
-            embedding = TokenAndPositionEmbedding(vocabulary_size, embedding_dim, sequence_length=sequence_length,
-                                                  position=position, name="embedding")
+            embedding = TokenAndPositionEmbedding(
+                vocabulary_size, embedding_dim, sequence_length=sequence_length, position=position, name="embedding"
+            )
             x = embedding(tokens)
             if dropout:
                 x = keras.layers.Dropout(dropout, name="embedding_dropout")(x)
             for i in range(num_layers):
-                x = TransformerEncoderBlock(num_heads, intermediate_dim, dropout=dropout,
-                                            normalize_first=normalize_first, name=f"encoder_{i + 1}")(x)
+                x = TransformerEncoderBlock(
+                    num_heads,
+                    intermediate_dim,
+                    dropout=dropout,
+                    normalize_first=normalize_first,
+                    name=f"encoder_{i + 1}",
+                )(x)
             if normalize_first:  # pre-norm blocks leave the residual stream unnormalised
                 x = keras.layers.LayerNormalization(epsilon=1e-6, name="final_norm")(x)
             pooling_layer = None
@@ -105,17 +123,19 @@ class TransformerBackbone(Backbone):
 
     def get_config(self):
         config = super().get_config()
-        config.update({
-            "vocabulary_size": self.vocabulary_size,
-            "num_classes": self.num_classes,
-            "sequence_length": self.sequence_length,
-            "embedding_dim": self.embedding_dim,
-            "num_heads": self.num_heads,
-            "intermediate_dim": self.intermediate_dim,
-            "num_layers": self.num_layers,
-            "dropout": self.dropout,
-            "pooling": self.pooling,
-            "position": self.position,
-            "normalize_first": self.normalize_first,
-        })
+        config.update(
+            {
+                "vocabulary_size": self.vocabulary_size,
+                "num_classes": self.num_classes,
+                "sequence_length": self.sequence_length,
+                "embedding_dim": self.embedding_dim,
+                "num_heads": self.num_heads,
+                "intermediate_dim": self.intermediate_dim,
+                "num_layers": self.num_layers,
+                "dropout": self.dropout,
+                "pooling": self.pooling,
+                "position": self.position,
+                "normalize_first": self.normalize_first,
+            }
+        )
         return config
