@@ -220,3 +220,39 @@ def test_set_token_vectors_rescales_only_sinusoidal_embeddings():
     transformer.set_token_vectors(matrix)
     table = transformer.token_embedding.embeddings.numpy()
     np.testing.assert_allclose(np.std(table[1:]) * np.sqrt(8), 1.0, rtol=0.05)  # scaled to 1/sqrt(d)
+
+
+def test_loading_builds_the_backward_layers_without_keras_copying_them():
+    # Keras's Bidirectional copies its backward layer by serializing the forward one a second time; inside
+    # load_model's object-sharing scope that config carries the layer's id(), which can collide with an id from
+    # the saved file. Rebuilding from a config makes the backward layers itself (same names, same weights).
+    from keras.src.saving import serialization_lib
+
+    model = HANBackbone(30, 2, embedding_dim=8, word_units=4, sentence_units=4, attention_units=6, cell="lstm")
+    config = model.get_config()
+    shared = []
+    original = serialization_lib.deserialize_keras_object
+
+    def spy(value, *args, **kwargs):
+        if isinstance(value, dict) and "shared_object_id" in value and value.get("class_name") in ("GRU", "LSTM"):
+            shared.append(value["class_name"])
+        return original(value, *args, **kwargs)
+
+    serialization_lib.deserialize_keras_object = spy
+    try:
+        with serialization_lib.ObjectSharingScope():
+            rebuilt = HANBackbone.from_config(config)
+    finally:
+        serialization_lib.deserialize_keras_object = original
+    assert shared == []
+    names = [
+        (layer.forward_layer.name[len("forward_") :], layer.backward_layer.name[len("backward_") :])
+        for layer in rebuilt._flatten_layers()
+        if isinstance(layer, keras.layers.Bidirectional)
+    ]
+    assert len(names) == 2 and all(forward == backward for forward, backward in names)
+    assert all(
+        layer.backward_layer.go_backwards
+        for layer in rebuilt._flatten_layers()
+        if isinstance(layer, keras.layers.Bidirectional)
+    )

@@ -112,7 +112,7 @@ def test_two_local_replicas_share_each_batch(corpus, tmp_path):
     assert "MirroredStrategy, 2 replicas in sync" in (tmp_path / "run" / "run.json").read_text()
     assert [row["examples"] for row in history(tmp_path / "run")] == ["270.0", "270.0"]
     assert [row["val_examples"] for row in history(tmp_path / "run")] == ["30.0", "30.0"]
-    assert run.classifier.predict(["The film was superb."]) in (["pos"], ["neg"])
+    assert run.classifier.predict_labels(["The film was superb."]) in (["pos"], ["neg"])
 
 
 def run_cluster(args, tmp_path):
@@ -216,4 +216,4 @@ def test_a_cluster_resumes_an_interrupted_run(corpus, tmp_path):
     rows = history(output)
     assert [row["epoch"] for row in rows] == ["0", "1", "2"]  # the first epoch was not run again
     assert [row["examples"] for row in rows] == ["270.0"] * 3
-    assert load_run(output).classifier.predict(["The film was superb."]) in (["pos"], ["neg"])
+    assert load_run(output).classifier.predict_labels(["The film was superb."]) in (["pos"], ["neg"])

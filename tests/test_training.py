@@ -67,7 +67,7 @@ def test_each_model_trains_saves_and_reloads_identically(data, tmp_path, model):
             assert "optimizer" not in weights and "backbone" in weights
     assert run.classifier.compiled and run.classifier.optimizer.iterations.numpy() > 0  # saving left it as it was
     labels = [reloaded.label_names[i] for i in test_data.labels[:16]]
-    assert reloaded.evaluate(test_data.texts[:16], labels, verbose=0)["accuracy"] == pytest.approx(
+    assert reloaded.evaluate(test_data.texts[:16], labels, verbose=0, return_dict=True)["accuracy"] == pytest.approx(
         run.classifier.evaluate(test_data.texts[:16], labels, verbose=0)["accuracy"]
     )
 
@@ -168,7 +168,7 @@ def test_training_inside_a_distribution_strategy_scope(data, tmp_path):
 def test_bad_configs_are_rejected(data, tmp_path):
     train_data, _ = data
     for config, message in [
-        (tiny_config("han", limit=2), "limit must be a whole number of at least 1|--limit"),
+        (tiny_config("han", limit=2), "limit must be at least 4 documents"),
         (TrainConfig(model="bert"), "unknown model"),
         (tiny_config("han", learning_rate=float("nan")), "learning rate must be a finite number above 0"),
         (tiny_config("han", learning_rate=0.0), "learning rate must be a finite number above 0"),

@@ -1,11 +1,15 @@
 """`Backbone`: the network of a `TextClassifier`, from token ids to class probabilities."""
 
 import contextlib
+import contextvars
 
 import keras
 
 from hierattn.defaults import CHOICES
 from hierattn.layers._attention_utils import check_choice, check_dropout, check_positive_int
+
+# True while `Backbone.from_config` rebuilds a backbone (see `recurrent`).
+_LOADING = contextvars.ContextVar("hierattn_backbone_loading", default=False)
 
 
 @keras.saving.register_keras_serializable(package="hierattn")
@@ -106,7 +110,11 @@ class Backbone(keras.Model):
         config = dict(config)
         if isinstance(config.get("dtype"), dict):
             config["dtype"] = keras.dtype_policies.deserialize(config["dtype"])
-        return cls(**config)
+        token = _LOADING.set(True)
+        try:
+            return cls(**config)
+        finally:
+            _LOADING.reset(token)
 
 
 @contextlib.contextmanager
@@ -135,12 +143,24 @@ def classifier_head(features, num_classes, dropout):
 
 
 def recurrent(cell, units, name, return_sequences=True, return_state=False):
-    """A bidirectional GRU or LSTM."""
+    """A bidirectional GRU or LSTM.
+
+    While a backbone is rebuilt from its config (`Backbone.from_config`,
+    inside `keras.saving.load_model`), the backward layer is made here
+    rather than copied by `Bidirectional`: Keras copies it by serializing
+    the forward layer a second time, and inside `load_model`'s
+    object-sharing scope that second config carries the layer's `id()`,
+    which can match an id recorded from the saved file and bring back
+    another object (an intermittent "Forward layer and backward layer should
+    have different `go_backwards` value"). Otherwise Keras copies it as
+    usual, so a seeded backbone starts from the same weights as before.
+    """
     check_choice(cell, CHOICES["cell"], "cell")
     layer = keras.layers.GRU if cell == "gru" else keras.layers.LSTM
-    return keras.layers.Bidirectional(
-        layer(units, return_sequences=return_sequences, return_state=return_state), name=name
-    )
+    options = {"return_sequences": return_sequences, "return_state": return_state}
+    forward = layer(units, **options)
+    backward = layer(units, go_backwards=True, name=f"backward_{forward.name}", **options) if _LOADING.get() else None
+    return keras.layers.Bidirectional(forward, backward_layer=backward, name=name)
 
 
 def check_common(vocabulary_size, num_classes, embedding_dim, dropout):
