@@ -68,7 +68,7 @@ def test_each_model_trains_saves_and_reloads_identically(data, tmp_path, model):
     assert run.classifier.compiled and run.classifier.optimizer.iterations.numpy() > 0  # saving left it as it was
     labels = [reloaded.label_names[i] for i in test_data.labels[:16]]
     assert reloaded.evaluate(test_data.texts[:16], labels, verbose=0, return_dict=True)["accuracy"] == pytest.approx(
-        run.classifier.evaluate(test_data.texts[:16], labels, verbose=0)["accuracy"]
+        run.classifier.evaluate(test_data.texts[:16], labels, verbose=0, return_dict=True)["accuracy"]
     )
 
 
