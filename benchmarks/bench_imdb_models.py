@@ -74,7 +74,8 @@ def run_baseline(name, fit, data, fit_idx, val_idx):
 
 def run_model(model, data, out, epochs=None):
     from hierattn.runs import load_run
-    from hierattn.training import TrainConfig, train
+    from hierattn.train_config import TrainConfig
+    from hierattn.training import train
 
     config = TrainConfig(model=model, **({"epochs": epochs} if epochs else {}))
     run_dir = pathlib.Path(out) / f"run-{model}-{time.strftime('%Y%m%d-%H%M%S')}"

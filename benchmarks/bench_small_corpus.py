@@ -20,7 +20,8 @@ import tempfile
 
 from bench_baseline import load
 
-from hierattn.training import TrainConfig, train
+from hierattn.train_config import TrainConfig
+from hierattn.training import train
 
 
 def main():

@@ -72,18 +72,18 @@ def imdb_estimate(archive, folder):
     """Builds IMDB's default classifier (network untrained) and saves it both ways under `folder`."""
     import numpy as np
 
-    from hierattn import training
+    from hierattn import train_config, training
     from hierattn.data import load_imdb
     from hierattn.data.dataset import stratified_split
     from hierattn.models.text_classifier import default_optimizer
     from hierattn.ngrams import fit_ngram_logits
 
-    config = training.TrainConfig(embeddings="none")  # file sizes do not depend on the embeddings' values
+    config = train_config.TrainConfig(embeddings="none")  # file sizes do not depend on the embeddings' values
     train = load_imdb(archive, splits=("train",), download=False, progress=False)["train"]
     names = train.label_map.names
     fit_idx, _ = stratified_split(train.labels, config.validation_split, config.seed, names)
     texts = [train.texts[i] for i in fit_idx]
-    classifier = training.make_classifier(config, names)
+    classifier = train_config.make_classifier(config, names)
     started = time.perf_counter()
     classifier.adapt(texts, [names[i] for i in train.labels[fit_idx]], verbose=0)
     x = classifier.preprocessor(texts)

@@ -102,7 +102,8 @@ def make_run(tiny_csv, path, model, epochs=1, **kwargs):
     """Trains a tiny run of `model` on the generated corpus and loads its `TextClassifier`."""
     from hierattn.data import load_table
     from hierattn.runs import load_run
-    from hierattn.training import TrainConfig, train
+    from hierattn.train_config import TrainConfig
+    from hierattn.training import train
 
     train_data, _ = load_table(tiny_csv[0])
     backbone = {**TINY_OPTIONS[model], **kwargs.pop("backbone", {})}

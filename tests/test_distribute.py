@@ -96,7 +96,8 @@ def test_two_local_replicas_share_each_batch(corpus, tmp_path):
         tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
         from conftest import TINY_OPTIONS
         from hierattn.data import load_table
-        from hierattn.training import TrainConfig, train
+        from hierattn.train_config import TrainConfig
+        from hierattn.training import train
         data, _ = load_table({str(corpus / "train.csv")!r})
         config = TrainConfig(epochs=2, batch_size=16, embeddings="none", backbone=TINY_OPTIONS["han"])
         with tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]).scope():
@@ -201,7 +202,8 @@ def test_two_workers_train_on_imdb(tmp_path):
 def test_a_cluster_resumes_an_interrupted_run(corpus, tmp_path):
     from hierattn.data import load_table
     from hierattn.runs import load_run
-    from hierattn.training import TrainConfig, train
+    from hierattn.train_config import TrainConfig
+    from hierattn.training import train
 
     output = tmp_path / "run"
     data, _ = load_table(corpus / "train.csv")

@@ -9,7 +9,8 @@ import pytest
 from hierattn.data import load_table
 from hierattn.models.inference import predict_batches
 from hierattn.runs import RunError, find_latest_run, load_run, write_status
-from hierattn.training import TrainConfig, train
+from hierattn.train_config import TrainConfig
+from hierattn.training import train
 
 from conftest import TINY_OPTIONS
 

@@ -18,7 +18,8 @@ from hierattn.scoring import (
     score_to_csv,
     texts_with_words,
 )
-from hierattn.training import TrainConfig, train
+from hierattn.train_config import TrainConfig
+from hierattn.training import train
 
 from conftest import TINY_OPTIONS
 

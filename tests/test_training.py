@@ -14,7 +14,8 @@ from hierattn.data.dataset import sample
 from hierattn.data.pipeline import make_train_dataset
 from hierattn.errors import ArgumentError, HierattnError
 from hierattn.runs import RunError, load_run, read_status
-from hierattn.training import TrainConfig, check_backbone, length_settings, train
+from hierattn.train_config import TrainConfig, check_backbone, length_settings
+from hierattn.training import train
 
 from conftest import TINY_OPTIONS, StopAfterFirstEpoch
 

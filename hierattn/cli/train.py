@@ -46,7 +46,7 @@ def train_imdb(source, **options):
     """
     from hierattn.data import load_imdb, locate_imdb
     from hierattn.runs import describe_source
-    from hierattn.training import config_for_run
+    from hierattn.train_config import config_for_run
 
     config = _config(options)
     _check_output(options)
@@ -93,7 +93,7 @@ def train_csv(path, test_path, text_column, label_column, unlabeled_path, encodi
     from hierattn.data import load_table
     from hierattn.runs import describe_source
     from hierattn.scoring import read_texts
-    from hierattn.training import config_for_run
+    from hierattn.train_config import config_for_run
 
     config = _config(options)
     _check_output(options)
@@ -121,7 +121,7 @@ def train_csv(path, test_path, text_column, label_column, unlabeled_path, encodi
 def _config(options):
     """The `TrainConfig` the options (and --config FILE) describe, checked before any data is read; None to resume."""
     from hierattn.jsonfile import read_json_object
-    from hierattn.training import TrainConfig, length_settings
+    from hierattn.train_config import TrainConfig, length_settings
 
     context = click.get_current_context()
     given = {
