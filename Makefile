@@ -1,6 +1,6 @@
 # Two commands on a fresh machine: `make train` (the main job) and `make test`
 # (what CI runs). Each creates .venv and installs hierattn into it first,
-# once: the install is redone only when setup.py changes.
+# once: the install is redone only when setup.py or pyproject.toml changes.
 #
 #   make train                  # default HAN on IMDB, evaluated on its test split
 #   make train IMDB=/path/to/aclImdb_v1.tar.gz
@@ -21,7 +21,7 @@ INSTALLED = $(VENV)/.installed
 
 install: $(INSTALLED)
 
-$(INSTALLED): setup.py
+$(INSTALLED): setup.py pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(VENV)/bin/python -m pip install --quiet -e ".[test]"
