@@ -83,11 +83,11 @@ def test_the_command_line_loads_keras_only_when_a_command_needs_it():
 
 def test_cli_py_python_m_and_the_installed_command_all_run_hierattn_cli_main():
     import ast
-    import re
+    import tomllib
 
-    setup = (ROOT / "setup.py").read_text()
-    (entry,) = re.findall(r'"hierattn=([\w.]+:\w+)"', setup)
-    assert entry == "hierattn.cli:main" and "py_modules" not in setup
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["scripts"] == {"hierattn": "hierattn.cli:main"}
+    assert "py-modules" not in project and "py_modules" not in (ROOT / "setup.py").read_text()
     for script in (ROOT / "cli.py", ROOT / "hierattn" / "__main__.py"):
         imports = [node for node in ast.parse(script.read_text()).body if isinstance(node, ast.ImportFrom)]
         assert [(node.module, [alias.name for alias in node.names]) for node in imports] == [("hierattn.cli", ["main"])]
