@@ -146,4 +146,4 @@ def test_public_class_has_a_runnable_example(name, quick):
         runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
         report = io.StringIO()
         runner.run(test, out=report.write)
-        assert runner.failures == 0, report.getvalue()
+        assert runner.tries and runner.failures == 0, report.getvalue() or f"no example of {name} ran"
