@@ -27,6 +27,16 @@ class WriteError(HierattnError, OSError):
     """A file could not be written; nothing was left behind under its name or a temporary one.
 
     An `OSError` with the reason's `errno`, whose message is one plain line.
+
+    Example:
+
+    >>> import errno
+    >>> try:
+    ...     with atomic_open("no/such/folder/results.csv") as f:
+    ...         _ = f.write("a,b\\n")
+    ... except WriteError as error:
+    ...     print(error, error.errno == errno.ENOENT)
+    no such file or directory while writing no/such/folder/results.csv True
     """
 
     def __str__(self):

@@ -35,7 +35,7 @@ def train_word2vec(sentences, dim=200, epochs=5, window=5, min_count=2, sg=0, wo
     from gensim.models import Word2Vec
     from gensim.models.callbacks import CallbackAny2Vec
 
-    class EpochBar(CallbackAny2Vec):
+    class _EpochBar(CallbackAny2Vec):
         def __init__(self, bar):
             self.bar = bar
 
@@ -52,7 +52,7 @@ def train_word2vec(sentences, dim=200, epochs=5, window=5, min_count=2, sg=0, wo
             workers=workers,
             epochs=epochs,
             seed=seed,
-            callbacks=[EpochBar(bar)],
+            callbacks=[_EpochBar(bar)],
         )
     return {word: model.wv[word].astype(np.float32) for word in model.wv.index_to_key}
 

@@ -2,23 +2,77 @@
 
 
 class HierattnError(Exception):
-    """Base class of the errors a user can fix (bad input, missing data, ...)."""
+    """Base class of the errors a user can fix (bad input, missing data, ...).
+
+    Example:
+
+    >>> from hierattn.data import LabelMap
+    >>> try:
+    ...     LabelMap.from_labels(["pos", "pos"])
+    ... except HierattnError as error:   # the user can fix it: one line, no traceback
+    ...     print(f"Error: {error}")
+    Error: a classifier needs at least two classes; found 1: ['pos'].
+    """
 
 
 class DataError(HierattnError, ValueError):
-    """Missing, unreadable or malformed data."""
+    """Missing, unreadable or malformed data.
+
+    Example:
+
+    >>> from hierattn.data import LabelMap
+    >>> labels = LabelMap(["neg", "pos"])
+    >>> try:
+    ...     labels.to_ids(["pos", "neutral"])
+    ... except DataError as error:
+    ...     print(error)
+    labels not seen in training: neutral (known: neg, pos).
+    >>> issubclass(DataError, ValueError)
+    True
+    """
 
 
 class TrainingDiverged(HierattnError):
-    """The training loss became NaN or infinite."""
+    """The training loss became NaN or infinite.
+
+    Example:
+
+    >>> import keras
+    >>> import numpy as np
+    >>> from hierattn.callbacks import StopOnNaN
+    >>> model = keras.Sequential([keras.Input((1,)), keras.layers.Dense(1)])
+    >>> model.compile("sgd", "mse")
+    >>> try:
+    ...     model.fit(np.array([[np.nan]]), np.array([[0.0]]), callbacks=[StopOnNaN("runs/demo")], verbose=0)
+    ... except TrainingDiverged as error:
+    ...     print(error)  # doctest: +ELLIPSIS
+    training diverged: the loss became nan at epoch 1, batch 1; runs/demo stays unfinished...
+    """
 
 
 class ResourceError(HierattnError):
-    """A run needs more memory than the machine has; the message names the settings to lower."""
+    """A run needs more memory than the machine has; the message names the settings to lower.
+
+    Example:
+
+    >>> error = ResourceError("out of memory: the han model does not fit with batch_size=512; lower it")
+    >>> isinstance(error, HierattnError)   # the `hierattn` program prints it as one line
+    True
+    """
 
 
 class RunError(HierattnError):
-    """A run directory or model file that cannot be used (missing, damaged, in use, or of another kind)."""
+    """A run directory or model file that cannot be used (missing, damaged, in use, or of another kind).
+
+    Example:
+
+    >>> import hierattn
+    >>> try:
+    ...     hierattn.load_run("runs/no-such-run")
+    ... except RunError as error:
+    ...     print(error)
+    no run directory at runs/no-such-run
+    """
 
 
 class ArgumentError(HierattnError, ValueError):

@@ -17,6 +17,16 @@ class ExamplesSeen(keras.metrics.Metric):
     Args:
         name: Metric name.
         dtype: Dtype of the count.
+
+    Example:
+
+    >>> import keras
+    >>> import numpy as np
+    >>> model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2, activation="softmax")])
+    >>> model.compile("sgd", "categorical_crossentropy", metrics=[ExamplesSeen()])
+    >>> history = model.fit(np.zeros((10, 4)), np.eye(2)[[0, 1] * 5], batch_size=4, epochs=2, verbose=0)
+    >>> history.history["examples"]                 # 10 examples in each epoch
+    [10.0, 10.0]
     """
 
     def __init__(self, name="examples", dtype="float32"):

@@ -26,7 +26,7 @@ from hierattn.evaluation import classification_metrics
 TABLE_SUFFIXES = (".csv", ".tsv", ".tab", ".jsonl", ".ndjson", ".json")
 
 
-class TextChunk(list):
+class _TextChunk(list):
     """A list of texts; from a table, `columns` also holds the rows' `id` and `label` cells when it has them."""
 
     def __init__(self, texts, columns=None):
@@ -88,7 +88,7 @@ def iter_text_chunks(source, text_column=None, chunk_size=2000, stream=None, enc
             undecodable or NUL bytes raise a `DataError` naming the line.
 
     Returns:
-        An iterator of `TextChunk`s (lists of texts; a table's id and label
+        An iterator of chunks: lists of texts (a table's id and label
         columns, found by name, ride along in `chunk.columns`).
     """
     chunks = _text_chunks(source, text_column, chunk_size, stream, encoding)
@@ -108,7 +108,7 @@ def _text_chunks(source, text_column, chunk_size, stream, encoding):
                 role: find_column(frame.columns, names)
                 for role, names in (("id", ID_COLUMNS), ("label", LABEL_COLUMNS))
             }
-            yield TextChunk(
+            yield _TextChunk(
                 [cell_text(v) for v in frame[column]],
                 {role: [cell_text(v) for v in frame[name]] for role, name in extra.items() if name},
             )
@@ -238,6 +238,15 @@ class EvaluationData:
         path: The table file, or the IMDB archive or folder.
         split: The IMDB split to read (`"test"` or `"train"`).
         recorded: Whether it is the run's own test file, as config.json records it.
+
+    Example:
+
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"review": ["A great film.", "Dull."], "sentiment": ["pos", "neg"]})
+    >>> data = EvaluationData("reviews.csv", frame, text_column="review", label_column="sentiment")
+    >>> dataset, report = data.load(["neg", "pos"])   # the classifier's label_names
+    >>> dataset.texts, dataset.labels, report["used"]
+    (['A great film.', 'Dull.'], array([1, 0], dtype=int32), 2)
     """
 
     def __init__(self, path, frame=None, text_column=None, label_column=None, split="test", recorded=False):

@@ -14,6 +14,18 @@ class LabelMap:
     Args:
         names: Class names in id order (any JSON-able values: strings or
             integers).
+
+    Example:
+
+    >>> labels = LabelMap.from_labels(["pos", "neg", "pos"])   # ids in sorted order
+    >>> labels.names, len(labels)
+    (['neg', 'pos'], 2)
+    >>> labels.to_ids(["pos", "neg"])
+    array([1, 0], dtype=int32)
+    >>> labels.to_ids(["neutral"])
+    Traceback (most recent call last):
+        ...
+    hierattn.errors.DataError: labels not seen in training: neutral (known: neg, pos).
     """
 
     def __init__(self, names):
@@ -62,6 +74,18 @@ class TextDataset:
         label_map: The `LabelMap` of the ids.
         ids: An identifier per document (file name or row number).
         ratings: Optional per-document extra number (IMDB star rating).
+
+    Example:
+
+    >>> import pandas as pd
+    >>> from hierattn.data import load_table
+    >>> frame = pd.DataFrame({"text": ["A great film.", "Dull.", "Loved it!"], "label": ["pos", "neg", "pos"]})
+    >>> data, report = load_table(frame)
+    >>> len(data), data.label_map.names, data.labels
+    (3, ['neg', 'pos'], array([1, 0, 1], dtype=int32))
+    >>> part = data.subset([2, 0])
+    >>> part.texts, part.ids
+    (['Loved it!', 'A great film.'], [2, 0])
     """
 
     texts: list

@@ -301,6 +301,18 @@ class TextEncoder:
         max_sentences: Sentences per document (hierarchical mode).
         max_words: Words per sentence (hierarchical mode).
         sequence_length: Words per document (flat mode).
+
+    Example:
+
+    >>> texts = ["A great film. I loved it.", "Dull and far too long."]
+    >>> encoder = TextEncoder.fit(texts, min_count=1, progress=False)
+    >>> len(encoder.vocabulary), encoder.max_sentences, encoder.max_words, encoder.sequence_length
+    (13, 2, 5, 6)
+    >>> encoder.encode(["A great film. Too long."])   # (texts, max_sentences, max_words)
+    array([[[ 2,  7,  6,  0,  0],
+            [12, 10,  0,  0,  0]]], dtype=int32)
+    >>> encoder.encode(["A great film. Too long."], mode="flat")   # (texts, sequence_length)
+    array([[ 2,  7,  6, 12, 10,  0]], dtype=int32)
     """
 
     def __init__(self, vocabulary, tokenizer=None, max_sentences=15, max_words=40, sequence_length=400):

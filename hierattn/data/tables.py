@@ -38,7 +38,26 @@ FORMATS = {".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl", 
 
 
 class DataWarning(UserWarning):
-    """Rows of a table were skipped (the counts are also returned)."""
+    """Rows of a table were skipped (the counts are also returned).
+
+    Example:
+
+    >>> import warnings
+    >>> import pandas as pd
+    >>> from hierattn.data import load_table
+    >>> frame = pd.DataFrame({"text": ["A great film.", "", "Dull."], "label": ["pos", "pos", "neg"]})
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("error", DataWarning)    # refuse a table with skipped rows
+    ...     data, report = load_table(frame)
+    Traceback (most recent call last):
+        ...
+    hierattn.data.tables.DataWarning: skipped 1 row(s) without text and 0 without a label, of 3.
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", DataWarning)   # or read the counts
+    ...     data, report = load_table(frame)
+    >>> report["used"], report["skipped_missing_text"]
+    (2, 1)
+    """
 
 
 def read_table(source, fmt=None, encoding=None, **kwargs):

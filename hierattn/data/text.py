@@ -159,6 +159,15 @@ class Token:
         end: Character offset one past the last character.
         sentence: Index of the sentence.
         index: Index of the word within its sentence.
+
+    Example:
+
+    >>> text = "A <b>GREAT</b> film."
+    >>> token = Tokenizer().tokenize(text)[0][1]
+    >>> token
+    Token('GREAT', 5:10, s0w1)
+    >>> text[token.start:token.end], token.form, token.sentence, token.index
+    ('GREAT', 'great', 0, 1)
     """
 
     __slots__ = ("text", "form", "start", "end", "sentence", "index")
@@ -178,6 +187,18 @@ class Tokenizer:
         lower: Lower-case token forms for the vocabulary (the original text
             and offsets are kept either way).
         unescape_html: Map HTML entities such as `&amp;` in token forms.
+
+    Example:
+
+    >>> tokenizer = Tokenizer()
+    >>> tokenizer.sentences("Mr. Smith's film was great! I loved it.")
+    [['mr', "smith's", 'film', 'was', 'great', '!'], ['i', 'loved', 'it']]
+    >>> text = "A <b>great</b> film.<br />Loved it!"
+    >>> sentences = tokenizer.tokenize(text)            # with offsets into the original text
+    >>> [[token.text for token in sentence] for sentence in sentences]
+    [['A', 'great', 'film'], ['Loved', 'it', '!']]
+    >>> sentences[0][1]
+    Token('great', 5:10, s0w1)
     """
 
     def __init__(self, lower=True, unescape_html=True):

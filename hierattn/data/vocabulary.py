@@ -18,6 +18,17 @@ class Vocabulary:
         min_count: The frequency cut-off the vocabulary was built with
             (recorded for reproducibility).
         max_size: The size cap it was built with, if any.
+
+    Example:
+
+    >>> from hierattn.data import Tokenizer
+    >>> tokenizer = Tokenizer()
+    >>> documents = [tokenizer.sentences(text) for text in ["A great film.", "A dull film."]]
+    >>> vocabulary = Vocabulary.build(documents, min_count=2)
+    >>> vocabulary.tokens
+    ['<pad>', '<oov>', 'a', 'film']
+    >>> vocabulary.lookup("film"), vocabulary.lookup("great")   # an unknown word is OOV (1)
+    (3, 1)
     """
 
     def __init__(self, tokens, min_count=1, max_size=None):

@@ -70,6 +70,21 @@ class CorpusWords:
 
     Args:
         top_k: Size of each document's top list.
+
+    Example:
+
+    >>> import hierattn
+    >>> texts = ["A great film. I loved it.", "Dull and far too long.", "Wonderful acting!", "A boring, slow plot."] * 5
+    >>> labels = ["pos", "neg", "pos", "neg"] * 5
+    >>> clf = hierattn.TextClassifier("han", embeddings="none", min_count=1, embedding_dim=8)
+    >>> _ = clf.fit(texts, labels, epochs=1, verbose=0)
+    >>> words = CorpusWords(top_k=3)
+    >>> for explanation in clf.explain(texts[:4]):
+    ...     top = words.add(explanation)          # the document's 3 most important words
+    >>> sum(words.class_documents.values())
+    4
+    >>> list(next(words.rows()))
+    ['predicted', 'rank', 'word', 'top_k_documents', 'documents', 'top_k_share', 'mean_weight', 'mean_top_k_weight']
     """
 
     def __init__(self, top_k=10):
@@ -132,7 +147,27 @@ class CorpusWords:
 
 @dataclasses.dataclass
 class CorpusSummary:
-    """What `explain_corpus` did."""
+    """What `explain_corpus` did.
+
+    Example:
+
+    >>> import pathlib
+    >>> import tempfile
+    >>> from hierattn.explain import Explainer, explain_corpus
+    >>> import hierattn
+    >>> texts = ["A great film. I loved it.", "Dull and far too long.", "Wonderful acting!", "A boring, slow plot."] * 5
+    >>> labels = ["pos", "neg", "pos", "neg"] * 5
+    >>> clf = hierattn.TextClassifier("han", embeddings="none", min_count=1, embedding_dim=8)
+    >>> _ = clf.fit(texts, labels, epochs=1, verbose=0)
+    >>> output = pathlib.Path(tempfile.mkdtemp()) / "words.csv"
+    >>> summary = explain_corpus(Explainer(clf), texts + [""], output=output, labels=labels + [None], progress=False)
+    >>> summary.documents, summary.skipped_empty, summary.labelled
+    (20, 1, 20)
+    >>> sum(summary.class_documents.values()), 0 <= summary.accuracy <= 1
+    (20, True)
+    >>> [pathlib.Path(path).name for path in summary.outputs]
+    ['words.csv', 'words.documents.csv']
+    """
 
     documents: int
     skipped_empty: int
@@ -245,7 +280,19 @@ def _explain_batch(explainer, batch, words, writer, summary, bar):
 
 @dataclasses.dataclass
 class CorpusSource:
-    """Texts to explain, streamed, with labels and ids when known."""
+    """Texts to explain, streamed, with labels and ids when known.
+
+    Example:
+
+    >>> import pathlib
+    >>> import tempfile
+    >>> from hierattn.explain import open_corpus
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "reviews.csv"
+    >>> _ = path.write_text("id,text,label\\nr1,A great film.,pos\\nr2,Dull.,neg\\n")
+    >>> source = open_corpus(str(path))         # for explain_corpus(explainer, source.texts, ...)
+    >>> list(source.texts), list(source.labels), list(source.ids)
+    (['A great film.', 'Dull.'], ['pos', 'neg'], ['r1', 'r2'])
+    """
 
     texts: object
     labels: object = None

@@ -43,6 +43,23 @@ class Explainer:
 
     Args:
         classifier: A trained `TextClassifier`, or a `Run` holding one.
+
+    Example:
+
+    A tiny classifier, trained for the example:
+
+    >>> import hierattn
+    >>> texts = ["A great film. I loved it.", "Dull and far too long.", "Wonderful acting!", "A boring, slow plot."] * 5
+    >>> labels = ["pos", "neg", "pos", "neg"] * 5
+    >>> clf = hierattn.TextClassifier("han", embeddings="none", min_count=1, embedding_dim=8)
+    >>> _ = clf.fit(texts, labels, epochs=1, verbose=0)
+    >>> explanation = Explainer(clf).explain(["A great film. The plot was dull."])[0]
+    >>> explanation.label in clf.label_names
+    True
+    >>> [(word.text, word.sentence) for word in explanation.words]
+    [('A', 0), ('great', 0), ('film', 0), ('The', 1), ('plot', 1), ('was', 1), ('dull', 1)]
+    >>> round(sum(word.weight for word in explanation.words), 3)   # word weights x sentence weights
+    1.0
     """
 
     def __init__(self, classifier):

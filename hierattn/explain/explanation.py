@@ -12,7 +12,23 @@ from hierattn.explain.report import to_html
 
 @dataclasses.dataclass
 class WordWeight:
-    """One word of the original text and its attention."""
+    """One word of the original text and its attention.
+
+    Example:
+
+    >>> import math
+    >>> import hierattn
+    >>> texts = ["A great film. I loved it.", "Dull and far too long.", "Wonderful acting!", "A boring, slow plot."] * 5
+    >>> labels = ["pos", "neg", "pos", "neg"] * 5
+    >>> clf = hierattn.TextClassifier("han", embeddings="none", min_count=1, embedding_dim=8)
+    >>> _ = clf.fit(texts, labels, epochs=1, verbose=0)
+    >>> text = "A GREAT film. The plot was dull."
+    >>> word = clf.explain([text])[0].words[1]
+    >>> word.text, text[word.start:word.end], word.form, word.sentence, word.index
+    ('GREAT', 'GREAT', 'great', 0, 1)
+    >>> math.isclose(word.weight, word.word_weight * word.sentence_weight, rel_tol=1e-6)
+    True
+    """
 
     text: str
     form: str
@@ -30,7 +46,26 @@ class WordWeight:
 
 @dataclasses.dataclass
 class NgramContribution:
-    """One distinct n-gram of the text and its exact share of the decision margin (n-gram part)."""
+    """One distinct n-gram of the text and its exact share of the decision margin (n-gram part).
+
+    Example:
+
+    >>> import math
+    >>> import hierattn
+    >>> texts = ["A great film. I loved it.", "Dull and far too long.", "Wonderful acting!", "A boring, slow plot."] * 5
+    >>> labels = ["pos", "neg", "pos", "neg"] * 5
+    >>> clf = hierattn.TextClassifier("han", embeddings="none", min_count=1, embedding_dim=8)
+    >>> _ = clf.fit(texts, labels, epochs=1, verbose=0)
+    >>> text = "A great film. The plot was dull."
+    >>> explanation = clf.explain([text])[0]                  # the classifier has an n-gram part
+    >>> gram = next(g for g in explanation.ngrams if g.text == "great film")
+    >>> gram.sentence, text[gram.start:gram.end]
+    (0, 'great film')
+    >>> decision = explanation.decision                       # predicted class versus the runner-up
+    >>> parts = decision["network"] + decision["ngram_bias"] + sum(g.contribution for g in explanation.ngrams)
+    >>> math.isclose(parts, decision["margin"], abs_tol=1e-6)
+    True
+    """
 
     text: str
     sentence: int
@@ -41,7 +76,25 @@ class NgramContribution:
 
 @dataclasses.dataclass
 class Explanation:
-    """A prediction with the attention over the words and sentences of one text."""
+    """A prediction with the attention over the words and sentences of one text.
+
+    Example:
+
+    >>> import hierattn
+    >>> texts = ["A great film. I loved it.", "Dull and far too long.", "Wonderful acting!", "A boring, slow plot."] * 5
+    >>> labels = ["pos", "neg", "pos", "neg"] * 5
+    >>> clf = hierattn.TextClassifier("han", embeddings="none", min_count=1, embedding_dim=8)
+    >>> _ = clf.fit(texts, labels, epochs=1, verbose=0)
+    >>> explanation = clf.explain(["A great film. The plot was dull."])[0]   # Explainer(clf).explain
+    >>> explanation.label == max(explanation.probabilities, key=explanation.probabilities.get)
+    True
+    >>> [sentence["text"] for sentence in explanation.sentences]
+    ['A great film.', 'The plot was dull.']
+    >>> [word.text for word in explanation.words if word.oov]   # not in the vocabulary
+    ['The', 'was']
+    >>> len(explanation.top_words(3)), sorted(explanation.to_dict())[:3]
+    (3, ['cut_words', 'decision', 'id'])
+    """
 
     text: str
     label: object

@@ -89,6 +89,20 @@ class FaithfulnessReport:
         drop: `{ranking: {k: mean drop of the predicted class's probability}}`.
         flip_rate: `{ranking: {k: share of documents whose decision flips}}`.
         comprehensiveness: `{ranking: mean drop over the ks}` (AOPC).
+
+    Example:
+
+    >>> import hierattn
+    >>> texts = ["A great film. I loved it.", "Dull and far too long.", "Wonderful acting!", "A boring, slow plot."] * 5
+    >>> labels = ["pos", "neg", "pos", "neg"] * 5
+    >>> clf = hierattn.TextClassifier("han", embeddings="none", min_count=1, embedding_dim=8)
+    >>> _ = clf.fit(texts, labels, epochs=1, verbose=0)
+    >>> from hierattn.explain import check_faithfulness
+    >>> report = check_faithfulness(clf, texts[:4], ks=(1, 2))
+    >>> report.documents, report.ks, sorted(report.drop)
+    (4, (1, 2), ['attention', 'gradient', 'random'])
+    >>> print(report.to_markdown().splitlines()[0])
+    | ranking | drop k=1 | flips k=1 | drop k=2 | flips k=2 | comprehensiveness |
     """
 
     documents: int

@@ -21,6 +21,28 @@ class QueryValueAttention(keras.layers.Layer):
     override `_output(context, query)`. This class handles input parsing, a
     rank-2 query (one query per example), masking, dropout on the weights and
     returning them.
+
+    Example:
+
+    A subclass supplies the scores; the base class does the rest (masks, a
+    rank-2 query, dropout, returning the weights):
+
+    >>> import keras
+    >>> import numpy as np
+    >>> from hierattn.layers._query_value_attention import QueryValueAttention
+    >>> class ScaledDotAttention(QueryValueAttention):
+    ...     def _scores(self, query, key, value_mask):
+    ...         scores = keras.ops.matmul(query, keras.ops.swapaxes(key, -1, -2))
+    ...         return scores / query.shape[-1] ** 0.5, None
+    >>> layer = ScaledDotAttention()
+    >>> query = np.random.rand(2, 3, 4).astype("float32")
+    >>> value = np.random.rand(2, 5, 4).astype("float32")
+    >>> value_mask = np.array([[True] * 5, [True] * 2 + [False] * 3])
+    >>> context, weights = layer([query, value], mask=[None, value_mask], return_attention_scores=True)
+    >>> print(context.shape, weights.shape)
+    (2, 3, 4) (2, 3, 5)
+    >>> np.asarray(weights)[1, 0, 2:]                    # no weight on padded values
+    array([0., 0., 0.], dtype=float32)
     """
 
     def __init__(self, dropout=0.0, seed=None, **kwargs):

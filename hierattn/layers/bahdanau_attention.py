@@ -47,6 +47,22 @@ class BahdanauAttention(QueryValueAttention):
         padded queries get zero weights and a zero output. The query mask is
         propagated.
 
+    Example:
+
+    >>> import numpy as np
+    >>> layer = BahdanauAttention(units=16)
+    >>> query = np.random.rand(2, 3, 8).astype("float32")   # (batch, Tq, dq)
+    >>> value = np.random.rand(2, 5, 6).astype("float32")   # (batch, Tv, dv)
+    >>> value_mask = np.array([[True] * 5, [True] * 3 + [False] * 2])
+    >>> context, weights = layer([query, value], mask=[None, value_mask], return_attention_scores=True)
+    >>> print(context.shape, weights.shape)
+    (2, 3, 6) (2, 3, 5)
+    >>> np.asarray(weights)[1, 0, 3:]                       # no weight on padded values
+    array([0., 0.], dtype=float32)
+    >>> state = np.random.rand(2, 8).astype("float32")      # one query per example, e.g. an RNN's state
+    >>> print(layer([state, value]).shape)
+    (2, 6)
+
     Reference:
         Bahdanau, Cho, Bengio. "Neural Machine Translation by Jointly Learning
         to Align and Translate." ICLR 2015.

@@ -53,6 +53,21 @@ class ContextAttention(keras.layers.Layer):
         returns `any(mask, axis=-1)`, which marks which sequences (e.g.
         sentences) hold at least one real step.
 
+    Example:
+
+    >>> import numpy as np
+    >>> layer = ContextAttention(units=16)
+    >>> x = np.random.rand(2, 5, 8).astype("float32")             # (batch, T, dim)
+    >>> mask = np.array([[True] * 5, [True] * 3 + [False] * 2])   # the second text has 3 words
+    >>> output, weights = layer(x, mask=mask, return_attention_scores=True)
+    >>> print(output.shape, weights.shape)
+    (2, 8) (2, 5)
+    >>> np.asarray(weights)[1, 3:]                                # no weight on padding
+    array([0., 0.], dtype=float32)
+    >>> sentences = np.random.rand(2, 4, 5, 8).astype("float32")  # (batch, sentences, words, dim)
+    >>> print(layer(sentences).shape)                             # pools every sentence's words
+    (2, 4, 8)
+
     Reference:
         Yang, Yang, Dyer, He, Smola, Hovy. "Hierarchical Attention Networks
         for Document Classification." NAACL 2016.

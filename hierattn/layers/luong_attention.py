@@ -71,6 +71,24 @@ class LuongAttention(QueryValueAttention):
         get zero weight; padded queries get zero weights and a zero output.
         The query mask is propagated.
 
+    Example:
+
+    >>> import numpy as np
+    >>> layer = LuongAttention(score_mode="general")        # global attention
+    >>> query = np.random.rand(2, 3, 8).astype("float32")   # (batch, Tq, dq)
+    >>> value = np.random.rand(2, 6, 4).astype("float32")   # (batch, Tv, dv)
+    >>> value_mask = np.array([[True] * 6, [True] * 4 + [False] * 2])
+    >>> context, weights = layer([query, value], mask=[None, value_mask], return_attention_scores=True)
+    >>> print(context.shape, weights.shape)
+    (2, 3, 4) (2, 3, 6)
+    >>> local = LuongAttention(window=1, local_mode="local-m", attentional_units=5)
+    >>> x = np.random.rand(2, 6, 8).astype("float32")
+    >>> output, weights = local([x, x], return_attention_scores=True)
+    >>> print(output.shape)                                 # the attentional state tanh(W_c [c_t; q_t])
+    (2, 6, 5)
+    >>> (np.asarray(weights)[0, 2] > 0).astype(int)         # step 2 attends to steps 1 to 3
+    array([0, 1, 1, 1, 0, 0])
+
     Reference:
         Luong, Pham, Manning. "Effective Approaches to Attention-based Neural
         Machine Translation." EMNLP 2015.

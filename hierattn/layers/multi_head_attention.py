@@ -46,10 +46,17 @@ class MultiHeadAttention(keras.layers.MultiHeadAttention):
 
     Example:
 
+    >>> import numpy as np
     >>> layer = MultiHeadAttention(num_heads=2, key_dim=4)
-    >>> x = keras.random.normal((1, 3, 8))
-    >>> layer(x, x).shape
-    (1, 3, 8)
+    >>> x = keras.random.normal((2, 3, 8))
+    >>> mask = np.array([[True] * 3, [True, True, False]])     # the second text has 2 steps
+    >>> pairs = mask[:, :, None] & mask[:, None, :]           # (batch, Tq, Tv)
+    >>> output, weights = layer(x, x, attention_mask=pairs, return_attention_scores=True)
+    >>> print(output.shape, weights.shape)                   # weights: (batch, num_heads, Tq, Tv)
+    (2, 3, 8) (2, 2, 3, 3)
+    >>> np.asarray(weights)[1, :, 2]                          # the padded query attends to nothing
+    array([[0., 0., 0.],
+           [0., 0., 0.]], dtype=float32)
 
     Reference:
         Vaswani, Shazeer, Parmar, Uszkoreit, Jones, Gomez, Kaiser, Polosukhin.

@@ -45,6 +45,17 @@ class PositionalEncoding(keras.layers.Layer):
     Returns:
         Tensor of shape `(batch, T, d)`: `inputs` plus the encoding.
 
+    Example:
+
+    >>> import numpy as np
+    >>> layer = PositionalEncoding()
+    >>> x = np.zeros((2, 5, 8), "float32")           # (batch, T, d)
+    >>> y = layer(x)
+    >>> print(y.shape)
+    (2, 5, 8)
+    >>> np.asarray(y)[0, 0]                           # position 0: sin 0 = 0, cos 0 = 1
+    array([0., 1., 0., 1., 0., 1., 0., 1.], dtype=float32)
+
     Reference:
         Vaswani et al. "Attention Is All You Need." NeurIPS 2017, section 3.5.
     """

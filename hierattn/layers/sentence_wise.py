@@ -36,6 +36,19 @@ class SentenceWise(keras.layers.Wrapper):
         `Dense`, ...), and `(batch, sentences)` "has any word" when it
         consumes it.
 
+    Example:
+
+    >>> import keras
+    >>> import numpy as np
+    >>> encoder = SentenceWise(keras.layers.Bidirectional(keras.layers.GRU(4, return_sequences=True)))
+    >>> x = np.random.rand(2, 3, 5, 8).astype("float32")   # (batch, sentences, words, dim)
+    >>> mask = np.ones((2, 3, 5), bool)
+    >>> mask[1, :, 2:] = False                             # the second text's sentences have 2 words
+    >>> print(encoder(x, mask=mask).shape)
+    (2, 3, 5, 8)
+    >>> print(SentenceWise(keras.layers.GRU(4))(x).shape)  # a layer that consumes the words
+    (2, 3, 4)
+
     Reference:
         Yang et al. "Hierarchical Attention Networks for Document
         Classification." NAACL 2016 (the word encoder applied per sentence).

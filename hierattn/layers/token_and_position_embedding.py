@@ -48,9 +48,13 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
 
     Example:
 
+    >>> import numpy as np
     >>> layer = TokenAndPositionEmbedding(vocabulary_size=100, embedding_dim=8)
-    >>> layer(keras.ops.convert_to_tensor([[5, 7, 0]])).shape
+    >>> ids = np.array([[5, 7, 0]])                 # 0 is padding
+    >>> print(layer(ids).shape)
     (1, 3, 8)
+    >>> np.asarray(layer.compute_mask(ids))         # passed on to the next layers
+    array([[ True,  True, False]])
 
     Reference:
         Vaswani et al. "Attention Is All You Need." NeurIPS 2017, sections

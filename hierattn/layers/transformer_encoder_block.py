@@ -49,6 +49,18 @@ class TransformerEncoderBlock(keras.layers.Layer):
         Tensor of shape `(batch, T, d)` and, if `return_attention_scores=True`,
         the weights of shape `(batch, num_heads, T, T)`.
 
+    Example:
+
+    >>> import numpy as np
+    >>> block = TransformerEncoderBlock(num_heads=2, intermediate_dim=32)
+    >>> x = np.random.rand(2, 5, 16).astype("float32")   # (batch, T, d)
+    >>> mask = np.array([[True] * 5, [True] * 3 + [False] * 2])
+    >>> y, weights = block(x, mask=mask, return_attention_scores=True)
+    >>> print(y.shape, weights.shape)                    # weights: (batch, num_heads, T, T)
+    (2, 5, 16) (2, 2, 5, 5)
+    >>> np.asarray(weights)[1, 0, 0, 3:]                 # no attention to padding
+    array([0., 0.], dtype=float32)
+
     Reference:
         Vaswani et al. "Attention Is All You Need." NeurIPS 2017, section 3.1;
         Xiong et al. "On Layer Normalization in the Transformer
