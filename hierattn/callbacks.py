@@ -1,8 +1,11 @@
 """Keras callbacks of hierattn's training loop."""
 
+import os
+
 import keras
 import numpy as np
 
+from hierattn.atomic import atomic_path
 from hierattn.errors import TrainingDiverged
 
 
@@ -16,6 +19,18 @@ class StopOnNaN(keras.callbacks.Callback):
 
     Args:
         output: The run directory, named in the error message.
+
+    Example:
+
+    ```python
+    model = keras.Sequential([keras.Input((1,)), keras.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    x = np.array([[1.0], [np.nan]])
+    try:
+        model.fit(x, x, batch_size=1, verbose=0, callbacks=[StopOnNaN("runs/demo")])
+    except TrainingDiverged as error:
+        print(error)  # training diverged: the loss became nan at epoch 1, batch 2; ...
+    ```
     """
 
     def __init__(self, output):
@@ -55,6 +70,17 @@ class SaveWeights(keras.callbacks.Callback):
         path: A `.weights.h5` file.
         monitor: A metric to minimise (e.g. `"val_loss"`), or None.
         best: The best value so far (an earlier process's), or None.
+
+    Example:
+
+    ```python
+    model = keras.Sequential([keras.Input((1,)), keras.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    x = np.arange(8.0).reshape(-1, 1) / 8
+    latest = SaveWeights("latest.weights.h5")  # every epoch; loaded back when fit starts again
+    best = SaveWeights("best.weights.h5", monitor="val_loss")  # only epochs that lower val_loss
+    model.fit(x, x, validation_split=0.25, epochs=2, verbose=0, callbacks=[latest, best])
+    ```
     """
 
     def __init__(self, path, monitor=None, best=None):
@@ -64,8 +90,6 @@ class SaveWeights(keras.callbacks.Callback):
         self.best = best
 
     def on_train_begin(self, logs=None):
-        import os
-
         if self.monitor is None and os.path.exists(self.path):
             optimizer = getattr(self.model, "optimizer", None)
             if optimizer is not None and not optimizer.built:  # so its saved state loads too, as BackupAndRestore does
@@ -73,8 +97,6 @@ class SaveWeights(keras.callbacks.Callback):
             self.model.load_weights(self.path)
 
     def on_epoch_end(self, epoch, logs=None):
-        from hierattn.atomic import atomic_path
-
         if self.monitor is not None:
             value = (logs or {}).get(self.monitor)
             if value is None or not np.isfinite(value) or (self.best is not None and not value < self.best):
@@ -95,6 +117,17 @@ class RestoreBestWeights(keras.callbacks.Callback):
     Args:
         path: The `.weights.h5` file of the best epoch (nothing happens if
             it does not exist).
+
+    Example:
+
+    ```python
+    model = keras.Sequential([keras.Input((1,)), keras.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    x = np.arange(8.0).reshape(-1, 1) / 8
+    callbacks = [SaveWeights("best.weights.h5", monitor="val_loss"), RestoreBestWeights("best.weights.h5")]
+    model.fit(x, x, validation_split=0.25, epochs=3, verbose=0, callbacks=callbacks)
+    # the model now holds the weights of its epoch with the lowest val_loss
+    ```
     """
 
     def __init__(self, path):
@@ -102,7 +135,5 @@ class RestoreBestWeights(keras.callbacks.Callback):
         self.path = str(path)
 
     def on_train_end(self, logs=None):
-        import os
-
         if os.path.exists(self.path):
             self.model.load_weights(self.path)

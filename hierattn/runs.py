@@ -186,6 +186,14 @@ class Run:
         metrics: What metrics.json holds, or None.
         chief: False for the run of a non-chief worker of a multi-worker
             cluster, which the chief wrote to `path` (see `hierattn.training.train`).
+
+    Example:
+
+    ```python
+    run = load_run("runs/han-imdb-20261124-101500")  # or load_run(): the latest complete run under runs/
+    run.classifier.predict_labels(["A gripping film."])
+    run.metrics["test"]["accuracy"]
+    ```
     """
 
     def __init__(self, path, classifier, config, metrics=None, chief=True):

@@ -92,7 +92,17 @@ def friendly_errors(command):
 
 
 class FiniteFloat(click.ParamType):
-    """A finite float within `minimum` and `maximum` (NaN and infinities are refused)."""
+    """A click parameter type: a finite float within `minimum` and `maximum` (NaN and infinities are refused).
+
+    Example:
+
+    >>> FiniteFloat().convert("1e-3", None, None)
+    0.001
+    >>> FiniteFloat(0, 1, max_open=True).convert("nan", None, None)
+    Traceback (most recent call last):
+    ...
+    click.exceptions.BadParameter: 'nan' is not a finite number > 0 and < 1.
+    """
 
     name = "float"
 
@@ -113,7 +123,7 @@ class FiniteFloat(click.ParamType):
         return number
 
 
-class Embeddings(click.ParamType):
+class _Embeddings(click.ParamType):
     """word2vec, none, or an existing word-vector file."""
 
     name = "word2vec|none|FILE"
@@ -162,7 +172,7 @@ def train_options(function):
         click.option("--embedding-dim", type=click.IntRange(1), default=None, show_default=_shown("embedding_dim")),
         click.option(
             "--embeddings",
-            type=Embeddings(),
+            type=_Embeddings(),
             default=TRAINING["embeddings"],
             show_default=True,
             help="Start the word embeddings from word2vec trained on the training (and unlabelled) texts, "

@@ -38,6 +38,7 @@ class Backbone(keras.Model):
 
     Example:
 
+    >>> from hierattn.models import HANBackbone
     >>> backbone = HANBackbone(vocabulary_size=50, num_classes=2, embedding_dim=8)
     >>> backbone.input_rank, backbone.token_embedding.input_dim
     (3, 50)
