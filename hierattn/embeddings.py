@@ -3,12 +3,14 @@
 Pretrained vectors from the internet are not fetched. `train_word2vec` learns
 vectors from the training texts (and, for IMDB, the unlabelled `unsup`
 reviews) with gensim; `load_vectors` reads a word2vec/GloVe text file the user
-already has. Never pass test texts to either.
+already has. Never pass test texts to either. `initial_vectors` is what
+`TextClassifier.adapt` starts its embedding from.
 """
 
 import numpy as np
 from tqdm.auto import tqdm
 
+from hierattn.data.encoding import tokenize_corpus
 from hierattn.errors import DataError
 
 
@@ -161,3 +163,52 @@ def embedding_matrix(vocabulary, vectors, dim, seed=0):
             matrix[i] = vector
             hits += 1
     return matrix, hits / max(1, len(vocabulary) - 2)
+
+
+def initial_vectors(embeddings, preprocessor, dim, texts, unlabeled=None, epochs=5, seed=0, verbose=True):
+    """The word vectors a classifier's embedding starts from, as a matrix for its vocabulary.
+
+    Args:
+        embeddings: `"word2vec"` (trained on `texts` and `unlabeled`),
+            `"none"` (no vectors: the embedding keeps its random
+            initialisation) or the path of a word2vec / GloVe text file.
+        preprocessor: The adapted `TextPreprocessor`: its tokenizer (for
+            word2vec), vocabulary and `min_count` (word2vec's too).
+        dim: The embedding's width.
+        texts: The training texts.
+        unlabeled: More texts for word2vec.
+        epochs: word2vec epochs.
+        seed: Seed of word2vec and of the vectors of words that have none.
+        verbose: Progress bars, and a line saying where the vectors came from.
+
+    Returns:
+        `(matrix, source)`: the float32 `(vocabulary size, dim)` matrix
+        (`embedding_matrix`) and `{"source": ..., "coverage": share of the
+        vocabulary with a vector}`; `(None, None)` for `"none"`.
+    """
+    vocabulary = preprocessor.vocabulary
+    if embeddings == "none":
+        return None, None
+    if embeddings == "word2vec":
+        corpus = list(texts) + list(unlabeled or [])
+        documents = tokenize_corpus(
+            corpus, preprocessor.tokenizer, progress=bool(verbose), desc="tokenizing for word2vec"
+        )
+        if verbose:
+            print(f"training word2vec ({dim}d, {epochs} epochs) on {len(corpus):,} texts")
+        vectors = train_word2vec(
+            [s for d in documents for s in d],
+            dim=dim,
+            epochs=epochs,
+            min_count=preprocessor.min_count,
+            seed=seed,
+            progress=bool(verbose),
+        )
+        source = "word2vec on the training texts" + (" and unlabelled texts" if unlabeled else "")
+    else:
+        vectors = load_vectors(embeddings, vocabulary, progress=bool(verbose))
+        source = str(embeddings)
+    matrix, coverage = embedding_matrix(vocabulary, vectors, dim, seed=seed)
+    if verbose:
+        print(f"embeddings from {source}: {coverage:.1%} of the vocabulary covered")
+    return matrix.astype(np.float32), {"source": source, "coverage": coverage}

@@ -16,6 +16,11 @@ then chosen on the validation texts by log-loss, as a share `a / (a + b)`
 scale `a + b` (a temperature: the two parts' scores are rarely calibrated
 for each other, and with `a + b` held at 1 the log-loss favours an even
 share even where a lopsided one is more accurate; BENCHMARKS.md).
+
+`TextClassifier.fit` takes these steps in turn: Keras's fit of the network,
+`TextClassifier.fit_ngrams` (`fit_ngram_logits`) and
+`TextClassifier.choose_weights` (`mixing_on_validation`); the last two can
+also be called alone.
 """
 
 import numpy as np
@@ -96,6 +101,12 @@ def ngram_logits(layer, x, batch_size=256):
     )
 
 
+def ngram_probabilities(layer, x, batch_size=256):
+    """The n-gram part's own class probabilities for id arrays `x`: the softmax of its logits, `(n, classes)`."""
+    logits = ngram_logits(layer, x, batch_size)
+    return combine(np.ones_like(logits), logits, 0.0, 1.0)
+
+
 def combine(probabilities, logits, a, b, epsilon=1e-7):
     """`softmax(a log p + b z)` in NumPy (as `LogLinearCombination` computes it)."""
     scores = a * np.log(np.maximum(probabilities, epsilon)) + b * logits
@@ -145,55 +156,24 @@ def choose_mixing(probabilities, logits, labels):
     return (best["scale"] * best["share"], best["scale"] * (1.0 - best["share"])), table
 
 
-def fit_parts(classifier, training, validation=None, verbose=True):
-    """Fits a classifier's n-gram part on `training` and sets the combination's weights.
-
-    Called by `TextClassifier.fit` once the backbone is trained.
+def mixing_on_validation(probabilities, logits, labels):
+    """The weights `choose_mixing` picks, and what they were chosen on.
 
     Args:
-        classifier: A `TextClassifier` with an n-gram part.
-        training: `(ids, class ids)` the backbone was trained on.
-        validation: `(ids, class ids)` to choose the weights on; without it
-            they are `hierattn.defaults.NGRAMS["weights"]`.
-        verbose: Print what was fitted and chosen.
+        probabilities: The network's validation probabilities `(n, classes)`.
+        logits: The n-gram part's validation logits `(n, classes)`.
+        labels: Validation class ids.
 
     Returns:
-        A JSON-ready dict: `training_seconds`, `network_weight` (`a`),
-        `ngram_weight` (`b`), `network_share` (`a / (a + b)`) and, with
-        validation data, the validation accuracy of each part alone and
-        combined and the log-loss and accuracy of every share tried.
+        `(a, b)` and a JSON-ready dict: `shares` (`choose_mixing`'s table) and
+        `validation_accuracy`, of the network, the n-gram part and the two
+        combined with `(a, b)`.
     """
-    import time
-
-    started = time.perf_counter()
-    layer = classifier.ngram_logits
-    fit_ngram_logits(layer, *training)
-    report = {"train_documents": len(training[0])}
-    if validation is not None and len(validation[0]):
-        x, labels = validation
-        labels = np.asarray(labels)
-        probabilities = classifier.predict_ids(x, part="network")
-        logits = ngram_logits(layer, x)
-        (a, b), report["shares"] = choose_mixing(probabilities, logits, labels)
-        report["validation_accuracy"] = {
-            "network": float((probabilities.argmax(1) == labels).mean()),
-            "ngrams": float((logits.argmax(1) == labels).mean()),
-            "combined": float((combine(probabilities, logits, a, b).argmax(1) == labels).mean()),
-        }
-        chosen = "chosen on the validation texts (log-loss)"
-    else:
-        a, b = NGRAMS["weights"]
-        chosen = "the default (no validation texts)"
-    classifier.combination.mixing.assign(np.array([a, b], np.float32))
-    report.update(
-        network_weight=float(a),
-        ngram_weight=float(b),
-        network_share=float(a / (a + b)),
-        training_seconds=round(time.perf_counter() - started, 1),
-    )
-    if verbose:
-        print(
-            f"n-gram part fitted on {len(training[0]):,} documents in {report['training_seconds']} s; "
-            f"weights {a:.2f} (network) and {b:.2f} (n-grams), {chosen}"
-        )
-    return report
+    labels = np.asarray(labels)
+    (a, b), shares = choose_mixing(probabilities, logits, labels)
+    accuracy = {
+        "network": float((probabilities.argmax(1) == labels).mean()),
+        "ngrams": float((logits.argmax(1) == labels).mean()),
+        "combined": float((combine(probabilities, logits, a, b).argmax(1) == labels).mean()),
+    }
+    return (a, b), {"shares": shares, "validation_accuracy": accuracy}

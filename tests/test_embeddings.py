@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from hierattn.data.vocabulary import Vocabulary
-from hierattn.embeddings import embedding_matrix, load_vectors, train_word2vec
+from hierattn.embeddings import embedding_matrix, initial_vectors, load_vectors, train_word2vec
 from hierattn.errors import DataError
 
 
@@ -75,3 +75,29 @@ def test_embedding_matrix_rows():
     assert np.any(matrix[vocabulary.lookup("unseen")] != 0)
     with pytest.raises(DataError, match="dimensions"):
         embedding_matrix(vocabulary, vectors, 3)
+
+
+def test_initial_vectors_from_word2vec_a_file_or_none(tmp_path):
+    import types
+
+    from hierattn.data.text import Tokenizer
+
+    texts = ["The film was great. I loved it.", "The film was awful. I hated it."] * 30
+    vocabulary = Vocabulary(["the", "film", "was", "great", "awful", "i", "loved", "hated", "it", "unseen"])
+    preprocessor = types.SimpleNamespace(vocabulary=vocabulary, tokenizer=Tokenizer(), min_count=2)
+    assert initial_vectors("none", preprocessor, 4, texts, verbose=False) == (None, None)
+
+    path = tmp_path / "vectors.txt"
+    path.write_text("film 1 2 3 4\ngreat 0 1 0 1\nnowhere 1 1 1 1\n")
+    matrix, source = initial_vectors(str(path), preprocessor, 4, texts, verbose=False)
+    assert matrix.shape == (len(vocabulary), 4) and matrix.dtype == np.float32
+    np.testing.assert_array_equal(matrix[vocabulary.lookup("film")], [1, 2, 3, 4])
+    assert source == {"source": str(path), "coverage": pytest.approx(2 / 10)}
+
+    def word2vec(seed):
+        return initial_vectors("word2vec", preprocessor, 4, texts, ["A dull film."], epochs=2, seed=seed, verbose=False)
+
+    (first, source), (again, _), (other, _) = word2vec(3), word2vec(3), word2vec(4)
+    assert source == {"source": "word2vec on the training texts and unlabelled texts", "coverage": pytest.approx(0.9)}
+    np.testing.assert_array_equal(first, again)  # seeded
+    assert not np.array_equal(first, other)

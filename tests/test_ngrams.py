@@ -4,7 +4,17 @@ import numpy as np
 import pytest
 
 from hierattn.layers import NgramLogits
-from hierattn.ngrams import SCALES, SHARES, choose_mixing, combine, feature_matrix, fit_ngram_logits, ngram_logits
+from hierattn.ngrams import (
+    SCALES,
+    SHARES,
+    choose_mixing,
+    combine,
+    feature_matrix,
+    fit_ngram_logits,
+    mixing_on_validation,
+    ngram_logits,
+    ngram_probabilities,
+)
 
 from layer_checks import full_table_outputs
 
@@ -100,3 +110,19 @@ def test_choose_mixing_finds_the_scale_of_under_confident_parts(rng):
     at_one = combine(network, part(2), best["share"], 1 - best["share"])
     at_one_loss = -np.log(at_one[np.arange(600), labels]).mean()
     assert best["log_loss"] < at_one_loss
+
+
+def test_mixing_on_validation_reports_the_choice_and_each_parts_accuracy(rng):
+    ids, labels = corpus(rng)
+    layer = fit_ngram_logits(NgramLogits(40, 2, ngram_max=2, num_buckets=400), ids[:80], labels[:80], c=3.0)
+    probabilities = ngram_probabilities(layer, ids[80:])
+    logits = ngram_logits(layer, ids[80:])
+    np.testing.assert_allclose(probabilities, np.exp(logits) / np.exp(logits).sum(1, keepdims=True), rtol=1e-6)
+    network = np.where(labels[80:, None] == np.arange(2), 0.3, 0.7)  # always wrong
+    (a, b), report = mixing_on_validation(network, logits, labels[80:])
+    assert (a, b) == choose_mixing(network, logits, labels[80:])[0] and a < b
+    assert report["shares"] == choose_mixing(network, logits, labels[80:])[1]
+    assert report["validation_accuracy"]["network"] == 0.0
+    assert report["validation_accuracy"]["ngrams"] == float((probabilities.argmax(1) == labels[80:]).mean()) > 0.9
+    combined = combine(network, logits, a, b).argmax(1) == labels[80:]
+    assert report["validation_accuracy"]["combined"] == float(combined.mean())

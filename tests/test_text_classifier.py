@@ -308,3 +308,69 @@ def test_a_classifier_saved_by_hierattn_0_5_loads_with_its_weights(fitted, revie
     assert loaded.backbone.get_config() == backbone.get_config()
     texts, _ = reviews
     np.testing.assert_allclose(loaded.predict(texts[:6]), fitted.predict(texts[:6]), atol=1e-6)
+
+
+def test_fit_is_keras_fit_of_the_network_then_fit_ngrams_then_choose_weights(reviews):
+    from hierattn.models.inputs import split_validation
+
+    texts, labels = reviews
+    clf = hierattn.TextClassifier("han", embeddings="none", min_count=1, **TINY_OPTIONS["han"])
+    clf.fit(texts[:96], labels[:96], validation_split=0.25, epochs=1, verbose=0)
+    probe = clf.preprocessor(texts[96:])
+    probabilities, kernel, report = clf.predict_ids(probe), np.asarray(clf.ngram_logits.kernel), clf.ngram_report
+    # Undo the n-gram part, then take fit's steps by hand on the texts fit split off: the same part, weights, report.
+    clf.combination.mixing.assign([1.0, 1.0])
+    clf.ngram_logits.set_tables([], [], np.zeros((0, 2)), np.zeros(2), 1.0)
+    (fit_texts, fit_labels), validation = split_validation(texts[:96], labels[:96], 0.25, clf.seed)
+    assert clf.fit_ngrams(fit_texts, fit_labels) is clf
+    assert clf.choose_weights(validation) == (report["network_weight"], report["ngram_weight"])
+    np.testing.assert_array_equal(np.asarray(clf.ngram_logits.kernel), kernel)
+    np.testing.assert_array_equal(clf.predict_ids(probe), probabilities)
+    assert dict(clf.ngram_report, training_seconds=None) == dict(report, training_seconds=None)
+    assert report["train_documents"] == len(fit_texts) == 72
+    assert set(report["validation_accuracy"]) == {"network", "ngrams", "combined"}
+
+
+def test_fit_ngrams_and_choose_weights_alone(reviews):
+    from hierattn.defaults import NGRAMS
+    from hierattn.ngrams import combine, ngram_logits
+
+    texts, labels = reviews
+    clf = hierattn.TextClassifier("han", embeddings="none", min_count=1, **TINY_OPTIONS["han"])
+    with pytest.raises(ValueError, match=r"no n-gram part \(fit or adapt it first\)"):
+        clf.fit_ngrams(texts, labels)
+    clf.adapt(texts[:100], labels[:100], verbose=0)
+    x = clf.preprocessor(texts)
+    network = clf.predict_ids(x[100:], part="network")
+    clf.combination.mixing.assign([1.0, 1.0])
+    before = clf.predict(texts[100:])  # traced with the empty part: refitting it must not leave that trace in use
+    np.testing.assert_allclose(before, network, atol=1e-5)
+    clf.fit_ngrams(x[:100], np.eye(2)[clf.label_ids(labels[:100])])  # ids and one-hot labels
+    assert set(clf.ngram_report) == {"train_documents", "training_seconds"}
+    np.testing.assert_allclose(np.asarray(clf.combination.mixing), [1.0, 1.0])  # left to choose_weights
+    expected = combine(network, ngram_logits(clf.ngram_logits, x[100:]), 1.0, 1.0)
+    assert np.abs(expected - network).max() > 0.1
+    np.testing.assert_allclose(clf.predict(texts[100:]), expected, atol=1e-5)
+    assert clf.choose_weights() == pytest.approx(NGRAMS["weights"])  # no validation texts: the defaults
+    assert clf.ngram_report["network_share"] == pytest.approx(0.35) and "shares" not in clf.ngram_report
+
+    import tensorflow as tf
+
+    weights = clf.choose_weights(tf.data.Dataset.from_tensor_slices((texts[100:], labels[100:])))
+    assert weights == clf.choose_weights((x[100:], labels[100:])) == clf.choose_weights((texts[100:], labels[100:]))
+    assert clf.ngram_report["network_weight"] == weights[0] and len(clf.ngram_report["shares"]) == 21
+    np.testing.assert_allclose(np.asarray(clf.combination.mixing), weights)
+    assert clf.ngram_report["train_documents"] == 100  # kept from fit_ngrams
+    assert clf.choose_weights(([], [])) == pytest.approx(NGRAMS["weights"]) and "shares" not in clf.ngram_report
+
+    with pytest.raises(DataError, match="fit_ngrams needs the texts' labels"):
+        clf.fit_ngrams(texts[:4], None)
+    with pytest.raises(DataError, match=r"fit_ngrams takes texts, or their ids .*\(3-dimensional integers\)"):
+        clf.fit_ngrams(x[:4, 0], labels[:4])
+    with pytest.raises(DataError, match="4 documents but 3 labels"):
+        clf.fit_ngrams(x[:4], labels[:3])
+    with pytest.raises(DataError, match="labels not seen in training: meh"):
+        clf.choose_weights((x[:2], ["pos", "meh"]))
+    plain = hierattn.TextClassifier("han", embeddings="none", min_count=1, ngrams=False, **TINY_OPTIONS["han"])
+    with pytest.raises(ValueError, match=r"no n-gram part \(it was made with ngrams=False\)"):
+        plain.choose_weights()

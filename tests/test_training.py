@@ -223,7 +223,7 @@ def test_limit_cuts_training_test_and_unlabelled_texts_alike(data, tmp_path, mon
         seen["sentences"] = len(sentences)
         return {}
 
-    monkeypatch.setattr("hierattn.models.text_classifier.train_word2vec", fake_word2vec)
+    monkeypatch.setattr("hierattn.embeddings.train_word2vec", fake_word2vec)
     run = train(
         train_data,
         test_data,

@@ -1,7 +1,9 @@
 """The classifier and its parts, after keras-hub's Task / Preprocessor / Backbone split.
 
 * `TextClassifier` (the task): raw strings in, class probabilities out, one
-  `.keras` file; `load_classifier` reads one back, checked.
+  `.keras` file; `load_classifier` reads one back, checked. Its Keras verbs
+  on raw texts come from its base `task.Task`, the named steps of its n-gram
+  part (`fit_ngrams`, `choose_weights`) from `ngram_part.NgramPart`.
 * `TextPreprocessor`: tokenizer, vocabulary and length limits.
 * `Backbone` and its subclasses `HANBackbone`, `TransformerBackbone`,
   `RNNBackbone`: the networks, from token ids to class probabilities.

@@ -9,6 +9,7 @@ everything is read into Python strings first; a dataset is read once.
 
 import numpy as np
 
+from hierattn.data.dataset import LabelMap, stratified_split
 from hierattn.errors import DataError
 
 
@@ -97,6 +98,38 @@ def texts_and_labels(x, y=None, label_names=None):
     if len(texts) != len(labels):
         raise DataError(f"{len(texts)} texts but {len(labels)} labels")
     return texts, labels, num_classes
+
+
+def labelled_texts(x, y, verb, label_names=None):
+    """`texts_and_labels` for a verb that needs labelled texts (`fit`, `evaluate`); refuses anything else in one line.
+
+    Raises:
+        DataError: `x` holds no texts (e.g. token ids), or no labels come with them.
+    """
+    if not is_text_input(x):
+        raise DataError(
+            f"{verb} takes texts (a list, NumPy array, pandas Series, tf.Tensor of strings or "
+            f"tf.data.Dataset) and their labels"
+        )
+    texts, labels, num_classes = texts_and_labels(x, y, label_names)
+    if labels is None:
+        raise DataError(f"{verb} needs the texts' labels: {verb}(texts, labels), or a dataset of (texts, labels)")
+    return texts, labels, num_classes
+
+
+def split_validation(texts, labels, share, seed):
+    """`((texts, labels), (validation texts, validation labels))`: `share` of the texts held out, stratified by class.
+
+    The split is seeded (`hierattn.data.stratified_split`); Keras's own
+    `validation_split` takes the last share instead.
+    """
+    fit_index, val_index = stratified_split(LabelMap.from_labels(labels).to_ids(labels), share, seed)
+    return tuple(([texts[i] for i in index], [labels[i] for i in index]) for index in (fit_index, val_index))
+
+
+def validation_pair(validation_data):
+    """`(x, y)` of a verb's `validation_data`: `(texts, labels)` as given, or a dataset holding both (`y` `None`)."""
+    return validation_data if isinstance(validation_data, (list, tuple)) else (validation_data, None)
 
 
 def label_values(y, label_names=None):

@@ -1,0 +1,103 @@
+"""`NgramPart`: the n-gram part of a `TextClassifier`, made, fitted and weighted against the backbone.
+
+A plain class mixed into `TextClassifier`, as Keras mixes its `Trainer`
+into `keras.Model`: the steps of `TextClassifier.fit` that Keras has no verb
+for, as named methods that can also be called alone. The part is an
+`NgramLogits` layer (`ngram_logits`) combined with the backbone by a
+`LogLinearCombination` (`combination`): `softmax(a log p_backbone + b
+z_ngrams)`; `hierattn.ngrams` has the method and the NumPy side.
+"""
+
+import time
+
+import keras
+import numpy as np
+
+from hierattn.defaults import NGRAMS
+from hierattn.layers import LogLinearCombination
+from hierattn.models.inputs import validation_pair
+from hierattn.ngrams import fit_ngram_logits, mixing_on_validation, ngram_logits
+
+
+class NgramPart:
+    """The n-gram part's methods of `TextClassifier` (which sets `preprocessor`, `ngrams` and `ngram_report`)."""
+
+    def _make_ngram_part(self, layer):
+        if isinstance(layer, dict):
+            layer = keras.saving.deserialize_keras_object(layer)
+        self.ngrams = True
+        self.ngram_logits = layer
+        self.combination = LogLinearCombination(name="combination")
+        if not self.ngram_logits.built:
+            self.ngram_logits.build((None,) * self.preprocessor.input_rank)
+        self.combination.build()
+
+    def fit_ngrams(self, x, y, verbose=0):
+        """Fits the n-gram part to texts (or their ids) and labels: scikit-learn's logistic regression.
+
+        `fit`'s step after training the backbone
+        (`hierattn.ngrams.fit_ngram_logits`). The combination's weights stay
+        as they are until `choose_weights`. `ngram_report` then holds
+        `train_documents` and `training_seconds`.
+
+        Args:
+            x: Texts (the forms `fit` takes), or their ids from `preprocessor`.
+            y: Their labels: class names, integers or one-hot rows.
+            verbose: Print what was fitted.
+
+        Returns:
+            The classifier.
+        """
+        layer = self._ngram_part()
+        x, labels = self._ids_and_label_ids(x, y, "fit_ngrams")
+        started = time.perf_counter()
+        fit_ngram_logits(layer, x, labels)
+        self._drop_traced()  # they hold the old tables
+        self.ngram_report = {"train_documents": len(x), "training_seconds": round(time.perf_counter() - started, 1)}
+        if verbose:
+            print(f"n-gram part fitted on {len(x):,} documents in {self.ngram_report['training_seconds']} s")
+        return self
+
+    def choose_weights(self, validation_data=None, verbose=0):
+        """Chooses the weights `(a, b)` of `softmax(a log p_backbone + b z_ngrams)` on validation texts.
+
+        `fit`'s last step: the weights with the smallest validation log-loss
+        (`hierattn.ngrams.choose_mixing`), or without validation texts
+        `hierattn.defaults.NGRAMS["weights"]`. `ngram_report` then holds
+        `network_weight` (`a`), `ngram_weight` (`b`), `network_share`
+        (`a / (a + b)`) and, with validation texts, `validation_accuracy`
+        (each part alone and combined) and `shares` (each share tried).
+
+        Args:
+            validation_data: `(texts, labels)`, `(ids, labels)` or a dataset
+                of `(texts, labels)`; `None` for the default weights.
+            verbose: Print the weights chosen.
+
+        Returns:
+            The weights `(a, b)`.
+        """
+        layer = self._ngram_part()
+        kept = ("train_documents", "training_seconds")  # of `fit_ngrams`
+        report = {key: value for key, value in (self.ngram_report or {}).items() if key in kept}
+        x = None
+        if validation_data is not None:
+            x, labels = self._ids_and_label_ids(*validation_pair(validation_data), "validation_data")
+        if x is not None and len(x):
+            probabilities = self.predict_ids(x, part="network")
+            (a, b), measured = mixing_on_validation(probabilities, ngram_logits(layer, x), labels)
+            report.update(measured)
+            chosen = "chosen on the validation texts (log-loss)"
+        else:
+            (a, b), chosen = NGRAMS["weights"], "the default (no validation texts)"
+        self.combination.mixing.assign(np.array([a, b], np.float32))
+        report.update(network_weight=float(a), ngram_weight=float(b), network_share=float(a / (a + b)))
+        self.ngram_report = report
+        if verbose:
+            print(f"weights {a:.2f} (network) and {b:.2f} (n-grams), {chosen}")
+        return float(a), float(b)
+
+    def _ngram_part(self):
+        if self.ngram_logits is None:
+            why = "it was made with ngrams=False" if not self.ngrams else "fit or adapt it first"
+            raise ValueError(f"this classifier has no n-gram part ({why})")
+        return self.ngram_logits

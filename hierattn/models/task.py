@@ -1,0 +1,222 @@
+"""`Task`: Keras's verbs on raw texts, for a model of a preprocessor, a backbone and class names.
+
+The base of `TextClassifier`, as keras-hub's `Task` (with its
+`PipelineModel`) is the base of keras-hub's classifiers: using the
+classifier, whatever made and fitted it. Its verbs take texts in the forms
+`hierattn.models.inputs` lists and run Keras's own code on their ids; on ids
+they are Keras's own.
+"""
+
+import sys
+
+import keras
+import numpy as np
+
+from hierattn.data.dataset import LabelMap
+from hierattn.data.pipeline import make_eval_dataset
+from hierattn.defaults import CLIPNORM, TRAINING
+from hierattn.distribute import step_logs_for
+from hierattn.errors import DataError
+from hierattn.metrics import ExamplesSeen
+from hierattn.models.inference import batched_outputs, predict_batches
+from hierattn.models.inputs import as_texts, is_text_input, label_values, labelled_texts, texts_and_labels
+from hierattn.ngrams import ngram_probabilities
+
+
+def default_optimizer(learning_rate=TRAINING["learning_rate"]):
+    """The tuned optimizer: Adam with gradients clipped to norm 1."""
+    return keras.optimizers.Adam(learning_rate, clipnorm=CLIPNORM)
+
+
+class Task(keras.Model):
+    """A Keras model that also takes raw texts: `preprocessor` turns them into ids for `backbone`.
+
+    Subclasses (`TextClassifier`) set `preprocessor` (a `TextPreprocessor`),
+    `backbone` (a `Backbone`), `label_names` (the classes, in output order)
+    and `ngram_logits` (an n-gram part, or `None`), and define `call` on ids.
+    `evaluate`, `predict` and calling the model take texts as a list, a NumPy
+    array or pandas Series, a `tf.Tensor` of strings or a `tf.data.Dataset`
+    (of texts, or of `(texts, labels)` for `evaluate`), and labels as class
+    names, integers or one-hot rows.
+    """
+
+    @property
+    def adapted(self):
+        """Whether the vocabulary, the label names and the backbone exist (after the first `fit` or loading)."""
+        return self.backbone is not None and self.label_names is not None and self.preprocessor.adapted
+
+    def label_ids(self, labels):
+        """Class ids of labels (unknown labels raise a `DataError` naming them)."""
+        return LabelMap(self.label_names).to_ids(list(labels))
+
+    def __call__(self, inputs, *args, **kwargs):
+        # Texts are tokenized (in Python) first; ids go straight to Keras.
+        if is_text_input(inputs):
+            inputs = self.preprocessor(as_texts(inputs))
+        return super().__call__(inputs, *args, **kwargs)
+
+    def compile(self, optimizer="auto", loss="auto", metrics="auto", **kwargs):
+        """Keras `compile`, with tuned `"auto"` defaults.
+
+        `"auto"`: Adam (learning rate 1e-3, gradients clipped to norm 1),
+        categorical cross-entropy, accuracy, and `examples`
+        (`hierattn.metrics.ExamplesSeen`: the documents of the epoch, counted
+        over all replicas and workers under `tf.distribute`).
+        """
+        if metrics == "auto":
+            metrics = [keras.metrics.CategoricalAccuracy(name="accuracy"), ExamplesSeen()]
+        super().compile(
+            optimizer=default_optimizer() if optimizer == "auto" else optimizer,
+            loss=keras.losses.CategoricalCrossentropy() if loss == "auto" else loss,
+            metrics=metrics,
+            **kwargs,
+        )
+
+    def compile_from_config(self, config):
+        # The compiled settings saved in a `.keras` file, restored on loading
+        # (with the optimizer built, so its saved state loads too).
+        self.compile(**keras.saving.deserialize_keras_object(config))
+        if self.built:
+            self.optimizer.build(self.trainable_variables)
+
+    def train_step(self, data):
+        return step_logs_for(self.distribute_strategy, super().train_step(data))
+
+    def test_step(self, data):
+        return step_logs_for(self.distribute_strategy, super().test_step(data))
+
+    def _maybe_symbolic_build(self, iterator=None, data_batch=None):
+        # No public way: under a strategy, Keras's fit and evaluate learn the
+        # input shapes by averaging the first distributed batch over the
+        # replicas before anything else, which breaks when replicas hold
+        # batches of different lengths and under MultiWorkerMirroredStrategy
+        # (keras-team/keras#20585). The classifier knows its input and target
+        # shapes, so it builds from those instead.
+        if self.adapted and data_batch is None:
+            data_batch = (
+                np.ones((1,) * self.backbone.input_rank, np.int32),
+                np.zeros((1, len(self.label_names)), np.float32),
+            )
+            iterator = None
+        super()._maybe_symbolic_build(iterator=iterator, data_batch=data_batch)
+
+    def _drop_traced(self):
+        # Traced functions keep what they were traced with (the n-gram part's
+        # tables, the graph `call` chose): they are traced again when next used.
+        self.train_function = self.test_function = self.predict_function = None
+        self.__dict__.pop("_hierattn_inference", None)
+
+    def _texts_and_labels(self, x, y, verb):
+        texts, labels, num_classes = labelled_texts(x, y, verb, self.label_names)
+        if self.label_names is None and num_classes is not None:
+            self.label_names = list(range(num_classes))
+        return texts, labels
+
+    def _ids_and_label_ids(self, x, y, verb):
+        # Texts (with labels, or a dataset of both) or their ids, as ids and class ids.
+        if is_text_input(x):
+            texts, labels = self._texts_and_labels(x, y, verb)
+            return self.preprocessor(texts), self.label_ids(labels)
+        x, rank = np.asarray(x), self.preprocessor.input_rank
+        if y is None or x.ndim != rank or x.dtype.kind not in "iu":
+            raise DataError(
+                f"{verb} takes texts, or their ids from the preprocessor ({rank}-dimensional integers), and their labels"
+            )
+        labels = self.label_ids(label_values(y, self.label_names)[0])
+        if len(labels) != len(x):
+            raise DataError(f"{len(x)} documents but {len(labels)} labels")
+        return x, labels
+
+    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", return_dict=False, **kwargs):
+        """Keras `evaluate`, also on raw texts and their labels (or a dataset of them).
+
+        Returns what Keras returns: the loss and the compiled metrics as a
+        list (a scalar with no metrics), or a dict with `return_dict=True`.
+        An uncompiled classifier (e.g. a run's `model.keras`, saved without
+        its optimizer) is compiled with `compile`'s defaults first.
+        """
+        if not self.compiled:
+            self.compile()
+        if not is_text_input(x):
+            return super().evaluate(x, y, batch_size=batch_size, verbose=verbose, return_dict=return_dict, **kwargs)
+        texts, labels = self._texts_and_labels(x, y, "evaluate")
+        dataset = make_eval_dataset(
+            self.preprocessor(texts),
+            self.label_ids(labels),
+            batch_size or 128,
+            len(self.label_names),
+            strategy=self.distribute_strategy,
+        )
+        return super().evaluate(dataset, verbose=verbose, return_dict=return_dict, **kwargs)
+
+    def predict(self, x, batch_size=None, verbose="auto", **kwargs):
+        """Keras `predict`: class probabilities `(n, num_classes)` in `label_names` order, also for raw texts.
+
+        On texts (any form the class docstring lists), documents of similar
+        length are batched together with their padding trimmed
+        (`predict_ids`).
+        """
+        if not is_text_input(x):
+            return super().predict(x, batch_size=batch_size, verbose=verbose, **kwargs)
+        texts, _, _ = texts_and_labels(x)
+        progress = verbose == 1 or (verbose == "auto" and sys.stdout.isatty())
+        return self.predict_ids(self.preprocessor(texts, progress=progress), batch_size or 32, progress)
+
+    def predict_labels(self, x, batch_size=None, verbose=0):
+        """The predicted class names of texts (the `label_names` of `predict`'s most probable class)."""
+        probabilities = self.predict(x, batch_size=batch_size, verbose=verbose)
+        return [self.label_names[i] for i in probabilities.argmax(axis=1)]
+
+    def predict_ids(self, x, batch_size=32, progress=False, part=None):
+        """Class probabilities for id arrays (from the preprocessor): of the whole classifier, or of one part.
+
+        Args:
+            x: Ids `(n, ...)` as `preprocessor` gives them.
+            batch_size: Documents per batch.
+            progress: Show a progress bar.
+            part: `None` (the whole classifier), `"network"` (the backbone
+                alone) or `"ngrams"` (the n-gram part alone: the softmax of
+                its logits).
+        """
+        if part not in (None, "network", "ngrams"):
+            raise ValueError(f"part must be None, 'network' or 'ngrams'. Received: part={part!r}")
+        if part == "ngrams" and self.ngram_logits is None:
+            raise ValueError("this classifier has no n-gram part (it was made with ngrams=False)")
+        if len(x) == 0:
+            return np.zeros((0, len(self.label_names)), np.float32)
+        if part == "ngrams":
+            return ngram_probabilities(self.ngram_logits, x)
+        model = self.backbone if part == "network" or self.ngram_logits is None else self
+        return predict_batches(model, x, batch_size, progress)
+
+    def attention(self, x, batch_size=32):
+        """The network's probabilities and attention weights for id arrays, in input order.
+
+        Args:
+            x: Ids `(n, ...)` as `preprocessor` gives them.
+            batch_size: Documents per batch.
+
+        Returns:
+            `{"probabilities": (n, classes), <attention name>: weights, ...}`
+            (`Backbone.attention_model`): the backbone alone, without the
+            n-gram part.
+        """
+        # Kept out of Keras's tracking (set in __dict__): it shares the backbone's layers, it adds none.
+        model = self.__dict__.get("_attention_model")
+        if model is None:
+            model = self.__dict__["_attention_model"] = self.backbone.attention_model()
+        return batched_outputs(model, x, batch_size)
+
+    def explain(self, texts, ids=None, labels=None, signed=False):
+        """`hierattn.explain.Explanation`s of raw texts: prediction, word and sentence attention.
+
+        `ids` and true `labels` are shown with them; `signed=True` adds each
+        word's evidence for or against the prediction (see
+        `hierattn.explain.Explainer.explain`).
+        """
+        # hierattn.explain imports nothing from hierattn.models, so no cycle.
+        from hierattn.explain.explainer import Explainer
+
+        if getattr(self, "_explainer", None) is None:
+            self._explainer = Explainer(self)
+        return self._explainer.explain(as_texts(texts), ids=ids, labels=labels, signed=signed)
