@@ -20,7 +20,23 @@ from hierattn.ngrams import fit_ngram_logits, mixing_on_validation, ngram_logits
 
 
 class NgramPart:
-    """The n-gram part's methods of `TextClassifier` (which sets `preprocessor`, `ngrams` and `ngram_report`)."""
+    """The n-gram part's methods of `TextClassifier` (which sets `preprocessor`, `ngrams` and `ngram_report`).
+
+    Example:
+
+    Refit the n-gram part of a trained classifier on more texts, then choose
+    its weight against the network again on held-out texts:
+
+    >>> import hierattn
+    >>> texts = ["A great film. I loved it.", "Dull and far too long.", "Wonderful acting!", "A boring, slow plot."] * 5
+    >>> labels = ["pos", "neg", "pos", "neg"] * 5
+    >>> clf = hierattn.TextClassifier("han", embeddings="none", min_count=1, embedding_dim=8)
+    >>> _ = clf.fit(texts, labels, epochs=1, verbose=0)
+    >>> _ = clf.fit_ngrams(texts + ["Great fun.", "Slow and dull."], labels + ["pos", "neg"])
+    >>> a, b = clf.choose_weights((["A wonderful film.", "So boring."], ["pos", "neg"]))
+    >>> clf.ngram_report["network_weight"] == a and clf.ngram_report["ngram_weight"] == b
+    True
+    """
 
     def _make_ngram_part(self, layer):
         if isinstance(layer, dict):

@@ -38,6 +38,20 @@ class Task(keras.Model):
     array or pandas Series, a `tf.Tensor` of strings or a `tf.data.Dataset`
     (of texts, or of `(texts, labels)` for `evaluate`), and labels as class
     names, integers or one-hot rows.
+
+    Example:
+
+    `TextClassifier` is the `Task` hierattn makes; any model of a
+    preprocessor, a backbone and class names gets the same verbs:
+
+    >>> import hierattn
+    >>> texts = ["A great film. I loved it.", "Dull and far too long.", "Wonderful acting!", "A boring, slow plot."] * 5
+    >>> clf = hierattn.TextClassifier("han", embeddings="none", min_count=1, embedding_dim=8)
+    >>> _ = clf.fit(texts, ["pos", "neg", "pos", "neg"] * 5, epochs=1, verbose=0)
+    >>> isinstance(clf, Task), clf.predict(["Loved it."], verbose=0).shape
+    (True, (1, 2))
+    >>> clf.predict_labels(["Loved it."])[0] in clf.label_names
+    True
     """
 
     @property
