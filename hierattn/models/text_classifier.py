@@ -5,10 +5,11 @@ import sys
 import keras
 import numpy as np
 
+from hierattn.arguments import check_classifier_arguments
 from hierattn.data.dataset import LabelMap, stratified_split
 from hierattn.data.encoding import tokenize_corpus
 from hierattn.data.pipeline import make_eval_dataset, make_train_dataset
-from hierattn.defaults import BACKBONES, CLIPNORM, MODELS, NGRAMS, PREPROCESSING, TRAINING
+from hierattn.defaults import CLIPNORM, MODELS, NGRAMS, PREPROCESSING, TRAINING
 from hierattn.distribute import step_logs_for
 from hierattn.embeddings import embedding_matrix, load_vectors, train_word2vec
 from hierattn.errors import DataError
@@ -119,15 +120,17 @@ class TextClassifier(keras.Model):
         model_kwargs.setdefault("name", "text_classifier")
         super().__init__(**model_kwargs)
         options = dict(kwargs.pop("backbone_options", None) or {}, **kwargs)
+        limits = {"max_sentences": max_sentences, "max_words": max_words, "sequence_length": sequence_length}
+        check_classifier_arguments(  # before anything is built or read (see hierattn.arguments)
+            backbone,
+            embeddings=embeddings,
+            pretrain_epochs=pretrain_epochs,
+            ngrams=ngrams,
+            seed=seed,
+            **(limits if preprocessor is None else {}),
+            **options,
+        )
         if isinstance(backbone, str):
-            if backbone not in MODELS:
-                raise ValueError(f"backbone must be one of {MODELS} or a Backbone. Received: backbone={backbone!r}.")
-            unknown = sorted(set(options) - set(BACKBONES[backbone]))
-            if unknown:
-                raise ValueError(
-                    f"unknown {backbone} argument(s) {', '.join(unknown)}: choose from "
-                    f"{', '.join(sorted(BACKBONES[backbone]))}"
-                )
             self.architecture = backbone
             input_rank = BACKBONE_CLASSES[backbone].input_rank
         elif isinstance(backbone, Backbone):
