@@ -190,7 +190,7 @@ def classifier_arguments(settings):
         values.update(length_settings(model, values.pop("max_length")))
     mixed = values.pop("mixed_precision", False)
     if not isinstance(mixed, bool):
-        raise HierattnError(f"mixed_precision must be true or false, not {mixed!r}")
+        raise HierattnError(f"mixed_precision must be True or False, not {mixed!r}")
     known = set(CLASSIFIER_ARGUMENTS) | set(BACKBONES[model])
     unknown = sorted(set(values) - known)
     if unknown:

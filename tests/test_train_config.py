@@ -51,7 +51,7 @@ def test_flat_settings_split_into_the_classifiers_arguments_and_the_runs_own():
         ({"learning_rate": float("nan")}, "learning_rate must be a finite number above 0, not nan"),
         ({"validation_split": 1.0}, "validation_split must be a fraction between 0 and 1"),
         ({"baseline": 1}, "baseline must be True or False, not 1"),
-        ({"mixed_precision": "yes"}, "mixed_precision must be true or false, not 'yes'"),
+        ({"mixed_precision": "yes"}, "mixed_precision must be True or False, not 'yes'"),
         # The classifier's arguments, by the checks its classes make when constructed:
         ({"dropout": 2}, "dropout must be a fraction from 0 (included) up to 1 (excluded), not 2"),
         ({"cell": "transistor"}, "cell must be one of gru, lstm, not 'transistor'"),
