@@ -31,7 +31,9 @@ def test_train_imdb_takes_a_train_config_too(tmp_path):
     archive = mini_imdb(tmp_path / "aclImdb_v1.tar.gz")
     config = TrainConfig.from_dict({**TINY, **TINY_OPTIONS["han"]})
     run = train_imdb(archive, config, output=tmp_path / "run", log=lambda line: None, verbose=0)
-    assert run.metrics["test"]["documents"] == 60 and json.loads((run.path / "run.json").read_text())["dataset"] == "imdb"
+    assert (
+        run.metrics["test"]["documents"] == 60 and json.loads((run.path / "run.json").read_text())["dataset"] == "imdb"
+    )
     assert config.data == {}  # the config given is not changed: the run records its own
 
 
