@@ -1,6 +1,6 @@
 """IMDB benchmark: hierattn models against scikit-learn baselines, same run.
 
-For each model: train with the defaults (`TrainConfig(model=...)`, as `train imdb`) on the
+For each model: train with the defaults (`TrainConfig.from_dict({"model": ...})`, as `train imdb`) on the
 official train split, with validation carved out of it; evaluate once on the
 25,000 test reviews; time training and prediction (raw text in, including
 tokenization, via the saved run). Baselines trained in the same run on the
@@ -77,7 +77,7 @@ def run_model(model, data, out, epochs=None):
     from hierattn.train_config import TrainConfig
     from hierattn.training import train
 
-    config = TrainConfig(model=model, **({"epochs": epochs} if epochs else {}))
+    config = TrainConfig.from_dict({"model": model, **({"epochs": epochs} if epochs else {})})
     run_dir = pathlib.Path(out) / f"run-{model}-{time.strftime('%Y%m%d-%H%M%S')}"
     start = time.perf_counter()
     run = train(

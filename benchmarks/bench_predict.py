@@ -49,7 +49,7 @@ def main():
         json.dumps(
             {
                 "run": args.run,
-                "model": run.config["model"],
+                "model": run.config["classifier"]["backbone"],
                 "split": args.split,
                 "reviews": len(test),
                 "seconds": round(seconds, 1),

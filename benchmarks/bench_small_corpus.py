@@ -49,7 +49,7 @@ def main():
                         run = train(
                             train_data,
                             None,
-                            TrainConfig(**settings),
+                            TrainConfig.from_dict(settings),
                             pathlib.Path(folder) / "run",
                             log=lambda m: None,
                             verbose=0,

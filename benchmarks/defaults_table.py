@@ -18,6 +18,8 @@ import argparse
 import json
 import pathlib
 
+from hierattn.train_config import read_config
+
 HEADER = (
     "| dataset | model | test acc. / macro-F1 | network alone | n-gram part alone | TF-IDF+LR baseline "
     "| model − baseline (points, acc. / F1) | val. acc. (model / network / n-grams / baseline) "
@@ -32,7 +34,7 @@ def cell(metrics):
 def row(run):
     run = pathlib.Path(run)
     metrics = json.loads((run / "metrics.json").read_text())
-    config = json.loads((run / "config.json").read_text())
+    config = read_config(run)  # either format of config.json
     data = config.get("data", {})
     dataset = (
         "imdb" if "imdb" in data else pathlib.Path(next(iter(data.values()), {}).get("path", run.name)).parent.name
@@ -49,7 +51,7 @@ def row(run):
         for m in (metrics, parts.get("network"), parts.get("ngrams"), baseline)
     )
     return (
-        f"| {dataset} | {config['model']} | {cell(test)} | {cell(parts.get('network', {}).get('test'))} "
+        f"| {dataset} | {config['classifier']['backbone']} | {cell(test)} | {cell(parts.get('network', {}).get('test'))} "
         f"| {cell(parts.get('ngrams', {}).get('test'))} | {cell(base)} | {diff} | {val} "
         f"| {parts.get('network_share', '—')} | {metrics['training_seconds']:.0f} |"
     )

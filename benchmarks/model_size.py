@@ -78,7 +78,7 @@ def imdb_estimate(archive, folder):
     from hierattn.models.text_classifier import default_optimizer
     from hierattn.ngrams import fit_ngram_logits
 
-    config = train_config.TrainConfig(embeddings="none")  # file sizes do not depend on the embeddings' values
+    config = train_config.TrainConfig.from_dict({"embeddings": "none"})  # sizes do not depend on the embeddings' values
     train = load_imdb(archive, splits=("train",), download=False, progress=False)["train"]
     names = train.label_map.names
     fit_idx, _ = stratified_split(train.labels, config.validation_split, config.seed, names)

@@ -5,8 +5,10 @@ A run directory holds:
     model.keras         the whole TextClassifier: preprocessor (tokenizer,
                         vocabulary, length limits), backbone, label names
                         (written atomically at the end)
-    config.json         the training settings and where the data came from
-                        (paths and sha256)
+    config.json         the settings as given: the untrained classifier's
+                        config, the run's own settings, and where the data
+                        came from (paths and sha256); see
+                        `hierattn.train_config.read_config`
     history.csv         per-epoch metrics
     metrics.json        validation and test metrics
     logs/               TensorBoard logs
@@ -21,9 +23,9 @@ import pathlib
 
 from hierattn.errors import HierattnError, RunError
 from hierattn.jsonfile import load_json, save_json
+from hierattn.train_config import CONFIG_FORMAT, read_config
 
 RUN_FORMAT = "hierattn.run/1"
-CONFIG_FORMAT = "hierattn.train-config/2"
 DEFAULT_ROOT = "runs"
 
 
@@ -105,7 +107,7 @@ def find_run(path=None, root=DEFAULT_ROOT):
 def recorded_data(path):
     """Where a run's data came from (config.json's `data`: paths, sha256, columns), or {} if not recorded."""
     try:
-        data = load_json(pathlib.Path(path) / "config.json", CONFIG_FORMAT).get("data")
+        data = read_config(path).get("data")
     except HierattnError:
         return {}
     return data if isinstance(data, dict) else {}
@@ -182,7 +184,8 @@ class Run:
     Args:
         path: The run directory.
         classifier: Its `TextClassifier`.
-        config: Its training configuration (dict, as in config.json).
+        config: Its settings, a dict as config.json holds them (see
+            `hierattn.train_config.read_config`).
         metrics: What metrics.json holds, or None.
         chief: False for the run of a non-chief worker of a multi-worker
             cluster, which the chief wrote to `path` (see `hierattn.training.train`).
@@ -220,7 +223,7 @@ def load_run(path=None, root=DEFAULT_ROOT):
             f"{path} is an unfinished run (status: {status.get('status')}); "
             f"resume it with `python cli.py train {status.get('dataset', 'imdb')} --resume {path}`"
         )
-    config = _read_part(path / "config.json", lambda f: load_json(f, CONFIG_FORMAT))
+    config = _read_part(path / "config.json", read_config)
     metrics_file = path / "metrics.json"
     metrics = _read_part(metrics_file, lambda f: load_json(f, "hierattn.metrics/1")) if metrics_file.exists() else None
     from hierattn.models.loading import load_classifier  # Keras loads here, not when the CLI starts
@@ -376,6 +379,7 @@ def _remove_run(path, keep_folder):
 
 
 __all__ = [
+    "CONFIG_FORMAT",
     "Run",
     "RunError",
     "check_same_data",

@@ -1,16 +1,37 @@
-"""What determines a training run: `TrainConfig`, its checks, and the classifier it describes (config.json)."""
+"""What determines a training run: `TrainConfig`, saved as the run's config.json, and the flat settings it is made from.
+
+A run's settings are the config of the classifier it trains (what
+`TextClassifier.from_config` takes) plus what only a run has: `epochs`,
+`batch_size`, `learning_rate`, `patience`, `validation_split`, `limit`,
+`baseline` and where the data came from. Each is checked in one place: the
+classifier's arguments by the classes that take them (`hierattn.arguments`),
+the run's own by `TrainConfig.validate`.
+
+Flat settings are one dict of both kinds, as the command line's options and
+a `--config` JSON file give them (`TrainConfig.from_dict`): `model` names the
+architecture (the classifier's `backbone` argument), `max_length` sets its
+length limits (`length_settings`) and `mixed_precision` its dtype
+(`"mixed_float16"`). Nothing here imports Keras, so bad settings are refused
+before TensorFlow loads.
+"""
 
 import dataclasses
 import math
-import os
 import pathlib
 
-from hierattn.defaults import BACKBONES, CHOICES, MODELS, PREPROCESSING, TRAINING
-from hierattn.errors import ArgumentError, HierattnError
-from hierattn.jsonfile import load_json
-from hierattn.runs import CONFIG_FORMAT, RunError, check_same_data
+from hierattn.arguments import CLASSIFIER_ARGUMENTS, LENGTH_LIMITS, check_bool, check_classifier_arguments, check_whole
+from hierattn.defaults import BACKBONES, MODELS, PREPROCESSING, TRAINING
+from hierattn.errors import ArgumentError, DataError, HierattnError, RunError
+from hierattn.jsonfile import load_json, read_json_object
 
-LENGTH_LIMITS = {"max_sentences": ("han",), "max_words": ("han",), "sequence_length": ("transformer", "rnn")}
+CONFIG_FORMAT = "hierattn.train-config/3"
+FLAT_FORMAT = "hierattn.train-config/2"  # flat settings, the classifier's among them (read, converted: `read_config`)
+
+# The settings only a run has (beside `data`), in config.json's order.
+RUN_SETTINGS = ("epochs", "batch_size", "learning_rate", "patience", "validation_split", "limit", "baseline")
+
+# The parts of a classifier's config that are not settings: Keras's, and what training makes.
+_NOT_SETTINGS = ("name", "trainable", "label_names", "ngram_logits")
 
 
 def length_settings(model, max_length):
@@ -43,216 +64,231 @@ def length_settings(model, max_length):
 
 @dataclasses.dataclass
 class TrainConfig:
-    """Everything that determines a training run (saved as config.json).
+    """Everything that determines a training run (saved as its config.json).
 
-    Defaults come from `hierattn.defaults`; a length limit left `None` is
-    set from the training texts. `backbone` holds builder arguments
-    (`embedding_dim`, `num_layers`, `attention`, ...; see
-    `hierattn.defaults.BACKBONES`), `data` where the texts came from.
+    Args:
+        classifier: The config of the untrained `TextClassifier` the run
+            trains: a dict `TextClassifier.from_config` takes, its
+            `get_config()` or its arguments (`{"backbone": "rnn",
+            "embedding_dim": 64}`); its `seed` is the run's (validation
+            split, `limit` sample, initial weights). A length limit left
+            `None` is chosen from the training texts (and kept in
+            model.keras, not here).
+        epochs: Most epochs (early stopping on the validation loss).
+        batch_size: Documents per batch (the global batch when distributed).
+        learning_rate: Adam's learning rate.
+        patience: Epochs without a lower validation loss before stopping.
+        validation_split: The fraction of the training texts held out.
+        limit: Train and test on a sample of this many documents each
+            (`None`: all).
+        baseline: Whether to fit and report the TF-IDF + logistic
+            regression baseline beside the classifier.
+        data: Where the texts came from (`hierattn.runs.describe_source`
+            by name), filled in by the run.
+
+    Example:
+
+    >>> config = TrainConfig.from_dict({"model": "rnn", "epochs": 3, "embedding_dim": 64})
+    >>> config.classifier, config.epochs, config.model
+    ({'backbone': 'rnn', 'embedding_dim': 64}, 3, 'rnn')
     """
 
-    model: str = "han"
+    classifier: dict = dataclasses.field(default_factory=lambda: {"backbone": "han"})
     epochs: int = TRAINING["epochs"]
     batch_size: int = TRAINING["batch_size"]
     learning_rate: float = TRAINING["learning_rate"]
     patience: int = TRAINING["patience"]
     validation_split: float = TRAINING["validation_split"]
-    seed: int = TRAINING["seed"]
-    embeddings: str = TRAINING["embeddings"]
-    pretrain_epochs: int = TRAINING["pretrain_epochs"]
-    max_sentences: int = PREPROCESSING["max_sentences"]
-    max_words: int = PREPROCESSING["max_words"]
-    sequence_length: int = PREPROCESSING["sequence_length"]
-    min_count: int = PREPROCESSING["min_count"]
-    max_vocab: int = PREPROCESSING["max_vocab"]
     limit: int = None
-    mixed_precision: bool = False
     baseline: bool = True
-    ngrams: bool = TRAINING["ngrams"]
-    backbone: dict = dataclasses.field(default_factory=dict)
     data: dict = dataclasses.field(default_factory=dict)
 
     @classmethod
-    def from_dict(cls, values):
-        """A config from flat settings: `TrainConfig` fields, and builder arguments of the model.
+    def from_dict(cls, settings):
+        """A checked config from flat settings: the run's own, and the classifier's (`classifier_arguments`).
+
+        Each value is checked here, before anything is built or read: the
+        classifier's by `hierattn.arguments.check_classifier_arguments` (the
+        checks `TextClassifier` makes when constructed), the run's by
+        `validate`.
 
         Raises:
-            HierattnError: A key that is neither, in one line with the choices.
+            HierattnError: An unknown setting or a bad value, in one line.
         """
-        values = dict(values)
-        model = values.get("model", "han")
-        if model not in MODELS:
-            raise HierattnError(f"unknown model {model!r}: choose one of {', '.join(MODELS)}")
-        fields = {f.name for f in dataclasses.fields(cls)} - {"backbone", "data"}
-        backbone = dict(values.pop("backbone", None) or {})
-        for key in list(values):
-            if key not in fields:
-                if key not in BACKBONES[model]:
-                    raise HierattnError(
-                        f"unknown setting {key!r} for the {model} model: choose from training settings "
-                        f"{', '.join(sorted(fields))} or {model} settings {', '.join(sorted(BACKBONES[model]))}"
-                    )
-                backbone[key] = values.pop(key)
-        return cls(**values, backbone=backbone)
+        values = dict(settings)
+        run = {name: values.pop(name) for name in RUN_SETTINGS if name in values}
+        data = values.pop("data", None) or {}
+        arguments = classifier_arguments(values)
+        try:
+            check_classifier_arguments(**arguments)
+        except HierattnError:  # a DataError: a file that is not word vectors
+            raise
+        except ValueError as error:
+            raise HierattnError(str(error)) from None
+        return cls(classifier=arguments, data=data, **run).validate()
 
     def validate(self):
-        """Checks the settings without building anything (see `check_backbone` for the builder's own checks)."""
-        if self.model not in MODELS:
-            raise HierattnError(f"unknown model {self.model!r}: choose one of {', '.join(MODELS)}")
-        for name in (
-            "epochs",
-            "batch_size",
-            "patience",
-            "pretrain_epochs",
-            "min_count",
-            "max_vocab",
-            "max_sentences",
-            "max_words",
-            "sequence_length",
-            "limit",
-        ):
-            value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-                raise HierattnError(f"{name} must be a whole number of at least 1, not {value!r}")
-        for name, models in LENGTH_LIMITS.items():
-            if getattr(self, name) is not None and self.model not in models:
-                raise HierattnError(f"{name} applies to the {' and '.join(models)} model(s), not to {self.model}")
-        unknown = sorted(set(self.backbone) - set(BACKBONES[self.model]))
-        if unknown:
-            raise HierattnError(
-                f"unknown {self.model} setting(s) {', '.join(unknown)}: choose from "
-                f"{', '.join(sorted(BACKBONES[self.model]))}"
-            )
-        for name, value in self.backbone.items():
-            _check_backbone_value(self.model, name, value)
-        options = {**BACKBONES[self.model], **self.backbone}
-        if "num_heads" in options and options["embedding_dim"] % options["num_heads"]:
-            raise HierattnError(
-                f"embedding_dim ({options['embedding_dim']}) must be divisible by num_heads ({options['num_heads']})"
-            )
-        if not (
-            isinstance(self.learning_rate, (int, float))
-            and math.isfinite(self.learning_rate)
-            and self.learning_rate > 0
-        ):
-            raise HierattnError(f"the learning rate must be a finite number above 0; got {self.learning_rate}")
-        if not (isinstance(self.validation_split, float) and 0 < self.validation_split < 1):
-            raise HierattnError(f"validation_split must be a fraction between 0 and 1, not {self.validation_split!r}")
-        if self.embeddings not in ("word2vec", "none"):
-            if not os.path.isfile(str(self.embeddings)):
-                raise HierattnError(
-                    f"embeddings must be word2vec, none or a word-vector file; {self.embeddings} is none of these"
-                )
-            from hierattn.embeddings import check_vectors_file
+        """Checks the run's own settings (the classifier checks its arguments itself); returns the config.
 
-            check_vectors_file(self.embeddings)
-        for name in ("mixed_precision", "baseline", "ngrams"):
-            if not isinstance(getattr(self, name), bool):
-                raise HierattnError(f"{name} must be true or false, not {getattr(self, name)!r}")
-        if self.limit is not None and self.limit < 4:
-            raise HierattnError("limit must be at least 4 documents")
+        Raises:
+            HierattnError: A bad value, in one line.
+        """
+        if not isinstance(self.classifier, dict) or not isinstance(self.model, str):
+            raise HierattnError("a run trains a new classifier: its config names its backbone (han, transformer, rnn)")
+        try:
+            for name in ("epochs", "batch_size", "patience"):
+                check_whole(name, getattr(self, name))
+            check_whole("limit", self.limit, minimum=4, allow_none=True)
+            check_bool("baseline", self.baseline)
+        except ValueError as error:
+            raise HierattnError(str(error)) from None
+        rate = self.learning_rate
+        if isinstance(rate, bool) or not (isinstance(rate, (int, float)) and math.isfinite(rate) and rate > 0):
+            raise HierattnError(f"learning_rate must be a finite number above 0, not {rate!r}")
+        split = self.validation_split
+        if isinstance(split, bool) or not (isinstance(split, float) and 0 < split < 1):
+            raise HierattnError(f"validation_split must be a fraction between 0 and 1 (both excluded), not {split!r}")
         return self
+
+    @property
+    def model(self):
+        """The architecture the run trains: `"han"`, `"transformer"` or `"rnn"`."""
+        return self.classifier.get("backbone", "han")
+
+    @property
+    def seed(self):
+        """The classifier's seed, which the run uses too."""
+        return self.classifier.get("seed", TRAINING["seed"])
 
     @property
     def uses_unlabeled(self):
         """Whether unlabelled texts would be used (by word2vec)."""
-        return self.embeddings == "word2vec"
+        return self.classifier.get("embeddings", TRAINING["embeddings"]) == "word2vec"
 
 
-def _check_backbone_value(model, name, value):
-    """Refuses a builder setting of the wrong kind, judged by its default (`hierattn.defaults`), in one line."""
-    default = BACKBONES[model][name]
-    whole = isinstance(value, int) and not isinstance(value, bool)
-    if name in CHOICES:
-        ok, expected = value in CHOICES[name], "one of " + ", ".join(CHOICES[name])
-    elif isinstance(default, bool):
-        ok, expected = isinstance(value, bool), "true or false"
-    elif name == "dropout":
-        ok, expected = (
-            isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1,
-            "a fraction from 0 up to (not including) 1",
-        )
-    elif name == "window":
-        ok, expected = value is None or (whole and value >= 0), "null (global attention) or a whole number >= 0"
-    else:
-        ok, expected = whole and value >= 1, "a whole number of at least 1"
-    if not ok:
-        raise HierattnError(f"the {model} setting {name} must be {expected}, not {value!r}")
+def classifier_arguments(settings):
+    """The `TextClassifier` arguments that flat settings of a classifier give (their values not checked).
+
+    `model` becomes `backbone`, `max_length` the length limits
+    (`length_settings`), `mixed_precision=True` `dtype="mixed_float16"`, and
+    a `backbone` dict (config.json of format /2) its arguments; every other
+    setting is an argument of the same name.
+
+    Raises:
+        HierattnError: An unknown model or setting, in one line with the
+            choices.
+    """
+    values = dict(settings)
+    model = values.pop("model", "han")
+    if model not in MODELS:
+        raise HierattnError(f"unknown model {model!r}: choose one of {', '.join(MODELS)}")
+    builder = values.pop("backbone", None) or {}
+    if not isinstance(builder, dict):
+        raise HierattnError(f"backbone holds the {model} model's arguments, as a JSON object; got {builder!r}")
+    values = {**builder, **values}
+    if "max_length" in values:
+        values.update(length_settings(model, values.pop("max_length")))
+    mixed = values.pop("mixed_precision", False)
+    if not isinstance(mixed, bool):
+        raise HierattnError(f"mixed_precision must be True or False, not {mixed!r}")
+    known = set(CLASSIFIER_ARGUMENTS) | set(BACKBONES[model])
+    unknown = sorted(set(values) - known)
+    if unknown:
+        choices = sorted(known | {*RUN_SETTINGS, "model", "max_length", "mixed_precision"})
+        raise HierattnError(f"unknown setting {unknown[0]!r} for the {model} model: choose from {', '.join(choices)}")
+    return {"backbone": model, **values, **({"dtype": "mixed_float16"} if mixed else {})}
 
 
-def check_backbone(config):
-    """Refuses builder values the builder rejects, by building the model once at a tiny size."""
-    from hierattn.models.text_classifier import BACKBONE_CLASSES
+def flat_settings(classifier):
+    """The flat settings of a classifier's config (its arguments or its `get_config()`): the reverse of `classifier_arguments`."""
+    config = dict(classifier)
+    flat = {"model": config.pop("backbone", "han")}
+    preprocessor = config.pop("preprocessor", None)
+    if isinstance(preprocessor, dict):  # serialized by Keras: {"class_name": ..., "config": {...}}
+        flat.update({k: v for k, v in preprocessor.get("config", {}).items() if k in PREPROCESSING})
+    flat.update(config.pop("backbone_options", None) or {})
+    dtype = config.pop("dtype", None)
+    if (dtype.get("config", {}).get("name") if isinstance(dtype, dict) else dtype) == "mixed_float16":
+        flat["mixed_precision"] = True
+    flat.update({k: v for k, v in config.items() if k not in _NOT_SETTINGS})
+    return flat
 
-    options = dict(config.backbone)
-    if config.model == "transformer":
-        options["sequence_length"] = config.sequence_length or 8
+
+def read_config(path):
+    """A run's config.json as format /3 holds it: `{"classifier": {...}, <run settings>, "data": {...}}`.
+
+    The one place that reads config.json. A run of format /2 (flat
+    settings, the limits `adapt` chose written back) is converted here: its
+    classifier settings become the classifier's arguments
+    (`classifier_arguments`).
+
+    Args:
+        path: A run directory, or its config.json.
+
+    Raises:
+        DataError: Missing, not JSON, or of neither format; in one line.
+    """
+    path = pathlib.Path(path)
+    file = path / "config.json" if path.is_dir() else path
     try:
-        BACKBONE_CLASSES[config.model](8, 2, **options)
-    except (ValueError, TypeError) as error:
-        raise HierattnError(f"bad {config.model} model settings: {error}") from None
+        return load_json(file, CONFIG_FORMAT)
+    except DataError as error:
+        try:
+            flat = load_json(file, FLAT_FORMAT)
+        except DataError:
+            raise error from None
+    return {
+        "classifier": classifier_arguments({k: v for k, v in flat.items() if k not in (*RUN_SETTINGS, "data")}),
+        **{name: flat[name] for name in RUN_SETTINGS if name in flat},
+        "data": flat.get("data") or {},
+    }
 
 
-def make_classifier(config, label_names=None):
-    """The untrained `TextClassifier` a config describes."""
-    from hierattn.models import TextClassifier
+def read_settings(path):
+    """Flat settings from a JSON file: an object of settings (`{"epochs": 3, "num_layers": 2}`) or a run's config.json.
 
-    return TextClassifier(
-        config.model,
-        label_names=label_names,
-        embeddings=config.embeddings,
-        pretrain_epochs=config.pretrain_epochs,
-        ngrams=config.ngrams,
-        seed=config.seed,
-        max_sentences=config.max_sentences,
-        max_words=config.max_words,
-        sequence_length=config.sequence_length,
-        min_count=config.min_count,
-        max_vocab=config.max_vocab,
-        dtype="mixed_float16" if config.mixed_precision else None,
-        **config.backbone,
-    )
+    A run's config.json gives the settings it was started with (its
+    `data` is left out: a new run records its own).
 
-
-def size_settings(config):
-    """The settings that set a run's memory, in words: "embedding_dim 200, max_vocab 60000, batch_size 64, ..."."""
-    options = {**BACKBONES[config.model], **config.backbone}
-    sizes = {"embedding_dim": options["embedding_dim"], "max_vocab": config.max_vocab, "batch_size": config.batch_size}
-    for name, models in LENGTH_LIMITS.items():
-        if config.model in models:
-            sizes[name] = getattr(config, name) or "from the data"
-    return ", ".join(f"{name} {value}" for name, value in sizes.items())
+    Raises:
+        DataError: Not JSON, not an object, or of another format; in one line.
+    """
+    payload = read_json_object(path)
+    kind = payload.pop("format", None)
+    if kind is None:
+        return payload
+    if kind not in (CONFIG_FORMAT, FLAT_FORMAT):
+        raise DataError(f"{path} is a {kind} file, not settings (a JSON object, or a run's config.json)")
+    config = read_config(path)
+    return {**flat_settings(config["classifier"]), **{name: config[name] for name in RUN_SETTINGS if name in config}}
 
 
 def load_config(output):
     """The `TrainConfig` saved in a run directory (for resuming), or a one-line `RunError`."""
-    values = load_json(pathlib.Path(output) / "config.json", CONFIG_FORMAT)
     try:
-        return TrainConfig(**values)
-    except TypeError as error:
+        return TrainConfig(**read_config(output))
+    except (TypeError, HierattnError) as error:
         raise RunError(f"{output}/config.json does not describe a training run ({error})") from None
 
 
-def config_for_run(config, data, resume=None):
-    """The config to train with, recording where the data comes from.
+def make_classifier(config, label_names=None):
+    """The untrained `TextClassifier` of a config: `TextClassifier.from_config(config.classifier)`, with `label_names`."""
+    from hierattn.models import TextClassifier
 
-    Args:
-        config: The `TrainConfig` of a new run; None when resuming.
-        data: Descriptions of the data files (`hierattn.runs.describe_source`
-            by name: `train`, `test`, `unlabeled` or `imdb`), stored as
-            `config.data`.
-        resume: The run directory of an unfinished run to continue: its own
-            saved config is used, checked before any data is read.
+    names = None if label_names is None else list(label_names)
+    return TextClassifier.from_config({**config.classifier, "label_names": names})
 
-    Returns:
-        A `TrainConfig` whose `data` is `data`.
 
-    Raises:
-        RunError: Resuming on other data than the run recorded, or from a
-            config.json that does not describe a run.
-    """
-    if resume is not None:
-        config = load_config(resume).validate()
-        check_same_data(resume, config.data, data)
-    config.data = data
-    return config
+def size_settings(config):
+    """The settings that set a run's memory, in words: "embedding_dim 200, max_vocab 60000, batch_size 64, ..."."""
+    flat = flat_settings(config.classifier)
+    model = flat["model"]
+    sizes = {
+        "embedding_dim": flat.get("embedding_dim", BACKBONES[model]["embedding_dim"]),
+        "max_vocab": flat.get("max_vocab", PREPROCESSING["max_vocab"]),
+        "batch_size": config.batch_size,
+    }
+    for name, models in LENGTH_LIMITS.items():
+        if model in models:
+            sizes[name] = flat.get(name) or "from the data"
+    return ", ".join(f"{name} {value}" for name, value in sizes.items())

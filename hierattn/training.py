@@ -1,6 +1,6 @@
 """Training a `TextClassifier` into a run directory: resumable, checkpointed, evaluated once.
 
-What a run is given is a `hierattn.train_config.TrainConfig`.
+What a run is given is a `hierattn.train_config.TrainConfig`; `hierattn.train_sources` finds and reads the data first.
 """
 
 import contextlib
@@ -19,7 +19,6 @@ from hierattn.errors import HierattnError, ResourceError
 from hierattn.evaluation import classification_metrics
 from hierattn.jsonfile import save_json
 from hierattn.runs import (
-    CONFIG_FORMAT,
     Run,
     check_same_data,
     claim_run_dir,
@@ -28,7 +27,7 @@ from hierattn.runs import (
     read_status,
     write_status,
 )
-from hierattn.train_config import LENGTH_LIMITS, check_backbone, load_config, make_classifier, size_settings
+from hierattn.train_config import CONFIG_FORMAT, load_config, make_classifier, read_config, size_settings
 
 
 @contextlib.contextmanager
@@ -80,10 +79,13 @@ def train(
 ):
     """Trains a `TextClassifier` and writes a complete run directory.
 
-    Holds out a stratified validation part of `train_data`, fits the
-    classifier (`TextClassifier.fit`), early-stops on the validation loss and
-    keeps the best epoch, then (`config.ngrams`, the default) fits the n-gram
-    part and chooses its share on the validation part, evaluates once on
+    Makes the untrained classifier of `config.classifier`
+    (`TextClassifier.from_config`, recorded in config.json with the run's
+    own settings), holds out a stratified validation part of `train_data`,
+    fits the classifier (`TextClassifier.fit`), early-stops on the
+    validation loss and keeps the best epoch, then (with the classifier's
+    `ngrams`, the default) fits the n-gram part and chooses its share on
+    the validation part, evaluates once on
     `test_data` (if given; the whole classifier, and each part alone under
     `metrics["parts"]`), fits the
     TF-IDF + logistic regression baseline on the same training part and
@@ -202,8 +204,6 @@ def _train(
             sample(data, config.limit, config.seed) for data in (train_data, test_data, unlabeled)
         )
     split = stratified_split(train_data.labels, config.validation_split, config.seed, train_data.label_map.names)
-    with resource_errors(config, output):
-        check_backbone(config)
     with claim_run_dir(output, resume), resource_errors(config, output):
         return _train_owned(
             train_data,
@@ -273,14 +273,14 @@ def _train_owned(
         if resuming:
             log(f"resuming {output}")
             classifier = load_classifier(adapted_file)
+            record = read_config(output)
         else:
             write_status(output, status="training", dataset=dataset_name, created=now(), hierattn_version=__version__)
             classifier = make_classifier(config, names)
+            # The settings as given (a limit None is chosen by adapt, and kept in model.keras).
+            record = {**dataclasses.asdict(config), "classifier": classifier.get_config()}
+            save_json(output / "config.json", CONFIG_FORMAT, record, indent=2)
             classifier.adapt(fit_texts, fit_labels, unlabeled=unlabeled, verbose=verbose)
-            for name, models in LENGTH_LIMITS.items():  # the limits adapt chose, for the record
-                if config.model in models:
-                    setattr(config, name, getattr(classifier.preprocessor, name))
-            save_json(output / "config.json", CONFIG_FORMAT, dataclasses.asdict(config), indent=2)
             write_status(output, embeddings=classifier.embedding_source)
             checkpoints.mkdir(exist_ok=True)
             with atomic_path(adapted_file) as partial:  # the first checkpoint: from here on the run is resumable
@@ -337,7 +337,7 @@ def _train_owned(
         train_data.labels[val_idx], classifier.predict_ids(x_val).argmax(1), names
     )
     if not chief:
-        return Run(output, classifier, dataclasses.asdict(config), metrics)
+        return Run(output, classifier, record, metrics)
     evaluate = {"validation": (x_val, train_data.labels[val_idx])}
     if test_data is not None and len(test_data):
         x_test = preprocessor(test_data.texts, progress=True)
@@ -363,4 +363,4 @@ def _train_owned(
     save_json(output / "metrics.json", "hierattn.metrics/1", metrics, indent=2)
     write_status(output, status="complete", finished=now())
     shutil.rmtree(checkpoints, ignore_errors=True)  # only once complete: the run is never without both
-    return Run(output, classifier, dataclasses.asdict(config), metrics)
+    return Run(output, classifier, record, metrics)

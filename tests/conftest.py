@@ -107,9 +107,8 @@ def make_run(tiny_csv, path, model, epochs=1, **kwargs):
 
     train_data, _ = load_table(tiny_csv[0])
     backbone = {**TINY_OPTIONS[model], **kwargs.pop("backbone", {})}
-    config = TrainConfig(
-        model=model, epochs=epochs, batch_size=16, embeddings="none", min_count=1, backbone=backbone, **kwargs
-    )
+    settings = {"model": model, "epochs": epochs, "batch_size": 16, "embeddings": "none", "min_count": 1}
+    config = TrainConfig.from_dict({**settings, **backbone, **kwargs})
     train(train_data, None, config, path, log=lambda m: None, verbose=0)
     return load_run(path).classifier
 

@@ -102,6 +102,20 @@ def test_bad_arguments():
         TransformerBackbone(10, 2, word_dropout=0.1)  # an experiment that did not help, removed
     with pytest.raises(ValueError, match="cell"):
         HANBackbone(10, 2, cell="rnn")
+    with pytest.raises(ValueError, match="^units must be a whole number of at least 1, not 0$"):
+        RNNBackbone(10, 2, units=0)
+
+
+def test_each_backbone_checks_its_arguments_without_building_anything():
+    with pytest.raises(ValueError, match="^embedding_dim must be a whole number of at least 1, not 0$"):
+        HANBackbone.check_arguments(embedding_dim=0)
+    with pytest.raises(ValueError, match="^normalize_first must be True or False, not 'yes'$"):
+        TransformerBackbone.check_arguments(normalize_first="yes")
+    with pytest.raises(ValueError, match=r"^embedding_dim \(10\) must be divisible by num_heads \(4\)$"):
+        TransformerBackbone.check_arguments(embedding_dim=10)  # with the default num_heads
+    with pytest.raises(ValueError, match="^unknown rnn argument\\(s\\) num_layers: choose from attention, cell"):
+        RNNBackbone.check_arguments(num_layers=2)
+    RNNBackbone.check_arguments(window=0, local_mode="local-m", attention="luong-dot")
 
 
 def test_training_step_lowers_the_loss(han, rng):

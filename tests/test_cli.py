@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from hierattn.cli import cli
+from hierattn.train_config import read_settings
 
 TINY = ["--epochs", "1", "--batch-size", "16", "--embedding-dim", "8", "--embeddings", "none"]
 
@@ -44,12 +45,12 @@ def test_train_csv_writes_a_run_and_says_where(trained):
         (
             "transformer",
             {"num_heads": 2, "position": "learned", "patience": 3},
-            {"backbone": {"num_heads": 2, "position": "learned"}, "patience": 3, "sequence_length": 16},
+            {"model": "transformer", "num_heads": 2, "position": "learned", "patience": 3, "sequence_length": 16},
         ),
         (
             "rnn",
             {"attention": "luong-concat", "units": 4, "epochs": 5},
-            {"backbone": {"attention": "luong-concat", "units": 4, "embedding_dim": 8}, "epochs": 1},
+            {"model": "rnn", "attention": "luong-concat", "units": 4, "embedding_dim": 8, "epochs": 1},
         ),
     ],
 )
@@ -71,10 +72,8 @@ def test_train_other_models(tiny_csv, tmp_path, model, settings, expected):
     )
     assert result.exit_code == 0, result.output
     assert "test:" not in result.output and "validation: accuracy" in result.output
-    config = json.loads((tmp_path / "run" / "config.json").read_text())
-    assert config["model"] == model
-    for key, value in expected.items():
-        assert value.items() <= config[key].items() if isinstance(value, dict) else config[key] == value, key
+    settings = read_settings(tmp_path / "run" / "config.json")  # the run's config.json is a settings file too
+    assert expected.items() <= settings.items(), settings
 
 
 def test_train_mirrored_with_mixed_precision(tiny_csv, tmp_path):
@@ -93,8 +92,8 @@ def test_train_mirrored_with_mixed_precision(tiny_csv, tmp_path):
     )
     assert result.exit_code == 0, result.output
     assert "MirroredStrategy, 1 replica in sync" in (tmp_path / "run" / "run.json").read_text()
-    config = json.loads((tmp_path / "run" / "config.json").read_text())
-    assert config["mixed_precision"] is True and (config["max_sentences"], config["max_words"]) == (4, 12)
+    settings = read_settings(tmp_path / "run" / "config.json")
+    assert settings["mixed_precision"] is True and (settings["max_sentences"], settings["max_words"]) == (4, 12)
     assert "examples" in (tmp_path / "run" / "history.csv").read_text().splitlines()[0]
 
 
@@ -152,7 +151,7 @@ def test_train_csv_unlabeled_texts_reach_word2vec_and_the_vocabulary(tiny_csv, t
     assert "30 unlabelled texts" in result.output and "on 174 texts" in result.output  # 144 training + 30
     assert "unlabelled" in json.loads((tmp_path / "w2v" / "run.json").read_text())["embeddings"]["source"]
     unused = invoke(*base, "--embeddings", "none", "--output", tmp_path / "unused")
-    assert "--unlabeled texts would go unused" in one_line_error(unused, code=2)
+    assert "--unlabeled texts would go unused" in one_line_error(unused)
     (tmp_path / "blank.txt").write_text("\n  \n")
     blank = invoke(*base, "--unlabeled", tmp_path / "blank.txt", "--output", tmp_path / "blank")
     assert "no texts found" in one_line_error(blank)
@@ -229,6 +228,8 @@ def test_error_paths(trained, tiny_csv, tmp_path):
     root, run_dir = trained
     assert "'bert' is not one of" in one_line_error(invoke("train", "csv", tiny_csv[0], "--model", "bert"), code=2)
     assert "no such file" in one_line_error(invoke("train", "csv", tmp_path / "none.csv", *TINY))
+    reused = invoke("train", "csv", tmp_path / "none.csv", "--config", run_dir / "config.json")
+    assert "no such file" in one_line_error(reused)  # a run's config.json is accepted as settings
     assert "no text column 'body'" in one_line_error(invoke("train", "csv", tiny_csv[0], "--text-column", "body"))
     assert "already exists" in one_line_error(invoke("train", "csv", tiny_csv[0], "--output", run_dir, *TINY))
     assert "not a hierattn run" in one_line_error(invoke("predict", "text", "--run", tmp_path))
@@ -259,7 +260,7 @@ def test_error_paths(trained, tiny_csv, tmp_path):
         '{"depth": 3}': "unknown setting 'depth' for the han model: choose from",
         '{"teacher": "tfidf"}': "unknown setting 'teacher'",
         "[1, 2]": "must hold one JSON object of settings",
-        '{"cell": "rnn"}': "the han setting cell must be one of gru, lstm, not 'rnn'",
+        '{"cell": "rnn"}': "cell must be one of gru, lstm, not 'rnn'",
     }
     for settings, message in bad_settings.items():
         (tmp_path / "bad.json").write_text(settings)

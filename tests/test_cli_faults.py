@@ -371,7 +371,7 @@ def _preprocessor(payload):
         (tamper_inside(VOCABULARY, lambda p: p.update(tokens=5)), "'tokens' must be a list of strings"),
         (
             tamper_inside("config.json", lambda p: _preprocessor(p).update(max_words="ten")),
-            "max_words must be a positive integer",
+            "max_words must be a whole number of at least 1, or None, not 'ten'",
         ),
         (tamper_inside("config.json", lambda p: _preprocessor(p).update(tokenizer=[1])), "could not be loaded"),
         (tamper_inside("config.json", text="{not json"), "could not be loaded"),
@@ -914,10 +914,10 @@ def test_a_file_that_is_not_word_vectors_is_refused_before_the_data_and_leaves_n
 @pytest.mark.parametrize(
     "settings, message",
     [
-        ('{"dropout": 2}', "the han setting dropout must be a fraction"),
-        ('{"cell": "transistor"}', "the han setting cell must be one of gru, lstm"),
+        ('{"dropout": 2}', "dropout must be a fraction from 0 (included) up to 1 (excluded), not 2"),
+        ('{"cell": "transistor"}', "cell must be one of gru, lstm, not 'transistor'"),
         ('{"model": "transformer", "num_heads": 3}', "embedding_dim (128) must be divisible by num_heads (3)"),
-        ('{"model": "rnn", "window": -1}', "the rnn setting window must be null"),
+        ('{"model": "rnn", "window": -1}', "window must be a whole number of at least 0, or None, not -1"),
         ('{"epochs": "many"}', "epochs must be a whole number"),
     ],
 )
@@ -972,14 +972,16 @@ def test_changed_recorded_data_is_refused_by_evaluate_and_resume(tmp_path):
 
     # An interrupted run (one epoch done), then its training file changes.
     unfinished = tmp_path / "unfinished"
-    config = TrainConfig(
-        epochs=3,
-        batch_size=16,
-        embeddings="none",
-        min_count=1,
-        baseline=False,
-        backbone={"embedding_dim": 8},
-        data={"train": describe_source(tmp_path / "train.csv")},
+    config = TrainConfig.from_dict(
+        {
+            "epochs": 3,
+            "batch_size": 16,
+            "embeddings": "none",
+            "min_count": 1,
+            "baseline": False,
+            "embedding_dim": 8,
+            "data": {"train": describe_source(tmp_path / "train.csv")},
+        }
     )
     with pytest.raises(KeyboardInterrupt):
         train(

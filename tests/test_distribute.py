@@ -99,7 +99,7 @@ def test_two_local_replicas_share_each_batch(corpus, tmp_path):
         from hierattn.train_config import TrainConfig
         from hierattn.training import train
         data, _ = load_table({str(corpus / "train.csv")!r})
-        config = TrainConfig(epochs=2, batch_size=16, embeddings="none", backbone=TINY_OPTIONS["han"])
+        config = TrainConfig.from_dict(dict(epochs=2, batch_size=16, embeddings="none", **TINY_OPTIONS["han"]))
         with tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]).scope():
             run = train(data, None, config, {str(tmp_path / "run")!r}, log=print, verbose=0)
         print("replicas", run.classifier.distribute_strategy.num_replicas_in_sync)
@@ -207,7 +207,7 @@ def test_a_cluster_resumes_an_interrupted_run(corpus, tmp_path):
 
     output = tmp_path / "run"
     data, _ = load_table(corpus / "train.csv")
-    config = TrainConfig(epochs=3, patience=5, batch_size=16, embeddings="none", backbone=TINY_OPTIONS["han"])
+    config = TrainConfig.from_dict(dict(epochs=3, patience=5, batch_size=16, embeddings="none", **TINY_OPTIONS["han"]))
     with pytest.raises(KeyboardInterrupt):
         train(data, None, config, output, log=lambda m: None, verbose=0, callbacks=[StopAfterFirstEpoch()])
     texts = run_cluster(

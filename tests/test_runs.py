@@ -19,8 +19,8 @@ from conftest import TINY_OPTIONS
 def finished_run(tiny_csv, tmp_path_factory):
     train_data, _ = load_table(tiny_csv[0])
     root = tmp_path_factory.mktemp("runs")
-    config = TrainConfig(
-        model="rnn", epochs=1, batch_size=16, embeddings="none", min_count=1, backbone=TINY_OPTIONS["rnn"]
+    config = TrainConfig.from_dict(
+        dict(model="rnn", epochs=1, batch_size=16, embeddings="none", min_count=1, **TINY_OPTIONS["rnn"])
     )
     train(train_data, None, config, root / "first", log=lambda m: None, verbose=0)
     return root

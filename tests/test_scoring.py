@@ -27,8 +27,8 @@ from conftest import TINY_OPTIONS
 @pytest.fixture(scope="module")
 def run(tiny_csv, tmp_path_factory):
     train_data, _ = load_table(tiny_csv[0])
-    config = TrainConfig(
-        model="rnn", epochs=1, batch_size=16, embeddings="none", min_count=1, backbone=TINY_OPTIONS["rnn"]
+    config = TrainConfig.from_dict(
+        dict(model="rnn", epochs=1, batch_size=16, embeddings="none", min_count=1, **TINY_OPTIONS["rnn"])
     )
     return train(
         train_data, None, config, tmp_path_factory.mktemp("r") / "run", log=lambda m: None, verbose=0

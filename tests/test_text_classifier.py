@@ -374,3 +374,19 @@ def test_fit_ngrams_and_choose_weights_alone(reviews):
     plain = hierattn.TextClassifier("han", embeddings="none", min_count=1, ngrams=False, **TINY_OPTIONS["han"])
     with pytest.raises(ValueError, match=r"no n-gram part \(it was made with ngrams=False\)"):
         plain.choose_weights()
+
+
+def test_each_argument_is_refused_when_the_classifier_is_constructed():
+    # Before any data is read or any network built: the classifier's own arguments, its preprocessor's and its
+    # backbone's (hierattn.arguments).
+    for arguments, message in [
+        ({"embedding_dim": 0}, "embedding_dim must be a whole number of at least 1, not 0"),
+        ({"max_words": 0}, "max_words must be a whole number of at least 1, or None, not 0"),
+        ({"sequence_length": 40}, "sequence_length applies to the transformer and rnn model(s), not to han"),
+        ({"pretrain_epochs": 0}, "pretrain_epochs must be a whole number of at least 1, not 0"),
+        ({"ngrams": "yes"}, "ngrams must be True or False, not 'yes'"),
+        ({"seed": 1.5}, "seed must be a whole number of at least 0, not 1.5"),
+        ({"embeddings": "glove.txt"}, "embeddings must be 'word2vec', 'none' or the path of a word-vector file"),
+    ]:
+        with pytest.raises(ValueError, match=re.escape(message)):
+            hierattn.TextClassifier("han", **arguments)

@@ -38,8 +38,13 @@ def test_flat_mode_and_the_config_round_trip(tmp_path):
 def test_bad_arguments_and_inputs():
     with pytest.raises(ValueError, match="mode must be one of"):
         TextPreprocessor("words")
-    with pytest.raises(ValueError, match="max_words must be a positive integer"):
+    with pytest.raises(ValueError, match="max_words must be a whole number of at least 1, or None, not 0"):
         TextPreprocessor(max_words=0)
+    with pytest.raises(ValueError, match="min_count must be a whole number of at least 1, not 'two'"):
+        TextPreprocessor(min_count="two")
+    with pytest.raises(ValueError, match="max_vocab must be a whole number of at least 3, or None, not 2"):
+        TextPreprocessor(max_vocab=2)
+    assert TextPreprocessor(max_vocab=None).max_vocab is None  # no cap
     with pytest.raises(DataError, match="not a single string"):
         as_texts("a text")
     with pytest.raises(DataError, match="text 2 is a int"):

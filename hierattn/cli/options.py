@@ -147,10 +147,23 @@ def _shown(name):
 
 
 def train_options(function):
-    """The options of every `train` command: the training settings, where the run goes, how it runs."""
-    from hierattn.defaults import DISTRIBUTE, MODELS, TRAINING
+    """The options of every `train` command: the run's settings, where the run goes and how it runs.
 
-    options = [
+    The settings' options are named after the settings (`--max-length` is
+    `max_length`, see `hierattn.train_config.TrainConfig.from_dict`); the
+    command receives them as keyword arguments, with `config_file`,
+    `output`, `resume` and `distribute`.
+    """
+    for option in reversed(_setting_options() + _run_options()):
+        function = option(function)
+    return function
+
+
+def _setting_options():
+    """The options that are training settings (and --config FILE, for any other)."""
+    from hierattn.defaults import MODELS, TRAINING
+
+    return [
         click.option("--model", type=click.Choice(MODELS), default="han", show_default=True),
         click.option(
             "--epochs",
@@ -194,8 +207,30 @@ def train_options(function):
             show_default="none",
             help="JSON object of any other setting: training ones (patience, validation_split, min_count, "
             'max_vocab, pretrain_epochs, ngrams) or the model builder\'s (e.g. {"num_layers": 2} or '
-            '{"attention": "luong-dot"}; README, Models). Options given here win.',
+            '{"attention": "luong-dot"}; README, Models), or a run\'s config.json. Options given here win.',
         ),
+        click.option(
+            "--mixed-precision",
+            is_flag=True,
+            default=False,
+            show_default="off",
+            help="Compute in float16 with float32 weights (Keras mixed_float16); for GPUs.",
+        ),
+        click.option(
+            "--baseline/--no-baseline",
+            default=True,
+            show_default="on",
+            help="Also fit TF-IDF (1-2 grams) + logistic regression on the same training split and report "
+            "it beside the model.",
+        ),
+    ]
+
+
+def _run_options():
+    """The options that say where a run goes and how it runs, not what it trains."""
+    from hierattn.defaults import DISTRIBUTE
+
+    return [
         click.option(
             "--output",
             type=click.Path(file_okay=False),
@@ -219,24 +254,7 @@ def train_options(function):
             help="TensorFlow's MirroredStrategy (this machine's GPUs) or MultiWorkerMirroredStrategy "
             "(machines in TF_CONFIG; README, More than one machine); the batch size is the global one.",
         ),
-        click.option(
-            "--mixed-precision",
-            is_flag=True,
-            default=False,
-            show_default="off",
-            help="Compute in float16 with float32 weights (Keras mixed_float16); for GPUs.",
-        ),
-        click.option(
-            "--baseline/--no-baseline",
-            default=True,
-            show_default="on",
-            help="Also fit TF-IDF (1-2 grams) + logistic regression on the same training split and report "
-            "it beside the model.",
-        ),
     ]
-    for option in reversed(options):
-        function = option(function)
-    return function
 
 
 def encoding_option(function):

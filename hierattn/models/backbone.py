@@ -5,8 +5,8 @@ import contextvars
 
 import keras
 
-from hierattn.defaults import CHOICES
-from hierattn.layers._attention_utils import check_choice, check_dropout, check_positive_int
+from hierattn.arguments import check_backbone_arguments
+from hierattn.layers._attention_utils import check_positive_int
 
 # True while `Backbone.from_config` rebuilds a backbone (see `recurrent`).
 _LOADING = contextvars.ContextVar("hierattn_backbone_loading", default=False)
@@ -45,6 +45,7 @@ class Backbone(keras.Model):
     """
 
     input_rank = 2
+    architecture = None  # the name of a built-in architecture (`hierattn.defaults.BACKBONES`), for its checks
 
     def __init__(self, *args, dtype=None, **kwargs):
         unknown = sorted(set(kwargs) - {"name", "trainable"})
@@ -55,6 +56,35 @@ class Backbone(keras.Model):
             self.dtype_policy = keras.dtype_policies.get(dtype)
         self.token_embedding = None
         self.attention_layers = {}
+
+    @classmethod
+    def check_arguments(cls, **arguments):
+        """Refuses bad values of the backbone's own arguments, building nothing.
+
+        The constructor checks its arguments this way first; `TextClassifier`
+        checks those of a backbone it will build when it is constructed,
+        before any data is read. Arguments not given take their defaults
+        where two are checked together. A subclass of a built-in
+        architecture (`architecture`, e.g. `"han"`) is checked by
+        `hierattn.arguments.check_backbone_arguments`; one without checks
+        nothing here.
+
+        Args:
+            **arguments: Keyword arguments of the constructor, without
+                `vocabulary_size`, `num_classes` and Keras's own.
+
+        Raises:
+            ValueError: An argument the backbone does not take, or a bad
+                value, named in one line.
+
+        Example:
+
+        >>> HANBackbone.check_arguments(embedding_dim=0)
+        Traceback (most recent call last):
+        ValueError: embedding_dim must be a whole number of at least 1, not 0
+        """
+        if cls.architecture is not None:
+            check_backbone_arguments(cls.architecture, arguments)
 
     @property
     def num_classes(self):
@@ -156,7 +186,6 @@ def recurrent(cell, units, name, return_sequences=True, return_state=False):
     have different `go_backwards` value"). Otherwise Keras copies it as
     usual, so a seeded backbone starts from the same weights as before.
     """
-    check_choice(cell, CHOICES["cell"], "cell")
     layer = keras.layers.GRU if cell == "gru" else keras.layers.LSTM
     options = {"return_sequences": return_sequences, "return_state": return_state}
     forward = layer(units, **options)
@@ -164,10 +193,8 @@ def recurrent(cell, units, name, return_sequences=True, return_state=False):
     return keras.layers.Bidirectional(forward, backward_layer=backward, name=name)
 
 
-def check_common(vocabulary_size, num_classes, embedding_dim, dropout):
-    """Checks the arguments every backbone takes."""
+def check_common(vocabulary_size, num_classes):
+    """Checks the sizes every backbone is given (its other arguments: `Backbone.check_arguments`)."""
     check_positive_int(vocabulary_size, "vocabulary_size")
-    check_positive_int(embedding_dim, "embedding_dim")
-    check_dropout(dropout)
     if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 2:
         raise ValueError(f"num_classes must be an integer >= 2. Received: num_classes={num_classes!r}.")

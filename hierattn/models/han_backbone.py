@@ -46,6 +46,7 @@ class HANBackbone(Backbone):
     """
 
     input_rank = 3
+    architecture = "han"
 
     def __init__(
         self,
@@ -61,7 +62,15 @@ class HANBackbone(Backbone):
         dtype=None,
         **kwargs,
     ):
-        check_common(vocabulary_size, num_classes, embedding_dim, dropout)
+        check_common(vocabulary_size, num_classes)
+        type(self).check_arguments(
+            embedding_dim=embedding_dim,
+            word_units=word_units,
+            sentence_units=sentence_units,
+            attention_units=attention_units,
+            cell=cell,
+            dropout=dropout,
+        )
         with policy_scope(dtype):
             tokens = keras.Input((None, None), dtype="int32", name="tokens")
             embedding = keras.layers.Embedding(vocabulary_size, embedding_dim, mask_zero=True, name="embedding")

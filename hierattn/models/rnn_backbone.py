@@ -2,9 +2,8 @@
 
 import keras
 
-from hierattn.defaults import BACKBONES, CHOICES
+from hierattn.defaults import BACKBONES
 from hierattn.layers import BahdanauAttention, ContextAttention, LuongAttention
-from hierattn.layers._attention_utils import check_choice
 from hierattn.models.backbone import Backbone, check_common, classifier_head, policy_scope, recurrent
 
 _RNN = BACKBONES["rnn"]
@@ -45,6 +44,8 @@ class RNNBackbone(Backbone):
     TensorShape([2, 2])
     """
 
+    architecture = "rnn"
+
     def __init__(
         self,
         vocabulary_size,
@@ -60,8 +61,16 @@ class RNNBackbone(Backbone):
         dtype=None,
         **kwargs,
     ):
-        check_common(vocabulary_size, num_classes, embedding_dim, dropout)
-        check_choice(attention, CHOICES["attention"], "attention")
+        check_common(vocabulary_size, num_classes)
+        type(self).check_arguments(
+            embedding_dim=embedding_dim,
+            units=units,
+            cell=cell,
+            attention=attention,
+            window=window,
+            local_mode=local_mode,
+            dropout=dropout,
+        )
         with policy_scope(dtype):
             tokens = keras.Input((None,), dtype="int32", name="tokens")
             embedding = keras.layers.Embedding(vocabulary_size, embedding_dim, mask_zero=True, name="embedding")

@@ -4,9 +4,10 @@ import sys
 
 import keras
 
+from hierattn.arguments import check_classifier_arguments
 from hierattn.data.dataset import LabelMap
 from hierattn.data.pipeline import make_eval_dataset, make_train_dataset
-from hierattn.defaults import BACKBONES, MODELS, PREPROCESSING, TRAINING
+from hierattn.defaults import MODELS, PREPROCESSING, TRAINING
 from hierattn.embeddings import initial_vectors
 from hierattn.layers import NgramLogits
 from hierattn.models.backbone import Backbone
@@ -107,15 +108,17 @@ class TextClassifier(NgramPart, Task):
         model_kwargs.setdefault("name", "text_classifier")
         super().__init__(**model_kwargs)
         options = dict(kwargs.pop("backbone_options", None) or {}, **kwargs)
+        limits = {"max_sentences": max_sentences, "max_words": max_words, "sequence_length": sequence_length}
+        check_classifier_arguments(  # before anything is built or read (see hierattn.arguments)
+            backbone,
+            embeddings=embeddings,
+            pretrain_epochs=pretrain_epochs,
+            ngrams=ngrams,
+            seed=seed,
+            **(limits if preprocessor is None else {}),
+            **options,
+        )
         if isinstance(backbone, str):
-            if backbone not in MODELS:
-                raise ValueError(f"backbone must be one of {MODELS} or a Backbone. Received: backbone={backbone!r}.")
-            unknown = sorted(set(options) - set(BACKBONES[backbone]))
-            if unknown:
-                raise ValueError(
-                    f"unknown {backbone} argument(s) {', '.join(unknown)}: choose from "
-                    f"{', '.join(sorted(BACKBONES[backbone]))}"
-                )
             self.architecture = backbone
             input_rank = BACKBONE_CLASSES[backbone].input_rank
         elif isinstance(backbone, Backbone):

@@ -4,12 +4,13 @@ import os
 
 import keras
 
+from hierattn.arguments import check_preprocessor_arguments
 from hierattn.data.encoding import TextEncoder
 from hierattn.data.text import Tokenizer
 from hierattn.data.vocabulary import Vocabulary
 from hierattn.defaults import LENGTH_PERCENTILE, PREPROCESSING
 from hierattn.errors import DataError
-from hierattn.layers._attention_utils import check_choice, check_positive_int
+from hierattn.layers._attention_utils import check_choice
 from hierattn.models.inputs import as_texts
 
 MODES = ("hierarchical", "flat")
@@ -65,14 +66,7 @@ class TextPreprocessor(keras.layers.Layer):
         kwargs.setdefault("trainable", False)
         super().__init__(**kwargs)
         check_choice(mode, MODES, "mode")
-        for name, value in (
-            ("max_sentences", max_sentences),
-            ("max_words", max_words),
-            ("sequence_length", sequence_length),
-            ("min_count", min_count),
-            ("max_vocab", max_vocab),
-        ):
-            check_positive_int(value, name, allow_none=True)
+        check_preprocessor_arguments(max_sentences, max_words, sequence_length, min_count, max_vocab)
         self.mode = mode
         self.max_sentences = max_sentences
         self.max_words = max_words

@@ -3,9 +3,8 @@
 import keras
 import numpy as np
 
-from hierattn.defaults import BACKBONES, CHOICES
+from hierattn.defaults import BACKBONES
 from hierattn.layers import ContextAttention, TokenAndPositionEmbedding, TransformerEncoderBlock
-from hierattn.layers._attention_utils import check_choice
 from hierattn.models.backbone import Backbone, check_common, classifier_head, policy_scope
 
 _TRANSFORMER = BACKBONES["transformer"]
@@ -48,6 +47,8 @@ class TransformerBackbone(Backbone):
     TensorShape([2, 2])
     """
 
+    architecture = "transformer"
+
     def __init__(
         self,
         vocabulary_size,
@@ -65,11 +66,17 @@ class TransformerBackbone(Backbone):
         dtype=None,
         **kwargs,
     ):
-        check_common(vocabulary_size, num_classes, embedding_dim, dropout)
-        check_choice(pooling, CHOICES["pooling"], "pooling")
-        check_choice(position, CHOICES["position"], "position")
-        if embedding_dim % num_heads:
-            raise ValueError(f"embedding_dim ({embedding_dim}) must be divisible by num_heads ({num_heads}).")
+        check_common(vocabulary_size, num_classes)
+        type(self).check_arguments(
+            embedding_dim=embedding_dim,
+            num_heads=num_heads,
+            intermediate_dim=intermediate_dim,
+            num_layers=num_layers,
+            dropout=dropout,
+            pooling=pooling,
+            position=position,
+            normalize_first=normalize_first,
+        )
         with policy_scope(dtype):
             tokens = keras.Input((None,), dtype="int32", name="tokens")
             embedding = TokenAndPositionEmbedding(
