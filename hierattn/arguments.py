@@ -17,6 +17,7 @@ import math
 import os
 
 from hierattn.defaults import BACKBONES, CHOICES, MODELS, PREPROCESSING
+from hierattn.embeddings import check_vectors_file
 
 # The length limits of each architecture's preprocessing: sentences x words
 # for the hierarchical han, words for the flat models.
@@ -171,6 +172,5 @@ def _check_own(backbone, arguments):
     if isinstance(backbone, str) and embeddings not in ("word2vec", "none"):  # the vectors a new backbone starts from
         if not isinstance(embeddings, (str, os.PathLike)) or not os.path.isfile(embeddings):
             _refuse("embeddings", embeddings, "'word2vec', 'none' or the path of a word-vector file")
-        from hierattn.embeddings import check_vectors_file
 
         check_vectors_file(embeddings)

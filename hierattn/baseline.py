@@ -20,6 +20,7 @@ def make_baseline():
     Settings from `hierattn.defaults.BASELINE` (the devsuite's reference
     baseline: C=10, lbfgs).
     """
+    # scikit-learn takes about a second to load; only fitting the baseline needs it here.
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline

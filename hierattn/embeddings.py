@@ -7,6 +7,8 @@ already has. Never pass test texts to either. `initial_vectors` is what
 `TextClassifier.adapt` starts its embedding from.
 """
 
+import codecs
+
 import numpy as np
 from tqdm.auto import tqdm
 
@@ -34,6 +36,7 @@ def train_word2vec(sentences, dim=200, epochs=5, window=5, min_count=2, sg=0, wo
     Returns:
         Dict from token to a float32 vector.
     """
+    # gensim (with SciPy) takes seconds to load; only training word vectors needs it.
     from gensim.models import Word2Vec
     from gensim.models.callbacks import CallbackAny2Vec
 
@@ -68,8 +71,6 @@ def check_vectors_file(path):
     Raises:
         DataError: In one line, naming the file and saying what it should be.
     """
-    import codecs
-
     try:
         with open(path, "rb") as f:
             head = f.read(1 << 16)

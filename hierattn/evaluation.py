@@ -16,7 +16,8 @@ def classification_metrics(y_true, y_pred, names):
         class, columns: predicted, in `labels` order), `labels`, `report`
         (scikit-learn's per-class dict) and `documents`.
     """
-    from sklearn.metrics import accuracy_score, classification_report, confusion_matrix, f1_score  # slow import
+    # scikit-learn takes about a second to load; `hierattn evaluate` refuses bad input before it.
+    from sklearn.metrics import accuracy_score, classification_report, confusion_matrix, f1_score
 
     y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
     ids = list(range(len(names)))

@@ -35,6 +35,7 @@ SCALES = tuple(np.round(np.geomspace(0.25, 4.0, 9), 3))
 
 def feature_matrix(layer, x, batch_size=256):
     """The binary document x feature matrix (SciPy CSR) of id arrays `x`, from `layer.feature_ids`."""
+    # SciPy and scikit-learn take about a second to load: predicting never needs them, only fitting.
     import scipy.sparse as sp
 
     rows, columns = [], []
@@ -62,6 +63,7 @@ def fit_ngram_logits(layer, x, labels, c=NGRAMS["C"], max_iter=NGRAMS["max_iter"
     Raises:
         ValueError: Fewer than two classes in `labels`.
     """
+    # As above: only fitting loads scikit-learn.
     from sklearn.feature_extraction.text import TfidfTransformer
     from sklearn.linear_model import LogisticRegression
 

@@ -273,6 +273,7 @@ def load_config(output):
 
 def make_classifier(config, label_names=None):
     """The untrained `TextClassifier` of a config: `TextClassifier.from_config(config.classifier)`, with `label_names`."""
+    # Keras (TensorFlow) loads only here, after the settings were checked without it.
     from hierattn.models import TextClassifier
 
     names = None if label_names is None else list(label_names)

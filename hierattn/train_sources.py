@@ -17,8 +17,12 @@ run.metrics["test"]["accuracy"], run.path
 import dataclasses
 import pathlib
 
+from hierattn.data import load_imdb, load_table, locate_imdb
+from hierattn.distribute import is_chief_in_tf_config
 from hierattn.errors import ArgumentError
+from hierattn.explain.report import rows_text
 from hierattn.runs import DEFAULT_ROOT, check_same_data, describe_source, ensure_new_or_resumable, new_run_dir
+from hierattn.scoring import read_texts
 from hierattn.train_config import TrainConfig, load_config
 
 
@@ -50,7 +54,6 @@ def train_imdb(source=None, settings=None, output=None, resume=None, distribute=
         HierattnError: Bad settings, an unusable run directory, or data
             that cannot be read; in one line.
     """
-    from hierattn.data import load_imdb, locate_imdb
 
     config = _checked(settings, output, resume, distribute)
     located = locate_imdb(source)
@@ -100,8 +103,6 @@ def train_table(
             cannot be read, or unlabelled texts that would go unused; in
             one line.
     """
-    from hierattn.data import load_table
-    from hierattn.scoring import read_texts
 
     config = _checked(settings, output, resume, distribute)
     files = {"train": path, "test": test, "unlabeled": unlabeled}
@@ -159,7 +160,6 @@ def check_output(output=None, resume=None, distribute=None):
             unfinished run that this process may continue.
         ArgumentError: A multi-worker run without its run directory.
     """
-    from hierattn.distribute import is_chief_in_tf_config
 
     if distribute == "multi-worker":
         if not (output or resume):
@@ -186,7 +186,6 @@ def _checked(settings, output, resume, distribute):
 
 def _log_rows(log, path, report):
     """Says how many rows of a table were used, and how many skipped (`hierattn.explain.report.rows_text`)."""
-    from hierattn.explain.report import rows_text
 
     for line in rows_text(path, report):
         if line:
@@ -195,6 +194,7 @@ def _log_rows(log, path, report):
 
 def _train(config, dataset_name, data, output, resume, distribute, log, verbose):
     """Trains on `data` (training, test and unlabelled texts) into `output` (a new one by default) or `resume`."""
+    # Keras (TensorFlow) loads only here, once the settings, output and data were checked without it.
     from hierattn.training import train
 
     output = pathlib.Path(resume or output or new_run_dir(DEFAULT_ROOT, config.model, dataset_name))

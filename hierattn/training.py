@@ -12,12 +12,19 @@ import shutil
 import tempfile
 import time
 
+import keras
+
 from hierattn import __version__
 from hierattn.atomic import atomic_path, is_write_failure, write_error
+from hierattn.baseline import NAME, run_baseline
+from hierattn.callbacks import RestoreBestWeights, SaveWeights, StopOnNaN
 from hierattn.data.dataset import sample, stratified_split
+from hierattn.distribute import describe, is_chief, make_strategy
 from hierattn.errors import HierattnError, ResourceError
 from hierattn.evaluation import classification_metrics
 from hierattn.jsonfile import save_json
+from hierattn.models import load_classifier
+from hierattn.models.task import default_optimizer
 from hierattn.runs import (
     Run,
     check_same_data,
@@ -120,8 +127,6 @@ def train(
         The finished `Run`; its `metrics` attribute holds what metrics.json
         holds (on a non-chief worker: the validation metrics only).
     """
-    from hierattn.distribute import is_chief, make_strategy
-
     strategy = make_strategy(distribute)  # first: MultiWorkerMirroredStrategy must precede any TensorFlow work
     if is_chief(strategy):
         return _train(
@@ -232,8 +237,6 @@ def save_without_optimizer(classifier, path):
     it; the classifier itself is not changed. `checkpoints/` keeps the
     optimizer while a run can be resumed.
     """
-    import keras
-
     classifier.save(path)
     if classifier.compiled:
         keras.saving.load_model(path, compile=False).save(path)
@@ -255,13 +258,6 @@ def _train_owned(
     chief,
 ):
     fit_idx, val_idx = split
-    import keras
-
-    from hierattn.callbacks import RestoreBestWeights, SaveWeights, StopOnNaN
-    from hierattn.distribute import describe
-    from hierattn.models import load_classifier
-    from hierattn.models.text_classifier import default_optimizer
-
     names = train_data.label_map.names
     fit_texts = [train_data.texts[i] for i in fit_idx]
     fit_labels = [names[train_data.labels[i]] for i in fit_idx]
@@ -350,8 +346,6 @@ def _train_owned(
     if classifier.ngram_logits is not None:
         metrics["parts"] = _parts(classifier, evaluate)
     if config.baseline:
-        from hierattn.baseline import NAME, run_baseline
-
         log(f"fitting the {NAME} baseline on the same {len(fit_texts):,} training documents")
         evaluate = {"validation": (validation[0], train_data.labels[val_idx])}
         if "test" in metrics:

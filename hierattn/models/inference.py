@@ -12,7 +12,7 @@ def _inference_function(model, rank):
     `model.predict` retraces for new batch shapes, and length-trimmed batches
     come in many shapes; a fully dynamic input signature avoids that.
     """
-    import tensorflow as tf
+    import tensorflow as tf  # keras.ops has no tf.function with a dynamic input signature
 
     cache = model.__dict__.setdefault("_hierattn_inference", {})
     if rank not in cache:

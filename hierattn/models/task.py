@@ -228,7 +228,7 @@ class Task(keras.Model):
         word's evidence for or against the prediction (see
         `hierattn.explain.Explainer.explain`).
         """
-        # hierattn.explain imports nothing from hierattn.models, so no cycle.
+        # hierattn.explain is the layer above (it explains a Task): imported when used, so imports go one way.
         from hierattn.explain.explainer import Explainer
 
         if getattr(self, "_explainer", None) is None:
