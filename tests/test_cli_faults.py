@@ -599,7 +599,7 @@ def test_training_killed_then_resumed(tiny_csv, tmp_path, sig):
         "--output",
         output,
         "--epochs",
-        "40",
+        "12",  # enough to be signalled mid-training, few enough to resume quickly
         "--batch-size",
         "4",
         "--embedding-dim",
