@@ -1,5 +1,6 @@
 """Test configuration: quiet TensorFlow, fixed seeds, shared fixtures."""
 
+import contextlib
 import errno
 import io
 import os
@@ -111,6 +112,66 @@ def make_run(tiny_csv, path, model, epochs=1, **kwargs):
     config = TrainConfig.from_dict({**settings, **backbone, **kwargs})
     train(train_data, None, config, path, log=lambda m: None, verbose=0)
     return load_run(path).classifier
+
+
+# Trained runs, made once per session -------------------------------------------------------------------------------
+#
+# Training even a tiny run takes seconds, so the runs that many test modules need are trained once and shared.
+# A test that changes a run's files works on a copy (`shutil.copytree`); one that changes a classifier's
+# state (e.g. assigns a weight) puts it back before it ends.
+
+
+@pytest.fixture(scope="session")
+def han_run_dir(tiny_csv, tmp_path_factory):
+    """The folder of a tiny HAN run (`make_run`'s settings), trained once per session."""
+    path = tmp_path_factory.mktemp("han-run") / "run"
+    make_run(tiny_csv, path, "han")
+    return path
+
+
+@pytest.fixture(scope="session")
+def han_run(han_run_dir):
+    """The `TextClassifier` of `han_run_dir`, loaded once per session."""
+    from hierattn.runs import load_run
+
+    return load_run(han_run_dir).classifier
+
+
+@pytest.fixture(scope="session")
+def rnn_run_dir(tiny_csv, tmp_path_factory):
+    """The folder of a tiny RNN run (`make_run`'s settings), trained once per session."""
+    path = tmp_path_factory.mktemp("rnn-run") / "run"
+    make_run(tiny_csv, path, "rnn")
+    return path
+
+
+@pytest.fixture(scope="session")
+def rnn_run(rnn_run_dir):
+    """The `TextClassifier` of `rnn_run_dir`, loaded once per session."""
+    from hierattn.runs import load_run
+
+    return load_run(rnn_run_dir).classifier
+
+
+@pytest.fixture(scope="session")
+def cli_run(tiny_csv, tmp_path_factory):
+    """One HAN run trained through the CLI, once per session: `train csv TRAIN --test TEST` with tiny settings.
+
+    It runs in a fresh folder with no --output, so the run goes to the default
+    runs/<model>-<dataset>-<time>. Returns the folder, the run directory and
+    the command's click `Result` (its exit code and what it printed).
+    """
+    from click.testing import CliRunner
+
+    from hierattn.cli import cli
+
+    folder = tmp_path_factory.mktemp("cli-run")
+    tiny = ["--epochs", "1", "--batch-size", "16", "--embedding-dim", "8", "--embeddings", "none"]
+    with contextlib.chdir(folder):
+        result = CliRunner().invoke(cli, ["train", "csv", str(tiny_csv[0]), "--test", str(tiny_csv[1]), *tiny])
+    assert result.exit_code == 0, result.output
+    (run_dir,) = (folder / "runs").iterdir()
+    return folder, run_dir, result
 
 
 def mini_imdb(path, member_prefix="aclImdb"):

@@ -15,15 +15,9 @@ TINY = ["--epochs", "1", "--batch-size", "16", "--embedding-dim", "8", "--embedd
 
 
 @pytest.fixture(scope="module")
-def trained(tiny_csv, tmp_path_factory):
-    """One HAN run trained through the CLI, shared by the tests below."""
-    root = tmp_path_factory.mktemp("cli")
-    runner = CliRunner()
-    with runner.isolated_filesystem(root):  # the default run directory is runs/<model>-<dataset>-<time>
-        result = runner.invoke(cli, ["train", "csv", str(tiny_csv[0]), "--test", str(tiny_csv[1])] + TINY)
-        assert result.exit_code == 0, result.output
-        (folder,) = pathlib.Path(root).iterdir()
-        (run_dir,) = (folder / "runs").iterdir()
+def trained(cli_run):
+    """The session's HAN run trained through the CLI (`cli_run`): the folder it ran in and the run directory."""
+    folder, run_dir, _ = cli_run
     return folder, run_dir
 
 
@@ -97,8 +91,8 @@ def test_train_mirrored_with_mixed_precision(tiny_csv, tmp_path):
     assert "examples" in (tmp_path / "run" / "history.csv").read_text().splitlines()[0]
 
 
-def test_train_reports_the_baseline_beside_the_model_unless_told_not_to(tiny_csv, tmp_path):
-    result = invoke("train", "csv", tiny_csv[0], "--test", tiny_csv[1], "--output", tmp_path / "run", *TINY)
+def test_train_reports_the_baseline_beside_the_model_unless_told_not_to(cli_run, tiny_csv, tmp_path):
+    result = cli_run[2]  # `train csv TRAIN --test TEST` with tiny settings and the baseline on by default
     assert result.exit_code == 0, result.output
     lines = [line for line in result.output.splitlines() if line.startswith(("validation:", "test:"))]
     assert len(lines) == 2 and all("| TF-IDF+LR baseline: accuracy" in line for line in lines)

@@ -78,11 +78,9 @@ def run_program(*args, input=None, env=None, timeout=240):
 
 
 @pytest.fixture(scope="module")
-def trained(tiny_csv, tmp_path_factory):
-    root = tmp_path_factory.mktemp("faults")
-    result = invoke("train", "csv", tiny_csv[0], "--output", root / "run", *TINY)
-    assert result.exit_code == 0, result.output
-    return root / "run"
+def trained(cli_run):
+    """The session's HAN run trained through the CLI (`cli_run`), never changed here: `workdir` has a copy."""
+    return cli_run[1]
 
 
 @pytest.fixture
@@ -601,7 +599,7 @@ def test_training_killed_then_resumed(tiny_csv, tmp_path, sig):
         "--output",
         output,
         "--epochs",
-        "40",
+        "12",  # enough to be signalled mid-training, few enough to resume quickly
         "--batch-size",
         "4",
         "--embedding-dim",

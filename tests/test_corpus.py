@@ -17,7 +17,7 @@ from hierattn.explain.corpus import (
 from hierattn.explain.explainer import Explainer
 from hierattn.explain.explanation import Explanation, WordWeight
 
-from conftest import IMDB_ARCHIVE, make_reviews, make_run
+from conftest import IMDB_ARCHIVE, make_reviews
 
 
 def explanation(label, weighted_words):
@@ -61,11 +61,6 @@ def test_corpus_words_counts_top_k_documents_and_mean_weights():
     assert dict(words.class_documents) == {"pos": 3, "neg": 1}
     with pytest.raises(HierattnError):
         CorpusWords(top_k=0)
-
-
-@pytest.fixture(scope="module")
-def han_run(tiny_csv, tmp_path_factory):
-    return make_run(tiny_csv, tmp_path_factory.mktemp("corpus") / "run", "han")
 
 
 def test_explain_corpus_writes_both_tables(han_run, tmp_path):

@@ -13,7 +13,7 @@ import pytest
 from hierattn.distribute import check_tf_config, is_chief_in_tf_config, local_cluster, make_strategy
 from hierattn.errors import HierattnError
 
-from conftest import TINY_OPTIONS, StopAfterFirstEpoch, mini_imdb, write_corpus
+from conftest import TINY_OPTIONS, StopAfterFirstEpoch, write_corpus
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 TRAIN = ["--embeddings", "none", "--epochs", "4", "--batch-size", "16", "--seed", "3"]
@@ -29,23 +29,6 @@ def corpus(tmp_path_factory):
     folder = write_corpus(tmp_path_factory.mktemp("distribute"), train=300, test=60)
     (folder / "tiny.json").write_text(json.dumps(TINY_OPTIONS["han"]))
     return folder
-
-
-def cli_args(corpus, output):
-    return [
-        sys.executable,
-        str(ROOT / "cli.py"),
-        "train",
-        "csv",
-        str(corpus / "train.csv"),
-        "--test",
-        str(corpus / "test.csv"),
-        "--config",
-        str(corpus / "tiny.json"),
-        "--output",
-        str(output),
-        *TRAIN,
-    ]
 
 
 def test_tf_config_is_checked_in_one_line(monkeypatch):
@@ -147,15 +130,42 @@ def run_cluster(args, tmp_path):
     return texts
 
 
-def test_two_worker_processes_train_like_one(corpus, tmp_path):
-    output = tmp_path / "cluster"
-    run_cluster(cli_args(corpus, output), tmp_path)
+def imdb_archive(corpus, path):
+    """The corpus's train.csv and test.csv as an aclImdb_v1.tar.gz (the same reviews), for `train imdb`."""
+    import io
+    import tarfile
 
+    with tarfile.open(path, "w:gz") as tar:
+        for split in ("train", "test"):
+            with open(corpus / f"{split}.csv", newline="") as f:
+                for i, row in enumerate(csv.DictReader(f)):
+                    data = row["text"].encode()
+                    rating = 8 if row["label"] == "pos" else 2
+                    info = tarfile.TarInfo(f"aclImdb/{split}/{row['label']}/{i}_{rating}.txt")
+                    info.size = len(data)
+                    tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+def test_two_worker_processes_train_on_imdb_like_one(corpus, tmp_path):
+    # One cluster run checks both. `train imdb` does no TensorFlow work before
+    # train() makes the strategy (MultiWorkerMirroredStrategy refuses to start
+    # after it). And two workers train like one process: the comparison run
+    # needs no second process, so it goes through CliRunner.
+    from click.testing import CliRunner
+
+    from hierattn.cli import cli
     from hierattn.runs import load_run
 
+    archive = imdb_archive(corpus, tmp_path / "aclImdb_v1.tar.gz")
+    args = ["train", "imdb", str(archive), "--config", str(corpus / "tiny.json"), *TRAIN]
+    output = tmp_path / "cluster"
+    run_cluster([sys.executable, str(ROOT / "cli.py"), *args, "--output", str(output)], tmp_path)
+
     run = load_run(output)
+    assert run.metrics["test"]["documents"] == 60
     status = json.loads((output / "run.json").read_text())
-    assert status["status"] == "complete"
+    assert status["status"] == "complete" and status["dataset"] == "imdb"
     assert "MultiWorkerMirroredStrategy, 2 replicas in sync; this is worker 0 (chief)" == status["distribution"]
     rows = history(output)
     assert len(rows) == 4
@@ -163,8 +173,8 @@ def test_two_worker_processes_train_like_one(corpus, tmp_path):
     assert all(float(row["val_examples"]) == 30 for row in rows)
 
     single = tmp_path / "single"
-    result = subprocess.run(cli_args(corpus, single), cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    result = CliRunner().invoke(cli, [*args, "--output", str(single)])
+    assert result.exit_code == 0, result.output[-3000:]
     alone = load_run(single)
     # The same global batch and seed: the same training up to the replicas'
     # own dropout draws and the order of float sums.
@@ -172,31 +182,6 @@ def test_two_worker_processes_train_like_one(corpus, tmp_path):
         assert abs(run.metrics[split]["accuracy"] - alone.metrics[split]["accuracy"]) <= 0.1, split
     final = float(rows[-1]["val_loss"]), float(history(single)[-1]["val_loss"])
     assert abs(final[0] - final[1]) < 0.1, final
-
-
-def test_two_workers_train_on_imdb(tmp_path):
-    # `train imdb` does no TensorFlow work before train() makes the strategy
-    # (MultiWorkerMirroredStrategy refuses to start after it).
-    archive = mini_imdb(tmp_path / "aclImdb_v1.tar.gz")
-    output = tmp_path / "imdb"
-    run_cluster(
-        [
-            sys.executable,
-            str(ROOT / "cli.py"),
-            "train",
-            "imdb",
-            str(archive),
-            "--output",
-            str(output),
-            "--embedding-dim",
-            "8",
-            *TRAIN,
-        ],
-        tmp_path,
-    )
-    from hierattn.runs import load_run
-
-    assert load_run(output).metrics["test"]["documents"] == 60
 
 
 def test_a_cluster_resumes_an_interrupted_run(corpus, tmp_path):

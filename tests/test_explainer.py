@@ -16,12 +16,8 @@ TEXTS = [
 
 
 @pytest.fixture(scope="module")
-def han_run(tiny_csv, tmp_path_factory):
-    return make_run(tiny_csv, tmp_path_factory.mktemp("han") / "run", "han")
-
-
-@pytest.fixture(scope="module")
 def rnn_run(tiny_csv, tmp_path_factory):
+    """An RNN run of its own (not the session's `rnn_run`): Luong attention, and texts cut at 6 words."""
     return make_run(
         tiny_csv,
         tmp_path_factory.mktemp("rnn") / "run",

@@ -6,31 +6,21 @@ import keras
 import numpy as np
 import pytest
 
-from hierattn.data import load_table
 from hierattn.models.inference import predict_batches
 from hierattn.runs import RunError, find_latest_run, load_run, write_status
-from hierattn.train_config import TrainConfig
-from hierattn.training import train
-
-from conftest import TINY_OPTIONS
 
 
 @pytest.fixture(scope="module")
-def finished_run(tiny_csv, tmp_path_factory):
-    train_data, _ = load_table(tiny_csv[0])
-    root = tmp_path_factory.mktemp("runs")
-    config = TrainConfig.from_dict(
-        dict(model="rnn", epochs=1, batch_size=16, embeddings="none", min_count=1, **TINY_OPTIONS["rnn"])
-    )
-    train(train_data, None, config, root / "first", log=lambda m: None, verbose=0)
-    return root
+def finished_run(rnn_run_dir):
+    """The session's tiny RNN run (copied before any change)."""
+    return rnn_run_dir
 
 
 def test_latest_complete_run_is_found(finished_run, tmp_path):
     root = tmp_path / "runs"
-    shutil.copytree(finished_run / "first", root / "old")
-    shutil.copytree(finished_run / "first", root / "new")
-    shutil.copytree(finished_run / "first", root / "unfinished")
+    shutil.copytree(finished_run, root / "old")
+    shutil.copytree(finished_run, root / "new")
+    shutil.copytree(finished_run, root / "unfinished")
     write_status(root / "old", finished="2020-01-01T00:00:00+00:00")
     write_status(root / "new", finished="2030-01-01T00:00:00+00:00")
     write_status(root / "unfinished", status="training", finished="2040-01-01T00:00:00+00:00")
@@ -47,7 +37,7 @@ def test_errors_for_missing_incomplete_and_corrupt_runs(finished_run, tmp_path):
     with pytest.raises(RunError, match="not a hierattn run"):
         load_run(tmp_path / "plain")
     corrupt = tmp_path / "corrupt"
-    shutil.copytree(finished_run / "first", corrupt)
+    shutil.copytree(finished_run, corrupt)
     (corrupt / "model.keras").write_bytes(b"this is not a zip file")
     with pytest.raises(RunError, match=r"model.keras is not a Keras model file: it is not a zip archive"):
         load_run(corrupt)
@@ -55,7 +45,7 @@ def test_errors_for_missing_incomplete_and_corrupt_runs(finished_run, tmp_path):
 
 def test_safe_mode_refuses_code_in_a_model_file(finished_run, tmp_path):
     unsafe = tmp_path / "unsafe"
-    shutil.copytree(finished_run / "first", unsafe)
+    shutil.copytree(finished_run, unsafe)
     inputs = keras.Input((None,), dtype="int32")
     outputs = keras.layers.Lambda(lambda x: keras.ops.one_hot(x[:, 0] % 2, 2))(inputs)
     keras.Model(inputs, outputs).save(unsafe / "model.keras")
@@ -68,7 +58,7 @@ def test_safe_mode_refuses_code_in_a_model_file(finished_run, tmp_path):
 
 
 def test_predict_batches_keeps_the_input_order(finished_run):
-    run = load_run(finished_run / "first").classifier
+    run = load_run(finished_run).classifier
     x = run.preprocessor(["good film", "a much longer text about an awful film " * 5, "", "ok"])
     together = predict_batches(run.backbone, x, batch_size=2)
     one_by_one = np.concatenate([predict_batches(run.backbone, x[i : i + 1]) for i in range(len(x))])
@@ -78,7 +68,7 @@ def test_predict_batches_keeps_the_input_order(finished_run):
 def test_batched_outputs_first_call_eager_then_traced_agree_and_pad_back(finished_run):
     from hierattn.models.inference import batched_outputs
 
-    run = load_run(finished_run / "first").classifier
+    run = load_run(finished_run).classifier
     explainer = run.backbone.attention_model()
     x = run.preprocessor(["good film", "a much longer text about an awful film " * 3, "ok"])
     first = batched_outputs(explainer, x)  # one batch, model never called: eager

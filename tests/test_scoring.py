@@ -6,7 +6,7 @@ import io
 import numpy as np
 import pytest
 
-from hierattn.data import LabelMap, TextDataset, load_table
+from hierattn.data import LabelMap, TextDataset
 from hierattn.errors import ArgumentError, DataError
 from hierattn.jsonfile import save_json
 from hierattn.runs import CONFIG_FORMAT, describe_source, write_status
@@ -18,21 +18,12 @@ from hierattn.scoring import (
     score_to_csv,
     texts_with_words,
 )
-from hierattn.train_config import TrainConfig
-from hierattn.training import train
-
-from conftest import TINY_OPTIONS
 
 
 @pytest.fixture(scope="module")
-def run(tiny_csv, tmp_path_factory):
-    train_data, _ = load_table(tiny_csv[0])
-    config = TrainConfig.from_dict(
-        dict(model="rnn", epochs=1, batch_size=16, embeddings="none", min_count=1, **TINY_OPTIONS["rnn"])
-    )
-    return train(
-        train_data, None, config, tmp_path_factory.mktemp("r") / "run", log=lambda m: None, verbose=0
-    ).classifier
+def run(rnn_run):
+    """The session's tiny RNN classifier."""
+    return rnn_run
 
 
 def test_text_file_csv_and_stream_chunks(tmp_path):

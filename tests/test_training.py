@@ -33,29 +33,44 @@ def data(tiny_csv):
     return train_data, test_data
 
 
-@pytest.mark.parametrize("model", ["han", "transformer", "rnn"])
-def test_each_model_trains_saves_and_reloads_identically(data, tmp_path, model):
+@pytest.fixture(scope="module")
+def han_learned(data, tmp_path_factory):
+    """A HAN run trained long enough to learn the tiny task (12 epochs), with the test data: its config and `Run`.
+
+    `test_han_learns_the_tiny_task` checks what it learned, and
+    `test_each_model_trains_saves_and_reloads_identically[han]` its files.
+    """
     train_data, test_data = data
-    backbone = {"attention": "luong-general"} if model == "rnn" else {}
-    run = train(
-        train_data, test_data, tiny_config(model, backbone=backbone), tmp_path / "run", log=lambda m: None, verbose=0
-    )
-    files = {p.name for p in (tmp_path / "run").iterdir()}
+    config = tiny_config("han", epochs=12, learning_rate=5e-3, patience=12)
+    output = tmp_path_factory.mktemp("han-learned") / "run"
+    return config, train(train_data, test_data, config, output, log=lambda m: None, verbose=0)
+
+
+@pytest.mark.parametrize("model", ["han", "transformer", "rnn"])
+def test_each_model_trains_saves_and_reloads_identically(data, tmp_path, model, request):
+    train_data, test_data = data
+    if model == "han":  # the run that learns the tiny task, trained once for this test and the next
+        config, run = request.getfixturevalue("han_learned")
+    else:
+        backbone = {"attention": "luong-general"} if model == "rnn" else {}
+        config = tiny_config(model, backbone=backbone)
+        run = train(train_data, test_data, config, tmp_path / "run", log=lambda m: None, verbose=0)
+    files = {p.name for p in run.path.iterdir()}
     assert files == {"model.keras", "config.json", "history.csv", "metrics.json", "logs", "run.json"}
     assert "checkpoints" not in files  # resume state is cleaned up once complete
-    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    metrics = json.loads((run.path / "metrics.json").read_text())
     assert metrics["test"]["documents"] == 40 and 0.0 <= metrics["test"]["accuracy"] <= 1.0
     assert len(metrics["test"]["confusion_matrix"]) == 2 and "macro_f1" in metrics["validation"]
-    assert len((tmp_path / "run" / "history.csv").read_text().strip().splitlines()) == 3  # header + 2 epochs
+    assert len((run.path / "history.csv").read_text().strip().splitlines()) == 1 + config.epochs  # header + epochs
     texts = test_data.texts[:7] + ["", "zzz qqq", "word " * 500]
-    reloaded = load_run(tmp_path / "run").classifier
+    reloaded = load_run(run.path).classifier
     # Same probabilities to float32 precision (separately traced graphs may
     # round the last bit differently).
     np.testing.assert_allclose(reloaded.predict(texts), run.classifier.predict(texts), rtol=1e-6, atol=1e-6)
     assert reloaded.predict_labels(texts[:1])[0] in ("neg", "pos")
     assert reloaded.label_names == ["neg", "pos"]
     # The run's model file is for use, not to resume: no optimizer state (checkpoints/ had it).
-    with zipfile.ZipFile(tmp_path / "run" / "model.keras") as archive:
+    with zipfile.ZipFile(run.path / "model.keras") as archive:
         assert not json.loads(archive.read("config.json")).get("compile_config")
         with h5py.File(io.BytesIO(archive.read("model.weights.h5"))) as weights:
             assert "optimizer" not in weights and "backbone" in weights
@@ -66,24 +81,27 @@ def test_each_model_trains_saves_and_reloads_identically(data, tmp_path, model):
     )
 
 
-def test_han_learns_the_tiny_task(data, tmp_path):
-    train_data, test_data = data
-    run = train(
-        train_data,
-        test_data,
-        tiny_config("han", epochs=12, learning_rate=5e-3, patience=12),
-        tmp_path / "run",
-        log=lambda m: None,
-        verbose=0,
-    )
+def test_han_learns_the_tiny_task(han_learned):
+    _, run = han_learned
     assert run.metrics["parts"]["network"]["test"]["accuracy"] >= 0.9  # the attention network alone
     assert run.metrics["test"]["accuracy"] >= 0.9
 
 
-def test_the_baseline_is_fitted_on_the_same_split_and_scored_on_the_same_texts(data, tmp_path):
+@pytest.fixture(scope="module")
+def seeded_runs(data, tmp_path_factory):
+    """Two RNN runs with the same settings and seed, on the training and test data (for the next two tests)."""
     train_data, test_data = data
-    run = train(train_data, test_data, tiny_config("rnn", epochs=1), tmp_path / "run", log=lambda m: None, verbose=0)
-    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    root = tmp_path_factory.mktemp("seeded")
+    return [
+        train(train_data, test_data, tiny_config("rnn", seed=7), root / name, log=lambda m: None, verbose=0)
+        for name in ("a", "b")
+    ]
+
+
+def test_the_baseline_is_fitted_on_the_same_split_and_scored_on_the_same_texts(data, seeded_runs, tmp_path):
+    train_data, test_data = data
+    run = seeded_runs[0]
+    metrics = json.loads((run.path / "metrics.json").read_text())
     baseline = metrics["baseline"]
     assert baseline["train_documents"] == metrics["train_documents"] == run.metrics["train_documents"] == 144
     for split in ("validation", "test"):
@@ -110,11 +128,10 @@ def test_the_baseline_is_fitted_on_the_same_split_and_scored_on_the_same_texts(d
     assert skipped.classifier.ngram_logits is None
 
 
-def test_seed_makes_runs_reproducible(data, tmp_path):
+def test_seed_makes_runs_reproducible(data, seeded_runs):
     train_data, _ = data
-    first = train(train_data, None, tiny_config("rnn", seed=7), tmp_path / "a", log=lambda m: None, verbose=0)
-    second = train(train_data, None, tiny_config("rnn", seed=7), tmp_path / "b", log=lambda m: None, verbose=0)
-    assert (tmp_path / "a" / "history.csv").read_text() == (tmp_path / "b" / "history.csv").read_text()
+    first, second = seeded_runs
+    assert (first.path / "history.csv").read_text() == (second.path / "history.csv").read_text()
     texts = train_data.texts[:5]
     np.testing.assert_allclose(first.classifier.predict(texts), second.classifier.predict(texts), atol=1e-6)
 
