@@ -3,7 +3,7 @@
 import keras
 import numpy as np
 
-from hierattn.errors import TrainingDiverged
+from hierattn.errors import DivergedArgumentError
 
 
 class StopOnNaN(keras.callbacks.Callback):
@@ -32,11 +32,12 @@ class StopOnNaN(keras.callbacks.Callback):
             return
         loss = float(np.asarray(loss))
         if not np.isfinite(loss):
-            raise TrainingDiverged(
+            raise DivergedArgumentError(
+                "learning_rate",
                 f"training diverged: the loss became {loss} at epoch {self.epoch + 1}, batch {batch + 1}; "
                 f"{self.output} stays unfinished"
                 + (f", its last good epoch ({self.epoch}) kept" if self.epoch else "")
-                + ". Try a lower --learning-rate."
+                + ". Try a lower {argument}.",
             )
 
 

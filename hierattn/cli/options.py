@@ -56,9 +56,13 @@ def configure_process(verbose=False):
     )
 
 
+# Library arguments whose option is not named after them.
+OPTION_NAMES = {"run_dir": "--run"}
+
+
 def option_name(argument):
-    """The option that sets a library argument: its name with dashes (`max_length` -> `--max-length`)."""
-    return "--" + argument.replace("_", "-")
+    """The option that sets a library argument: its name with dashes (`max_length` -> `--max-length`), or `OPTION_NAMES`'s."""
+    return OPTION_NAMES.get(argument) or "--" + argument.replace("_", "-")
 
 
 def friendly_errors(command):
