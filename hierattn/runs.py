@@ -73,8 +73,7 @@ def find_latest_run(root=DEFAULT_ROOT):
     """The most recently finished complete run under `root`.
 
     Raises:
-        RunArgumentError: No complete run found (about `run_dir`, which
-            `find_run` and `load_run` take instead).
+        RunArgumentError: No complete run found (`find_run` and `load_run` take a `run_dir`).
     """
     candidates = []
     for status_file in pathlib.Path(root).glob("*/run.json"):
@@ -208,8 +207,7 @@ def load_run(run_dir=None, root=DEFAULT_ROOT, log=None):
     Args:
         run_dir: The run directory.
         root: Where to look for the latest run.
-        log: Called with a line naming the run once it is loaded
-            (`"run: PATH"`, e.g. the latest one).
+        log: Called with `"run: PATH"` once the run is loaded (e.g. the latest one).
 
     Raises:
         RunError: Missing, incomplete, damaged or inconsistent run, in one line.
