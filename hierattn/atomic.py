@@ -8,7 +8,7 @@ is removed and the error is re-raised as one `WriteError` line that names the
 file: "no space left on device while writing runs/x/metrics.json".
 
 With `overwrite=False` the move refuses to replace a file that appeared in
-the meantime (another process's), so two writers of one `--output` never
+the meantime (another process's), so two writers of one output file never
 overwrite each other: one wins, the other gets a `WriteError`.
 """
 
@@ -18,7 +18,7 @@ import os
 import pathlib
 import secrets
 
-from hierattn.errors import HierattnError
+from hierattn.errors import ArgumentError, HierattnError
 
 PARTIAL = ".partial"
 
@@ -166,10 +166,30 @@ def remove_temporary_files(folder):
             _remove(path)
 
 
+def check_new_file(path, argument="output"):
+    """Refuses a file to write that exists, or whose folder does not, before any work (writing it would fail late).
+
+    Args:
+        path: The file to write.
+        argument: The argument that named `path`, named in the error.
+
+    Raises:
+        ArgumentError: `path` exists (it is never overwritten), or its folder
+            does not exist or is a file.
+    """
+    target = pathlib.Path(path)
+    if target.exists():
+        raise ArgumentError(argument, f"{path} already exists; choose another {{argument}} (nothing was overwritten)")
+    if not target.parent.is_dir():
+        problem = "is a file" if target.parent.exists() else "does not exist; create it first"
+        raise ArgumentError(argument, f"the folder of {{argument}} {path} {problem}")
+
+
 __all__ = [
     "WriteError",
     "atomic_open",
     "atomic_path",
+    "check_new_file",
     "is_temporary",
     "is_write_failure",
     "reason",

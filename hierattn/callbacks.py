@@ -6,7 +6,7 @@ import keras
 import numpy as np
 
 from hierattn.atomic import atomic_path
-from hierattn.errors import TrainingDiverged
+from hierattn.errors import DivergedArgumentError
 
 
 class StopOnNaN(keras.callbacks.Callback):
@@ -23,6 +23,8 @@ class StopOnNaN(keras.callbacks.Callback):
     Example:
 
     ```python
+    from hierattn.errors import TrainingDiverged
+
     model = keras.Sequential([keras.Input((1,)), keras.layers.Dense(1)])
     model.compile("sgd", "mse")
     x = np.array([[1.0], [np.nan]])
@@ -47,11 +49,12 @@ class StopOnNaN(keras.callbacks.Callback):
             return
         loss = float(np.asarray(loss))
         if not np.isfinite(loss):
-            raise TrainingDiverged(
+            raise DivergedArgumentError(
+                "learning_rate",
                 f"training diverged: the loss became {loss} at epoch {self.epoch + 1}, batch {batch + 1}; "
                 f"{self.output} stays unfinished"
                 + (f", its last good epoch ({self.epoch}) kept" if self.epoch else "")
-                + ". Try a lower --learning-rate."
+                + ". Try a lower {argument}.",
             )
 
 

@@ -17,7 +17,7 @@ from hierattn.errors import HierattnError
 
 
 def make_strategy(distribute):
-    """The `tf.distribute.Strategy` for a `--distribute` choice.
+    """The `tf.distribute.Strategy` for a choice of distribution (`hierattn.defaults.DISTRIBUTE`).
 
     Args:
         distribute: `"none"` (or `None`): the strategy in effect (TensorFlow's
@@ -50,7 +50,7 @@ def check_tf_config():
     text = os.environ.get("TF_CONFIG")
     if not text:
         raise HierattnError(
-            "--distribute multi-worker reads the cluster from TF_CONFIG, which is not set (e.g. "
+            "multi-worker training reads the cluster from TF_CONFIG, which is not set (e.g. "
             'TF_CONFIG=\'{"cluster": {"worker": ["host1:12345", "host2:12345"]}, '
             '"task": {"type": "worker", "index": 0}}\')'
         )

@@ -104,3 +104,44 @@ class ArgumentError(HierattnError, ValueError):
 
     def __reduce__(self):  # pickled (e.g. from a worker process) with both arguments
         return type(self), (self.argument, self.template)
+
+
+class DataArgumentError(ArgumentError, DataError):
+    """Data that does not fit the value of an argument, which the message names: both kinds of error.
+
+    Bytes that the `encoding` given cannot decode, or a table without the
+    column a `text_column` or `label_column` would name, are bad data that
+    an argument can fix; catching either `DataError` or `ArgumentError`
+    catches it.
+
+    Example:
+
+    >>> error = DataArgumentError("encoding", "texts.txt is not valid utf-8 text; pass its encoding with {argument}")
+    >>> isinstance(error, DataError), error.naming("--encoding")
+    (True, 'texts.txt is not valid utf-8 text; pass its encoding with --encoding')
+    """
+
+
+class RunArgumentError(ArgumentError, RunError):
+    """A run directory that cannot be used as the value of an argument, which the message names: both kinds of error.
+
+    E.g. an `output` that already holds a run, or a run that is unfinished,
+    to continue with `resume`.
+
+    Example:
+
+    >>> error = RunArgumentError("output", "runs/a already exists; choose another {argument}")
+    >>> isinstance(error, RunError), str(error)
+    (True, 'runs/a already exists; choose another output')
+    """
+
+
+class DivergedArgumentError(ArgumentError, TrainingDiverged):
+    """A training run whose loss became NaN or infinite, with the argument to change named: both kinds of error.
+
+    Example:
+
+    >>> error = DivergedArgumentError("learning_rate", "the loss became nan; try a lower {argument}")
+    >>> isinstance(error, TrainingDiverged), error.naming("--learning-rate")
+    (True, 'the loss became nan; try a lower --learning-rate')
+    """

@@ -13,7 +13,7 @@ A run directory holds:
     metrics.json        validation and test metrics
     logs/               TensorBoard logs
     run.json            status ("training" / "complete"), dataset, timestamps
-    checkpoints/        state for --resume (removed when the run completes)
+    checkpoints/        state to resume from (removed when the run completes)
 """
 
 import contextlib
@@ -21,7 +21,7 @@ import datetime
 import os
 import pathlib
 
-from hierattn.errors import HierattnError, RunError
+from hierattn.errors import HierattnError, RunArgumentError, RunError
 from hierattn.jsonfile import load_json, save_json
 from hierattn.train_config import CONFIG_FORMAT, read_config
 
@@ -75,7 +75,7 @@ def find_latest_run(root=DEFAULT_ROOT):
     """The most recently finished complete run under `root`.
 
     Raises:
-        RunError: No complete run found; says how to train one.
+        RunArgumentError: No complete run found (`find_run` and `load_run` take a `run_dir`).
     """
     candidates = []
     for status_file in pathlib.Path(root).glob("*/run.json"):
@@ -86,17 +86,19 @@ def find_latest_run(root=DEFAULT_ROOT):
         if status.get("status") == "complete":
             candidates.append((status.get("finished", ""), str(status_file.parent)))
     if not candidates:
-        raise RunError(f"no trained run found under {root}/: train one first, e.g. `python cli.py train imdb`.")
+        raise RunArgumentError(
+            "run_dir", f"no trained run found under {root}/: train one first, or name a run directory with {{argument}}"
+        )
     return pathlib.Path(max(candidates)[1])
 
 
-def find_run(path=None, root=DEFAULT_ROOT):
-    """The run directory `path` (checked), or the latest complete run under `root`.
+def find_run(run_dir=None, root=DEFAULT_ROOT):
+    """The run directory `run_dir` (checked), or the latest complete run under `root`.
 
     Raises:
         RunError: Not a run directory, or no complete run under `root`.
     """
-    path = pathlib.Path(path) if path is not None else find_latest_run(root)
+    path = pathlib.Path(run_dir) if run_dir is not None else find_latest_run(root)
     if not path.is_dir():
         raise RunError(f"no run directory at {path}")
     if not (path / "run.json").exists():
@@ -207,28 +209,36 @@ class Run:
         self.chief = chief
 
 
-def load_run(path=None, root=DEFAULT_ROOT):
-    """Loads a complete run (the latest under `root` when `path` is None).
+def load_run(run_dir=None, root=DEFAULT_ROOT, log=None):
+    """Loads a complete run (the latest under `root` when `run_dir` is None).
 
     The classifier is loaded from model.keras with Keras safe mode on, so a
     model file cannot run arbitrary code (see `load_classifier`).
 
+    Args:
+        run_dir: The run directory.
+        root: Where to look for the latest run.
+        log: Called with `"run: PATH"` once the run is loaded (e.g. the latest one).
+
     Raises:
         RunError: Missing, incomplete, damaged or inconsistent run, in one line.
     """
-    path = find_run(path, root)
+    path = find_run(run_dir, root)
     status = read_status(path)
     if status.get("status") != "complete":
-        raise RunError(
-            f"{path} is an unfinished run (status: {status.get('status')}); "
-            f"resume it with `python cli.py train {status.get('dataset', 'imdb')} --resume {path}`"
+        raise RunArgumentError(
+            "resume",
+            f"{path} is an unfinished run (status: {status.get('status')}); resume its training with {{argument}} {path}",
         )
     config = _read_part(path / "config.json", read_config)
     metrics_file = path / "metrics.json"
     metrics = _read_part(metrics_file, lambda f: load_json(f, "hierattn.metrics/1")) if metrics_file.exists() else None
     from hierattn.models.loading import load_classifier  # Keras loads here, not when the CLI starts
 
-    return Run(path, load_classifier(path / "model.keras"), config, metrics)
+    run = Run(path, load_classifier(path / "model.keras"), config, metrics)
+    if log:
+        log(f"run: {run.path}")
+    return run
 
 
 def _read_part(file, read):
@@ -264,17 +274,20 @@ def ensure_new_or_resumable(path, resume, check_lock=True):
             raise RunError(f"nothing to resume at {path}: it is not a run directory")
         status = read_status(path)
         if status.get("status") == "complete":
-            raise RunError(f"{path} is already complete; train into a new --output instead")
+            raise RunArgumentError("output", f"{path} is already complete; train into a new {{argument}} instead")
         if not resumable(path):
-            raise RunError(
+            raise RunArgumentError(
+                "output",
                 f"nothing to resume at {path}: the run stopped before its first checkpoint; start a new "
-                "run (into another --output, or remove this one first)"
+                "run (into another {argument}, or remove this one first)",
             )
         if check_lock:
             _lock(path, probe=True)
         return True
     if exists:
-        raise RunError(f"{path} already exists and is not empty; choose another --output (nothing was overwritten)")
+        raise RunArgumentError(
+            "output", f"{path} already exists and is not empty; choose another {{argument}} (nothing was overwritten)"
+        )
     return False
 
 
@@ -299,9 +312,10 @@ def _lock(path, probe=False):
         return None
     if not held:
         os.close(descriptor)
-        raise RunError(
+        raise RunArgumentError(
+            "output",
             f"{path} is in use by another hierattn process (training or resuming it); wait for it to "
-            "finish, or train into another --output"
+            "finish, or train into another {argument}",
         )
     if probe:
         os.close(descriptor)
@@ -310,7 +324,7 @@ def _lock(path, probe=False):
 
 
 def resumable(path):
-    """Whether a run directory holds what `--resume` needs (its first checkpoint)."""
+    """Whether a run directory holds what resuming it needs (its first checkpoint)."""
     return (pathlib.Path(path) / "checkpoints" / "adapted.keras").is_file()
 
 

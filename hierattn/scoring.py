@@ -339,3 +339,51 @@ def _check_recorded(recorded, name):
             else "pass labelled data with {argument} FILE"
         )
         raise ArgumentError("data", f"{change}; {remedy}")
+
+
+def evaluate_run(
+    run_dir=None,
+    data=None,
+    split="test",
+    text_column=None,
+    label_column=None,
+    encoding="utf-8",
+    log=None,
+    on_table=None,
+):
+    """Evaluates a run (the latest under runs/ by default) on labelled data: find it, choose the data, load, score.
+
+    The run directory and the data (see `evaluation_data`) are checked
+    before the run's model, and with it TensorFlow, loads.
+
+    Args:
+        run_dir: The run directory (default: the latest complete run under runs/).
+        data: A labelled CSV/TSV/JSON-lines file, or for a run trained on
+            IMDB an IMDB archive or folder (default: the run's own test data).
+        split: The IMDB split, for runs trained on IMDB.
+        text_column: Column of the texts (default: found by name).
+        label_column: Column of the labels (default: found by name).
+        encoding: Text encoding of the table.
+        log: Called with a line saying which data (when it is the run's own
+            test file) and which run were chosen.
+        on_table: Called with `(path, report)` once a table is read, before
+            the model predicts: `report` is `load_table`'s count of the rows
+            used and skipped.
+
+    Returns:
+        The metrics (see `evaluate_classifier`).
+
+    Raises:
+        RunError: No such run, or a run that cannot be loaded.
+        ArgumentError: No labelled data to evaluate on (see `evaluation_data`).
+        DataError: The data cannot be read, or its classes differ from the model's.
+    """
+    from hierattn.runs import find_run, load_run
+
+    path = find_run(run_dir)
+    chosen = evaluation_data(path, data, split, text_column, label_column, encoding, log=log)
+    run = load_run(path, log=log)
+    dataset, report = chosen.load(run.classifier.label_names)
+    if report is not None and on_table is not None:
+        on_table(chosen.path, report)
+    return evaluate_classifier(run.classifier, dataset)

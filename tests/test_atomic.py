@@ -5,7 +5,16 @@ import os
 
 import pytest
 
-from hierattn.atomic import WriteError, atomic_open, atomic_path, remove_temporary_files, temporary_name, write_text
+from hierattn.atomic import (
+    WriteError,
+    atomic_open,
+    atomic_path,
+    check_new_file,
+    remove_temporary_files,
+    temporary_name,
+    write_text,
+)
+from hierattn.errors import ArgumentError
 
 
 def names(folder):
@@ -89,6 +98,29 @@ def test_temporary_files_of_a_killed_process_are_removed(tmp_path):
     remove_temporary_files(tmp_path)
     assert names(tmp_path) == ["checkpoints", "notes.partial.txt"]
     assert names(tmp_path / "checkpoints") == []
+
+
+def test_a_file_to_write_is_refused_early_when_it_exists_or_its_folder_does_not(tmp_path):
+    (tmp_path / "old.csv").write_text("kept")
+    check_new_file(tmp_path / "new.csv")
+    cases = [
+        (
+            tmp_path / "old.csv",
+            "output",
+            f"{tmp_path / 'old.csv'} already exists; choose another output (nothing was overwritten)",
+        ),
+        (
+            tmp_path / "no" / "x.csv",
+            "output",
+            f"the folder of output {tmp_path / 'no' / 'x.csv'} does not exist; create it first",
+        ),
+        (tmp_path / "old.csv" / "x.csv", "report", f"the folder of report {tmp_path / 'old.csv' / 'x.csv'} is a file"),
+    ]
+    for path, argument, message in cases:
+        with pytest.raises(ArgumentError) as refused:
+            check_new_file(path, argument)
+        assert (str(refused.value), refused.value.argument) == (message, argument)
+    assert (tmp_path / "old.csv").read_text() == "kept"
 
 
 def test_the_example_runs(tmp_path):

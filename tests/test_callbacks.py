@@ -27,9 +27,10 @@ def test_raises_at_the_first_nan_batch_before_any_epoch_end_callback_runs():
     with pytest.raises(
         TrainingDiverged,
         match=r"^training diverged: the loss became nan at epoch 1, batch 2; run stays "
-        r"unfinished\. Try a lower --learning-rate\.$",
-    ):
+        r"unfinished\. Try a lower learning_rate\.$",
+    ) as diverged:
         model.fit(x, y, batch_size=2, epochs=2, verbose=0, callbacks=[StopOnNaN("run"), ends])
+    assert diverged.value.naming("--learning-rate").endswith("Try a lower --learning-rate.")
     assert ends.ended == [0]  # only the first, clean fit ended an epoch
 
 

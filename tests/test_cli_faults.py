@@ -784,6 +784,28 @@ def test_errors_come_before_tensorflow_is_imported(trained, tiny_csv, tmp_path, 
     assert (tensorflow_imported, keras_imported) == ("False", "False"), result.stdout
 
 
+WITHOUT_SCIKIT_LEARN = """
+import sys
+from hierattn.cli import configure_process
+configure_process(verbose=True)
+import tensorflow, keras
+loaded = "sklearn" in sys.modules
+import sklearn
+print(loaded, type(tensorflow.__spec__.loader).__name__, type(keras.__loader__).__name__, sklearn.__name__)
+"""
+
+
+def test_the_program_loads_tensorflow_without_scikit_learn_which_is_importable_after():
+    result = subprocess.run(
+        [sys.executable, "-c", WITHOUT_SCIKIT_LEARN],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert result.stdout.split() == ["False", "SourceFileLoader", "SourceFileLoader", "sklearn"], result.stderr
+
+
 def test_the_program_selects_the_bfc_allocator_unless_the_user_chose(tmp_path):
     script = (
         "import os, sys; from hierattn.cli import configure_process; configure_process(); "

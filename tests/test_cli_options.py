@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from hierattn.cli import cli
 from hierattn.cli.options import FiniteFloat, friendly_errors, one_text, option_name
-from hierattn.errors import ArgumentError, HierattnError
+from hierattn.errors import ArgumentError, DataArgumentError, HierattnError, RunArgumentError
 from hierattn.jsonfile import save_json
 from hierattn.runs import CONFIG_FORMAT, write_status
 
@@ -110,6 +110,7 @@ def test_a_text_argument_is_checked_before_the_run_is_looked_for(tmp_path):
 
 def test_library_errors_about_an_argument_name_its_option(tmp_path):
     assert option_name("max_length") == "--max-length" and option_name("data") == "--data"
+    assert option_name("run_dir") == "--run"
     (tmp_path / "t.csv").write_text("text,label\ngreat,pos\nawful,neg\n")
     result = invoke("train", "csv", tmp_path / "t.csv", "--model", "rnn", "--max-length", "30x5")
     assert (result.exit_code, result.output) == (
@@ -145,6 +146,8 @@ def test_friendly_errors_turn_each_kind_of_failure_into_one_line():
 
     cases = [
         (ArgumentError("top_k", "{argument} must be at least 1"), 1, "Error: --top-k must be at least 1\n"),
+        (RunArgumentError("run_dir", "no run; name one with {argument}"), 1, "Error: no run; name one with --run\n"),
+        (DataArgumentError("text_column", "Name it with {argument}."), 1, "Error: Name it with --text-column.\n"),
         (HierattnError("the run is damaged"), 1, "Error: the run is damaged\n"),
         (OSError(errno.EACCES, "Permission denied", "/root/x.csv"), 1, "Error: /root/x.csv: permission denied\n"),
         (MemoryError(), 1, "Error: out of memory: the data does not fit in this machine's memory; try --limit N\n"),

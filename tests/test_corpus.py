@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from hierattn.errors import HierattnError
+from hierattn.errors import ArgumentError, HierattnError
 from hierattn.explain.corpus import (
     DOCUMENT_COLUMNS,
     WORD_COLUMNS,
@@ -59,7 +59,7 @@ def test_corpus_words_counts_top_k_documents_and_mean_weights():
     assert [r["rank"] for r in words.rows() if r["predicted"] == "pos"] == [1, 2, 3]
     assert words.top("neg", 1) == ["dull"]
     assert dict(words.class_documents) == {"pos": 3, "neg": 1}
-    with pytest.raises(HierattnError):
+    with pytest.raises(ArgumentError, match="^top_k must be at least 1$"):
         CorpusWords(top_k=0)
 
 
@@ -106,7 +106,7 @@ def test_explain_corpus_writes_both_tables(han_run, tmp_path):
 def test_explain_corpus_never_overwrites_and_cleans_up_on_failure(han_run, tmp_path):
     output = tmp_path / "words.csv"
     documents_path(output).write_text("earlier results")
-    with pytest.raises(HierattnError, match="already exists"):
+    with pytest.raises(ArgumentError, match=r"words.documents.csv already exists; choose another output \(nothing"):
         explain_corpus(Explainer(han_run), ["great film"], output, progress=False)
     assert documents_path(output).read_text() == "earlier results" and not output.exists()
 
@@ -126,6 +126,8 @@ def test_open_corpus_file_limit_and_errors(tmp_path):
     assert list(source.texts) == ["one", "two"] and source.labels is None and source.total == 2
     with pytest.raises(HierattnError, match="no such dataset"):
         open_corpus(str(tmp_path / "missing.csv"))
+    with pytest.raises(ArgumentError, match="^limit must be at least 1$"):
+        open_corpus(str(tmp_path / "t.txt"), limit=0)
 
 
 @pytest.mark.skipif(not os.path.exists(IMDB_ARCHIVE), reason=f"real IMDB archive not found at {IMDB_ARCHIVE}")

@@ -1,10 +1,22 @@
-"""Tests for hierattn.errors: an `ArgumentError` names its argument as the caller names it."""
+"""Tests for hierattn.errors: an `ArgumentError` names its argument as the caller names it, and library messages name no option."""
 
+import ast
+import pathlib
 import pickle
+import re
 
 import pytest
 
-from hierattn.errors import ArgumentError, HierattnError
+from hierattn.errors import (
+    ArgumentError,
+    DataArgumentError,
+    DataError,
+    DivergedArgumentError,
+    HierattnError,
+    RunArgumentError,
+    RunError,
+    TrainingDiverged,
+)
 
 
 def test_argument_error_names_the_argument_as_the_library_or_as_the_caller_does():
@@ -23,3 +35,82 @@ def test_argument_error_survives_pickling():
         "pass labelled data with data FILE",
         "pass labelled data with --data FILE",
     )
+
+
+@pytest.mark.parametrize(
+    "kind, base, argument",
+    [
+        (DataArgumentError, DataError, "encoding"),
+        (RunArgumentError, RunError, "output"),
+        (DivergedArgumentError, TrainingDiverged, "learning_rate"),
+    ],
+)
+def test_errors_of_a_kind_that_name_an_argument_are_both_kinds_and_survive_pickling(kind, base, argument):
+    error = kind(argument, "try another {argument}")
+    assert isinstance(error, base) and isinstance(error, ArgumentError)
+    assert (str(error), error.naming("--x")) == (f"try another {argument}", "try another --x")
+    again = pickle.loads(pickle.dumps(error))
+    assert (type(again), again.argument, str(again)) == (kind, argument, f"try another {argument}")
+
+
+# The library names arguments; only hierattn.cli names the program's options and commands.
+LIBRARY = pathlib.Path(__file__).resolve().parents[1] / "hierattn"
+FLAG = re.compile(r"(?<![\w-])--[a-z]")
+
+
+def _docstrings(tree):
+    """The string constants that are docstrings (of the module, a class or a function)."""
+    owners = [
+        tree,
+        *(n for n in ast.walk(tree) if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))),
+    ]
+    return {
+        id(owner.body[0].value)
+        for owner in owners
+        if owner.body and isinstance(owner.body[0], ast.Expr) and isinstance(owner.body[0].value, ast.Constant)
+    }
+
+
+def library_strings(path):
+    """`(line, text)` of each string literal in the module at `path` that is not a docstring.
+
+    An f-string is read whole, with `x` for each of its fields: `f"--{role}-column"` reads `--x-column`.
+    """
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    docstrings = _docstrings(tree)
+    inside = {id(part) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr) for part in node.values}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            text = "".join(part.value if isinstance(part, ast.Constant) else "x" for part in node.values)
+            yield node.lineno, text
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if id(node) not in docstrings and id(node) not in inside:
+                yield node.lineno, node.value
+
+
+def naming_the_cli(path):
+    return [
+        f"{path.relative_to(LIBRARY.parent)}:{line}: {text!r}"
+        for line, text in library_strings(path)
+        if FLAG.search(text) or "cli.py" in text
+    ]
+
+
+def test_library_strings_name_no_option_or_program_of_the_command_line():
+    modules = [path for path in sorted(LIBRARY.rglob("*.py")) if LIBRARY / "cli" not in path.parents]
+    assert len(modules) > 40
+    assert [found for path in modules for found in naming_the_cli(path)] == []
+
+
+def test_the_scan_finds_options_in_messages_and_f_strings_but_not_in_docstrings(tmp_path):
+    module = tmp_path / "module.py"
+    module.write_text(
+        '"""Run `python cli.py train --output DIR`."""\n'
+        "def f(role):\n"
+        '    """Reads --limit."""\n'
+        '    raise ValueError(f"name it with --{role}-column")\n'
+        'NOTE = "markdown rule: | --- |"\n'
+        'HINT = "resume with `python cli.py train`"\n'
+    )
+    found = [text for _, text in library_strings(module) if FLAG.search(text) or "cli.py" in text]
+    assert sorted(found) == ["name it with --x-column", "resume with `python cli.py train`"]

@@ -25,9 +25,20 @@ def test_latest_complete_run_is_found(finished_run, tmp_path):
     write_status(root / "new", finished="2030-01-01T00:00:00+00:00")
     write_status(root / "unfinished", status="training", finished="2040-01-01T00:00:00+00:00")
     assert find_latest_run(root) == root / "new"
-    assert load_run(root=root).path == root / "new"
-    with pytest.raises(RunError, match="no trained run found under .*train one first"):
+    lines = []
+    assert load_run(root=root, log=lines.append).path == root / "new"
+    assert lines == [f"run: {root / 'new'}"]
+    with pytest.raises(
+        RunError, match=r"^no trained run found under .*/empty/: train one first, or name a run directory with run_dir$"
+    ) as none:
         find_latest_run(tmp_path / "empty")
+    assert none.value.argument == "run_dir"
+    with pytest.raises(
+        RunError,
+        match=r"^.*unfinished is an unfinished run \(status: training\); resume its training with resume .*unfinished$",
+    ) as unfinished:
+        load_run(root / "unfinished")
+    assert unfinished.value.naming("--resume").endswith(f"resume its training with --resume {root / 'unfinished'}")
 
 
 def test_errors_for_missing_incomplete_and_corrupt_runs(finished_run, tmp_path):
@@ -95,7 +106,7 @@ def test_a_claimed_run_directory_refuses_a_second_owner_and_is_removed_after_an_
     with pytest.raises(ValueError, match="adapt failed"):
         with claim_run_dir(run) as path:
             assert path == run and path.is_dir()
-            with pytest.raises(RunError, match="in use by another hierattn process"):
+            with pytest.raises(RunError, match="in use by another hierattn process.*train into another output$"):
                 with claim_run_dir(run):
                     pass  # a second owner (another open of the directory) is refused at once
             (path / "run.json").write_text("{}")
@@ -118,10 +129,40 @@ def test_a_run_with_its_first_checkpoint_is_kept_and_an_existing_empty_folder_st
             (path / "config.json").write_text("{}")
             raise ValueError
     assert (tmp_path / "mine").is_dir() and not any((tmp_path / "mine").iterdir())
-    with pytest.raises(RunError, match="already exists and is not empty"):
+    with pytest.raises(RunError, match=r"already exists and is not empty; choose another output \(nothing") as taken:
         with claim_run_dir(tmp_path / "kept"):
             pass
+    assert taken.value.argument == "output"
     assert (tmp_path / "kept" / "checkpoints" / "adapted.keras").exists()
+
+
+def test_runs_that_cannot_be_started_or_resumed_name_the_argument_to_change(finished_run, tmp_path):
+    from hierattn.runs import ensure_new_or_resumable
+
+    complete, early = finished_run / "first", tmp_path / "early"
+    early.mkdir()
+    write_status(early, status="training")
+    cases = [
+        (complete, True, f"{complete} is already complete; train into a new output instead"),
+        (
+            early,
+            True,
+            (
+                f"nothing to resume at {early}: the run stopped before its first checkpoint; start a new run "
+                "(into another output, or remove this one first)"
+            ),
+        ),
+        (
+            complete,
+            False,
+            f"{complete} already exists and is not empty; choose another output (nothing was overwritten)",
+        ),
+    ]
+    for path, resume, message in cases:
+        with pytest.raises(RunError) as refused:
+            ensure_new_or_resumable(path, resume)
+        assert (str(refused.value), refused.value.argument) == (message, "output")
+    assert ensure_new_or_resumable(tmp_path / "new", False) is False
 
 
 def test_data_changes_name_what_differs_from_the_record(tmp_path):

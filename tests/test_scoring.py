@@ -7,11 +7,12 @@ import numpy as np
 import pytest
 
 from hierattn.data import LabelMap, TextDataset
-from hierattn.errors import ArgumentError, DataError
+from hierattn.errors import ArgumentError, DataError, RunError
 from hierattn.jsonfile import save_json
 from hierattn.runs import CONFIG_FORMAT, describe_source, write_status
 from hierattn.scoring import (
     evaluate_classifier,
+    evaluate_run,
     evaluation_data,
     iter_text_chunks,
     read_texts,
@@ -149,3 +150,33 @@ def test_evaluation_data_errors_name_the_data_argument(tmp_path):
     (tmp_path / "other.csv").write_text("text,label\ngreat,pos\n")
     with pytest.raises(DataError, match="no label column 'stars'"):  # read and checked before any model loads
         evaluation_data(without, tmp_path / "other.csv", label_column="stars")
+
+
+def saved_run(classifier, path, data=None):
+    """A complete run directory holding `classifier`, with `fake_run`'s records."""
+    fake_run(path, data=data)
+    classifier.save(path / "model.keras")
+    return path
+
+
+def test_evaluate_run_chooses_the_data_then_loads_the_run_and_says_what_it_read(run, tiny_csv, tmp_path):
+    recorded = saved_run(run, tmp_path / "recorded", data={"test": describe_source(tiny_csv[1])})
+    said = []
+    metrics = evaluate_run(recorded, log=said.append, on_table=lambda path, report: said.append((path, report["used"])))
+    assert said == [f"data: {tiny_csv[1]} (the run's test file)", f"run: {recorded}", (str(tiny_csv[1]), 40)]
+    assert metrics["documents"] == 40 and metrics["labels"] == ["neg", "pos"]
+    given = evaluate_run(saved_run(run, tmp_path / "plain"), tiny_csv[1])  # no log, no table report: quiet
+    assert given["confusion_matrix"] == metrics["confusion_matrix"]
+
+
+def test_evaluate_run_refuses_a_missing_run_then_bad_data_before_loading_the_model(tiny_csv, tmp_path):
+    with pytest.raises(RunError, match="^no run directory at"):
+        evaluate_run(tmp_path / "absent", tiny_csv[1])
+    broken = fake_run(tmp_path / "broken")
+    (broken / "model.keras").write_bytes(b"not a model")  # loading it would fail: the data is refused first
+    with pytest.raises(DataError, match="no label column 'stars'"):
+        evaluate_run(broken, tiny_csv[1], label_column="stars")
+    with pytest.raises(ArgumentError, match="^this run was trained without a test file"):
+        evaluate_run(broken)
+    with pytest.raises(RunError, match="model.keras is not a Keras model file"):
+        evaluate_run(broken, tiny_csv[1])

@@ -42,8 +42,13 @@ def test_named_columns_and_dataframe_input():
 def test_missing_columns_name_the_columns_found(tmp_path):
     path = tmp_path / "x.csv"
     path.write_text("comment,stars\nhi,5\nbye,1\n")
-    with pytest.raises(DataError, match=r"no text column found .*the columns are: comment, stars"):
+    with pytest.raises(
+        DataError, match=r"no text column found .*the columns are: comment, stars\. Name it with text_column\.$"
+    ) as missing:
         load_table(path)
+    assert missing.value.naming("--text-column").endswith("Name it with --text-column.")
+    with pytest.raises(DataError, match=r"no label column found .*Name it with label_column\.$"):
+        load_table(path, text_column="comment")
     with pytest.raises(DataError, match=r"no label column 'rating'; the columns are: comment, stars"):
         load_table(path, text_column="comment", label_column="rating")
 
@@ -85,7 +90,9 @@ def test_unknown_label_at_test_time_and_bad_files(tmp_path):
 def test_undecodable_bytes_are_refused_and_the_right_encoding_reads_them(tmp_path):
     path = tmp_path / "latin.csv"
     path.write_bytes(b"text,label\ncaf\xe9 good,1\nbad,0\n")
-    with pytest.raises(DataError, match=r"not valid utf-8 text: line 2 has the byte 0xe9 at column 4; .*--encoding"):
+    with pytest.raises(
+        DataError, match=r"not valid utf-8 text: line 2 has the byte 0xe9 at column 4; .*with encoding \(e\.g\. latin-1"
+    ):
         load_table(path)
     data, _ = load_table(path, encoding="latin-1")
     assert data.texts[0] == "caf\u00e9 good"
@@ -100,7 +107,7 @@ def test_utf8_byte_order_mark_and_utf16(tmp_path):
     assert report["text_column"] == "text" and data.texts[0] == "cr\u00e8me"
     wide = tmp_path / "wide.csv"
     wide.write_bytes("text,label\ncr\u00e8me,1\nbad,0\n".encode("utf-16"))
-    with pytest.raises(DataError, match="NUL bytes .* --encoding utf-16"):
+    with pytest.raises(DataError, match=r"NUL bytes .* pass encoding utf-16\)$"):
         load_table(wide)
     assert load_table(wide, encoding="utf-16")[0].texts[0] == "cr\u00e8me"
 

@@ -1,12 +1,12 @@
-"""`hierattn evaluate`: options onto `hierattn.scoring.evaluation_data` and `evaluate_classifier`."""
+"""`hierattn evaluate`: options onto `hierattn.scoring.evaluate_run`."""
 
 import click
 
 from hierattn.cli.options import (
+    echo_err,
     echo_rows,
     encoding_option,
     friendly_errors,
-    load_run,
     refuse_existing,
     run_option,
 )
@@ -36,19 +36,12 @@ from hierattn.cli.options import (
 @friendly_errors
 def evaluate(run_dir, split, data_path, text_column, label_column, output, encoding):
     """Evaluate a run (the latest by default) on labelled data."""
-    from hierattn.runs import find_run
-    from hierattn.scoring import evaluate_classifier, evaluation_data
+    from hierattn.scoring import evaluate_run
 
     refuse_existing(output)
-    path = find_run(run_dir)
-    data = evaluation_data(
-        path, data_path, split, text_column, label_column, encoding, log=lambda line: click.echo(line, err=True)
-    )  # checked before TensorFlow loads
-    run = load_run(path)
-    dataset, report = data.load(run.classifier.label_names)
-    if report is not None:
-        echo_rows(data.path, report)
-    metrics = evaluate_classifier(run.classifier, dataset)
+    metrics = evaluate_run(
+        run_dir, data_path, split, text_column, label_column, encoding, log=echo_err, on_table=echo_rows
+    )
     from hierattn.explain.report import evaluation_text
 
     click.echo(evaluation_text(metrics))

@@ -1,24 +1,20 @@
-"""`hierattn explain`: texts onto `TextClassifier.explain`, a dataset onto `hierattn.explain.corpus.explain_corpus`."""
-
-import pathlib
+"""`hierattn explain`: one text onto `hierattn.explain.explain_texts`, a file or standard input onto `explain_file`, a dataset onto `explain_dataset`."""
 
 import click
 
 from hierattn.cli.options import (
     check_text_or_file,
+    echo_err,
     encoding_option,
     file_option,
     friendly_errors,
-    load_run,
     one_text,
     refuse_existing,
     run_option,
+    stdin_if,
     text_argument,
     text_column_option,
-    texts_from,
-    with_words,
 )
-from hierattn.errors import HierattnError
 
 
 @click.command()
@@ -104,74 +100,53 @@ def explain(
     if dataset is not None:
         if text is not None or file_path is not None:
             raise click.UsageError("give either --dataset or texts (a text, --file or -), not both")
-        from hierattn.explain.corpus import documents_path, open_corpus
+        from hierattn.explain import explain_dataset
 
-        refuse_existing(output and str(documents_path(output)))
-        refuse_existing(output and str(_check_path(output)) if check else None)
-        source = open_corpus(dataset, split, data_path, text_column, limit, seed, encoding=encoding)
-        _explain_dataset(load_run(run_dir), source, top_k, output, check, random_draws, seed)
+        summary, report = explain_dataset(
+            dataset,
+            run_dir,
+            split=split,
+            data=data_path,
+            text_column=text_column,
+            limit=limit,
+            seed=seed,
+            encoding=encoding,
+            top_k=top_k,
+            output=output,
+            check=check,
+            random_draws=random_draws,
+            log=echo_err,
+        )
+        _echo_dataset(summary, report, output)
         return
     if text is None and file_path is None:
         raise click.UsageError("give a text, --file FILE, - for standard input, or --dataset")
-    texts, ids, labels = _texts(text, file_path, text_column, encoding)
-    run = load_run(run_dir)
-    kept = with_words(run.classifier, texts)
-    texts, ids, labels = ([values[i] for i in kept] if values is not None else None for values in (texts, ids, labels))
-    explanations = run.classifier.explain(texts, ids=ids, labels=labels, signed=signed)
+    from hierattn.explain import explain_file, explain_texts
+
+    options = {"signed": signed, "check": check, "random_draws": random_draws, "seed": seed, "log": echo_err}
+    if text is not None and text != "-":
+        explanations, report = explain_texts([one_text(text)], run_dir, **options)
+    else:
+        explanations, report = explain_file(file_path, run_dir, text_column, encoding, stdin_if(text), **options)
     from hierattn.explain.report import render
 
     _emit(render(explanations, fmt, top_k), output)
-    if check:
-        from hierattn.explain.faithfulness import check_faithfulness
-
-        report = check_faithfulness(
-            run.classifier, texts, random_draws=random_draws, seed=seed, progress=len(texts) > 50
-        )
+    if report is not None:
         click.echo(report.to_markdown(), err=fmt != "text" and not output)
 
 
-def _texts(text, file_path, text_column, encoding):
-    """`(texts, ids, labels)`: the TEXT argument, or the non-blank rows of --file or standard input.
-
-    `ids` and `labels` are None for one text, and hold None for a row without them.
-    """
-    if text is not None and text != "-":
-        return [one_text(text)], None, None
-    from hierattn.scoring import text_rows
-
-    _, rows = text_rows(texts_from(text, file_path, text_column, encoding))
-    rows = [row for row in rows if row[0].strip()]
-    if not rows:
-        raise HierattnError(f"no text to explain in {file_path or 'standard input'} (every line is blank)")
-    return tuple(list(column) for column in zip(*rows))
-
-
-def _check_path(output):
-    """Where --check's report goes beside --output (`words.csv` -> `words.faithfulness.json`)."""
-    output = pathlib.Path(output)
-    return output.with_name(f"{output.stem}.faithfulness.json")
-
-
-def _explain_dataset(run, source, top_k, output, check, random_draws, seed):
-    from hierattn.explain import Explainer
-    from hierattn.explain.corpus import explain_corpus
+def _echo_dataset(summary, report, output):
+    """What `explain_dataset` found and wrote."""
+    from hierattn.explain import faithfulness_path
     from hierattn.explain.report import corpus_text
 
-    if check:  # the check needs the texts a second time
-        source.texts = list(source.texts)
-    summary = explain_corpus(Explainer(run), source.texts, output, source.labels, source.ids, top_k, total=source.total)
     click.echo(corpus_text(summary))
     for path in summary.outputs:
         click.echo(f"wrote {path}")
-    if check:
-        from hierattn.explain.faithfulness import check_faithfulness
-        from hierattn.jsonfile import save_json
-
-        report = check_faithfulness(run.classifier, source.texts, random_draws=random_draws, seed=seed, progress=True)
+    if report is not None:
         click.echo(report.to_markdown())
         if output:
-            save_json(_check_path(output), "hierattn.faithfulness/1", report.to_dict(), indent=2, overwrite=False)
-            click.echo(f"wrote {_check_path(output)}")
+            click.echo(f"wrote {faithfulness_path(output)}")
 
 
 def _emit(rendered, output):

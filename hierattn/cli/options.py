@@ -3,19 +3,21 @@
 Options used by several commands are defined once here and applied as a
 group (`train_options`) or one by one (`run_option`, `encoding_option`,
 `text_argument`, ...). The helpers below them turn option values into what
-the library takes (`texts_from`, `one_text`, `load_run`) and refuse bad
-combinations before any work, and before TensorFlow loads.
+the library takes (`one_text`) and refuse bad combinations before any work,
+and before TensorFlow loads.
 """
 
 import functools
+import importlib.abc
+import importlib.util
 import math
 import os
-import pathlib
 import sys
 import warnings
 
 import click
 
+from hierattn.atomic import check_new_file
 from hierattn.errors import ArgumentError, HierattnError
 
 
@@ -25,12 +27,15 @@ def configure_process(verbose=False):
     * `TF_CPU_ALLOCATOR_USE_BFC=true` unless set: TensorFlow pools freed CPU
       tensor memory instead of handing large blocks back to the operating
       system (BENCHMARKS.md, "CPU memory allocator").
+    * TensorFlow and Keras load without scikit-learn (`_WithoutScikitLearn`).
     * Without `verbose`: TensorFlow's C++ log lines (written straight to file
       descriptor 2, e.g. `failed call to cuInit` on a machine without a GPU)
       are discarded, Python's own `sys.stderr` keeps the real standard error,
       and library warnings are not shown (the CLI reports what matters itself).
     """
     os.environ.setdefault("TF_CPU_ALLOCATOR_USE_BFC", "true")
+    if not any(isinstance(finder, _WithoutScikitLearn) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _WithoutScikitLearn())
     if verbose:
         return
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -56,9 +61,53 @@ def configure_process(verbose=False):
     )
 
 
+# Library arguments whose option is not named after them.
+OPTION_NAMES = {"run_dir": "--run"}
+
+
+class _WithoutScikitLearn(importlib.abc.MetaPathFinder):
+    """Hides scikit-learn while the first of TensorFlow or Keras loads (the program's import finder).
+
+    Keras imports scikit-learn (about 0.8 s of a ~5 s cold start here) only
+    for its `keras.wrappers` scikit-learn estimators, and falls back quietly
+    when it is missing. The program never uses those wrappers, so
+    scikit-learn is hidden while TensorFlow (or Keras, whichever comes
+    first) loads, and is importable normally right after (for `evaluate`'s
+    metrics and the baseline).
+    """
+
+    def find_spec(self, name, path=None, target=None):
+        if name not in ("tensorflow", "keras") or "sklearn" in sys.modules:
+            return None
+        sys.meta_path.remove(self)  # once: the other package loads inside this one
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _LoadingWithout(spec.loader, "sklearn")
+        return spec
+
+
+class _LoadingWithout(importlib.abc.Loader):
+    """A module's own loader, run while the module `hidden` cannot be imported."""
+
+    def __init__(self, loader, hidden):
+        self.loader, self.hidden = loader, hidden
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        module.__spec__.loader = module.__loader__ = self.loader  # its own loader from now on (resources, reloads)
+        sys.modules[self.hidden] = None  # `import sklearn` raises ImportError
+        try:
+            self.loader.exec_module(module)
+        finally:
+            if sys.modules.get(self.hidden, False) is None:
+                del sys.modules[self.hidden]
+
+
 def option_name(argument):
-    """The option that sets a library argument: its name with dashes (`max_length` -> `--max-length`)."""
-    return "--" + argument.replace("_", "-")
+    """The option that sets a library argument: its name with dashes (`max_length` -> `--max-length`), or `OPTION_NAMES`'s."""
+    return OPTION_NAMES.get(argument) or "--" + argument.replace("_", "-")
 
 
 def friendly_errors(command):
@@ -314,37 +363,20 @@ def one_text(text):
     return text
 
 
-def texts_from(text, file_path, text_column, encoding):
-    """Chunks of texts from a file or standard input (`text == "-"`), checked before the model loads."""
-    from hierattn.scoring import iter_text_chunks
-
-    stream = sys.stdin.buffer if text == "-" else None
-    return iter_text_chunks(file_path, text_column, stream=stream, encoding=encoding)
-
-
-def with_words(classifier, texts):
-    """The positions of the texts that have words (`hierattn.scoring.texts_with_words`), saying how many did not."""
-    from hierattn.scoring import texts_with_words
-
-    kept = texts_with_words(classifier, texts)
-    if len(kept) < len(texts):
-        click.echo(f"skipped {len(texts) - len(kept)} text(s) without words (only markup or spaces)", err=True)
-    return kept
+def stdin_if(text):
+    """Standard input's bytes when TEXT is `-`, else None."""
+    return sys.stdin.buffer if text == "-" else None
 
 
 def refuse_existing(output):
-    """Refuses an --output file that exists, or whose folder does not, before any work."""
-    if not output or output == "-":
-        return
-    path = pathlib.Path(output)
-    if path.exists():
-        raise HierattnError(f"{output} already exists; choose another --output (nothing was overwritten)")
-    folder = path.parent
-    if not folder.is_dir():
-        raise HierattnError(
-            f"the folder of --output {output} "
-            + ("is a file" if folder.exists() else "does not exist; create it first")
-        )
+    """Refuses an --output file that exists, or whose folder does not, before any work (`check_new_file`)."""
+    if output and output != "-":
+        check_new_file(output)
+
+
+def echo_err(line):
+    """Prints a line of the library's log (which data, which run) on standard error."""
+    click.echo(line, err=True)
 
 
 def echo_rows(path, report):
@@ -355,32 +387,3 @@ def echo_rows(path, report):
     click.echo(used)
     if skipped:
         click.echo(skipped, err=True)
-
-
-def _import_tensorflow():
-    """Imports TensorFlow without the scikit-learn import Keras makes on the way.
-
-    Keras imports scikit-learn (about 0.8 s of a ~5 s cold start here) only
-    for its `keras.wrappers` scikit-learn estimators, and falls back quietly
-    when it is missing. The commands that load a run never use those
-    wrappers, so scikit-learn is hidden while TensorFlow loads and is
-    importable normally right after (for `evaluate`'s metrics).
-    """
-    if "tensorflow" in sys.modules or "sklearn" in sys.modules:
-        return
-    sys.modules["sklearn"] = None
-    try:
-        import tensorflow  # noqa: F401
-    finally:
-        del sys.modules["sklearn"]
-
-
-def load_run(run_dir):
-    """The run of --run (the latest by default): a wrong path is refused before TensorFlow loads."""
-    from hierattn import runs
-
-    path = runs.find_run(run_dir)
-    _import_tensorflow()
-    run = runs.load_run(path)
-    click.echo(f"run: {run.path}", err=True)
-    return run

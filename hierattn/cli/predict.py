@@ -1,20 +1,19 @@
-"""`hierattn predict`: one text onto `TextClassifier.predict`, a file or standard input onto `score_to_csv`."""
+"""`hierattn predict`: one text onto `hierattn.predicting.predict_text`, a file or standard input onto `predict_file`."""
 
 import click
 
 from hierattn.cli.options import (
     check_text_or_file,
+    echo_err,
     encoding_option,
     file_option,
     friendly_errors,
-    load_run,
     one_text,
     refuse_existing,
     run_option,
+    stdin_if,
     text_argument,
     text_column_option,
-    texts_from,
-    with_words,
 )
 
 
@@ -33,22 +32,27 @@ from hierattn.cli.options import (
 @friendly_errors
 def predict(text, run_dir, file_path, text_column, output, encoding):
     """Classify text: predict "text", predict --file FILE, or predict - (standard input)."""
-    from hierattn.scoring import score_to_csv
+    from hierattn.predicting import predict_file, predict_text
 
     check_text_or_file(text, file_path)
     refuse_existing(output)
     if text is None and file_path is None:
         raise click.UsageError("give a text, --file FILE, or - for standard input")
     if text is not None and text != "-":
-        text = one_text(text)
-        run = load_run(run_dir)
-        with_words(run.classifier, [text])
+        probabilities = predict_text(one_text(text), run_dir, log=echo_err)
         from hierattn.explain.report import prediction_text
 
-        click.echo(prediction_text(run.classifier.label_names, run.classifier.predict([text], verbose=0)[0]))
+        click.echo(prediction_text(list(probabilities), list(probabilities.values())))
         return
-    chunks = texts_from(text, file_path, text_column, encoding)
-    run = load_run(run_dir)
-    count = score_to_csv(run.classifier, chunks, output or click.open_file("-", "w"), progress=bool(output))
+    count = predict_file(
+        file_path,
+        output or click.open_file("-", "w"),
+        run_dir,
+        text_column,
+        encoding,
+        stream=stdin_if(text),
+        progress=bool(output),
+        log=echo_err,
+    )
     if output:
         click.echo(f"scored {count:,} texts into {output}")

@@ -1,15 +1,15 @@
 """Decoding text files and streams strictly: text comes out right or not at all.
 
 Bytes that are not valid in the file's encoding are never replaced silently
-(that turned `café` into `caf` in a vocabulary): they raise a `DataError`
-that names the source, the line and the byte, and says how to pass the right
-encoding. NUL bytes mean binary data (or UTF-16 read as UTF-8) and are
-refused the same way.
+(that turned `café` into `caf` in a vocabulary): they raise a
+`DataArgumentError` (a `DataError`) that names the source, the line and the
+byte, and says how to pass the right `encoding`. NUL bytes mean binary data
+(or UTF-16 read as UTF-8) and are refused the same way.
 """
 
 import codecs
 
-from hierattn.errors import DataError
+from hierattn.errors import DataArgumentError, DataError
 
 DEFAULT_ENCODING = "utf-8"
 _SNIFF_BYTES = 1 << 16
@@ -33,25 +33,28 @@ def _allows_nul(codec):
     return codec.startswith(("utf-16", "utf-32"))
 
 
-def _hint(encoding):
+def _not_decoded(message, encoding):
+    """The error for text that `encoding` does not decode: `message`, then how to pass another encoding."""
     other = "latin-1 or cp1252" if codec_name(encoding).startswith("utf-8") else "utf-8"
-    return f"pass the file's encoding with --encoding (e.g. {other})"
+    return DataArgumentError("encoding", f"{message}; pass the file's encoding with {{argument}} (e.g. {other})")
 
 
 def undecodable(source, number, line, error, encoding):
-    """The `DataError` for line `number` (1-based) whose bytes `line` failed to decode."""
+    """The `DataArgumentError` (about `encoding`) for line `number` (1-based) whose bytes `line` failed to decode."""
     byte = line[error.start : error.start + 1]
-    return DataError(
+    return _not_decoded(
         f"{source} is not valid {encoding or DEFAULT_ENCODING} text: line {number} has the byte "
-        f"0x{byte.hex()} at column {error.start + 1}; {_hint(encoding)}"
+        f"0x{byte.hex()} at column {error.start + 1}",
+        encoding,
     )
 
 
-def _binary(source, number, encoding):
+def _binary(source, number):
+    """The error for NUL bytes, read in an encoding that has none (`_allows_nul`)."""
     where = f" (line {number})" if number else ""
-    return DataError(
-        f"{source} holds NUL bytes{where}: it looks like binary data, not text"
-        + ("" if _allows_nul(codec_name(encoding)) else " (for UTF-16 text pass --encoding utf-16)")
+    return DataArgumentError(
+        "encoding",
+        f"{source} holds NUL bytes{where}: it looks like binary data, not text (for UTF-16 text pass {{argument}} utf-16)",
     )
 
 
@@ -62,7 +65,7 @@ def decode_line(data, source, number, encoding=None, codec=None):
     """
     codec = codec or codec_name(encoding)
     if b"\0" in data and not _allows_nul(codec):
-        raise _binary(source, number, encoding)
+        raise _binary(source, number)
     try:
         return data.decode(codec)
     except UnicodeDecodeError as error:
@@ -86,7 +89,7 @@ def iter_lines(stream, source, encoding=None):
         try:
             text = data.decode(codec)
         except UnicodeDecodeError as error:
-            raise DataError(f"{source} is not valid {encoding} text (byte {error.start}); {_hint(encoding)}") from None
+            raise _not_decoded(f"{source} is not valid {encoding} text (byte {error.start})", encoding) from None
         yield from text.splitlines()
         return
     for number, line in enumerate(stream, start=1):  # UTF-8's codec, utf-8-sig, drops a byte-order mark
@@ -98,15 +101,15 @@ def check_text_file(path, encoding=None):
     with open(path, "rb") as f:
         head = f.read(_SNIFF_BYTES)
     if b"\0" in head and not _allows_nul(codec_name(encoding)):
-        raise _binary(path, head[: head.index(b"\0")].count(b"\n") + 1, encoding)
+        raise _binary(path, head[: head.index(b"\0")].count(b"\n") + 1)
 
 
 def locate_decode_error(path, encoding=None):
-    """The `DataError` for the first undecodable line of a file (after a parser failed to decode it)."""
+    """The `DataArgumentError` for the first undecodable line of a file (after a parser failed to decode it)."""
     with open(path, "rb") as f:
         for number, line in enumerate(f, start=1):
             try:
                 decode_line(line, path, number, encoding)
             except DataError as error:
                 return error
-    return DataError(f"{path} is not valid {encoding or DEFAULT_ENCODING} text; {_hint(encoding)}")
+    return _not_decoded(f"{path} is not valid {encoding or DEFAULT_ENCODING} text", encoding)

@@ -11,7 +11,7 @@ import pandas as pd
 from hierattn.data.dataset import LabelMap, TextDataset
 from hierattn.data.decoding import check_text_file, codec_name, locate_decode_error
 from hierattn.defaults import ID_COLUMNS, LABEL_COLUMNS, TEXT_COLUMNS  # noqa: F401  (re-exported)
-from hierattn.errors import DataError
+from hierattn.errors import DataArgumentError, DataError
 
 # Label values that mean "no label" (pandas' own missing-value spellings).
 MISSING_LABELS = frozenset(
@@ -155,7 +155,7 @@ def _looks_tab_separated(path, encoding):
 
 
 def pick_column(columns, wanted, defaults, role):
-    """The column to use for `role` ("text" or "label"), or a clear error."""
+    """The column to use for `role` ("text" or "label"), or a clear error (about the argument `{role}_column`)."""
     columns = [str(c) for c in columns]
     if wanted is not None:
         if wanted not in columns:
@@ -166,9 +166,10 @@ def pick_column(columns, wanted, defaults, role):
         if name in lowered:
             return lowered[name]
     tabs = " (the file looks tab-separated: name it .tsv)" if any("\t" in c for c in columns) else ""
-    raise DataError(
+    raise DataArgumentError(
+        f"{role}_column",
         f"no {role} column found (tried {', '.join(defaults)}); the columns are: {', '.join(columns)}"
-        f"{tabs}. Name it with --{role}-column."
+        f"{tabs}. Name it with {{argument}}.",
     )
 
 

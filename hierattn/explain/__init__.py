@@ -18,6 +18,9 @@ One module per concern, each importing only those listed before it:
   test of whether the attention weights matter (ERASER).
 * :mod:`hierattn.explain.corpus`: `explain_corpus`, the most-attended words
   of a whole dataset per predicted class, and `open_corpus`.
+* :mod:`hierattn.explain.from_run`: each in one call with a run directory
+  (the library calls behind `hierattn explain`): `explain_texts`,
+  `explain_file` (a file's or a stream's rows) and `explain_dataset`.
 
 Importing this package loads neither TensorFlow nor Keras (the `hierattn`
 program imports it before it has checked its input, and refuses bad input
@@ -36,6 +39,7 @@ from hierattn.explain.corpus import (
 from hierattn.explain.explainer import Explainer
 from hierattn.explain.explanation import Explanation, NgramContribution, WordWeight
 from hierattn.explain.faithfulness import FaithfulnessReport, check_faithfulness
+from hierattn.explain.from_run import explain_dataset, explain_file, explain_texts, faithfulness_path
 from hierattn.explain.report import CSV_COLUMNS, to_html, to_json, to_rows, to_text
 
 __all__ = [
@@ -51,6 +55,10 @@ __all__ = [
     "check_faithfulness",
     "documents_path",
     "explain_corpus",
+    "explain_dataset",
+    "explain_file",
+    "explain_texts",
+    "faithfulness_path",
     "gradient_times_input",
     "open_corpus",
     "to_html",

@@ -28,7 +28,7 @@ from tqdm.auto import tqdm
 from hierattn.atomic import atomic_open
 from hierattn.data import load_imdb
 from hierattn.data.dataset import sample
-from hierattn.errors import HierattnError
+from hierattn.errors import ArgumentError, HierattnError
 from hierattn.scoring import iter_text_chunks, text_rows
 
 WORD_COLUMNS = [
@@ -89,7 +89,7 @@ class CorpusWords:
 
     def __init__(self, top_k=10):
         if top_k < 1:
-            raise HierattnError("top-k must be at least 1")
+            raise ArgumentError("top_k", "{argument} must be at least 1")
         self.top_k = top_k
         self.class_documents = collections.Counter()
         self._top = collections.defaultdict(collections.Counter)  # class -> form -> documents
@@ -214,7 +214,9 @@ def explain_corpus(
         targets = [pathlib.Path(output), documents_path(output)]
         for target in targets:
             if target.exists():
-                raise HierattnError(f"{target} already exists; choose another --output (nothing was overwritten)")
+                raise ArgumentError(
+                    "output", f"{target} already exists; choose another {{argument}} (nothing was overwritten)"
+                )
     summary = CorpusSummary(0, 0, 0, 0, words, [str(t) for t in targets])
     with contextlib.ExitStack() as files:  # both tables appear complete, or neither (hierattn.atomic)
         writer = None
@@ -301,7 +303,7 @@ class CorpusSource:
 
 
 def open_corpus(dataset, split="test", data=None, text_column=None, limit=None, seed=0, progress=True, encoding=None):
-    """The documents of `explain --dataset`.
+    """The documents of a dataset to explain (see `explain_corpus`).
 
     Args:
         dataset: `"imdb"`, or a CSV/TSV/JSON-lines file or text file (one
@@ -320,7 +322,7 @@ def open_corpus(dataset, split="test", data=None, text_column=None, limit=None, 
         A `CorpusSource`.
     """
     if limit is not None and limit < 1:
-        raise HierattnError("--limit must be at least 1")
+        raise ArgumentError("limit", "{argument} must be at least 1")
     if dataset == "imdb":
         documents = load_imdb(data, splits=(split,), progress=progress)[split]
         if limit is not None:
