@@ -11,6 +11,7 @@ epoch across all replicas.
 
 import json
 import os
+import socket
 
 from hierattn.defaults import DISTRIBUTE
 from hierattn.errors import HierattnError
@@ -30,7 +31,7 @@ def make_strategy(distribute):
     Raises:
         HierattnError: An unknown choice, or a missing or malformed `TF_CONFIG`.
     """
-    import tensorflow as tf
+    import tensorflow as tf  # loaded when used: this module is on the program's path before TensorFlow
 
     if distribute in (None, "none"):
         return tf.distribute.get_strategy()
@@ -74,8 +75,6 @@ def local_cluster(num_workers):
     `TF_CONFIG=local_cluster(n)[i]`. A port is free when chosen; start the
     workers right away.
     """
-    import socket
-
     sockets = [socket.socket() for _ in range(num_workers)]
     for s in sockets:
         s.bind(("127.0.0.1", 0))
@@ -89,7 +88,7 @@ def local_cluster(num_workers):
 
 def in_multi_worker_mode(strategy):
     """Whether `strategy` spans several processes (a `MultiWorkerMirroredStrategy` over a real cluster)."""
-    import tensorflow as tf
+    import tensorflow as tf  # loaded when used: this module is on the program's path before TensorFlow
 
     if not isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
         return False
@@ -118,7 +117,7 @@ def is_chief_in_tf_config():
 
 def describe(strategy):
     """A short line: how many replicas, and which worker this is."""
-    import tensorflow as tf
+    import tensorflow as tf  # loaded when used: this module is on the program's path before TensorFlow
 
     replicas = strategy.num_replicas_in_sync
     kinds = {
@@ -147,6 +146,6 @@ def step_logs_for(strategy, logs):
     """
     if not in_multi_worker_mode(strategy):
         return logs
-    from keras import ops
+    from keras import ops  # as above
 
     return {name: ops.reshape(value, (1,)) for name, value in logs.items()}

@@ -13,6 +13,7 @@ loads, then predicts:
 import os
 
 from hierattn.atomic import check_new_file
+from hierattn.runs import load_run
 from hierattn.scoring import iter_text_chunks, score_to_csv, texts_with_words
 
 
@@ -31,8 +32,6 @@ def predict_text(text, run_dir=None, log=None):
         RunError: No such run, or a run that cannot be loaded.
         DataError: The text has no word to read (only markup, symbols or spaces).
     """
-    from hierattn.runs import load_run
-
     classifier = load_run(run_dir, log=log).classifier
     texts_with_words(classifier, [text])
     probabilities = classifier.predict([text], verbose=0)[0]
@@ -65,8 +64,6 @@ def predict_file(source, output, run_dir=None, text_column=None, encoding=None, 
         DataError: The input is missing or cannot be read, or holds no text.
         RunError: No such run, or a run that cannot be loaded.
     """
-    from hierattn.runs import load_run
-
     if isinstance(output, (str, os.PathLike)):
         check_new_file(output)
     chunks = iter_text_chunks(source, text_column, stream=stream, encoding=encoding)  # reads the first chunk

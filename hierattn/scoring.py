@@ -10,6 +10,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from hierattn.atomic import atomic_open
+from hierattn.data import LabelMap, load_imdb, load_table, locate_imdb
 from hierattn.data.decoding import check_text_file, iter_lines
 from hierattn.data.tables import (
     ID_COLUMNS,
@@ -22,6 +23,8 @@ from hierattn.data.tables import (
 )
 from hierattn.errors import ArgumentError, DataError
 from hierattn.evaluation import classification_metrics
+from hierattn.run_data import data_changes, recorded_data
+from hierattn.runs import find_run, load_run, read_status
 
 TABLE_SUFFIXES = (".csv", ".tsv", ".tab", ".jsonl", ".ndjson", ".json")
 
@@ -263,8 +266,6 @@ class EvaluationData:
             `(dataset, report)`: a labelled `TextDataset`, and for a table
             `load_table`'s report of the rows it used (None for IMDB).
         """
-        from hierattn.data import load_imdb, load_table
-        from hierattn.data.dataset import LabelMap
 
         if self.frame is None:
             return load_imdb(self.path, splits=(self.split,))[self.split], None
@@ -298,8 +299,6 @@ def evaluation_data(run_dir, data=None, split="test", text_column=None, label_co
             changed, or `data` is not a table for a run not trained on IMDB.
         DataError: The table or its columns cannot be read.
     """
-    from hierattn.data import locate_imdb
-    from hierattn.runs import read_status, recorded_data
 
     recorded = recorded_data(run_dir)
     own = data is None and "test" in recorded
@@ -328,7 +327,6 @@ def evaluation_data(run_dir, data=None, split="test", text_column=None, label_co
 
 def _check_recorded(recorded, name):
     """Refuses to evaluate on a recorded data file that changed since the run was trained."""
-    from hierattn.runs import data_changes
 
     change = data_changes({name: recorded[name]}).get(name)
     if change:
@@ -378,7 +376,6 @@ def evaluate_run(
         ArgumentError: No labelled data to evaluate on (see `evaluation_data`).
         DataError: The data cannot be read, or its classes differ from the model's.
     """
-    from hierattn.runs import find_run, load_run
 
     path = find_run(run_dir)
     chosen = evaluation_data(path, data, split, text_column, label_column, encoding, log=log)

@@ -83,7 +83,7 @@ class TrainConfig:
             (`None`: all).
         baseline: Whether to fit and report the TF-IDF + logistic
             regression baseline beside the classifier.
-        data: Where the texts came from (`hierattn.runs.describe_source`
+        data: Where the texts came from (`hierattn.run_data.describe_source`
             by name), filled in by the run.
 
     Example:

@@ -21,7 +21,8 @@ from hierattn.data import load_imdb, load_table, locate_imdb
 from hierattn.distribute import is_chief_in_tf_config
 from hierattn.errors import ArgumentError
 from hierattn.explain.report import rows_text
-from hierattn.runs import DEFAULT_ROOT, check_same_data, describe_source, ensure_new_or_resumable, new_run_dir
+from hierattn.run_data import check_same_data, describe_source
+from hierattn.runs import DEFAULT_ROOT, ensure_new_or_resumable, new_run_dir
 from hierattn.scoring import read_texts
 from hierattn.train_config import TrainConfig, load_config
 
@@ -133,7 +134,7 @@ def config_for_run(config, data, resume=None):
 
     Args:
         config: The `TrainConfig` of a new run; None when resuming.
-        data: Descriptions of the data files (`hierattn.runs.describe_source`
+        data: Descriptions of the data files (`hierattn.run_data.describe_source`
             by name: `train`, `test`, `unlabeled` or `imdb`), stored as
             `config.data`.
         resume: The run directory of an unfinished run to continue: its own

@@ -25,9 +25,9 @@ from hierattn.evaluation import classification_metrics
 from hierattn.jsonfile import save_json
 from hierattn.models import load_classifier
 from hierattn.models.task import default_optimizer
+from hierattn.run_data import check_same_data
 from hierattn.runs import (
     Run,
-    check_same_data,
     claim_run_dir,
     ensure_new_or_resumable,
     now,

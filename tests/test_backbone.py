@@ -162,7 +162,7 @@ def test_recurrent_layers_meet_cudnn_conditions(builder, cell):
 def test_encoded_batches_are_right_padded_for_cudnn(mode):
     from keras.src.backend.tensorflow.rnn import _is_sequence_right_padded
 
-    from hierattn.data.encoding import trim_padding
+    from hierattn.data.batching import trim_padding
     from hierattn.models import TextPreprocessor
 
     from conftest import make_reviews

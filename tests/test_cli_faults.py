@@ -960,7 +960,7 @@ def test_an_impossible_size_ends_in_one_line_naming_the_settings(tiny_csv, tmp_p
 @pytest.mark.slow
 def test_changed_recorded_data_is_refused_by_evaluate_and_resume(tmp_path):
     from hierattn.data import load_table
-    from hierattn.runs import describe_source
+    from hierattn.run_data import describe_source
     from hierattn.train_config import TrainConfig
     from hierattn.training import train
 

@@ -139,7 +139,7 @@ def test_a_run_with_its_first_checkpoint_is_kept_and_an_existing_empty_folder_st
 def test_runs_that_cannot_be_started_or_resumed_name_the_argument_to_change(finished_run, tmp_path):
     from hierattn.runs import ensure_new_or_resumable
 
-    complete, early = finished_run / "first", tmp_path / "early"
+    complete, early = finished_run, tmp_path / "early"
     early.mkdir()
     write_status(early, status="training")
     cases = [
@@ -163,23 +163,3 @@ def test_runs_that_cannot_be_started_or_resumed_name_the_argument_to_change(fini
             ensure_new_or_resumable(path, resume)
         assert (str(refused.value), refused.value.argument) == (message, "output")
     assert ensure_new_or_resumable(tmp_path / "new", False) is False
-
-
-def test_data_changes_name_what_differs_from_the_record(tmp_path):
-    from hierattn.runs import data_changes, describe_source
-
-    train_file, test_file = tmp_path / "train.csv", tmp_path / "test.csv"
-    train_file.write_text("text,label\na,b\n")
-    test_file.write_text("text,label\nc,d\n")
-    recorded = {"train": describe_source(train_file), "test": describe_source(test_file), "text_column": "text"}
-    assert data_changes(recorded) == {}
-    assert data_changes(recorded, {"train": describe_source(train_file), "test": describe_source(test_file)}) == {}
-    test_file.write_text("text,label\nc,e\n")
-    assert data_changes(recorded) == {
-        "test": f"{test_file} changed since the run recorded it (its sha256 is not the one in config.json)"
-    }
-    changes = data_changes(recorded, {"train": describe_source(test_file)})
-    assert "is not the train data the run recorded" in changes["train"]
-    assert "none is given now" in changes["test"]
-    test_file.unlink()
-    assert data_changes(recorded)["test"] == f"{test_file} no longer exists"

@@ -9,7 +9,8 @@ import pytest
 from hierattn.data import LabelMap, TextDataset
 from hierattn.errors import ArgumentError, DataError, RunError
 from hierattn.jsonfile import save_json
-from hierattn.runs import CONFIG_FORMAT, describe_source, write_status
+from hierattn.run_data import describe_source
+from hierattn.runs import CONFIG_FORMAT, write_status
 from hierattn.scoring import (
     evaluate_classifier,
     evaluate_run,

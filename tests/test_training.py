@@ -327,7 +327,7 @@ def test_config_json_holds_the_untrained_classifier_and_the_run_settings_as_give
 
 def test_a_run_of_config_format_2_resumes_and_reads(data, tmp_path):
     from hierattn.jsonfile import save_json
-    from hierattn.runs import recorded_data
+    from hierattn.run_data import recorded_data
 
     output = tmp_path / "run"
     config = tiny_config("rnn", epochs=2, patience=5, seed=4)

@@ -10,6 +10,8 @@ from hierattn.cli.options import (
     refuse_existing,
     run_option,
 )
+from hierattn.explain.report import evaluation_text
+from hierattn.jsonfile import save_json
 
 
 @click.command()
@@ -36,17 +38,15 @@ from hierattn.cli.options import (
 @friendly_errors
 def evaluate(run_dir, split, data_path, text_column, label_column, output, encoding):
     """Evaluate a run (the latest by default) on labelled data."""
+    # imported when the command runs: --help, and refusing bad input, come before pandas and TensorFlow load
     from hierattn.scoring import evaluate_run
 
     refuse_existing(output)
     metrics = evaluate_run(
         run_dir, data_path, split, text_column, label_column, encoding, log=echo_err, on_table=echo_rows
     )
-    from hierattn.explain.report import evaluation_text
 
     click.echo(evaluation_text(metrics))
     if output:
-        from hierattn.jsonfile import save_json
-
         save_json(output, "hierattn.metrics/1", metrics, indent=2, overwrite=False)
         click.echo(f"wrote {output}")

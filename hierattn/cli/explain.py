@@ -2,6 +2,7 @@
 
 import click
 
+from hierattn.atomic import write_text
 from hierattn.cli.options import (
     check_text_or_file,
     echo_err,
@@ -15,6 +16,7 @@ from hierattn.cli.options import (
     text_argument,
     text_column_option,
 )
+from hierattn.explain.report import corpus_text, render
 
 
 @click.command()
@@ -100,6 +102,7 @@ def explain(
     if dataset is not None:
         if text is not None or file_path is not None:
             raise click.UsageError("give either --dataset or texts (a text, --file or -), not both")
+        # imported when the command runs: --help, and refusing bad input, come before pandas and TensorFlow load
         from hierattn.explain import explain_dataset
 
         summary, report = explain_dataset(
@@ -121,6 +124,7 @@ def explain(
         return
     if text is None and file_path is None:
         raise click.UsageError("give a text, --file FILE, - for standard input, or --dataset")
+    # imported when the command runs: --help, and refusing bad input, come before pandas and TensorFlow load
     from hierattn.explain import explain_file, explain_texts
 
     options = {"signed": signed, "check": check, "random_draws": random_draws, "seed": seed, "log": echo_err}
@@ -128,7 +132,6 @@ def explain(
         explanations, report = explain_texts([one_text(text)], run_dir, **options)
     else:
         explanations, report = explain_file(file_path, run_dir, text_column, encoding, stdin_if(text), **options)
-    from hierattn.explain.report import render
 
     _emit(render(explanations, fmt, top_k), output)
     if report is not None:
@@ -137,8 +140,8 @@ def explain(
 
 def _echo_dataset(summary, report, output):
     """What `explain_dataset` found and wrote."""
+    # imported when the command runs: --help, and refusing bad input, come before pandas and TensorFlow load
     from hierattn.explain import faithfulness_path
-    from hierattn.explain.report import corpus_text
 
     click.echo(corpus_text(summary))
     for path in summary.outputs:
@@ -154,7 +157,6 @@ def _emit(rendered, output):
     if not output:
         click.echo(rendered, nl=False)
         return
-    from hierattn.atomic import write_text
 
     write_text(output, rendered, overwrite=False)
     click.echo(f"wrote {output}", err=True)

@@ -10,6 +10,7 @@ and before TensorFlow loads.
 import functools
 import importlib.abc
 import importlib.util
+import logging
 import math
 import os
 import sys
@@ -17,8 +18,10 @@ import warnings
 
 import click
 
-from hierattn.atomic import check_new_file
+from hierattn.atomic import check_new_file, reason
+from hierattn.defaults import BACKBONES, DISTRIBUTE, MODELS, PREPROCESSING, TRAINING
 from hierattn.errors import ArgumentError, HierattnError
+from hierattn.explain.report import rows_text
 
 
 def configure_process(verbose=False):
@@ -40,8 +43,6 @@ def configure_process(verbose=False):
         return
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     warnings.simplefilter("ignore")
-    import logging
-
     logging.getLogger("tensorflow").setLevel(logging.ERROR)
     try:
         sys.stderr.flush()
@@ -126,8 +127,6 @@ def friendly_errors(command):
         except HierattnError as error:
             raise click.ClickException(str(error)) from None
         except OSError as error:  # permissions, a full disk, a name too long, a path under /proc, ...
-            from hierattn.atomic import reason
-
             raise click.ClickException((f"{error.filename}: " if error.filename else "") + reason(error)) from None
         except MemoryError:
             raise click.ClickException(
@@ -185,8 +184,6 @@ class _Embeddings(click.ParamType):
 
 def _shown(name):
     """How --help shows a default that depends on the model or on the data (hierattn.defaults)."""
-    from hierattn.defaults import BACKBONES, PREPROCESSING
-
     if name in PREPROCESSING:
         return "95th percentile of the training texts"
     values = {}
@@ -210,8 +207,6 @@ def train_options(function):
 
 def _setting_options():
     """The options that are training settings (and --config FILE, for any other)."""
-    from hierattn.defaults import MODELS, TRAINING
-
     return [
         click.option("--model", type=click.Choice(MODELS), default="han", show_default=True),
         click.option(
@@ -277,8 +272,6 @@ def _setting_options():
 
 def _run_options():
     """The options that say where a run goes and how it runs, not what it trains."""
-    from hierattn.defaults import DISTRIBUTE
-
     return [
         click.option(
             "--output",
@@ -381,8 +374,6 @@ def echo_err(line):
 
 def echo_rows(path, report):
     """Says how many rows of a table were used (`hierattn.explain.report.rows_text`), and on standard error how many not."""
-    from hierattn.explain.report import rows_text
-
     used, skipped = rows_text(path, report)
     click.echo(used)
     if skipped:

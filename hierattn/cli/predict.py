@@ -15,6 +15,7 @@ from hierattn.cli.options import (
     text_argument,
     text_column_option,
 )
+from hierattn.explain.report import prediction_text
 
 
 @click.command()
@@ -32,6 +33,7 @@ from hierattn.cli.options import (
 @friendly_errors
 def predict(text, run_dir, file_path, text_column, output, encoding):
     """Classify text: predict "text", predict --file FILE, or predict - (standard input)."""
+    # imported when the command runs: --help, and refusing bad input, come before pandas and TensorFlow load
     from hierattn.predicting import predict_file, predict_text
 
     check_text_or_file(text, file_path)
@@ -40,7 +42,6 @@ def predict(text, run_dir, file_path, text_column, output, encoding):
         raise click.UsageError("give a text, --file FILE, or - for standard input")
     if text is not None and text != "-":
         probabilities = predict_text(one_text(text), run_dir, log=echo_err)
-        from hierattn.explain.report import prediction_text
 
         click.echo(prediction_text(list(probabilities), list(probabilities.values())))
         return

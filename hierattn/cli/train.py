@@ -4,6 +4,8 @@ import click
 
 from hierattn.cli.options import encoding_option, friendly_errors, train_options
 from hierattn.defaults import LABEL_COLUMNS, TEXT_COLUMNS
+from hierattn.explain.report import metrics_text
+from hierattn.train_config import read_settings
 
 
 @click.group()
@@ -22,6 +24,7 @@ def train_imdb(source, config_file, output, resume, distribute, **settings):
     cache, else the official download, checksum verified). The 50,000
     unlabelled reviews feed word2vec.
     """
+    # imported when the command runs: --help, and refusing bad input, come before pandas and TensorFlow load
     from hierattn import train_sources
 
     settings = _settings(settings, config_file, output, resume, distribute)
@@ -75,6 +78,7 @@ def train_csv(
     **settings,
 ):
     """Train on any CSV / TSV / JSON-lines file of texts and labels."""
+    # imported when the command runs: --help, and refusing bad input, come before pandas and TensorFlow load
     from hierattn import train_sources
 
     run = train_sources.train_table(
@@ -95,7 +99,6 @@ def train_csv(
 
 def _settings(settings, config_file, output, resume, distribute):
     """The flat settings of the options given on the command line, over those of --config FILE; None to resume."""
-    from hierattn.train_config import read_settings
 
     context = click.get_current_context()
     given = {
@@ -114,7 +117,6 @@ def _settings(settings, config_file, output, resume, distribute):
 
 def _report(run):
     """The run's metrics, and what it wrote."""
-    from hierattn.explain.report import metrics_text
 
     text = metrics_text(run.metrics)
     if text:

@@ -1,14 +1,13 @@
 """Data: IMDB and table datasets, tokenization with offsets, fast encoding."""
 
+from hierattn.data.batching import bucket_batches, trim_padding
 from hierattn.data.dataset import LabelMap, TextDataset, stratified_split
 from hierattn.data.encoding import (
     TextEncoder,
-    bucket_batches,
     encode_flat,
     encode_hierarchical,
     suggest_lengths,
     tokenize_corpus,
-    trim_padding,
 )
 from hierattn.data.imdb import load_imdb, locate_imdb
 from hierattn.data.tables import load_table, read_table

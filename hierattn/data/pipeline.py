@@ -10,8 +10,9 @@ bucketing of its batch.
 """
 
 import numpy as np
+import tensorflow as tf
 
-from hierattn.data.encoding import bucket_batches, document_lengths, sort_batches_by_length, trim_padding
+from hierattn.data.batching import bucket_batches, document_lengths, sort_batches_by_length, trim_padding
 from hierattn.errors import DataError
 
 
@@ -70,8 +71,6 @@ def replica_pieces(batches, num_replicas):
 
 def _dataset(plan, x, targets, strategy):
     """The dataset of `plan(epoch)`'s batches, distributed by `strategy` (`None`: not distributed)."""
-    import tensorflow as tf
-
     num_replicas = strategy.num_replicas_in_sync if strategy is not None else 1
     steps = len(replica_pieces(plan(0), num_replicas))
     signature = (tf.TensorSpec((None,) * x.ndim, tf.int32), tf.TensorSpec((None, targets.shape[1]), tf.float32))

@@ -10,7 +10,7 @@ What the attention says of each token is the backbone's own
 
 import numpy as np
 
-from hierattn.data.encoding import sort_batches_by_length, trim_padding
+from hierattn.data.batching import sort_batches_by_length, trim_padding
 from hierattn.errors import HierattnError
 
 

@@ -20,6 +20,7 @@ from hierattn.explain.corpus import documents_path, explain_corpus, open_corpus
 from hierattn.explain.explainer import Explainer
 from hierattn.explain.faithfulness import check_faithfulness
 from hierattn.jsonfile import save_json
+from hierattn.runs import load_run
 from hierattn.scoring import iter_text_chunks, text_rows, texts_with_words
 
 FAITHFULNESS_FORMAT = "hierattn.faithfulness/1"
@@ -56,8 +57,6 @@ def explain_texts(
         RunError: No such run, or a run that cannot be loaded.
         DataError: None of the texts has a word.
     """
-    from hierattn.runs import load_run
-
     classifier = load_run(run_dir, log=log).classifier
     kept = texts_with_words(classifier, texts)
     if len(kept) < len(texts) and log:
@@ -159,8 +158,6 @@ def explain_dataset(
         HierattnError: No such dataset, or one that cannot be read.
         RunError: No such run, or a run that cannot be loaded.
     """
-    from hierattn.runs import load_run
-
     if output:
         for path in (output, documents_path(output), *([faithfulness_path(output)] if check else [])):
             check_new_file(path)

@@ -1,7 +1,12 @@
 """Rendering explanations: plain text, CSV rows, JSON and a self-contained HTML page."""
 
+import csv
 import html
+import io
 
+import numpy as np
+
+from hierattn.baseline import NAME
 from hierattn.jsonfile import dumps
 
 CSV_COLUMNS = [
@@ -229,9 +234,6 @@ FORMATS = ("text", "json", "csv", "html")
 
 def to_csv(explanations):
     """A CSV table (header and `to_rows`, columns `CSV_COLUMNS`) of every word of every explanation."""
-    import csv
-    import io
-
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS)
     writer.writeheader()
@@ -254,8 +256,6 @@ def render(explanations, fmt="text", top_k=10):
 
 def prediction_text(label_names, probabilities):
     """The predicted class of one text, then each class's probability."""
-    import numpy as np
-
     best = int(np.argmax(probabilities))
     return "\n".join(
         [f"predicted: {label_names[best]}", *(f"  {name}: {p:.4f}" for name, p in zip(label_names, probabilities))]
@@ -264,8 +264,6 @@ def prediction_text(label_names, probabilities):
 
 def metrics_text(metrics):
     """A training run's metrics (metrics.json): each split's scores beside its parts' and the baseline's."""
-    from hierattn.baseline import NAME
-
     baseline, parts = metrics.get("baseline", {}), metrics.get("parts", {})
     lines = []
     if parts:

@@ -3,7 +3,7 @@
 import numpy as np
 from tqdm.auto import tqdm
 
-from hierattn.data.encoding import sort_batches_by_length, trim_padding
+from hierattn.data.batching import sort_batches_by_length, trim_padding
 
 
 def _inference_function(model, rank):
