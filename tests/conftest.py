@@ -121,36 +121,40 @@ def make_run(tiny_csv, path, model, epochs=1, **kwargs):
 # state (e.g. assigns a weight) puts it back before it ends.
 
 
+def _session_run(tiny_csv, tmp_path_factory, model):
+    path = tmp_path_factory.mktemp(f"{model}-run") / "run"
+    make_run(tiny_csv, path, model)
+    return path
+
+
+def _classifier(path):
+    from hierattn.runs import load_run
+
+    return load_run(path).classifier
+
+
 @pytest.fixture(scope="session")
 def han_run_dir(tiny_csv, tmp_path_factory):
     """The folder of a tiny HAN run (`make_run`'s settings), trained once per session."""
-    path = tmp_path_factory.mktemp("han-run") / "run"
-    make_run(tiny_csv, path, "han")
-    return path
+    return _session_run(tiny_csv, tmp_path_factory, "han")
 
 
 @pytest.fixture(scope="session")
 def han_run(han_run_dir):
     """The `TextClassifier` of `han_run_dir`, loaded once per session."""
-    from hierattn.runs import load_run
-
-    return load_run(han_run_dir).classifier
+    return _classifier(han_run_dir)
 
 
 @pytest.fixture(scope="session")
 def rnn_run_dir(tiny_csv, tmp_path_factory):
     """The folder of a tiny RNN run (`make_run`'s settings), trained once per session."""
-    path = tmp_path_factory.mktemp("rnn-run") / "run"
-    make_run(tiny_csv, path, "rnn")
-    return path
+    return _session_run(tiny_csv, tmp_path_factory, "rnn")
 
 
 @pytest.fixture(scope="session")
 def rnn_run(rnn_run_dir):
     """The `TextClassifier` of `rnn_run_dir`, loaded once per session."""
-    from hierattn.runs import load_run
-
-    return load_run(rnn_run_dir).classifier
+    return _classifier(rnn_run_dir)
 
 
 @pytest.fixture(scope="session")
