@@ -15,6 +15,7 @@ run.metrics["test"]["accuracy"], run.path
 """
 
 import dataclasses
+import functools
 import pathlib
 
 from hierattn.data import load_imdb, load_table, locate_imdb
@@ -79,6 +80,7 @@ def train_table(
     distribute=None,
     log=print,
     verbose="auto",
+    on_table=None,
 ):
     """Trains on a table of texts and labels (CSV, TSV or JSON lines), a validation part held out of it.
 
@@ -95,6 +97,9 @@ def train_table(
         encoding: The files' text encoding.
         output, resume, distribute, log, verbose: As for `train_imdb`
             (`output` defaults to runs/<model>-<table name>-<time>).
+        on_table: Called with `(path, report)` for each table read (the
+            rows used and skipped, `hierattn.data.load_table`); `None`: their
+            counts go to `log`.
 
     Returns:
         The finished `hierattn.runs.Run`.
@@ -112,14 +117,15 @@ def train_table(
         raise ArgumentError(
             "unlabeled", "{argument} texts would go unused: only word2vec embeddings use them, and the run's are not"
         )
+    on_table = on_table or functools.partial(_log_rows, log)
     train_data, report = load_table(path, text_column, label_column, encoding=encoding)
-    _log_rows(log, path, report)
+    on_table(path, report)
     test_data = None
     if test:
         test_data, test_report = load_table(
             test, text_column, label_column, label_map=train_data.label_map, encoding=encoding
         )
-        _log_rows(log, test, test_report)
+        on_table(test, test_report)
     texts = read_texts(unlabeled, text_column, encoding=encoding) if unlabeled else None
     if texts:
         log(f"{unlabeled}: {len(texts):,} unlabelled texts")

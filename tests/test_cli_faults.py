@@ -378,7 +378,7 @@ def _preprocessor(payload):
         (tamper_remove("run.json"), "is not a hierattn run"),
         (
             tamper_json("config.json", lambda p: p.update(format="something-else")),
-            "is not a hierattn.train-config/2 file",
+            "is not a hierattn.train-config/3 file",
         ),
     ],
     ids=[

@@ -2,7 +2,7 @@
 
 import click
 
-from hierattn.cli.options import encoding_option, friendly_errors, train_options
+from hierattn.cli.options import echo_rows, encoding_option, friendly_errors, train_options
 from hierattn.defaults import LABEL_COLUMNS, TEXT_COLUMNS
 from hierattn.explain.report import metrics_text
 from hierattn.train_config import read_settings
@@ -93,6 +93,7 @@ def train_csv(
         resume=resume,
         distribute=distribute,
         log=click.echo,
+        on_table=echo_rows,
     )
     _report(run)
 
