@@ -140,8 +140,9 @@ def load_run(run_dir=None, root=DEFAULT_ROOT, log=None):
     status = read_status(path)
     if status.get("status") != "complete":
         raise RunArgumentError(
-            "resume",
-            f"{path} is an unfinished run (status: {status.get('status')}); resume its training with {{argument}} {path}",
+            "run_dir",
+            f"{path} is an unfinished run (status: {status.get('status')}): resume its training first, "
+            "or name a complete run with {argument}",
         )
     config = _read_part(path / "config.json", read_config)
     metrics_file = path / "metrics.json"

@@ -231,12 +231,16 @@ def read_config(path):
     path = pathlib.Path(path)
     file = path / "config.json" if path.is_dir() else path
     try:
-        return load_json(file, CONFIG_FORMAT)
+        config = load_json(file, CONFIG_FORMAT)
     except DataError as error:
         try:
             flat = load_json(file, FLAT_FORMAT)
         except DataError:
             raise error from None
+    else:
+        if not isinstance(config.get("classifier"), dict):
+            raise DataError(f'{file} has no classifier settings (a JSON object under "classifier")')
+        return config
     return {
         "classifier": classifier_arguments({k: v for k, v in flat.items() if k not in (*RUN_SETTINGS, "data")}),
         **{name: flat[name] for name in RUN_SETTINGS if name in flat},

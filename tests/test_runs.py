@@ -35,10 +35,11 @@ def test_latest_complete_run_is_found(finished_run, tmp_path):
     assert none.value.argument == "run_dir"
     with pytest.raises(
         RunError,
-        match=r"^.*unfinished is an unfinished run \(status: training\); resume its training with resume .*unfinished$",
+        match=r"^.*unfinished is an unfinished run \(status: training\): resume its training first, or name a "
+        r"complete run with run_dir$",
     ) as unfinished:
         load_run(root / "unfinished")
-    assert unfinished.value.naming("--resume").endswith(f"resume its training with --resume {root / 'unfinished'}")
+    assert unfinished.value.naming("--run").endswith("or name a complete run with --run")
 
 
 def test_errors_for_missing_incomplete_and_corrupt_runs(finished_run, tmp_path):

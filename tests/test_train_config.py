@@ -224,3 +224,12 @@ def test_settings_are_checked_without_keras():
     root = str(pathlib.Path(__file__).resolve().parents[1])
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=root)
     assert result.stdout.splitlines() == ["units must be a whole number of at least 1, not 0", "False False"]
+
+
+@pytest.mark.parametrize("classifier", [None, "rnn", ["han"]])
+def test_a_format_3_config_without_a_classifier_object_is_refused_in_one_line(tmp_path, classifier):
+    payload = {"epochs": 2} if classifier is None else {"classifier": classifier, "epochs": 2}
+    save_json(tmp_path / "config.json", CONFIG_FORMAT, payload)
+    for read in (read_config, read_settings):
+        with pytest.raises(DataError, match=r"config.json has no classifier settings \(a JSON object under"):
+            read(tmp_path / "config.json")

@@ -10,7 +10,6 @@ from hierattn.cli.options import (
     refuse_existing,
     run_option,
 )
-from hierattn.explain.report import evaluation_text
 from hierattn.jsonfile import save_json
 
 
@@ -38,6 +37,9 @@ from hierattn.jsonfile import save_json
 @friendly_errors
 def evaluate(run_dir, split, data_path, text_column, label_column, output, encoding):
     """Evaluate a run (the latest by default) on labelled data."""
+    # imported when the command runs: --help, and refusing bad input, come before NumPy, pandas and TensorFlow load
+    from hierattn.explain.report import evaluation_text
+
     # imported when the command runs: --help, and refusing bad input, come before pandas and TensorFlow load
     from hierattn.scoring import evaluate_run
 

@@ -16,7 +16,6 @@ from hierattn.cli.options import (
     text_argument,
     text_column_option,
 )
-from hierattn.explain.report import corpus_text, render
 
 
 @click.command()
@@ -97,6 +96,9 @@ def explain(
     self-contained page. With --dataset, the most-attended words of a whole
     corpus per predicted class. --check measures whether the weights matter.
     """
+    # imported when the command runs: --help, and refusing bad input, come before NumPy, pandas and TensorFlow load
+    from hierattn.explain.report import render
+
     check_text_or_file(text, file_path)
     refuse_existing(output)
     if dataset is not None:
@@ -140,8 +142,10 @@ def explain(
 
 def _echo_dataset(summary, report, output):
     """What `explain_dataset` found and wrote."""
+    # imported when the command runs: --help, and refusing bad input, come before NumPy, pandas and TensorFlow load
     # imported when the command runs: --help, and refusing bad input, come before pandas and TensorFlow load
     from hierattn.explain import faithfulness_path
+    from hierattn.explain.report import corpus_text
 
     click.echo(corpus_text(summary))
     for path in summary.outputs:

@@ -21,7 +21,6 @@ import click
 from hierattn.atomic import check_new_file, reason
 from hierattn.defaults import BACKBONES, DISTRIBUTE, MODELS, PREPROCESSING, TRAINING
 from hierattn.errors import ArgumentError, HierattnError
-from hierattn.explain.report import rows_text
 
 
 def configure_process(verbose=False):
@@ -374,6 +373,9 @@ def echo_err(line):
 
 def echo_rows(path, report):
     """Says how many rows of a table were used (`hierattn.explain.report.rows_text`), and on standard error how many not."""
+    # imported when the command runs: --help, and refusing bad input, come before NumPy, pandas and TensorFlow load
+    from hierattn.explain.report import rows_text
+
     used, skipped = rows_text(path, report)
     click.echo(used)
     if skipped:

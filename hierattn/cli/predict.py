@@ -15,7 +15,6 @@ from hierattn.cli.options import (
     text_argument,
     text_column_option,
 )
-from hierattn.explain.report import prediction_text
 
 
 @click.command()
@@ -33,6 +32,9 @@ from hierattn.explain.report import prediction_text
 @friendly_errors
 def predict(text, run_dir, file_path, text_column, output, encoding):
     """Classify text: predict "text", predict --file FILE, or predict - (standard input)."""
+    # imported when the command runs: --help, and refusing bad input, come before NumPy, pandas and TensorFlow load
+    from hierattn.explain.report import prediction_text
+
     # imported when the command runs: --help, and refusing bad input, come before pandas and TensorFlow load
     from hierattn.predicting import predict_file, predict_text
 

@@ -4,8 +4,6 @@ import click
 
 from hierattn.cli.options import echo_rows, encoding_option, friendly_errors, train_options
 from hierattn.defaults import LABEL_COLUMNS, TEXT_COLUMNS
-from hierattn.explain.report import metrics_text
-from hierattn.train_config import read_settings
 
 
 @click.group()
@@ -100,6 +98,8 @@ def train_csv(
 
 def _settings(settings, config_file, output, resume, distribute):
     """The flat settings of the options given on the command line, over those of --config FILE; None to resume."""
+    # imported when the command runs: --help, and refusing bad input, come before NumPy, pandas and TensorFlow load
+    from hierattn.train_config import read_settings
 
     context = click.get_current_context()
     given = {
@@ -118,6 +118,8 @@ def _settings(settings, config_file, output, resume, distribute):
 
 def _report(run):
     """The run's metrics, and what it wrote."""
+    # imported when the command runs: --help, and refusing bad input, come before NumPy, pandas and TensorFlow load
+    from hierattn.explain.report import metrics_text
 
     text = metrics_text(run.metrics)
     if text:

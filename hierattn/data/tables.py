@@ -6,7 +6,6 @@ import pathlib
 import warnings
 
 import numpy as np
-import pandas as pd
 
 from hierattn.data.dataset import LabelMap, TextDataset
 from hierattn.data.decoding import check_text_file, codec_name, locate_decode_error
@@ -80,6 +79,10 @@ def read_table(source, fmt=None, encoding=None, **kwargs):
         DataError: Missing, empty, binary, undecodable or unparsable file,
             naming the line where one can be found.
     """
+    # pandas takes half a second to load: imported when a table is read, so `hierattn --help` and
+    # commands that read no table start without it.
+    import pandas as pd
+
     if isinstance(source, pd.DataFrame):
         return source
     path = pathlib.Path(source)
@@ -118,6 +121,8 @@ def _chunks(reader, path, fmt, encoding):
 @contextlib.contextmanager
 def _read_errors(path, fmt, encoding):
     """Translates pandas' and the codec's errors into one-line `DataError`s."""
+    import pandas as pd  # loaded already: this wraps pandas' readers
+
     try:
         yield
     except UnicodeDecodeError:
