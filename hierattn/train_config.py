@@ -231,16 +231,12 @@ def read_config(path):
     path = pathlib.Path(path)
     file = path / "config.json" if path.is_dir() else path
     try:
-        config = load_json(file, CONFIG_FORMAT)
+        return load_json(file, CONFIG_FORMAT)
     except DataError as error:
         try:
             flat = load_json(file, FLAT_FORMAT)
         except DataError:
             raise error from None
-    else:
-        if not isinstance(config.get("classifier"), dict):
-            raise DataError(f'{file} has no classifier settings (a JSON object under "classifier")')
-        return config
     return {
         "classifier": classifier_arguments({k: v for k, v in flat.items() if k not in (*RUN_SETTINGS, "data")}),
         **{name: flat[name] for name in RUN_SETTINGS if name in flat},
@@ -263,14 +259,21 @@ def read_settings(path):
         return payload
     if kind not in (CONFIG_FORMAT, FLAT_FORMAT):
         raise DataError(f"{path} is a {kind} file, not settings (a JSON object, or a run's config.json)")
-    config = read_config(path)
+    config = _with_classifier(read_config(path), path)
     return {**flat_settings(config["classifier"]), **{name: config[name] for name in RUN_SETTINGS if name in config}}
+
+
+def _with_classifier(config, path):
+    """`config` (from `read_config`), refused in one line unless it holds the classifier's settings."""
+    if not isinstance(config.get("classifier"), dict):
+        raise DataError(f'{path} has no classifier settings (a JSON object under "classifier")')
+    return config
 
 
 def load_config(output):
     """The `TrainConfig` saved in a run directory (for resuming), or a one-line `RunError`."""
     try:
-        return TrainConfig(**read_config(output))
+        return TrainConfig(**_with_classifier(read_config(output), pathlib.Path(output) / "config.json"))
     except (TypeError, HierattnError) as error:
         raise RunError(f"{output}/config.json does not describe a training run ({error})") from None
 

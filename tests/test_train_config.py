@@ -230,6 +230,7 @@ def test_settings_are_checked_without_keras():
 def test_a_format_3_config_without_a_classifier_object_is_refused_in_one_line(tmp_path, classifier):
     payload = {"epochs": 2} if classifier is None else {"classifier": classifier, "epochs": 2}
     save_json(tmp_path / "config.json", CONFIG_FORMAT, payload)
-    for read in (read_config, read_settings):
-        with pytest.raises(DataError, match=r"config.json has no classifier settings \(a JSON object under"):
-            read(tmp_path / "config.json")
+    with pytest.raises(DataError, match=r"config.json has no classifier settings \(a JSON object under"):
+        read_settings(tmp_path / "config.json")
+    with pytest.raises(RunError, match=r"does not describe a training run \(.*has no classifier settings"):
+        load_config(tmp_path)
