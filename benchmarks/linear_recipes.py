@@ -16,8 +16,7 @@ plus the classifier's fit). The recipes:
 
 Command (results in BENCHMARKS.md):
 
-    cd /work/wt/recipes && nice /work/main/.venv/bin/python \
-        benchmarks/linear_recipes.py --out /tmp/s18/recipes.json
+    python benchmarks/linear_recipes.py --out recipes.json
 """
 
 import argparse
@@ -32,7 +31,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, f1_score
 from sklearn.model_selection import train_test_split
 
-DEVSUITE = Path("/work/shared/datasets/devsuite")
+# ../shared beside the repository, as on the development and CI machines.
+DEVSUITE = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "devsuite"
 DATASETS = ["trec6", "agnews", "airline_tweets", "20newsgroups"]
 
 
