@@ -75,7 +75,7 @@ def imdb_estimate(archive, folder):
     from hierattn import train_config, training
     from hierattn.data import load_imdb
     from hierattn.data.dataset import stratified_split
-    from hierattn.models.text_classifier import default_optimizer
+    from hierattn.models.task import default_optimizer
     from hierattn.ngrams import fit_ngram_logits
 
     config = train_config.TrainConfig.from_dict({"embeddings": "none"})  # sizes do not depend on the embeddings' values

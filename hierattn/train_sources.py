@@ -185,8 +185,8 @@ def _checked(settings, output, resume, distribute):
         raise ArgumentError("resume", "{argument} continues a run with its own settings and directory: give neither")
     config = None
     if resume is None:
-        config = settings if isinstance(settings, TrainConfig) else TrainConfig.from_dict(settings or {})
-        config.validate()
+        # from_dict validates what it makes; a TrainConfig given as it is gets the same check here
+        config = settings.validate() if isinstance(settings, TrainConfig) else TrainConfig.from_dict(settings or {})
     check_output(output, resume, distribute)
     return config
 

@@ -16,7 +16,7 @@ from hierattn.models.inputs import as_texts, split_validation, validation_pair
 from hierattn.models.legacy import backbone_config
 from hierattn.models.ngram_part import NgramPart
 from hierattn.models.rnn_backbone import RNNBackbone
-from hierattn.models.task import Task, default_optimizer  # noqa: F401 (default_optimizer: imported from here)
+from hierattn.models.task import Task
 from hierattn.models.text_preprocessor import TextPreprocessor
 from hierattn.models.transformer_backbone import TransformerBackbone
 
