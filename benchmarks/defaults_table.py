@@ -8,8 +8,9 @@ written by default runs such as
 
 and prints one Markdown row per run (test accuracy / macro-F1 of the whole
 classifier, of the network alone and of the n-gram part alone, the
-TF-IDF+LR baseline fitted in the same run, the network's share, validation
-accuracy, training seconds).
+TF-IDF+LR baseline fitted in the same run, validation accuracy and
+macro-F1 of the same four, the network's share, the n-gram recipe chosen,
+the epochs trained, training seconds).
 
     python benchmarks/defaults_table.py RUN_DIR [RUN_DIR ...]
 """
@@ -23,7 +24,7 @@ from hierattn.train_config import read_config
 HEADER = (
     "| dataset | model | test acc. / macro-F1 | network alone | n-gram part alone | TF-IDF+LR baseline "
     "| model − baseline (points, acc. / F1) | val. acc. (model / network / n-grams / baseline) "
-    "| network share | training s |"
+    "| val. macro-F1 (same) | network share | n-gram recipe | epochs | training s |"
 )
 
 
@@ -46,14 +47,24 @@ def row(run):
         if test and base
         else "—"
     )
-    val = " / ".join(
-        f"{m['validation']['accuracy']:.4f}" if m and "validation" in m else "—"
-        for m in (metrics, parts.get("network"), parts.get("ngrams"), baseline)
+    val, val_f1 = (
+        " / ".join(
+            f"{m['validation'][key]:.4f}" if m and "validation" in m else "—"
+            for m in (metrics, parts.get("network"), parts.get("ngrams"), baseline)
+        )
+        for key in ("accuracy", "macro_f1")
     )
+    recipe = parts.get("ngram_recipe")
+    recipe = (
+        f"{recipe['weighting']} 1-{recipe['ngram_max']} C={recipe['C']:g}{' bal.' if recipe['class_weight'] else ''}"
+        if recipe
+        else "—"
+    )
+    epochs = metrics.get("epochs_trained", "—")
     return (
         f"| {dataset} | {config['classifier']['backbone']} | {cell(test)} | {cell(parts.get('network', {}).get('test'))} "
         f"| {cell(parts.get('ngrams', {}).get('test'))} | {cell(base)} | {diff} | {val} "
-        f"| {parts.get('network_share', '—')} | {metrics['training_seconds']:.0f} |"
+        f"| {val_f1} | {parts.get('network_share', '—')} | {recipe} | {epochs} | {metrics['training_seconds']:.0f} |"
     )
 
 

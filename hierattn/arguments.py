@@ -108,15 +108,21 @@ def check_preprocessor_arguments(
     sequence_length=None,
     min_count=PREPROCESSING["min_count"],
     max_vocab=PREPROCESSING["max_vocab"],
+    ngram_length=None,
 ):
     """Refuses bad length limits and vocabulary settings of a `TextPreprocessor` (what it checks when constructed).
 
     Raises:
-        ValueError: A limit that is neither `None` nor a whole number of at
-            least 1, a `min_count` that is not one, or a `max_vocab` (`None`:
-            no cap) below 3.
+        ValueError: A limit (`ngram_length` included) that is neither `None`
+            nor a whole number of at least 1, a `min_count` that is not one,
+            or a `max_vocab` (`None`: no cap) below 3.
     """
-    limits = {"max_sentences": max_sentences, "max_words": max_words, "sequence_length": sequence_length}
+    limits = {
+        "max_sentences": max_sentences,
+        "max_words": max_words,
+        "sequence_length": sequence_length,
+        "ngram_length": ngram_length,
+    }
     for name, value in limits.items():
         check_whole(name, value, allow_none=True)
     check_whole("min_count", min_count)

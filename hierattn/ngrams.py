@@ -1,31 +1,31 @@
-"""Fitting the n-gram part of a `TextClassifier` and its combination with the attention network.
+"""The combination of a `TextClassifier`'s n-gram part with its attention network.
 
-The n-gram part is a linear model over the word 1-2 grams of the ids
-the network reads (`hierattn.layers.NgramLogits`); it is combined with the
-network log-linearly (`hierattn.layers.LogLinearCombination`), as Mesnil et
-al. (2015) combined NBSVM with neural models:
+The n-gram part is a linear model over the word n-grams of the whole text
+(`hierattn.layers.NgramLogits`, its recipe chosen on validation texts by
+`hierattn.ngram_recipes`); it is combined with the network log-linearly
+(`hierattn.layers.LogLinearCombination`), as Mesnil et al. (2015) combined
+NBSVM with neural models:
 
     p(c | x) = softmax_c(a log p_network(c | x) + b z_c(x))
 
 Both parts are trained separately on the same training texts: the network
-by gradient descent, the n-gram part by scikit-learn's logistic regression
-on TF-IDF-weighted binary n-gram features (computed by the layer itself, so
-training and inference see the same features). The weights `a` and `b` are
-then chosen on the validation texts by log-loss, as a share `a / (a + b)`
-(a grid that includes the network alone and the n-gram part alone) and a
-scale `a + b` (a temperature: the two parts' scores are rarely calibrated
-for each other, and with `a + b` held at 1 the log-loss favours an even
-share even where a lopsided one is more accurate; BENCHMARKS.md).
+by gradient descent, the n-gram part by scikit-learn. The weights `a` and
+`b` are then chosen on the validation texts by `criterion` (log-loss and
+class-balanced log-loss, averaged), as a share `a / (a + b)` (a grid that
+includes the network alone and the n-gram part alone) and a scale `a + b`
+(a temperature: the two parts' scores are rarely calibrated for each
+other, and with `a + b` held at 1 the log-loss favours an even share even
+where a lopsided one is more accurate; BENCHMARKS.md).
 
 `TextClassifier.fit` takes these steps in turn: Keras's fit of the network,
-`TextClassifier.fit_ngrams` (`fit_ngram_logits`) and
+`TextClassifier.fit_ngrams` (`hierattn.ngram_recipes.fit_recipes`) and
 `TextClassifier.choose_weights` (`mixing_on_validation`); the last two can
 also be called alone.
 """
 
 import numpy as np
 
-from hierattn.defaults import NGRAMS
+from hierattn.data.batching import sort_batches_by_length, trim_padding
 
 # a = scale * share, b = scale * (1 - share): `share` is the network's share of
 # the combined score, `scale` its temperature (1/4 to 4, steps of sqrt(2)).
@@ -33,74 +33,13 @@ SHARES = tuple(np.round(np.linspace(0.0, 1.0, 21), 2))
 SCALES = tuple(np.round(np.geomspace(0.25, 4.0, 9), 3))
 
 
-def feature_matrix(layer, x, batch_size=256):
-    """The binary document x feature matrix (SciPy CSR) of id arrays `x`, from `layer.feature_ids`."""
-    # SciPy and scikit-learn take about a second to load: predicting never needs them, only fitting.
-    import scipy.sparse as sp
-
-    rows, columns = [], []
-    for start in range(0, len(x), batch_size):
-        ids = np.asarray(layer.feature_ids(x[start : start + batch_size]))
-        r, c = np.nonzero(ids >= 0)
-        rows.append(r + start)
-        columns.append(ids[r, c])
-    rows, columns = np.concatenate(rows), np.concatenate(columns)
-    return sp.csr_matrix((np.ones(len(rows), np.float32), (rows, columns)), shape=(len(x), layer.num_buckets))
-
-
-def fit_ngram_logits(layer, x, labels, c=NGRAMS["C"], max_iter=NGRAMS["max_iter"]):
-    """Fits an `NgramLogits` layer's tables to id arrays `x` and class ids `labels` (scikit-learn).
-
-    The idf comes from `TfidfTransformer` (smoothed, as scikit-learn's
-    default) on the binary features; `LogisticRegression` (lbfgs,
-    multinomial) is fitted on the TF-IDF rows, over the features that occur
-    in `x` only (the others would get zero weight anyway). The layer keeps
-    those features only, with their idf and kernel rows, and the idf of an
-    unseen feature (`NgramLogits.set_tables`). With two classes, the single
-    weight vector `w` becomes `+-w / 2` for the two classes (the same
-    probabilities, and contributions symmetric between the classes).
-
-    Raises:
-        ValueError: Fewer than two classes in `labels`.
-    """
-    # As above: only fitting loads scikit-learn.
-    from sklearn.feature_extraction.text import TfidfTransformer
-    from sklearn.linear_model import LogisticRegression
-
-    labels = np.asarray(labels)
-    present = np.unique(labels)
-    if len(present) < 2:
-        raise ValueError(
-            f"the n-gram part needs two or more classes in its training labels. Received: {present.tolist()}"
-        )
-    features = feature_matrix(layer, x)
-    tfidf = TfidfTransformer().fit(features)
-    features = tfidf.transform(features)
-    seen = np.unique(features.indices)
-    model = LogisticRegression(C=c, max_iter=max_iter).fit(features[:, seen], labels)
-    kernel = np.zeros((len(seen), layer.num_classes), np.float32)
-    bias = np.zeros(layer.num_classes, np.float32)
-    if len(model.classes_) == 2:
-        coefficients = np.stack([-model.coef_[0] / 2, model.coef_[0] / 2])
-        intercepts = np.array([-model.intercept_[0] / 2, model.intercept_[0] / 2])
-    else:
-        coefficients, intercepts = model.coef_, model.intercept_
-    for row, label in enumerate(model.classes_):
-        kernel[:, label] = coefficients[row]
-        bias[label] = intercepts[row]
-    idf = tfidf.idf_.astype(np.float32)
-    # Every feature in no training document has the same idf, log(1 + n) + 1;
-    # id 0 (padding) is never a feature, so it is one of them.
-    layer.set_tables(seen, idf[seen], kernel, bias, idf[0])
-    return layer
-
-
 def ngram_logits(layer, x, batch_size=256):
-    """The layer's logits for id arrays `x`, as NumPy `(n, classes)`."""
-    return np.concatenate(
-        [np.asarray(layer(x[start : start + batch_size])) for start in range(0, len(x), batch_size)]
-        or [np.zeros((0, layer.num_classes))]
-    )
+    """The layer's logits for id arrays `x`, as NumPy `(n, classes)` (similar lengths batched together)."""
+    x = np.asarray(x)
+    logits = np.zeros((len(x), layer.num_classes), np.float32)
+    for index in sort_batches_by_length(x, batch_size):
+        logits[index] = np.asarray(layer(trim_padding(x[index])))
+    return logits
 
 
 def ngram_probabilities(layer, x, batch_size=256):
@@ -123,8 +62,28 @@ def log_loss(probabilities, labels):
     return float(-np.log(np.maximum(picked, 1e-12)).mean())
 
 
+def criterion(probabilities, labels):
+    """What the n-gram part's recipe and the combination's weights are chosen by: lower is better.
+
+    The mean of the log-loss and the class-balanced log-loss (the mean over
+    classes of each class's own log-loss): the first follows accuracy, the
+    second gives a rare class the weight of a common one, so macro-F1 is not
+    traded away for accuracy. With balanced classes it is the log-loss.
+    """
+    labels = np.asarray(labels)
+    picked = -np.log(np.maximum(probabilities[np.arange(len(labels)), labels], 1e-12))
+    per_class = [picked[labels == c].mean() for c in np.unique(labels)]
+    return float((picked.mean() + np.mean(per_class)) / 2)
+
+
+def scored_at_best_scale(logits, labels):
+    """`criterion` of `softmax(scale * logits)` at its best scale of `SCALES` (the part alone, as combined)."""
+    uniform = np.ones_like(logits)
+    return min(criterion(combine(uniform, logits, 0.0, scale), labels) for scale in SCALES)
+
+
 def choose_mixing(probabilities, logits, labels):
-    """The weights `(a, b)` with the smallest validation log-loss, and the log-loss and accuracy of each share.
+    """The weights `(a, b)` with the smallest validation `criterion`, and the scores of each share.
 
     Every share of `SHARES` is tried at every scale of `SCALES`
     (`a = scale * share`, `b = scale * (1 - share)`); ties go to the larger
@@ -136,8 +95,9 @@ def choose_mixing(probabilities, logits, labels):
         labels: Validation class ids.
 
     Returns:
-        `(a, b)` and a list of `{"share", "scale", "log_loss", "accuracy"}`,
-        one per share (its best scale; the accuracy does not depend on it).
+        `(a, b)` and a list of `{"share", "scale", "criterion", "log_loss",
+        "accuracy"}`, one per share (its best scale; the accuracy does not
+        depend on it).
     """
     labels = np.asarray(labels)
     table = []
@@ -149,12 +109,13 @@ def choose_mixing(probabilities, logits, labels):
                 {
                     "share": float(share),
                     "scale": float(scale),
+                    "criterion": criterion(combined, labels),
                     "log_loss": log_loss(combined, labels),
                     "accuracy": float((combined.argmax(1) == labels).mean()),
                 }
             )
-        table.append(min(rows, key=lambda row: (row["log_loss"], abs(np.log(row["scale"])))))
-    best = min(table, key=lambda row: (row["log_loss"], -row["share"]))
+        table.append(min(rows, key=lambda row: (row["criterion"], abs(np.log(row["scale"])))))
+    best = min(table, key=lambda row: (row["criterion"], -row["share"]))
     return (best["scale"] * best["share"], best["scale"] * (1.0 - best["share"])), table
 
 

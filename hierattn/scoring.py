@@ -23,6 +23,7 @@ from hierattn.data.tables import (
 )
 from hierattn.errors import ArgumentError, DataError
 from hierattn.evaluation import classification_metrics
+from hierattn.models.inputs import take_documents, token_ids
 from hierattn.run_data import data_changes, recorded_data
 from hierattn.runs import find_run, load_run, read_status
 
@@ -186,8 +187,9 @@ def _score_rows(classifier, chunks, handle, header, names, carried, progress):
     with tqdm(desc="scoring", unit="doc", disable=not progress) as bar:
         for texts in chunks:
             x = classifier.preprocessor(texts)
-            filled = np.flatnonzero(x.reshape(len(x), -1).any(axis=1))
-            probabilities = dict(zip(filled, classifier.predict_ids(x[filled])))
+            ids = token_ids(x)
+            filled = np.flatnonzero(ids.reshape(len(ids), -1).any(axis=1))
+            probabilities = dict(zip(filled, classifier.predict_ids(take_documents(x, filled))))
             for i in range(len(texts)):
                 row = probabilities.get(i)
                 cells = (

@@ -29,7 +29,7 @@ def rnn_run(tiny_csv, tmp_path_factory):
 
 def test_han_weights_are_distributions_and_match_the_model(han_run):
     explanations = Explainer(han_run).explain(TEXTS)
-    raw = han_run.backbone.attention_model().predict(han_run.preprocessor(TEXTS), verbose=0)
+    raw = han_run.backbone.attention_model().predict(han_run.preprocessor(TEXTS)["token_ids"], verbose=0)
     for e, text, i in zip(explanations, TEXTS, range(2)):
         assert sum(w.weight for w in e.words) == pytest.approx(1.0, abs=1e-5)
         for s in range(len(e.sentences)):
@@ -104,7 +104,7 @@ def test_signed_evidence_is_gradient_times_input_on_the_read_words(han_run, rnn_
         text = "The film was great. I loved it! " + "word " * 40
         (e,) = Explainer(run).explain([text], ids=["doc-7"], labels=["pos"], signed=True)
         assert e.doc_id == "doc-7" and e.true_label == "pos"
-        x = run.preprocessor([text])
+        x = run.preprocessor([text])["token_ids"]
         scores = gradient_times_input(run.backbone, x, [run.label_names.index(e.label)])[0]
         read = [w for w in e.words if w.used]
         assert all(w.evidence is None for w in e.words if not w.used)
@@ -130,17 +130,22 @@ def test_a_network_without_weight_is_said_to_explain_nothing(han_run):
 @pytest.mark.parametrize("fixture", ["han_run", "rnn_run"])
 def test_the_decision_is_accounted_for_exactly(fixture, request):
     run = request.getfixturevalue(fixture)
-    texts = TEXTS + ["one two three four five six seven eight"]  # the last one is cut by the rnn's limit
+    texts = TEXTS + ["one " * 60 + TEXTS[0]]  # the last one is cut by the rnn's limit
     probabilities = run.predict(texts)
-    for e, p, text in zip(Explainer(run).explain(texts), probabilities, texts):
+    explanations = Explainer(run).explain(texts)
+    for e, p, text in zip(explanations, probabilities, texts):
         d = e.decision
         runner_up = run.label_names.index(d["versus"])
         assert d["versus"] != e.label
         assert d["margin"] == pytest.approx(float(np.log(p.max()) - np.log(p[runner_up])), abs=1e-4)
         assert d["margin"] == pytest.approx(d["network"] + d["ngram_bias"] + d["ngrams"], abs=1e-6)
         assert d["ngrams"] == pytest.approx(sum(g.contribution for g in e.ngrams), abs=1e-6)
-        for g in e.ngrams:
-            assert text[g.start : g.end] == g.text and any(w.used and w.start == g.start for w in e.words)
+        used = {w.start for w in e.words if w.used}
+        for g in e.ngrams:  # the n-gram part reads the whole text; the network reads what its limits keep
+            tokens = [t for sentence in run.preprocessor.tokenizer.tokenize(g.text) for t in sentence]
+            assert text[g.start : g.end] == g.text and g.network_reads == all(g.start + t.start in used for t in tokens)
         top = e.top_ngrams(3)
         assert [abs(g.contribution) for g in top] == sorted((abs(g.contribution) for g in top), reverse=True)
         assert e.to_dict()["decision"] == d and len(e.to_dict(top_k=2)["top_ngrams"]) == min(2, len(e.ngrams))
+    if fixture == "rnn_run":  # n-grams past its limit are read by the n-gram part only
+        assert run.preprocessor.sequence_length < 60 and not all(g.network_reads for g in explanations[-1].ngrams)

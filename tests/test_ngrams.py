@@ -4,19 +4,19 @@ import numpy as np
 import pytest
 
 from hierattn.layers import NgramLogits
+from hierattn.ngram_recipes import fit_recipes
 from hierattn.ngrams import (
     SCALES,
     SHARES,
     choose_mixing,
     combine,
-    feature_matrix,
-    fit_ngram_logits,
+    criterion,
+    log_loss,
     mixing_on_validation,
     ngram_logits,
     ngram_probabilities,
+    scored_at_best_scale,
 )
-
-from layer_checks import full_table_outputs
 
 
 def corpus(rng, n=120, classes=2):
@@ -28,59 +28,26 @@ def corpus(rng, n=120, classes=2):
     return ids, labels
 
 
-@pytest.mark.parametrize("classes", [2, 3])
-def test_layer_gives_sklearns_probabilities(rng, classes):
-    from sklearn.feature_extraction.text import TfidfTransformer
-    from sklearn.linear_model import LogisticRegression
-
-    ids, labels = corpus(rng, classes=classes)
-    layer = fit_ngram_logits(NgramLogits(40, classes, ngram_max=2, num_buckets=400), ids, labels, c=3.0)
-    features = feature_matrix(layer, ids)
-    tfidf = TfidfTransformer().fit(features)
-    seen = np.unique(features.indices)
-    model = LogisticRegression(C=3.0, max_iter=2000).fit(tfidf.transform(features)[:, seen], labels)
-    expected = model.predict_proba(tfidf.transform(features)[:, seen])
-    got = combine(np.full((len(ids), classes), 1.0 / classes), ngram_logits(layer, ids), 0.0, 1.0)
-    np.testing.assert_allclose(got, expected, atol=1e-4)
-    if classes == 2:  # the binary weight vector split symmetrically between the two classes
-        np.testing.assert_allclose(np.asarray(layer.kernel)[:, 0], -np.asarray(layer.kernel)[:, 1])
+def test_criterion_is_the_log_loss_with_balanced_classes_and_weights_rare_classes_up():
+    labels = np.array([0, 0, 1, 1])
+    p = np.array([[0.9, 0.1], [0.6, 0.4], [0.2, 0.8], [0.3, 0.7]])
+    assert criterion(p, labels) == pytest.approx(log_loss(p, labels))
+    imbalanced = np.array([0, 0, 0, 1])  # the rare class badly predicted costs more than its share
+    q = np.array([[0.9, 0.1], [0.9, 0.1], [0.9, 0.1], [0.9, 0.1]])
+    assert criterion(q, imbalanced) > log_loss(q, imbalanced)
+    per_class = (-np.log(0.9) - np.log(0.1)) / 2
+    assert criterion(q, imbalanced) == pytest.approx((log_loss(q, imbalanced) + per_class) / 2)
 
 
-@pytest.mark.parametrize("classes", [2, 3])
-def test_layer_keeps_the_training_features_and_gives_the_full_tables_outputs(rng, classes):
-    from sklearn.feature_extraction.text import TfidfTransformer
-    from sklearn.linear_model import LogisticRegression
-
-    ids, labels = corpus(rng, classes=classes)
-    layer = fit_ngram_logits(NgramLogits(40, classes, ngram_max=2, num_buckets=400), ids, labels, c=3.0)
-    features = feature_matrix(layer, ids)
-    seen = np.unique(features.indices)
-    assert layer.num_kept == len(seen) < 400
-    np.testing.assert_array_equal(np.asarray(layer.kept_ids), seen)
-    # The same scikit-learn fit into tables of every bucket, as the layer held them before.
-    tfidf = TfidfTransformer().fit(features)
-    model = LogisticRegression(C=3.0, max_iter=2000).fit(tfidf.transform(features)[:, seen], labels)
-    coefficients = np.stack([-model.coef_[0] / 2, model.coef_[0] / 2]) if classes == 2 else model.coef_
-    intercepts = np.array([-model.intercept_[0] / 2, model.intercept_[0] / 2]) if classes == 2 else model.intercept_
-    kernel = np.zeros((400, classes), np.float32)
-    kernel[seen] = coefficients.T
-    full = (tfidf.idf_.astype(np.float32), kernel, intercepts.astype(np.float32))
-    texts = rng.integers(1, 40, size=(30, 12))  # id 39 and most word pairs are in no training document
-    texts[:5, 8:] = 0
-    _, feature_ids, contributions = (np.asarray(v) for v in layer(texts, return_contributions=True))
-    assert np.any(~np.isin(feature_ids, seen) & (feature_ids >= 0))
-    expected_logits, expected_contributions = full_table_outputs(layer, texts, *full)
-    np.testing.assert_array_equal(ngram_logits(layer, texts), expected_logits)
-    np.testing.assert_array_equal(contributions, expected_contributions)
+def test_scored_at_best_scale_is_the_best_criterion_over_the_scales(rng):
+    labels = rng.integers(0, 3, size=90)
+    logits = 0.3 * (labels[:, None] == np.arange(3)) + 0.1 * rng.normal(size=(90, 3))
+    uniform = np.ones_like(logits)
+    scores = [criterion(combine(uniform, logits, 0.0, s), labels) for s in SCALES]
+    assert scored_at_best_scale(logits, labels) == min(scores) < scores[0]
 
 
-def test_refuses_one_class(rng):
-    ids, _ = corpus(rng)
-    with pytest.raises(ValueError, match="two or more classes"):
-        fit_ngram_logits(NgramLogits(40, 2, num_buckets=400), ids, np.zeros(len(ids), int))
-
-
-def test_choose_mixing_picks_the_smallest_log_loss(rng):
+def test_choose_mixing_picks_the_smallest_criterion(rng):
     labels = rng.integers(0, 2, size=200)
     good = np.where(labels[:, None] == np.arange(2), 0.9, 0.1)  # a confident, right network
     noise = rng.normal(size=(200, 2))  # a useless n-gram part
@@ -114,7 +81,7 @@ def test_choose_mixing_finds_the_scale_of_under_confident_parts(rng):
 
 def test_mixing_on_validation_reports_the_choice_and_each_parts_accuracy(rng):
     ids, labels = corpus(rng)
-    layer = fit_ngram_logits(NgramLogits(40, 2, ngram_max=2, num_buckets=400), ids[:80], labels[:80], c=3.0)
+    layer, _ = fit_recipes(lambda n, tf, norm: NgramLogits(40, 2, n, 400, tf=tf, normalize=norm), ids[:80], labels[:80])
     probabilities = ngram_probabilities(layer, ids[80:])
     logits = ngram_logits(layer, ids[80:])
     np.testing.assert_allclose(probabilities, np.exp(logits) / np.exp(logits).sum(1, keepdims=True), rtol=1e-6)

@@ -111,7 +111,7 @@ def test_flat_backbones(model, reviews, tmp_path):
     clf = hierattn.TextClassifier(model, embeddings="none", min_count=1, sequence_length=12, **TINY_OPTIONS[model])
     history = clf.fit(texts, labels, validation_data=(texts[:20], labels[:20]), epochs=1, batch_size=32, verbose=0)
     assert "val_loss" in history.history
-    assert clf.preprocessor.mode == "flat" and clf.preprocessor(texts[:2]).shape == (2, 12)
+    assert clf.preprocessor.mode == "flat" and clf.preprocessor(texts[:2])["token_ids"].shape == (2, 12)
     clf.save(tmp_path / "m.keras")
     np.testing.assert_allclose(
         keras.saving.load_model(tmp_path / "m.keras").predict(texts[:4]), clf.predict(texts[:4]), atol=1e-6
@@ -158,6 +158,7 @@ def test_mixed_precision_is_correct_on_cpu(reviews, tmp_path, model):
     np.testing.assert_allclose(probabilities.sum(axis=1), 1.0, atol=1e-6)
 
     ids = clf.preprocessor(["The film was great. I found the acting superb! Mr. Smith directed it.", "Dull."])
+    ids = ids["token_ids"]
     outputs = clf.backbone.attention_model()(ids)
     weights = [np.asarray(outputs[name]) for name in outputs if name != "probabilities"]
     assert weights and all(w.dtype == np.float16 for w in weights)
@@ -185,8 +186,12 @@ def test_the_ngram_part_is_fitted_after_the_network_and_saved_with_it(fitted, re
     x = fitted.preprocessor(texts[:20])
     from hierattn.ngrams import combine, ngram_logits
 
-    expected = combine(fitted.predict_ids(x, part="network"), ngram_logits(fitted.ngram_logits, x), a, b)
+    network = fitted.predict_ids(x["token_ids"], part="network")
+    expected = combine(network, ngram_logits(fitted.ngram_logits, x["ngram_ids"]), a, b)
     np.testing.assert_allclose(fitted.predict_ids(x), expected, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(fitted(x)), expected, atol=1e-5)  # Keras's call on the dict of ids
+    np.testing.assert_allclose(fitted.predict(texts[:20], verbose=0), expected, atol=1e-5)
+    assert report["recipe"]["weighting"] in ("tfidf", "nb") and len(report["candidates"]) >= 5
     fitted.save(tmp_path / "c.keras")
     loaded = keras.saving.load_model(tmp_path / "c.keras")
     np.testing.assert_allclose(np.asarray(loaded.combination.mixing), [a, b])
@@ -322,11 +327,16 @@ def test_fit_is_keras_fit_of_the_network_then_fit_ngrams_then_choose_weights(rev
     clf.combination.mixing.assign([1.0, 1.0])
     clf.ngram_logits.set_tables([], [], np.zeros((0, 2)), np.zeros(2), 1.0)
     (fit_texts, fit_labels), validation = split_validation(texts[:96], labels[:96], 0.25, clf.seed)
-    assert clf.fit_ngrams(fit_texts, fit_labels) is clf
+    assert clf.fit_ngrams(fit_texts, fit_labels, validation_data=validation) is clf
     assert clf.choose_weights(validation) == (report["network_weight"], report["ngram_weight"])
     np.testing.assert_array_equal(np.asarray(clf.ngram_logits.kernel), kernel)
     np.testing.assert_array_equal(clf.predict_ids(probe), probabilities)
-    assert dict(clf.ngram_report, training_seconds=None) == dict(report, training_seconds=None)
+
+    def without_times(report):
+        candidates = [dict(row, fit_seconds=None) for row in report["candidates"]]
+        return dict(report, training_seconds=None, candidates=candidates)
+
+    assert without_times(clf.ngram_report) == without_times(report)
     assert report["train_documents"] == len(fit_texts) == 72
     assert set(report["validation_accuracy"]) == {"network", "ngrams", "combined"}
 
@@ -340,15 +350,18 @@ def test_fit_ngrams_and_choose_weights_alone(reviews):
     with pytest.raises(ValueError, match=r"no n-gram part \(fit or adapt it first\)"):
         clf.fit_ngrams(texts, labels)
     clf.adapt(texts[:100], labels[:100], verbose=0)
-    x = clf.preprocessor(texts)
-    network = clf.predict_ids(x[100:], part="network")
+    from hierattn.models.inputs import take_documents
+
+    ids = clf.preprocessor(texts)
+    x, rest = take_documents(ids, slice(0, 100)), take_documents(ids, slice(100, None))
+    network = clf.predict_ids(rest, part="network")
     clf.combination.mixing.assign([1.0, 1.0])
     before = clf.predict(texts[100:])  # traced with the empty part: refitting it must not leave that trace in use
     np.testing.assert_allclose(before, network, atol=1e-5)
-    clf.fit_ngrams(x[:100], np.eye(2)[clf.label_ids(labels[:100])])  # ids and one-hot labels
-    assert set(clf.ngram_report) == {"train_documents", "training_seconds"}
+    clf.fit_ngrams(x, np.eye(2)[clf.label_ids(labels[:100])])  # ids and one-hot labels
+    assert set(clf.ngram_report) == {"recipe", "candidates", "train_documents", "training_seconds"}
     np.testing.assert_allclose(np.asarray(clf.combination.mixing), [1.0, 1.0])  # left to choose_weights
-    expected = combine(network, ngram_logits(clf.ngram_logits, x[100:]), 1.0, 1.0)
+    expected = combine(network, ngram_logits(clf.ngram_logits, rest["ngram_ids"]), 1.0, 1.0)
     assert np.abs(expected - network).max() > 0.1
     np.testing.assert_allclose(clf.predict(texts[100:]), expected, atol=1e-5)
     assert clf.choose_weights() == pytest.approx(NGRAMS["weights"])  # no validation texts: the defaults
@@ -357,7 +370,7 @@ def test_fit_ngrams_and_choose_weights_alone(reviews):
     import tensorflow as tf
 
     weights = clf.choose_weights(tf.data.Dataset.from_tensor_slices((texts[100:], labels[100:])))
-    assert weights == clf.choose_weights((x[100:], labels[100:])) == clf.choose_weights((texts[100:], labels[100:]))
+    assert weights == clf.choose_weights((rest, labels[100:])) == clf.choose_weights((texts[100:], labels[100:]))
     assert clf.ngram_report["network_weight"] == weights[0] and len(clf.ngram_report["shares"]) == 21
     np.testing.assert_allclose(np.asarray(clf.combination.mixing), weights)
     assert clf.ngram_report["train_documents"] == 100  # kept from fit_ngrams
@@ -366,11 +379,11 @@ def test_fit_ngrams_and_choose_weights_alone(reviews):
     with pytest.raises(DataError, match="fit_ngrams needs the texts' labels"):
         clf.fit_ngrams(texts[:4], None)
     with pytest.raises(DataError, match=r"fit_ngrams takes texts, or their ids .*\(3-dimensional integers\)"):
-        clf.fit_ngrams(x[:4, 0], labels[:4])
+        clf.fit_ngrams(x["token_ids"][:4, 0], labels[:4])
     with pytest.raises(DataError, match="4 documents but 3 labels"):
-        clf.fit_ngrams(x[:4], labels[:3])
+        clf.fit_ngrams(take_documents(x, slice(0, 4)), labels[:3])
     with pytest.raises(DataError, match="labels not seen in training: meh"):
-        clf.choose_weights((x[:2], ["pos", "meh"]))
+        clf.choose_weights((take_documents(x, slice(0, 2)), ["pos", "meh"]))
     plain = hierattn.TextClassifier("han", embeddings="none", min_count=1, ngrams=False, **TINY_OPTIONS["han"])
     with pytest.raises(ValueError, match=r"no n-gram part \(it was made with ngrams=False\)"):
         plain.choose_weights()

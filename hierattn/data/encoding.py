@@ -113,12 +113,16 @@ def _count_part(state, texts):
 def _encode_documents(documents, state):
     """One array per mode in `state["modes"]` for tokenized documents."""
     vocabulary = state["vocabulary"]
-    return [
-        encode_hierarchical(documents, vocabulary, state["max_sentences"], state["max_words"])
-        if mode == "hierarchical"
-        else encode_flat(documents, vocabulary, state["sequence_length"])
-        for mode in state["modes"]
-    ]
+    arrays = []
+    for mode in state["modes"]:
+        if mode == "hierarchical":
+            arrays.append(encode_hierarchical(documents, vocabulary, state["max_sentences"], state["max_words"]))
+        elif mode == "flat":
+            arrays.append(encode_flat(documents, vocabulary, state["sequence_length"]))
+        else:  # "whole": as wide as the longest document, up to the cap
+            longest = max((sum(len(s) for s in d) for d in documents), default=0)
+            arrays.append(encode_flat(documents, vocabulary, max(1, min(longest, state["whole_length"]))))
+    return arrays
 
 
 def _encode_part(state, texts):
@@ -216,7 +220,13 @@ def _lengths_from_stats(sentences, words, totals, percentile):
 def _empty(state, mode):
     if mode == "hierarchical":
         return np.zeros((0, state["max_sentences"], state["max_words"]), np.int32)
-    return np.zeros((0, state["sequence_length"]), np.int32)
+    return np.zeros((0, state["sequence_length"] if mode == "flat" else 1), np.int32)
+
+
+def _concatenate(arrays):
+    """Arrays of documents stacked, the narrower ones padded with 0 to the widest (`"whole"` parts differ)."""
+    width = max(a.shape[-1] for a in arrays)
+    return np.concatenate([np.pad(a, [(0, 0)] * (a.ndim - 1) + [(0, width - a.shape[-1])]) for a in arrays])
 
 
 class TextEncoder:
@@ -303,27 +313,32 @@ class TextEncoder:
         sizes.update({k: v for k, v in given.items() if v is not None})
         return cls(vocabulary, tokenizer, **sizes)
 
-    def encode(self, texts=None, mode="hierarchical", documents=None, workers=None, progress=False):
+    def encode(self, texts=None, mode="hierarchical", documents=None, workers=None, progress=False, whole_length=None):
         """Encodes raw `texts` (or already tokenized `documents`).
 
         Args:
             texts: Sequence of raw documents; tokenized and encoded in worker
                 processes when there are many.
             mode: `"hierarchical"` → `(n, max_sentences, max_words)`;
-                `"flat"` → `(n, sequence_length)`; or a tuple of both, which
+                `"flat"` → `(n, sequence_length)`; `"whole"` → `(n, width)`,
+                every token of each document up to `whole_length`, `width`
+                the longest document's (capped); or a tuple of them, which
                 returns a tuple of arrays from one tokenization.
             documents: Already tokenized documents (lists of sentences of
                 token forms, as `tokenize_corpus` gives), instead of `texts`.
             workers: Processes (default: all cores).
             progress: Show a progress bar.
+            whole_length: The most tokens of a document in `"whole"` mode.
 
         Returns:
             An int32 array, or a tuple of them when `mode` is a tuple.
         """
         modes = (mode,) if isinstance(mode, str) else tuple(mode)
         for m in modes:
-            if m not in ("hierarchical", "flat"):
-                raise ValueError(f"mode must be 'hierarchical' or 'flat'. Received: {m!r}.")
+            if m not in ("hierarchical", "flat", "whole"):
+                raise ValueError(f"mode must be 'hierarchical', 'flat' or 'whole'. Received: {m!r}.")
+        if "whole" in modes and not whole_length:
+            raise ValueError(f"mode 'whole' needs a positive whole_length. Received: whole_length={whole_length!r}")
         state = {
             "tokenizer": self.tokenizer.get_config(),
             "vocabulary": self.vocabulary,
@@ -331,12 +346,13 @@ class TextEncoder:
             "max_sentences": self.max_sentences,
             "max_words": self.max_words,
             "sequence_length": self.sequence_length,
+            "whole_length": whole_length,
         }
         if documents is not None:
             arrays = _encode_documents(documents, state)
         else:
             parts = map_chunks(_encode_part, state, texts, workers, progress, "encoding")
             arrays = [
-                np.concatenate([part[k] for part in parts]) if parts else _empty(state, m) for k, m in enumerate(modes)
+                _concatenate([part[k] for part in parts]) if parts else _empty(state, m) for k, m in enumerate(modes)
             ]
         return arrays[0] if isinstance(mode, str) else tuple(arrays)

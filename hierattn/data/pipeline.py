@@ -40,8 +40,12 @@ def make_train_dataset(x, y, batch_size, seed, num_classes, first_epoch=0, strat
 
 
 def make_eval_dataset(x, y, batch_size, num_classes, strategy=None):
-    """Evaluation batches: sorted by length (fixed order), padding trimmed."""
-    batches = sort_batches_by_length(x, batch_size)
+    """Evaluation batches: sorted by length (fixed order), padding trimmed.
+
+    `x` is an id array, or a dict of them (a preprocessor's `"token_ids"`
+    and `"ngram_ids"`: sorted by the first, each trimmed alone).
+    """
+    batches = sort_batches_by_length(x["token_ids"] if isinstance(x, dict) else x, batch_size)
     return _dataset(lambda epoch: batches, x, one_hot(y, num_classes), strategy)
 
 
@@ -73,7 +77,12 @@ def _dataset(plan, x, targets, strategy):
     """The dataset of `plan(epoch)`'s batches, distributed by `strategy` (`None`: not distributed)."""
     num_replicas = strategy.num_replicas_in_sync if strategy is not None else 1
     steps = len(replica_pieces(plan(0), num_replicas))
-    signature = (tf.TensorSpec((None,) * x.ndim, tf.int32), tf.TensorSpec((None, targets.shape[1]), tf.float32))
+    if isinstance(x, dict):
+        spec = {key: tf.TensorSpec((None,) * value.ndim, tf.int32) for key, value in x.items()}
+        take = lambda index: {key: trim_padding(value[index]) for key, value in x.items()}  # noqa: E731
+    else:
+        spec, take = tf.TensorSpec((None,) * x.ndim, tf.int32), lambda index: trim_padding(x[index])
+    signature = (spec, tf.TensorSpec((None, targets.shape[1]), tf.float32))
 
     def dataset_fn(context=None):
         pipelines, pipeline = (context.num_input_pipelines, context.input_pipeline_id) if context else (1, 0)
@@ -84,7 +93,7 @@ def _dataset(plan, x, targets, strategy):
         def batches():
             for pieces in replica_pieces(plan(epoch[0]), num_replicas):
                 for index in pieces[mine]:
-                    yield trim_padding(x[index]), targets[index]
+                    yield take(index), targets[index]
             epoch[0] += 1
 
         dataset = tf.data.Dataset.from_generator(batches, output_signature=signature)

@@ -35,6 +35,7 @@ from hierattn.defaults import EXPLAIN_SHOWN as SHOWN
 from hierattn.errors import HierattnError
 from hierattn.explain.attributions import gradient_times_input
 from hierattn.explain.explanation import Explanation, NgramContribution, WordWeight
+from hierattn.models.inputs import token_ids
 from hierattn.ngrams import combine
 
 
@@ -97,14 +98,16 @@ class Explainer:
         tokenized = [self.preprocessor.tokenizer.tokenize(t, return_spans=True, **limits) for t in texts]
         # Encode the forms just tokenized instead of tokenizing every text again.
         documents = [[[token.form for token in sentence] for sentence in sentences] for sentences, _ in tokenized]
-        x = self.preprocessor.encode_tokens(documents)
+        x = token_ids(self.preprocessor.encode_tokens(documents))
         outputs = self.classifier.attention(x)
         ngram_parts = network_probabilities = None
         if self.classifier.ngram_logits is not None:
-            # The layer's own logits, feature ids and exact contributions, one document at a time.
+            # The n-gram layer's own logits, feature ids and exact contributions, one document at a time, on
+            # what it reads: the whole text (up to the preprocessor's `ngram_length`), or the network's ids.
             layer = self.classifier.ngram_logits
+            ngram_inputs = [self._ngram_input(text, x[i], tokenized[i][0]) for i, text in enumerate(texts)]
             ngram_parts = [
-                [np.asarray(v)[0] for v in layer(x[i : i + 1], return_contributions=True)] for i in range(len(x))
+                [np.asarray(v)[0] for v in layer(ids[None], return_contributions=True)] for ids, _, _ in ngram_inputs
             ]
             a, b = (float(v) for v in np.asarray(self.classifier.combination.mixing))
             network_probabilities = outputs["probabilities"]
@@ -124,9 +127,7 @@ class Explainer:
                 None if evidence is None else evidence[i],
             )
             if ngram_parts is not None:
-                self._account(
-                    explanation, x[i], tokenized[i][0], slots, a, b, network_probabilities[i], *ngram_parts[i][1:]
-                )
+                self._account(explanation, *ngram_inputs[i], a, b, network_probabilities[i], *ngram_parts[i][1:])
             explanation.doc_id = None if ids is None else ids[i]
             explanation.true_label = None if labels is None else labels[i]
             explanations.append(explanation)
@@ -200,21 +201,35 @@ class Explainer:
             unshown_characters=max(unshown, 0),
         )
 
-    def _account(self, explanation, ids, sentences, slots, a, b, network_probabilities, feature_ids, contributions):
+    def _ngram_input(self, text, ids, sentences):
+        """`(ids, tokens, slots)` the n-gram part reads for one text: the whole text's, or the network's ids."""
+        preprocessor = self.preprocessor
+        shown = [t for sentence in sentences for t in sentence]
+        if preprocessor.ngram_length is None:
+            return ids, shown, [slot and (slot, True) for slot in preprocessor.slots(sentences)]
+        whole, _ = preprocessor.tokenizer.tokenize(text, return_spans=True, max_tokens=preprocessor.ngram_length)
+        tokens = [t for sentence in whole for t in sentence]
+        get = preprocessor.vocabulary.index.get
+        read = {t.start for t, slot in zip(shown, preprocessor.slots(sentences)) if slot is not None}
+        ids = np.array([get(t.form, 1) for t in tokens] or [0], np.int32)
+        return ids, tokens, [((p,), t.start in read) for p, t in enumerate(tokens)]
+
+    def _account(self, explanation, ids, tokens, slots, a, b, network_probabilities, feature_ids, contributions):
         """Adds the exact decision account of a classifier with an n-gram part to `explanation`.
 
-        `feature_ids` `(k,)` and `contributions` `(k, classes)` are the n-gram
-        layer's own (`NgramLogits(..., return_contributions=True)`).
+        `ids`, `tokens` and `slots` are what the n-gram part reads
+        (`_ngram_input`: each token's slot in `ids` and whether the network
+        reads it); `feature_ids` `(k,)` and `contributions` `(k, classes)`
+        are the n-gram layer's own (`NgramLogits(..., return_contributions=True)`).
         """
         layer = self.classifier.ngram_logits
         names = self.classifier.label_names
         order = np.argsort([-explanation.probabilities[str(n)] for n in names], kind="stable")
         c, r = int(order[0]), int(order[min(1, len(order) - 1)])  # the prediction and the runner-up
         # Which token sits at each (row, position) of the ids, rows as the n-gram layer reads them.
-        tokens = [t for sentence in sentences for t in sentence]
         at = {
-            (int(np.ravel_multi_index(slot[:-1], ids.shape[:-1])) if len(slot) > 1 else 0, slot[-1]): token
-            for token, slot in zip(tokens, slots)
+            (int(np.ravel_multi_index(slot[:-1], ids.shape[:-1])) if len(slot) > 1 else 0, slot[-1]): (token, read)
+            for token, (slot, read) in zip(tokens, (s or (None, False) for s in slots))
             if slot is not None
         }
         first = {}  # feature id -> (row, position, n) of its first occurrence
@@ -228,9 +243,16 @@ class Explainer:
                 continue
             row, t, n = first[int(feature)]
             gram = [at[(row, t + j)] for j in range(n)]
-            start, end = gram[0].start, gram[-1].end
+            start, end = gram[0][0].start, gram[-1][0].end
             ngrams.append(
-                NgramContribution(explanation.text[start:end], gram[0].sentence, start, end, float(contribution))
+                NgramContribution(
+                    explanation.text[start:end],
+                    gram[0][0].sentence,
+                    start,
+                    end,
+                    float(contribution),
+                    all(read for _, read in gram),
+                )
             )
         bias = np.asarray(layer.bias)
         network = a * float(np.log(max(network_probabilities[c], 1e-7)) - np.log(max(network_probabilities[r], 1e-7)))

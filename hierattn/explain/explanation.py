@@ -48,6 +48,9 @@ class WordWeight:
 class NgramContribution:
     """One distinct n-gram of the text and its exact share of the decision margin (n-gram part).
 
+    The n-gram part reads the whole text: `network_reads` is `False` for an
+    n-gram beyond the network's length limits (read by the n-gram part only).
+
     Example:
 
     >>> import math
@@ -72,6 +75,7 @@ class NgramContribution:
     start: int
     end: int
     contribution: float
+    network_reads: bool = True
 
 
 @dataclasses.dataclass

@@ -38,6 +38,7 @@ from tqdm.auto import tqdm
 
 from hierattn.errors import HierattnError
 from hierattn.explain.attributions import gradient_times_input
+from hierattn.models.inputs import token_ids
 
 RANKINGS = ("attention", "random", "gradient")
 DEFAULT_KS = (1, 5, 10)
@@ -242,7 +243,8 @@ def check_faithfulness(classifier, texts, ks=DEFAULT_KS, random_draws=5, seed=0,
     chunks = []
     bar = _progress(len(texts), progress)
     for start in range(0, len(texts), chunk_size):
-        x = classifier.preprocessor(texts[start : start + chunk_size])
+        # What the network reads; the n-gram part then reads the same ids, so deleting a word removes it from both.
+        x = token_ids(classifier.preprocessor(texts[start : start + chunk_size]))
         outputs = classifier.attention(x)
         base = predict(x)
         rankings = {

@@ -64,7 +64,11 @@ def _decision_lines(explanation, top_k):
         ),
         f"top {top_k} n-grams (exact contribution to that margin; + for {explanation.label}):",
     ]
-    lines += [f"  {g.contribution:+8.4f}  {g.text}  [{g.start}:{g.end}]" for g in explanation.top_ngrams(top_k)]
+    lines += [
+        f"  {g.contribution:+8.4f}  {g.text}  [{g.start}:{g.end}]"
+        + ("" if g.network_reads else "  (beyond the network's limits: read by the n-gram part only)")
+        for g in explanation.top_ngrams(top_k)
+    ]
     return lines
 
 
@@ -271,6 +275,13 @@ def metrics_text(metrics):
             f"the network and the n-gram part combined with weights {parts['network_weight']:.2f} and "
             f"{parts['ngram_weight']:.2f} (network share {parts['network_share']:.2f}, chosen on validation)"
         )
+        recipe = parts.get("ngram_recipe")
+        if recipe:  # runs before the recipes were chosen have none
+            lines.append(
+                f"the n-gram part: {recipe['weighting']} of word 1-{recipe['ngram_max']} grams, C={recipe['C']:g}"
+                f"{', balanced class weights' if recipe['class_weight'] else ''} (the best of "
+                f"{len(parts.get('recipes_tried') or [])} recipes on validation)"
+            )
     if "skipped" in baseline:
         lines.append(f"no baseline: scikit-learn could not fit it ({baseline['skipped']})")
     for split in ("validation", "test"):

@@ -14,9 +14,10 @@ import keras
 import numpy as np
 
 from hierattn.defaults import NGRAMS
-from hierattn.layers import LogLinearCombination
-from hierattn.models.inputs import validation_pair
-from hierattn.ngrams import fit_ngram_logits, mixing_on_validation, ngram_logits
+from hierattn.layers import LogLinearCombination, NgramLogits
+from hierattn.models.inputs import ngram_ids, token_ids, validation_pair
+from hierattn.ngram_recipes import fit_recipes
+from hierattn.ngrams import mixing_on_validation, ngram_logits
 
 
 class NgramPart:
@@ -33,6 +34,8 @@ class NgramPart:
     >>> clf = hierattn.TextClassifier("han", embeddings="none", min_count=1, embedding_dim=8)
     >>> _ = clf.fit(texts, labels, epochs=1, verbose=0)
     >>> _ = clf.fit_ngrams(texts + ["Great fun.", "Slow and dull."], labels + ["pos", "neg"])
+    >>> clf.ngram_report["recipe"]["weighting"]   # no validation texts: the fallback recipe
+    'tfidf'
     >>> a, b = clf.choose_weights((["A wonderful film.", "So boring."], ["pos", "neg"]))
     >>> clf.ngram_report["network_weight"] == a and clf.ngram_report["ngram_weight"] == b
     True
@@ -48,36 +51,62 @@ class NgramPart:
             self.ngram_logits.build((None,) * self.preprocessor.input_rank)
         self.combination.build()
 
-    def fit_ngrams(self, x, y, verbose=0):
-        """Fits the n-gram part to texts (or their ids) and labels: scikit-learn's logistic regression.
+    def fit_ngrams(self, x, y, validation_data=None, verbose=0):
+        """Fits the n-gram part to texts (or their ids) and labels, its recipe chosen on validation texts.
 
-        `fit`'s step after training the backbone
-        (`hierattn.ngrams.fit_ngram_logits`). The combination's weights stay
-        as they are until `choose_weights`. `ngram_report` then holds
+        `fit`'s step after training the backbone: every recipe of
+        `hierattn.defaults.NGRAMS["recipes"]` is fitted with scikit-learn and
+        the one with the best validation criterion is kept
+        (`hierattn.ngram_recipes.fit_recipes`); without validation texts,
+        `NGRAMS["fallback"]`. The combination's weights stay as they are
+        until `choose_weights`. `ngram_report` then holds `recipe`,
+        `candidates` (each recipe tried, with its validation scores),
         `train_documents` and `training_seconds`.
 
         Args:
             x: Texts (the forms `fit` takes), or their ids from `preprocessor`.
             y: Their labels: class names, integers or one-hot rows.
-            verbose: Print what was fitted.
+            validation_data: `(texts, labels)`, `(ids, labels)` or a dataset
+                of `(texts, labels)` to choose the recipe on, or `None`.
+            verbose: Print each recipe tried and the one chosen.
 
         Returns:
             The classifier.
         """
         layer = self._ngram_part()
         x, labels = self._ids_and_label_ids(x, y, "fit_ngrams")
+        validation = None
+        if validation_data is not None:
+            val_x, val_labels = self._ids_and_label_ids(*validation_pair(validation_data), "validation_data")
+            validation = (ngram_ids(val_x), val_labels)
         started = time.perf_counter()
-        fit_ngram_logits(layer, x, labels)
+
+        def make_layer(ngram_max, tf, normalize):
+            return NgramLogits(
+                layer.vocabulary_size, layer.num_classes, ngram_max, layer.num_buckets, tf=tf, normalize=normalize
+            )
+
+        fitted, report = fit_recipes(make_layer, ngram_ids(x), labels, validation, log=print if verbose else None)
+        for name in ("ngram_max", "tf", "normalize"):  # the layer keeps its place in the model; its recipe changes
+            setattr(layer, name, getattr(fitted, name))
+        layer.set_tables(fitted.kept_ids, fitted.idf, fitted.kernel, fitted.bias, fitted.unseen_idf)
         self._drop_traced()  # they hold the old tables
-        self.ngram_report = {"train_documents": len(x), "training_seconds": round(time.perf_counter() - started, 1)}
+        report["training_seconds"] = round(time.perf_counter() - started, 1)
+        self.ngram_report = report
         if verbose:
-            print(f"n-gram part fitted on {len(x):,} documents in {self.ngram_report['training_seconds']} s")
+            recipe = report["recipe"]
+            print(
+                f"n-gram part: {recipe['weighting']} 1-{recipe['ngram_max']} grams, C={recipe['C']:g}"
+                f"{', balanced' if recipe['class_weight'] else ''} "
+                f"({'chosen on validation' if validation else 'no validation texts: the fallback'}), "
+                f"{layer.num_kept:,} features, fitted on {len(labels):,} documents in {report['training_seconds']} s"
+            )
         return self
 
     def choose_weights(self, validation_data=None, verbose=0):
         """Chooses the weights `(a, b)` of `softmax(a log p_backbone + b z_ngrams)` on validation texts.
 
-        `fit`'s last step: the weights with the smallest validation log-loss
+        `fit`'s last step: the weights with the smallest validation criterion
         (`hierattn.ngrams.choose_mixing`), or without validation texts
         `hierattn.defaults.NGRAMS["weights"]`. `ngram_report` then holds
         `network_weight` (`a`), `ngram_weight` (`b`), `network_share`
@@ -93,16 +122,16 @@ class NgramPart:
             The weights `(a, b)`.
         """
         layer = self._ngram_part()
-        kept = ("train_documents", "training_seconds")  # of `fit_ngrams`
+        kept = ("recipe", "candidates", "train_documents", "training_seconds")  # of `fit_ngrams`
         report = {key: value for key, value in (self.ngram_report or {}).items() if key in kept}
         x = None
         if validation_data is not None:
             x, labels = self._ids_and_label_ids(*validation_pair(validation_data), "validation_data")
-        if x is not None and len(x):
-            probabilities = self.predict_ids(x, part="network")
-            (a, b), measured = mixing_on_validation(probabilities, ngram_logits(layer, x), labels)
+        if x is not None and len(token_ids(x)):
+            probabilities = self.predict_ids(token_ids(x), part="network")
+            (a, b), measured = mixing_on_validation(probabilities, ngram_logits(layer, ngram_ids(x)), labels)
             report.update(measured)
-            chosen = "chosen on the validation texts (log-loss)"
+            chosen = "chosen on the validation texts"
         else:
             (a, b), chosen = NGRAMS["weights"], "the default (no validation texts)"
         self.combination.mixing.assign(np.array([a, b], np.float32))

@@ -19,8 +19,16 @@ from hierattn.distribute import step_logs_for
 from hierattn.errors import DataError
 from hierattn.metrics import ExamplesSeen
 from hierattn.models.inference import batched_outputs, predict_batches
-from hierattn.models.inputs import as_texts, is_text_input, label_values, labelled_texts, texts_and_labels
-from hierattn.ngrams import ngram_probabilities
+from hierattn.models.inputs import (
+    as_texts,
+    is_text_input,
+    label_values,
+    labelled_texts,
+    ngram_ids,
+    texts_and_labels,
+    token_ids,
+)
+from hierattn.ngrams import combine, ngram_logits, ngram_probabilities
 
 
 def default_optimizer(learning_rate=TRAINING["learning_rate"]):
@@ -131,15 +139,21 @@ class Task(keras.Model):
         if is_text_input(x):
             texts, labels = self._texts_and_labels(x, y, verb)
             return self.preprocessor(texts), self.label_ids(labels)
-        x, rank = np.asarray(x), self.preprocessor.input_rank
-        if y is None or x.ndim != rank or x.dtype.kind not in "iu":
+        rank = self.preprocessor.input_rank
+        arrays = {key: np.asarray(value) for key, value in x.items()} if isinstance(x, dict) else np.asarray(x)
+        ids = token_ids(arrays)
+        if (
+            y is None
+            or ids.ndim != rank
+            or any(a.dtype.kind not in "iu" or len(a) != len(ids) for a in (ids, ngram_ids(arrays)))
+        ):
             raise DataError(
                 f"{verb} takes texts, or their ids from the preprocessor ({rank}-dimensional integers), and their labels"
             )
         labels = self.label_ids(label_values(y, self.label_names)[0])
-        if len(labels) != len(x):
-            raise DataError(f"{len(x)} documents but {len(labels)} labels")
-        return x, labels
+        if len(labels) != len(ids):
+            raise DataError(f"{len(ids)} documents but {len(labels)} labels")
+        return arrays, labels
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", return_dict=False, **kwargs):
         """Keras `evaluate`, also on raw texts and their labels (or a dataset of them).
@@ -185,7 +199,8 @@ class Task(keras.Model):
         """Class probabilities for id arrays (from the preprocessor): of the whole classifier, or of one part.
 
         Args:
-            x: Ids `(n, ...)` as `preprocessor` gives them.
+            x: Ids as `preprocessor` gives them: an array `(n, ...)`, or a
+                dict of `"token_ids"` and `"ngram_ids"`.
             batch_size: Documents per batch.
             progress: Show a progress bar.
             part: `None` (the whole classifier), `"network"` (the backbone
@@ -196,18 +211,23 @@ class Task(keras.Model):
             raise ValueError(f"part must be None, 'network' or 'ngrams'. Received: part={part!r}")
         if part == "ngrams" and self.ngram_logits is None:
             raise ValueError("this classifier has no n-gram part (it was made with ngrams=False)")
-        if len(x) == 0:
+        if len(token_ids(x)) == 0:
             return np.zeros((0, len(self.label_names)), np.float32)
         if part == "ngrams":
-            return ngram_probabilities(self.ngram_logits, x)
-        model = self.backbone if part == "network" or self.ngram_logits is None else self
-        return predict_batches(model, x, batch_size, progress)
+            return ngram_probabilities(self.ngram_logits, ngram_ids(x))
+        if part == "network" or self.ngram_logits is None:
+            return predict_batches(self.backbone, token_ids(x), batch_size, progress)
+        if not isinstance(x, dict):  # the n-gram part reads the backbone's ids (a classifier saved before)
+            return predict_batches(self, x, batch_size, progress)
+        probabilities = predict_batches(self.backbone, x["token_ids"], batch_size, progress)
+        a, b = (float(w) for w in np.asarray(self.combination.mixing))
+        return combine(probabilities, ngram_logits(self.ngram_logits, x["ngram_ids"]), a, b).astype(np.float32)
 
     def attention(self, x, batch_size=32):
         """The network's probabilities and attention weights for id arrays, in input order.
 
         Args:
-            x: Ids `(n, ...)` as `preprocessor` gives them.
+            x: Ids as `preprocessor` gives them (the backbone's, of a dict).
             batch_size: Documents per batch.
 
         Returns:
@@ -219,7 +239,7 @@ class Task(keras.Model):
         model = self.__dict__.get("_attention_model")
         if model is None:
             model = self.__dict__["_attention_model"] = self.backbone.attention_model()
-        return batched_outputs(model, x, batch_size)
+        return batched_outputs(model, token_ids(x), batch_size)
 
     def explain(self, texts, ids=None, labels=None, signed=False):
         """`hierattn.explain.Explanation`s of raw texts: prediction, word and sentence attention.

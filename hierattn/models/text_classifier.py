@@ -7,12 +7,12 @@ import keras
 from hierattn.arguments import check_classifier_arguments
 from hierattn.data.dataset import LabelMap
 from hierattn.data.pipeline import make_eval_dataset, make_train_dataset
-from hierattn.defaults import MODELS, PREPROCESSING, TRAINING
+from hierattn.defaults import MODELS, NGRAMS, PREPROCESSING, TRAINING
 from hierattn.embeddings import initial_vectors
 from hierattn.layers import NgramLogits
 from hierattn.models.backbone import Backbone
 from hierattn.models.han_backbone import HANBackbone
-from hierattn.models.inputs import as_texts, split_validation, validation_pair
+from hierattn.models.inputs import as_texts, ngram_ids, split_validation, token_ids, validation_pair
 from hierattn.models.legacy import backbone_config
 from hierattn.models.ngram_part import NgramPart
 from hierattn.models.rnn_backbone import RNNBackbone
@@ -34,10 +34,13 @@ class TextClassifier(NgramPart, Task):
     turns texts into ids; the `backbone` (a `Backbone`: `HANBackbone`,
     `TransformerBackbone` or `RNNBackbone`) turns ids into class
     probabilities. With `ngrams=True` (the default) an n-gram part reads the
-    same ids: a linear model over their word 1-2 grams (`ngram_logits`, an
-    `NgramLogits` layer; settings in `hierattn.defaults.NGRAMS`), combined
-    log-linearly with the backbone (`combination`, a `LogLinearCombination`:
-    `softmax(a log p_backbone + b z_ngrams)`; see `hierattn.ngrams`).
+    whole text (the preprocessor's second output, `"ngram_ids"`): a linear
+    model over its word n-grams (`ngram_logits`, an `NgramLogits` layer),
+    its recipe chosen on the validation texts among
+    `hierattn.defaults.NGRAMS["recipes"]` (`hierattn.ngram_recipes`),
+    combined log-linearly with the backbone (`combination`, a
+    `LogLinearCombination`: `softmax(a log p_backbone + b z_ngrams)`; see
+    `hierattn.ngrams`).
 
     Keras's verbs take raw texts (in the forms `hierattn.models.inputs`
     lists) and keep Keras's contract: `predict` gives class probabilities,
@@ -139,6 +142,7 @@ class TextClassifier(NgramPart, Task):
             sequence_length=sequence_length,
             min_count=min_count,
             max_vocab=max_vocab,
+            ngram_length=NGRAMS["length"] if ngrams else None,
         )
         self.backbone = None if isinstance(backbone, str) else backbone
         self.label_names = None if label_names is None else list(label_names)
@@ -198,10 +202,10 @@ class TextClassifier(NgramPart, Task):
         return self
 
     def call(self, inputs, training=None):
-        probabilities = self.backbone(inputs, training=training)
+        probabilities = self.backbone(token_ids(inputs), training=training)
         if self.ngram_logits is None or self._network_only:
             return probabilities
-        return self.combination(probabilities, self.ngram_logits(inputs))
+        return self.combination(probabilities, self.ngram_logits(ngram_ids(inputs)))
 
     def _set_network_only(self, value):
         # Which graph `call` builds is decided when Keras traces it, so the
@@ -276,7 +280,7 @@ class TextClassifier(NgramPart, Task):
         strategy = self.distribute_strategy
         x_fit, y_fit = self.preprocessor(texts, progress=bool(verbose)), self.label_ids(labels)
         train_set = make_train_dataset(
-            x_fit, y_fit, batch_size, self.seed, num_classes, first_epoch=initial_epoch, strategy=strategy
+            token_ids(x_fit), y_fit, batch_size, self.seed, num_classes, first_epoch=initial_epoch, strategy=strategy
         )
         callbacks = list(callbacks or [])
         val_set = validation = None
@@ -284,7 +288,7 @@ class TextClassifier(NgramPart, Task):
             val_texts, val_labels = self._texts_and_labels(*validation_pair(validation_data), "validation_data")
             validation = (self.preprocessor(val_texts), val_labels)
             val_set = make_eval_dataset(
-                validation[0], self.label_ids(val_labels), batch_size * 4, num_classes, strategy=strategy
+                token_ids(validation[0]), self.label_ids(val_labels), batch_size * 4, num_classes, strategy=strategy
             )
             if not any(isinstance(c, keras.callbacks.EarlyStopping) for c in callbacks):
                 callbacks.append(
@@ -306,7 +310,7 @@ class TextClassifier(NgramPart, Task):
         finally:
             self._set_network_only(False)
         if self.ngram_logits is not None:
-            self.fit_ngrams(x_fit, labels, verbose=verbose)
+            self.fit_ngrams(x_fit, labels, validation_data=validation, verbose=verbose)
             self.choose_weights(validation, verbose=verbose)
         return history
 

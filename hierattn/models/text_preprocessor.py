@@ -19,7 +19,7 @@ VOCABULARY_FILE = "vocabulary.json"
 
 @keras.saving.register_keras_serializable(package="hierattn")
 class TextPreprocessor(keras.layers.Layer):
-    """Tokenizer, vocabulary and length limits: raw strings in, int ids out.
+    """Tokenizer, vocabulary and length limits: raw strings in, int ids out (one array, or two in a dict).
 
     The Preprocessor of keras-hub's Task / Preprocessor / Backbone split.
     `adapt` builds the vocabulary and the length limits from training texts
@@ -29,6 +29,13 @@ class TextPreprocessor(keras.layers.Layer):
     expression with character offsets kept (for explanations), so the layer
     runs outside the TensorFlow graph, on Python strings, and returns a NumPy
     array. Many texts are tokenized in worker processes.
+
+    With `ngram_length` set (a `TextClassifier` with an n-gram part sets
+    it), the output is a dict of two arrays from one tokenization, as
+    keras-hub's preprocessors give dicts: `"token_ids"`, what the backbone
+    reads (cut at the length limits), and `"ngram_ids"`, the whole text for
+    the n-gram part, `(n, width)` with every token of each text up to
+    `ngram_length`, `width` the longest text's.
 
     Args:
         mode: `"hierarchical"` (HAN: `(n, max_sentences, max_words)`) or
@@ -42,6 +49,8 @@ class TextPreprocessor(keras.layers.Layer):
         max_vocab: The most frequent words kept.
         tokenizer: A `hierattn.data.Tokenizer` or its config (default
             settings if `None`).
+        ngram_length: The most tokens of a text in `"ngram_ids"`; `None`
+            for no second output.
         **kwargs: Base layer keyword arguments, such as `name`.
 
     Example:
@@ -50,6 +59,11 @@ class TextPreprocessor(keras.layers.Layer):
     >>> preprocessor.adapt(["A fine film.", "A dull film."], progress=False)
     >>> preprocessor(["A fine film."]).shape
     (1, 3)
+    >>> whole = TextPreprocessor("flat", sequence_length=2, min_count=1, ngram_length=100)
+    >>> whole.adapt(["A fine film.", "A dull film."], progress=False)
+    >>> ids = whole(["A fine film."])
+    >>> ids["token_ids"].shape, ids["ngram_ids"].shape
+    ((1, 2), (1, 3))
     """
 
     def __init__(
@@ -61,18 +75,20 @@ class TextPreprocessor(keras.layers.Layer):
         min_count=PREPROCESSING["min_count"],
         max_vocab=PREPROCESSING["max_vocab"],
         tokenizer=None,
+        ngram_length=None,
         **kwargs,
     ):
         kwargs.setdefault("trainable", False)
         super().__init__(**kwargs)
         check_choice(mode, MODES, "mode")
-        check_preprocessor_arguments(max_sentences, max_words, sequence_length, min_count, max_vocab)
+        check_preprocessor_arguments(max_sentences, max_words, sequence_length, min_count, max_vocab, ngram_length)
         self.mode = mode
         self.max_sentences = max_sentences
         self.max_words = max_words
         self.sequence_length = sequence_length
         self.min_count = min_count
         self.max_vocab = max_vocab
+        self.ngram_length = ngram_length
         self.tokenizer = tokenizer if isinstance(tokenizer, Tokenizer) else Tokenizer.from_config(tokenizer or {})
         self.vocabulary = None
         self._asset_error = None
@@ -131,12 +147,21 @@ class TextPreprocessor(keras.layers.Layer):
         return self.call(inputs, progress=progress)
 
     def call(self, inputs, progress=False):
-        """Token ids of raw texts: `(n, max_sentences, max_words)` or `(n, sequence_length)` int32."""
-        return self.encoder.encode(as_texts(inputs), mode=self.mode, progress=progress)
+        """Token ids of raw texts: `(n, max_sentences, max_words)` or `(n, sequence_length)` int32.
+
+        With `ngram_length` set: `{"token_ids": those, "ngram_ids": (n, width)}`.
+        """
+        return self._encode(texts=as_texts(inputs), progress=progress)
 
     def encode_tokens(self, documents):
         """Ids of documents already tokenized: lists of sentences of token forms (as `tokenize` gives them)."""
-        return self.encoder.encode(mode=self.mode, documents=documents)
+        return self._encode(documents=documents)
+
+    def _encode(self, **inputs):
+        if self.ngram_length is None:
+            return self.encoder.encode(mode=self.mode, **inputs)
+        ids, whole = self.encoder.encode(mode=(self.mode, "whole"), whole_length=self.ngram_length, **inputs)
+        return {"token_ids": ids, "ngram_ids": whole}
 
     def shown_limits(self, factor):
         """`Tokenizer.tokenize` limits reading `factor` times what the model reads (e.g. for explanations)."""
@@ -164,6 +189,11 @@ class TextPreprocessor(keras.layers.Layer):
         count = sum(len(sentence) for sentence in sentences)
         return [(p,) if p < self.sequence_length else None for p in range(count)]
 
+    def ngram_slots(self, sentences):
+        """Where each token of a tokenized text sits in `"ngram_ids"`: `(position,)`, or `None` past `ngram_length`."""
+        count = sum(len(sentence) for sentence in sentences)
+        return [(p,) if p < (self.ngram_length or 0) else None for p in range(count)]
+
     def has_words(self, text):
         """Whether the tokenizer keeps any word of `text` (markup, spaces and nothing are wordless)."""
         return bool(self.tokenizer.tokenize(text, max_tokens=1))
@@ -179,6 +209,7 @@ class TextPreprocessor(keras.layers.Layer):
                 "min_count": self.min_count,
                 "max_vocab": self.max_vocab,
                 "tokenizer": self.tokenizer.get_config(),
+                "ngram_length": self.ngram_length,
             }
         )
         return config
