@@ -16,6 +16,9 @@ _MULTIPLIER = 1_140_671_485
 # The names under which `save_own_variables` stores the fitted tables.
 _TABLES = ("kept_ids", "idf", "kernel", "bias", "unseen_idf")
 
+# The term frequencies `g(count)` the layer offers (its argument `tf`).
+TERM_FREQUENCIES = ("binary", "sublinear")
+
 
 @keras.saving.register_keras_serializable(package="hierattn")
 class NgramLogits(keras.layers.Layer):
@@ -24,30 +27,37 @@ class NgramLogits(keras.layers.Layer):
     The document's n-grams (within each row of ids: a sentence, or the whole
     document) are mapped to `num_buckets` feature ids: a unigram to its own
     word id (no collisions), a longer n-gram to a hashed bucket above the
-    vocabulary, as fastText does. Each distinct feature of a document counts
-    once (binary term frequency), is weighted by its inverse document
-    frequency `idf` and the document's weights are scaled to unit length, as
-    scikit-learn's `TfidfTransformer(norm="l2")` does on binary counts. The
+    vocabulary, as fastText does. Each distinct feature `f` of a document
+    has the value
+
+        x_f = idf[f] g(c_f),   g(c) = 1 (tf="binary") or 1 + log(c) (tf="sublinear")
+
+    where `c_f` is the number of occurrences of `f` in the document (over all
+    its rows) and `idf` its inverse document frequency; with `normalize` the
+    document's values are then scaled to unit L2 length. These are the rows
+    of scikit-learn's `TfidfTransformer(norm="l2" or None, sublinear_tf=...)`
+    on the binary (`tf="binary"`) or count (`tf="sublinear"`) matrix. The
     logits are
 
         z = bias + sum_f x_f kernel[f]
 
     so each n-gram's contribution `x_f kernel[f, c]` to class `c` is exact.
     The weights are not trained by gradient descent: `hierattn.ngrams` fits
-    them with scikit-learn's logistic regression on the features this layer
-    computes (`features`), and sets them (`set_tables`).
+    them with scikit-learn on the features this layer computes
+    (`feature_ids`, `feature_counts`), and sets them (`set_tables`).
 
     The layer holds only the features seen in training: their ids
     (`kept_ids`, sorted), idf and kernel rows, found by binary search. Any
     other feature has no kernel row (it contributes nothing) and the idf
-    `unseen_idf` of a feature in no training document (scikit-learn's
-    smoothed `log(1 + n) + 1`), which still counts in the document's length,
-    exactly as in the whole `num_buckets` table. The tables' sizes depend on
-    the training data, so they are not Keras variables (whose shapes are
-    fixed when a layer is built): like the vocabulary of Keras's
-    `IndexLookup`, they travel in the `.keras` file by `save_own_variables`
-    and are not among `weights`. Freshly made, the layer keeps no feature
-    and outputs zero logits.
+    `unseen_idf`: scikit-learn's smoothed `log(1 + n) + 1` of a feature in no
+    training document, which still counts in the document's length, exactly
+    as in the whole `num_buckets` table; or 0, so that a feature outside the
+    fitted vocabulary is ignored entirely (a document of such features only
+    gets the bias). The tables' sizes depend on the training data, so they
+    are not Keras variables (whose shapes are fixed when a layer is built):
+    like the vocabulary of Keras's `IndexLookup`, they travel in the `.keras`
+    file by `save_own_variables` and are not among `weights`. Freshly made,
+    the layer keeps no feature and outputs zero logits.
 
     Args:
         vocabulary_size: Number of word ids (padding id 0 included).
@@ -56,6 +66,11 @@ class NgramLogits(keras.layers.Layer):
             `hierattn.defaults.NGRAMS`).
         num_buckets: Number of feature ids, unigrams included; must exceed
             `vocabulary_size` (default 2^20).
+        tf: Term frequency `g`: `"binary"` (each distinct feature counts 1)
+            or `"sublinear"` (`1 + log(count)`).
+        normalize: Whether each document's feature values are scaled to unit
+            L2 length (`False`: the values themselves, as NB-weighted binary
+            features need).
         **kwargs: Base layer keyword arguments, such as `name`.
 
     Call arguments:
@@ -74,14 +89,19 @@ class NgramLogits(keras.layers.Layer):
     >>> import numpy as np
     >>> layer = NgramLogits(vocabulary_size=10, num_classes=2, ngram_max=2, num_buckets=64)
     >>> ids = np.array([[3, 4, 3, 0]])                # "a b a", padded
-    >>> int((np.asarray(layer.feature_ids(ids)) >= 0).sum())  # a, b, "a b", "b a"
-    4
+    >>> feature_ids, counts = layer.feature_counts(ids)
+    >>> sorted(np.asarray(counts)[np.asarray(feature_ids) >= 0].tolist())  # b, "a b", "b a" once, a twice
+    [1, 1, 1, 2]
     >>> layer(ids).shape                              # zero logits until fitted
     TensorShape([1, 2])
     >>> layer.set_tables(kept_ids=[3, 4], idf=[1.0, 2.0], kernel=[[1.0, -1.0], [0.0, 0.0]], bias=[0.0, 0.0],
     ...                  unseen_idf=2.0)              # word 3 seen, with weight for class 0
     >>> np.round(np.asarray(layer(ids)), 3)         # x_3 = 1 / sqrt(1 + 3 * 2**2)
     array([[ 0.277, -0.277]], dtype=float32)
+    >>> raw = NgramLogits(10, 2, ngram_max=2, num_buckets=64, tf="sublinear", normalize=False)
+    >>> raw.set_tables([3, 4], [1.0, 2.0], [[1.0, -1.0], [0.0, 0.0]], [0.0, 0.0], 2.0)
+    >>> np.round(np.asarray(raw(ids)), 3)           # x_3 = 1 + log 2
+    array([[ 1.693, -1.693]], dtype=float32)
 
     Reference:
         Joulin, Grave, Bojanowski, Mikolov. "Bag of Tricks for Efficient Text
@@ -92,7 +112,14 @@ class NgramLogits(keras.layers.Layer):
     """
 
     def __init__(
-        self, vocabulary_size, num_classes, ngram_max=NGRAMS["ngram_max"], num_buckets=NGRAMS["num_buckets"], **kwargs
+        self,
+        vocabulary_size,
+        num_classes,
+        ngram_max=NGRAMS["ngram_max"],
+        num_buckets=NGRAMS["num_buckets"],
+        tf="binary",
+        normalize=True,
+        **kwargs,
     ):
         kwargs.setdefault("dtype", "float32")
         super().__init__(**kwargs)
@@ -114,10 +141,16 @@ class NgramLogits(keras.layers.Layer):
                 f"vocabulary_size**ngram_max must fit in 63 bits. Received: "
                 f"vocabulary_size={vocabulary_size}, ngram_max={ngram_max}"
             )
+        if tf not in TERM_FREQUENCIES:
+            raise ValueError(f"tf must be one of {', '.join(TERM_FREQUENCIES)}. Received: tf={tf!r}")
+        if not isinstance(normalize, (bool, np.bool_)):
+            raise ValueError(f"normalize must be True or False. Received: normalize={normalize!r}")
         self.vocabulary_size = vocabulary_size
         self.num_classes = num_classes
         self.ngram_max = ngram_max
         self.num_buckets = num_buckets
+        self.tf = tf
+        self.normalize = bool(normalize)
         self.set_tables([], [], np.zeros((0, num_classes)), np.zeros(num_classes), 1.0)
 
     # -- the fitted tables ---------------------------------------------
@@ -252,12 +285,44 @@ class NgramLogits(keras.layers.Layer):
             features.append(ops.where(present, bucket, -1))
         return features
 
+    def _sorted_features(self, inputs):
+        """Every n-gram's feature id of each document, `(batch, N)` int32, sorted (-1 first)."""
+        batch = ops.shape(inputs)[0]
+        features = ops.concatenate(self.ngram_features(inputs), axis=-1)
+        return ops.sort(ops.cast(ops.reshape(features, (batch, -1)), "int32"), axis=-1)
+
+    @staticmethod
+    def _firsts(flat):
+        """Whether each entry of sorted rows `flat` is the first of its run of equal ids."""
+        return ops.concatenate([ops.ones_like(flat[:, :1], dtype="bool"), flat[:, 1:] != flat[:, :-1]], axis=-1)
+
     def feature_ids(self, inputs):
         """The distinct feature ids of each document, `(batch, k)`, sorted, -1 for none (padding, repeats)."""
-        batch = ops.shape(inputs)[0]
-        flat = ops.sort(ops.reshape(ops.concatenate(self.ngram_features(inputs), axis=-1), (batch, -1)), axis=-1)
-        repeat = ops.concatenate([ops.zeros_like(flat[:, :1], dtype="bool"), flat[:, 1:] == flat[:, :-1]], axis=-1)
-        return ops.cast(ops.where(repeat, -1, flat), "int32")
+        flat = self._sorted_features(inputs)
+        return ops.where(self._firsts(flat), flat, -1)
+
+    def feature_counts(self, inputs):
+        """The distinct feature ids of each document and how often each occurs in it.
+
+        Args:
+            inputs: Int ids `(batch, ..., length)`, as the layer takes them.
+
+        Returns:
+            `(feature_ids, counts)`, both `(batch, k)` int32: `feature_ids`
+            as `feature_ids(inputs)` gives them, `counts` the number of
+            occurrences of each in its document, over all its rows (0 where
+            the id is -1).
+        """
+        flat = self._sorted_features(inputs)
+        firsts = self._firsts(flat)
+        shape = ops.shape(flat)
+        # Number the runs of equal ids over the whole flattened batch (each
+        # row starts a run), then count each run's entries.
+        run = ops.cumsum(ops.cast(ops.reshape(firsts, (-1,)), "int32")) - 1
+        sizes = ops.segment_sum(ops.ones_like(run), run, num_segments=shape[0] * shape[1])
+        distinct = ops.logical_and(firsts, flat >= 0)
+        counts = ops.where(distinct, ops.reshape(ops.take(sizes, run), shape), 0)
+        return ops.where(firsts, flat, -1), counts
 
     def _rows(self, feature_ids):
         """Each feature id's row in the tables: its own if kept, else the last (unseen idf, zero kernel)."""
@@ -266,20 +331,38 @@ class NgramLogits(keras.layers.Layer):
         row = ops.where(ops.take(self._ids, row) == flat, row, self.num_kept)
         return ops.reshape(row, ops.shape(feature_ids))
 
-    def _feature_values(self, feature_ids, rows):
-        valid = feature_ids >= 0
-        idf = ops.where(valid, ops.take(self._idf, rows), 0.0)
-        norm = ops.sqrt(ops.sum(ops.square(idf), axis=-1, keepdims=True))
-        return idf / ops.maximum(norm, 1e-12)
+    def _feature_values(self, feature_ids, rows, counts):
+        x = ops.where(feature_ids >= 0, ops.take(self._idf, rows), 0.0)
+        if self.tf == "sublinear" and counts is not None:
+            counts = ops.cast(counts, "float32")
+            x = x * ops.where(counts > 0, 1.0 + ops.log(ops.maximum(counts, 1.0)), 0.0)
+        if self.normalize:
+            # An all-zero document (no features, or only features of idf 0) stays zero.
+            x = x / ops.maximum(ops.sqrt(ops.sum(ops.square(x), axis=-1, keepdims=True)), 1e-12)
+        return x
 
-    def feature_values(self, feature_ids):
-        """Each feature's weight `x_f`: idf scaled so a document's weights have unit length (0 for none)."""
-        return self._feature_values(feature_ids, self._rows(feature_ids))
+    def feature_values(self, feature_ids, counts=None):
+        """Each feature's value `x_f` (0 for none), `(batch, k)` float32.
+
+        Args:
+            feature_ids: The distinct feature ids of each document `(batch, k)`,
+                -1 for none (as `feature_ids` or `feature_counts` give them).
+            counts: Their numbers of occurrences `(batch, k)`, as
+                `feature_counts` gives them; `None`: each feature once.
+
+        Returns:
+            `idf[f] g(count_f)`, scaled to unit length per document if
+            `normalize`.
+        """
+        return self._feature_values(feature_ids, self._rows(feature_ids), counts)
 
     def call(self, inputs, return_contributions=False):
-        feature_ids = self.feature_ids(inputs)
+        if self.tf == "sublinear":
+            feature_ids, counts = self.feature_counts(inputs)
+        else:  # each distinct feature counts 1: no need to count
+            feature_ids, counts = self.feature_ids(inputs), None
         rows = self._rows(feature_ids)
-        values = self._feature_values(feature_ids, rows)
+        values = self._feature_values(feature_ids, rows, counts)
         contributions = ops.take(self._kernel, rows, axis=0) * values[..., None]  # (batch, k, classes)
         logits = ops.sum(contributions, axis=1) + self._bias
         # Computed in float32 (the tables' dtype); given in the compute dtype.
@@ -299,6 +382,8 @@ class NgramLogits(keras.layers.Layer):
                 "num_classes": self.num_classes,
                 "ngram_max": self.ngram_max,
                 "num_buckets": self.num_buckets,
+                "tf": self.tf,
+                "normalize": self.normalize,
             }
         )
         return config
