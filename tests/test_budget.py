@@ -5,9 +5,12 @@ import types
 import pytest
 import tensorflow as tf
 
+import hierattn
 from hierattn.budget import budget_text, epoch_budget, stop_reason, with_budget
 from hierattn.callbacks import TimeBudget
 from hierattn.defaults import EPOCH_BUDGET
+
+from conftest import TINY_OPTIONS, make_reviews
 
 
 @pytest.mark.parametrize(
@@ -60,3 +63,24 @@ def test_stop_reason_names_what_ended_training():
     assert stop_reason(early, timer, 7, 38, True) == "time budget"
     early.stopped_epoch = 6  # early stopping first: the time budget does not stop an epoch already stopped
     assert stop_reason(early, timer, 7, 38, True) == "validation loss stopped improving (patience 2)"
+
+
+def test_fit_without_epochs_trains_the_budget_within_the_time_budget(monkeypatch):
+    monkeypatch.setitem(EPOCH_BUDGET, "steps", 12)  # 48 texts in batches of 16: 3 steps an epoch, 4 epochs
+    monkeypatch.setitem(EPOCH_BUDGET, "min_epochs", 1)
+    texts, labels = make_reviews(48)
+    seen = []
+    original = with_budget
+
+    def recording(*args):
+        epochs, callbacks = original(*args)
+        seen.append(epochs)
+        seen.extend(type(c).__name__ for c in callbacks)
+        return epochs, callbacks
+
+    monkeypatch.setattr("hierattn.models.text_classifier.with_budget", recording)
+    clf = hierattn.TextClassifier("rnn", embeddings="none", min_count=1, ngrams=False, **TINY_OPTIONS["rnn"])
+    history = clf.fit(texts, labels, batch_size=16, verbose=0)
+    assert seen == [4, "TimeBudget"] and len(history.epoch) == 4
+    history = clf.fit(texts, labels, batch_size=16, epochs=1, verbose=0)  # an explicit epochs: no time budget
+    assert seen[2:] == [1] and len(history.epoch) == 1
