@@ -1,6 +1,7 @@
 """Keras callbacks of hierattn's training loop."""
 
 import os
+import time
 
 import keras
 import numpy as np
@@ -140,3 +141,57 @@ class RestoreBestWeights(keras.callbacks.Callback):
     def on_train_end(self, logs=None):
         if os.path.exists(self.path):
             self.model.load_weights(self.path)
+
+
+class TimeBudget(keras.callbacks.Callback):
+    """Stops training before an epoch that would end beyond a time budget.
+
+    After each epoch, training stops (`model.stop_training = True`) when
+    the time since training began plus the mean epoch time so far (the
+    validation included) would exceed `seconds`: no epoch is begun that is
+    expected to end beyond the budget, so training ends within it unless
+    one epoch takes longer than the rest. The time is this `fit`'s: a
+    resumed training has the whole budget again. Nothing is recorded when
+    the last epoch ends, or when another callback stopped training first.
+
+    Args:
+        seconds: The budget, in seconds (a number above 0).
+
+    Attributes:
+        stopped: Whether this callback stopped training.
+        stopped_epoch: The epoch (counted from 0, as Keras's
+            `EarlyStopping` counts) after which it stopped, or `None`.
+
+    Example:
+
+    ```python
+    model = keras.Sequential([keras.Input((1,)), keras.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    x = np.arange(8.0).reshape(-1, 1) / 8
+    budget = TimeBudget(1e-6)  # far too short for a second epoch
+    history = model.fit(x, x, epochs=5, verbose=0, callbacks=[budget])
+    print(len(history.epoch), budget.stopped, budget.stopped_epoch)  # 1 True 0
+    ```
+    """
+
+    def __init__(self, seconds):
+        super().__init__()
+        self.seconds = seconds
+        self.stopped = False
+        self.stopped_epoch = None
+        self._started = None
+        self._epochs = 0
+
+    def on_train_begin(self, logs=None):
+        self._started = time.perf_counter()
+        self._epochs = 0
+        self.stopped, self.stopped_epoch = False, None
+
+    def on_epoch_end(self, epoch, logs=None):
+        self._epochs += 1
+        elapsed = time.perf_counter() - self._started
+        last = epoch + 1 >= self.params.get("epochs", float("inf"))
+        if last or self.model.stop_training or elapsed + elapsed / self._epochs <= self.seconds:
+            return
+        self.model.stop_training = True
+        self.stopped, self.stopped_epoch = True, epoch

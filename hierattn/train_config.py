@@ -74,7 +74,10 @@ class TrainConfig:
             split, `limit` sample, initial weights). A length limit left
             `None` is chosen from the training texts (and kept in
             model.keras, not here).
-        epochs: Most epochs (early stopping on the validation loss).
+        epochs: Most epochs (early stopping on the validation loss);
+            `None`: scaled to the corpus and bounded in time
+            (`hierattn.budget`, `hierattn.defaults.EPOCH_BUDGET`). A
+            config.json that gives a number keeps it.
         batch_size: Documents per batch (the global batch when distributed).
         learning_rate: Adam's learning rate.
         patience: Epochs without a lower validation loss before stopping.
@@ -136,7 +139,8 @@ class TrainConfig:
         if not isinstance(self.classifier, dict) or not isinstance(self.model, str):
             raise HierattnError("a run trains a new classifier: its config names its backbone (han, transformer, rnn)")
         try:
-            for name in ("epochs", "batch_size", "patience"):
+            check_whole("epochs", self.epochs, allow_none=True)
+            for name in ("batch_size", "patience"):
                 check_whole(name, getattr(self, name))
             check_whole("limit", self.limit, minimum=4, allow_none=True)
             check_bool("baseline", self.baseline)

@@ -17,8 +17,10 @@ import keras
 from hierattn import __version__
 from hierattn.atomic import atomic_path, is_write_failure, write_error
 from hierattn.baseline import NAME, run_baseline
-from hierattn.callbacks import RestoreBestWeights, SaveWeights, StopOnNaN
+from hierattn.budget import budget_text, epoch_budget, stop_reason, timed
+from hierattn.callbacks import RestoreBestWeights, SaveWeights, StopOnNaN, TimeBudget
 from hierattn.data.dataset import sample, stratified_split
+from hierattn.defaults import EPOCH_BUDGET
 from hierattn.distribute import describe, is_chief, make_strategy
 from hierattn.errors import HierattnError, ResourceError
 from hierattn.evaluation import classification_metrics
@@ -89,7 +91,9 @@ def train(
     Makes the untrained classifier of `config.classifier`
     (`TextClassifier.from_config`, recorded in config.json with the run's
     own settings), holds out a stratified validation part of `train_data`,
-    fits the classifier (`TextClassifier.fit`), early-stops on the
+    fits the classifier (`TextClassifier.fit`) for at most `config.epochs`
+    epochs (`None`: the epoch budget of the training part, within the time
+    budget; `hierattn.budget`), early-stops on the
     validation loss and keeps the best epoch, then (with the classifier's
     `ngrams`, the default) fits the n-gram part and chooses its share on
     the validation part, evaluates once on
@@ -301,32 +305,43 @@ def _train_owned(
         os.replace(legacy, checkpoints / "latest.weights.h5")
     history = _history(output / "history.csv") if resuming else []
     best_so_far = min((float(row["val_loss"]) for row in history if row.get("val_loss")), default=None)
+    # Without `epochs`, the budget (`hierattn.budget`): the same epochs when resumed, and this process's time.
+    epochs = config.epochs or epoch_budget(len(fit_texts), config.batch_size)
+    time_budget = TimeBudget(EPOCH_BUDGET["seconds"]) if config.epochs is None and timed(strategy) else None
+    early_stopping = keras.callbacks.EarlyStopping(monitor="val_loss", patience=config.patience)
     callbacks = [
         SaveWeights(checkpoints / "latest.weights.h5"),
         SaveWeights(best_weights, monitor="val_loss", best=best_so_far),
-        keras.callbacks.EarlyStopping(monitor="val_loss", patience=config.patience),
+        early_stopping,
+        *([time_budget] if time_budget else []),
         keras.callbacks.CSVLogger(str(output / "history.csv"), append=resuming),
         keras.callbacks.TensorBoard(str(output / "logs")),
         StopOnNaN(output),
         RestoreBestWeights(best_weights),  # before fit fits the n-gram part
         *(callbacks or []),
     ]
-    log(f"training {config.model} on {len(fit_texts):,} documents, validating on {len(validation[0]):,}")
+    budget = budget_text(config.epochs, len(fit_texts), config.batch_size, time_budget.seconds if time_budget else None)
+    log(f"training {config.model} on {len(fit_texts):,} documents, validating on {len(validation[0]):,}: {budget}")
     started = time.perf_counter()
     classifier.fit(
         fit_texts,
         fit_labels,
         validation_data=validation,
-        epochs=config.epochs,
+        epochs=epochs,
         batch_size=config.batch_size,
         callbacks=callbacks,
         verbose=verbose,
         initial_epoch=len(history),
     )
     training_seconds = time.perf_counter() - started
+    epochs_trained = len(_history(output / "history.csv"))  # every process's, when resumed
 
     metrics = {
         "training_seconds": round(training_seconds, 1),
+        "epochs_trained": epochs_trained,
+        "epoch_budget": epochs,
+        "time_budget_seconds": time_budget.seconds if time_budget else None,
+        "stopped_by": stop_reason(early_stopping, time_budget, epochs_trained, epochs, config.epochs is None),
         "train_documents": len(fit_texts),
         "embeddings": read_status(output).get("embeddings"),
     }

@@ -1,10 +1,14 @@
-"""Tests for hierattn.callbacks: stopping at the first NaN loss, before the epoch ends; restoring the best epoch."""
+"""Tests for hierattn.callbacks: stopping at the first NaN loss, before the epoch ends; restoring the best epoch;
+stopping within a time budget."""
+
+import types
 
 import keras
 import numpy as np
 import pytest
 
-from hierattn.callbacks import RestoreBestWeights, StopOnNaN
+import hierattn.callbacks
+from hierattn.callbacks import RestoreBestWeights, StopOnNaN, TimeBudget
 from hierattn.errors import TrainingDiverged
 
 
@@ -85,3 +89,39 @@ def test_save_weights_keeps_the_best_epoch_atomically_and_restores_the_latest_wi
         np.testing.assert_array_equal(got, expected)
     for got, expected in zip(fresh.optimizer.variables, moments):
         np.testing.assert_array_equal(got.numpy(), expected)
+
+
+class TenSecondEpochs(keras.callbacks.Callback):
+    """A clock for `hierattn.callbacks` on which each epoch takes 10 s; it stops training after `stop_after` epochs."""
+
+    def __init__(self, stop_after=None):
+        super().__init__()
+        self.now, self.stop_after = 0.0, stop_after
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.now += 10.0
+        if self.stop_after is not None and epoch + 1 >= self.stop_after:
+            self.model.stop_training = True
+
+
+@pytest.mark.parametrize(
+    "seconds, epochs, stop_after, trained, stopped_epoch",
+    [
+        (35, 10, None, 3, 2),  # after 3 epochs (30 s), a 4th would end at 40 s
+        (40, 10, None, 4, 3),  # a 5th would end at 50 s: the budget is not exceeded by ending on it
+        (35, 3, None, 3, None),  # the 3rd epoch is the last anyway: nothing to stop
+        (35, 10, 2, 2, None),  # another callback stopped training first
+    ],
+)
+def test_time_budget_begins_no_epoch_that_would_end_beyond_it(
+    monkeypatch, seconds, epochs, stop_after, trained, stopped_epoch
+):
+    clock = TenSecondEpochs(stop_after)
+    monkeypatch.setattr(hierattn.callbacks, "time", types.SimpleNamespace(perf_counter=lambda: clock.now))
+    x, y = np.ones((8, 2), np.float32), np.ones((8, 1), np.float32)
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    budget = TimeBudget(seconds)
+    history = model.fit(x, y, epochs=epochs, verbose=0, callbacks=[clock, budget])
+    assert len(history.epoch) == trained
+    assert (budget.stopped, budget.stopped_epoch) == (stopped_epoch is not None, stopped_epoch)

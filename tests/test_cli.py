@@ -98,6 +98,7 @@ def test_train_reports_the_baseline_beside_the_model_unless_told_not_to(cli_run,
     assert len(lines) == 2 and all("| TF-IDF+LR baseline: accuracy" in line for line in lines)
     assert all("| network alone: accuracy" in line and "| n-gram part alone: accuracy" in line for line in lines)
     assert "fitting the TF-IDF+LR baseline on the same 144 training documents" in result.output
+    assert "the network trained 1 epoch of at most 1; stopped: epochs setting" in result.output.splitlines()
     assert re.search(
         r"combined with weights \d\.\d\d and \d\.\d\d \(network share (0|1)\.\d\d, chosen on "
         r"validation\)",
@@ -371,5 +372,8 @@ def test_train_help_is_short_and_shows_every_default():
         assert all("[default:" in " ".join(b.split()) for b in options), command
         if command == "imdb":  # at most 15 options, besides -h/--help
             assert len(options) <= 15, [b.split()[0] for b in options]
+    epochs = " ".join(invoke("train", "csv", "--help").output.split("--epochs", 1)[1].split("--batch-size")[0].split())
+    assert "By default about 3,000 batches' worth (8 to 40 epochs)" in epochs and "20 minutes" in epochs
+    assert "[default: (scaled to the corpus); x>=1]" in epochs
     for word in ("teacher", "adversarial", "distill", "runs-dir", "model-option", "max-sentences", "sequence-length"):
         assert word not in invoke("train", "imdb", "--help").output

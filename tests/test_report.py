@@ -242,6 +242,10 @@ def test_metrics_text_puts_parts_and_baseline_beside_each_split():
         ),
         "test: accuracy 0.8000, macro-F1 0.7500 (40 documents) | network alone: accuracy 0.7000, macro-F1 0.6000",
     ]
+    trained = {"epochs_trained": 12, "epoch_budget": 38, "time_budget_seconds": 1200, "stopped_by": "time budget"}
+    assert metrics_text(trained) == "the network trained 12 epochs of at most 38 (or 20 min); stopped: time budget"
+    trained.update(epochs_trained=1, time_budget_seconds=None, stopped_by="epochs setting")
+    assert metrics_text(trained) == "the network trained 1 epoch of at most 38; stopped: epochs setting"
     skipped = metrics_text({"baseline": {"skipped": "one class"}})
     assert skipped == "no baseline: scikit-learn could not fit it (one class)"
     assert metrics_text({}) == ""

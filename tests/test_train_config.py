@@ -46,7 +46,8 @@ def test_flat_settings_split_into_the_classifiers_arguments_and_the_runs_own():
         ({"teacher": "tfidf"}, "unknown setting 'teacher' for the han model: choose from attention_units, baseline"),
         ({"model": "rnn", "num_layers": 2}, "unknown setting 'num_layers' for the rnn model"),
         ({"model": "bert"}, "unknown model 'bert': choose one of han, transformer, rnn"),
-        ({"epochs": "many"}, "epochs must be a whole number of at least 1, not 'many'"),
+        ({"epochs": "many"}, "epochs must be a whole number of at least 1, or None, not 'many'"),
+        ({"epochs": 0}, "epochs must be a whole number of at least 1, or None, not 0"),
         ({"limit": 2}, "limit must be a whole number of at least 4, or None, not 2"),
         ({"learning_rate": float("nan")}, "learning_rate must be a finite number above 0, not nan"),
         ({"validation_split": 1.0}, "validation_split must be a fraction between 0 and 1"),
@@ -78,6 +79,9 @@ def test_a_file_that_is_not_word_vectors_is_refused_by_its_own_error(tmp_path):
 
 def test_validate_checks_the_run_settings_of_a_config_made_by_hand():
     assert TrainConfig(epochs=2).validate().epochs == 2
+    assert TrainConfig().validate().epochs is None and TRAINING["epochs"] is None  # scaled to the corpus
+    with pytest.raises(HierattnError, match="epochs must be a whole number of at least 1, or None, not 2.5"):
+        TrainConfig(epochs=2.5).validate()
     with pytest.raises(HierattnError, match="batch_size must be a whole number of at least 1, not 0"):
         TrainConfig(batch_size=0).validate()
     with pytest.raises(HierattnError, match="its config names its backbone"):
@@ -180,6 +184,16 @@ def test_config_json_of_format_2_is_read_as_format_3(tmp_path):
     loaded = load_config(tmp_path)
     assert (loaded.model, loaded.seed, loaded.epochs, loaded.data) == ("han", 1, 3, FLAT["data"])
     assert read_config(tmp_path / "config.json") == config
+
+
+def test_a_config_json_without_epochs_has_the_budget_and_one_with_epochs_keeps_them(tmp_path):
+    classifier = {"backbone": "rnn", "units": 4}
+    for epochs, expected in ((None, None), (5, 5)):
+        save_json(tmp_path / "config.json", CONFIG_FORMAT, {"classifier": classifier, "epochs": epochs, "data": {}})
+        assert load_config(tmp_path).epochs == expected
+        assert read_settings(tmp_path / "config.json")["epochs"] == expected
+    save_json(tmp_path / "config.json", CONFIG_FORMAT, {"classifier": classifier, "data": {}})  # no epochs at all
+    assert load_config(tmp_path).validate().epochs is None
 
 
 def test_config_json_of_another_kind_is_refused(tmp_path):

@@ -162,8 +162,44 @@ def test_interrupted_run_resumes_and_never_overwrites(data, tmp_path, monkeypatc
     epochs = [line.split(",")[0] for line in (output / "history.csv").read_text().strip().splitlines()[1:]]
     assert epochs == ["0", "1", "2"]  # the first epoch was not run again
     assert run.metrics["test"]["documents"] == 40
+    assert (run.metrics["epochs_trained"], run.metrics["epoch_budget"], run.metrics["stopped_by"]) == (
+        3,
+        3,
+        "epochs setting",
+    )
+    assert run.metrics["time_budget_seconds"] is None  # an explicit epochs is the only cap
     with pytest.raises(RunError, match="already complete"):
         train(train_data, test_data, config, output, resume=True, log=lambda m: None, verbose=0)
+
+
+def test_without_epochs_a_run_trains_within_the_epoch_budget_the_same_when_resumed(data, tmp_path, monkeypatch):
+    from hierattn.defaults import EPOCH_BUDGET
+
+    monkeypatch.setitem(EPOCH_BUDGET, "steps", 18)  # 144 training texts in batches of 16: 9 steps, 2 epochs
+    monkeypatch.setitem(EPOCH_BUDGET, "min_epochs", 1)
+    monkeypatch.setitem(EPOCH_BUDGET, "seconds", 6000)
+    train_data, _ = data
+    config = tiny_config("rnn", epochs=None, patience=5, ngrams=False, baseline=False)
+    output, lines = tmp_path / "run", []
+    with pytest.raises(KeyboardInterrupt):
+        train(train_data, None, config, output, log=lines.append, verbose=0, callbacks=[StopAfterFirstEpoch()])
+    assert (
+        "training rnn on 144 documents, validating on 16: up to 2 epochs (18 steps of 16 over 144 texts), or 100 min"
+        in lines
+    )
+    assert json.loads((output / "config.json").read_text())["epochs"] is None
+    run = train(train_data, None, config, output, resume=True, log=lambda m: None, verbose=0)
+    metrics = json.loads((output / "metrics.json").read_text())
+    assert (metrics["epochs_trained"], metrics["epoch_budget"], metrics["time_budget_seconds"]) == (2, 2, 6000)
+    assert metrics["stopped_by"] == run.metrics["stopped_by"] == "epoch budget"
+
+    monkeypatch.setitem(EPOCH_BUDGET, "seconds", 1e-6)  # no second epoch fits
+    run = train(train_data, None, config, tmp_path / "timed", log=lambda m: None, verbose=0)
+    assert (run.metrics["epochs_trained"], run.metrics["epoch_budget"], run.metrics["stopped_by"]) == (
+        1,
+        2,
+        "time budget",
+    )
 
 
 def test_training_inside_a_distribution_strategy_scope(data, tmp_path):

@@ -19,7 +19,7 @@ import warnings
 import click
 
 from hierattn.atomic import check_new_file, reason
-from hierattn.defaults import BACKBONES, DISTRIBUTE, MODELS, PREPROCESSING, TRAINING
+from hierattn.defaults import BACKBONES, DISTRIBUTE, EPOCH_BUDGET, MODELS, PREPROCESSING, TRAINING
 from hierattn.errors import ArgumentError, HierattnError
 
 
@@ -212,8 +212,11 @@ def _setting_options():
             "--epochs",
             type=click.IntRange(1),
             default=TRAINING["epochs"],
-            show_default=True,
-            help="Most epochs (early stopping on the validation loss).",
+            show_default="scaled to the corpus",
+            help="Most epochs (early stopping on the validation loss). By default about "
+            f"{EPOCH_BUDGET['steps']:,} batches' worth ({EPOCH_BUDGET['min_epochs']} to "
+            f"{EPOCH_BUDGET['max_epochs']} epochs), and no epoch begun that would end after "
+            f"{EPOCH_BUDGET['seconds'] / 60:g} minutes of training.",
         ),
         click.option("--batch-size", type=click.IntRange(1), default=TRAINING["batch_size"], show_default=True),
         click.option("--learning-rate", type=FiniteFloat(), default=TRAINING["learning_rate"], show_default=True),

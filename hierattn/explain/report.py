@@ -267,9 +267,19 @@ def prediction_text(label_names, probabilities):
 
 
 def metrics_text(metrics):
-    """A training run's metrics (metrics.json): each split's scores beside its parts' and the baseline's."""
+    """A training run's metrics (metrics.json): its epochs and what stopped them, then each split's scores.
+
+    Each split's scores are shown beside its parts' and the baseline's.
+    """
     baseline, parts = metrics.get("baseline", {}), metrics.get("parts", {})
     lines = []
+    if "epochs_trained" in metrics:  # the network's epochs, and what ended them (`hierattn.budget`)
+        seconds, trained = metrics.get("time_budget_seconds"), metrics["epochs_trained"]
+        lines.append(
+            f"the network trained {trained} epoch{'s' if trained != 1 else ''} of at most {metrics['epoch_budget']}"
+            + (f" (or {seconds / 60:g} min)" if seconds else "")
+            + f"; stopped: {metrics['stopped_by']}"
+        )
     if parts:
         lines.append(
             f"the network and the n-gram part combined with weights {parts['network_weight']:.2f} and "

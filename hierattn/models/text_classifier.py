@@ -5,6 +5,7 @@ import sys
 import keras
 
 from hierattn.arguments import check_classifier_arguments
+from hierattn.budget import with_budget
 from hierattn.data.dataset import LabelMap
 from hierattn.data.pipeline import make_eval_dataset, make_train_dataset
 from hierattn.defaults import MODELS, NGRAMS, PREPROCESSING, TRAINING
@@ -249,7 +250,13 @@ class TextClassifier(NgramPart, Task):
             y: Their labels: class names, integers or one-hot rows.
             batch_size: Documents per batch (default 64); under
                 `tf.distribute`, the global batch, split between the replicas.
-            epochs: Most epochs (default 8).
+            epochs: Most epochs. `None` (the default): scaled to the
+                training texts (`hierattn.budget.epoch_budget`: about 3,000
+                batches' worth, 8 to 40 epochs), and no epoch begun that
+                would end beyond 20 minutes of training (a `TimeBudget`
+                callback added); the numbers are
+                `hierattn.defaults.EPOCH_BUDGET`. A number is your own cap,
+                as in Keras.
             verbose: Keras verbosity; `"auto"`: a progress bar on a terminal,
                 one line per epoch otherwise.
             callbacks: Keras callbacks.
@@ -268,7 +275,6 @@ class TextClassifier(NgramPart, Task):
         """
         texts, labels = self._texts_and_labels(x, y, "fit")
         batch_size = batch_size or TRAINING["batch_size"]
-        epochs = epochs or TRAINING["epochs"]
         verbose = (1 if sys.stdout.isatty() else 2) if verbose == "auto" else verbose
         if validation_data is None and validation_split:
             (texts, labels), validation_data = split_validation(texts, labels, validation_split, self.seed)
@@ -282,7 +288,7 @@ class TextClassifier(NgramPart, Task):
         train_set = make_train_dataset(
             token_ids(x_fit), y_fit, batch_size, self.seed, num_classes, first_epoch=initial_epoch, strategy=strategy
         )
-        callbacks = list(callbacks or [])
+        epochs, callbacks = with_budget(epochs, callbacks, len(texts), batch_size, strategy)
         val_set = validation = None
         if validation_data is not None:
             val_texts, val_labels = self._texts_and_labels(*validation_pair(validation_data), "validation_data")
