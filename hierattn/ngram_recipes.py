@@ -17,9 +17,9 @@ Each is fitted at every `C` of its grid, with and without
 least `NGRAMS["balanced_above"]` times the smallest), on the features of
 the n-grams seen in at least `NGRAMS["min_df"]` training documents (all
 of them in a corpus where none is seen that often). The
-candidate with the best validation criterion (`hierattn.ngrams.criterion`,
-the one the combination's weights are chosen by; each candidate at its best
-temperature) is set into the `NgramLogits` layer, which then computes
+candidate with the smallest validation log-loss (the criterion the
+combination's weights are chosen by; each candidate at its best
+temperature, `hierattn.ngrams.scored_at_best_scale`) is set into the `NgramLogits` layer, which then computes
 exactly the features and logits the fit used; features outside the fitted
 vocabulary are ignored, as scikit-learn's vectorizer ignores unseen words.
 """
@@ -105,14 +105,19 @@ def _as_tables(coefficients, intercepts, classes, num_classes):
 
 
 def _fit_tfidf(features, labels, grid, num_classes):
-    """Multinomial logistic regression at each `(C, class_weight)`; larger C warm-started from the smaller."""
+    """Multinomial logistic regression at each `(C, class_weight)`.
+
+    Each fit starts from zero: started from the solution at a smaller C,
+    lbfgs stops at once on large corpora (the change in the gradient is below
+    its tolerance), which gave the smaller C's model again.
+    """
     from sklearn.linear_model import LogisticRegression
 
     for class_weight in grid["class_weights"]:
-        model = LogisticRegression(max_iter=NGRAMS["max_iter"], class_weight=class_weight, warm_start=True)
         for c in grid["C"]:
             started = time.perf_counter()
-            model.set_params(C=c).fit(features, labels)
+            model = LogisticRegression(C=c, max_iter=NGRAMS["max_iter"], class_weight=class_weight)
+            model.fit(features, labels)
             tables = _as_tables(model.coef_, model.intercept_, model.classes_, num_classes)
             yield c, class_weight, tables, time.perf_counter() - started
 
@@ -162,7 +167,7 @@ def fit_recipes(layer_factory, x, labels, validation=None, recipes=None, log=Non
     Returns:
         `(layer, report)`: the fitted layer of the chosen candidate and a
         JSON-ready dict: `recipe` (the chosen one's settings), `candidates`
-        (each one's settings, validation accuracy, macro-F1, criterion and
+        (each one's settings, validation accuracy, macro-F1, log-loss and
         fit seconds) and `train_documents`.
 
     Raises:
@@ -211,7 +216,7 @@ def fit_recipes(layer_factory, x, labels, validation=None, recipes=None, log=Non
             candidates.append(row)
             if log:
                 log(_describe(row))
-            if best is None or (validation is not None and row["criterion"] < best[0]["criterion"]):
+            if best is None or (validation is not None and row["val_log_loss"] < best[0]["val_log_loss"]):
                 best = (row, kept, idf, kernel, bias)
     row, kept, idf, kernel, bias = best
     sublinear = row["weighting"] == "tfidf"
@@ -223,12 +228,12 @@ def fit_recipes(layer_factory, x, labels, validation=None, recipes=None, log=Non
 
 
 def _scored(logits, labels):
-    """Validation accuracy, macro-F1 and criterion (at the best temperature) of a candidate's logits."""
+    """Validation accuracy, macro-F1 and log-loss (at the best temperature) of a candidate's logits."""
     metrics = classification_metrics(labels, logits.argmax(1), list(range(logits.shape[1])))
     return {
         "val_accuracy": metrics["accuracy"],
         "val_macro_f1": metrics["macro_f1"],
-        "criterion": round(scored_at_best_scale(logits, labels), 5),
+        "val_log_loss": round(scored_at_best_scale(logits, labels), 5),
     }
 
 
@@ -236,6 +241,6 @@ def _describe(row):
     """One line of a candidate, as the fit log prints it."""
     text = f"  {row['weighting']} 1-{row['ngram_max']} C={row['C']:g}"
     text += " balanced" if row["class_weight"] else ""
-    if "criterion" in row:
+    if "val_log_loss" in row:
         text += f": validation accuracy {row['val_accuracy']:.4f}, macro-F1 {row['val_macro_f1']:.4f}"
     return text + f" ({row['features']:,} features, {row['fit_seconds']} s)"

@@ -10,8 +10,8 @@ NBSVM with neural models:
 
 Both parts are trained separately on the same training texts: the network
 by gradient descent, the n-gram part by scikit-learn. The weights `a` and
-`b` are then chosen on the validation texts by `criterion` (log-loss and
-class-balanced log-loss, averaged), as a share `a / (a + b)` (a grid that
+`b` are then chosen on the validation texts by log-loss (the criterion the
+n-gram part's recipe is chosen by too), as a share `a / (a + b)` (a grid that
 includes the network alone and the n-gram part alone) and a scale `a + b`
 (a temperature: the two parts' scores are rarely calibrated for each
 other, and with `a + b` held at 1 the log-loss favours an even share even
@@ -62,28 +62,14 @@ def log_loss(probabilities, labels):
     return float(-np.log(np.maximum(picked, 1e-12)).mean())
 
 
-def criterion(probabilities, labels):
-    """What the n-gram part's recipe and the combination's weights are chosen by: lower is better.
-
-    The mean of the log-loss and the class-balanced log-loss (the mean over
-    classes of each class's own log-loss): the first follows accuracy, the
-    second gives a rare class the weight of a common one, so macro-F1 is not
-    traded away for accuracy. With balanced classes it is the log-loss.
-    """
-    labels = np.asarray(labels)
-    picked = -np.log(np.maximum(probabilities[np.arange(len(labels)), labels], 1e-12))
-    per_class = [picked[labels == c].mean() for c in np.unique(labels)]
-    return float((picked.mean() + np.mean(per_class)) / 2)
+def scored_at_best_scale(logits, labels, score=None):
+    """`log_loss` (or `score`) of `softmax(scale * logits)` at its best scale of `SCALES` (the part alone)."""
+    score, uniform = score or log_loss, np.ones_like(logits)
+    return min(score(combine(uniform, logits, 0.0, scale), labels) for scale in SCALES)
 
 
-def scored_at_best_scale(logits, labels):
-    """`criterion` of `softmax(scale * logits)` at its best scale of `SCALES` (the part alone, as combined)."""
-    uniform = np.ones_like(logits)
-    return min(criterion(combine(uniform, logits, 0.0, scale), labels) for scale in SCALES)
-
-
-def choose_mixing(probabilities, logits, labels):
-    """The weights `(a, b)` with the smallest validation `criterion`, and the scores of each share.
+def choose_mixing(probabilities, logits, labels, score=None):
+    """The weights `(a, b)` with the smallest validation log-loss, and the log-loss and accuracy of each share.
 
     Every share of `SHARES` is tried at every scale of `SCALES`
     (`a = scale * share`, `b = scale * (1 - share)`); ties go to the larger
@@ -93,11 +79,12 @@ def choose_mixing(probabilities, logits, labels):
         probabilities: The network's validation probabilities `(n, classes)`.
         logits: The n-gram part's validation logits `(n, classes)`.
         labels: Validation class ids.
+        score: What is minimised instead of the log-loss (a function of
+            probabilities and labels; for studies).
 
     Returns:
-        `(a, b)` and a list of `{"share", "scale", "criterion", "log_loss",
-        "accuracy"}`, one per share (its best scale; the accuracy does not
-        depend on it).
+        `(a, b)` and a list of `{"share", "scale", "log_loss", "accuracy"}`,
+        one per share (its best scale; the accuracy does not depend on it).
     """
     labels = np.asarray(labels)
     table = []
@@ -109,13 +96,12 @@ def choose_mixing(probabilities, logits, labels):
                 {
                     "share": float(share),
                     "scale": float(scale),
-                    "criterion": criterion(combined, labels),
-                    "log_loss": log_loss(combined, labels),
+                    "log_loss": (score or log_loss)(combined, labels),
                     "accuracy": float((combined.argmax(1) == labels).mean()),
                 }
             )
-        table.append(min(rows, key=lambda row: (row["criterion"], abs(np.log(row["scale"])))))
-    best = min(table, key=lambda row: (row["criterion"], -row["share"]))
+        table.append(min(rows, key=lambda row: (row["log_loss"], abs(np.log(row["scale"])))))
+    best = min(table, key=lambda row: (row["log_loss"], -row["share"]))
     return (best["scale"] * best["share"], best["scale"] * (1.0 - best["share"])), table
 
 

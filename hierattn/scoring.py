@@ -12,6 +12,7 @@ from tqdm.auto import tqdm
 from hierattn.atomic import atomic_open
 from hierattn.data import LabelMap, load_imdb, load_table, locate_imdb
 from hierattn.data.decoding import check_text_file, iter_lines
+from hierattn.data.ids import take_documents, token_ids
 from hierattn.data.tables import (
     ID_COLUMNS,
     LABEL_COLUMNS,
@@ -23,7 +24,6 @@ from hierattn.data.tables import (
 )
 from hierattn.errors import ArgumentError, DataError
 from hierattn.evaluation import classification_metrics
-from hierattn.models.inputs import take_documents, token_ids
 from hierattn.run_data import data_changes, recorded_data
 from hierattn.runs import find_run, load_run, read_status
 

@@ -171,9 +171,9 @@ def _parts(classifier, evaluate):
     report = classifier.ngram_report
     parts = {key: report[key] for key in ("network_weight", "ngram_weight", "network_share")}
     parts["ngram_training_seconds"] = report["training_seconds"]
-    parts["shares_tried"] = report.get("shares")  # validation criterion, log-loss and accuracy of each share
+    parts["shares_tried"] = report.get("shares")  # validation log-loss and accuracy of each share
     parts["ngram_recipe"] = report.get("recipe")
-    parts["recipes_tried"] = report.get("candidates")  # validation accuracy, macro-F1, criterion of each
+    parts["recipes_tried"] = report.get("candidates")  # validation accuracy, macro-F1, log-loss of each
     for part in ("network", "ngrams"):
         parts[part] = {
             split: classification_metrics(

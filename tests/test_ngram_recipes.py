@@ -113,7 +113,7 @@ def test_the_best_candidate_on_validation_is_kept_and_every_one_recorded(rng):
     layer, report = fit_recipes(make_layer, ids[:120], labels[:120], (ids[120:], labels[120:]))
     candidates = report["candidates"]
     assert len(candidates) == 5  # balanced classes: tfidf 1-2 and 1-3 at two C each, nb 1-3 at one
-    best = min(candidates, key=lambda row: row["criterion"])
+    best = min(candidates, key=lambda row: row["val_log_loss"])
     assert report["recipe"] == {k: best[k] for k in ("weighting", "ngram_max", "C", "class_weight")}
     assert layer.ngram_max == best["ngram_max"]
     assert all(0.0 <= row["val_macro_f1"] <= 1.0 and row["features"] > 0 for row in candidates)
@@ -132,7 +132,7 @@ def test_without_validation_texts_the_fallback_recipe_is_fitted(rng):
     ids, labels = corpus(rng)
     layer, report = fit_recipes(make_layer, ids, labels)
     assert report["recipe"] == {"weighting": "tfidf", "ngram_max": 2, "C": 30.0, "class_weight": None}
-    assert len(report["candidates"]) == 1 and "criterion" not in report["candidates"][0]
+    assert len(report["candidates"]) == 1 and "val_log_loss" not in report["candidates"][0]
     assert layer.num_kept > 0 and float(np.asarray(layer.unseen_idf)) == 0.0
 
 

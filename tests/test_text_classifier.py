@@ -350,7 +350,7 @@ def test_fit_ngrams_and_choose_weights_alone(reviews):
     with pytest.raises(ValueError, match=r"no n-gram part \(fit or adapt it first\)"):
         clf.fit_ngrams(texts, labels)
     clf.adapt(texts[:100], labels[:100], verbose=0)
-    from hierattn.models.inputs import take_documents
+    from hierattn.data.ids import take_documents
 
     ids = clf.preprocessor(texts)
     x, rest = take_documents(ids, slice(0, 100)), take_documents(ids, slice(100, None))

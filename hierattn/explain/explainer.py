@@ -30,12 +30,12 @@ time and output.
 
 import numpy as np
 
+from hierattn.data.ids import token_ids
 from hierattn.data.vocabulary import OOV
 from hierattn.defaults import EXPLAIN_SHOWN as SHOWN
 from hierattn.errors import HierattnError
 from hierattn.explain.attributions import gradient_times_input
 from hierattn.explain.explanation import Explanation, NgramContribution, WordWeight
-from hierattn.models.inputs import token_ids
 from hierattn.ngrams import combine
 
 

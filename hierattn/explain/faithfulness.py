@@ -36,9 +36,9 @@ import dataclasses
 import numpy as np
 from tqdm.auto import tqdm
 
+from hierattn.data.ids import token_ids
 from hierattn.errors import HierattnError
 from hierattn.explain.attributions import gradient_times_input
-from hierattn.models.inputs import token_ids
 
 RANKINGS = ("attention", "random", "gradient")
 DEFAULT_KS = (1, 5, 10)

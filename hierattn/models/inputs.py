@@ -152,23 +152,3 @@ def label_values(y, label_names=None):
     if array.ndim != 1:
         raise DataError(f"labels must be one per text (or one-hot rows); got shape {array.shape}")
     return [_decode(label) for label in array.tolist()], None
-
-
-def token_ids(x):
-    """The backbone's ids of a preprocessor's output: `x["token_ids"]` of a dict, else `x` itself."""
-    return x["token_ids"] if isinstance(x, dict) else x
-
-
-def ngram_ids(x):
-    """The n-gram part's ids of a preprocessor's output: `x["ngram_ids"]` of a dict, else `x` itself.
-
-    A plain array is what a preprocessor without `ngram_length` gives (a
-    classifier saved before the n-gram part read the whole text): its
-    n-gram part reads the backbone's ids.
-    """
-    return x["ngram_ids"] if isinstance(x, dict) else x
-
-
-def take_documents(x, index):
-    """The documents `index` of a preprocessor's output (an array, or a dict of arrays)."""
-    return {key: value[index] for key, value in x.items()} if isinstance(x, dict) else x[index]

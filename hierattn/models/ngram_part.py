@@ -13,9 +13,10 @@ import time
 import keras
 import numpy as np
 
+from hierattn.data.ids import ngram_ids, token_ids
 from hierattn.defaults import NGRAMS
 from hierattn.layers import LogLinearCombination, NgramLogits
-from hierattn.models.inputs import ngram_ids, token_ids, validation_pair
+from hierattn.models.inputs import validation_pair
 from hierattn.ngram_recipes import fit_recipes
 from hierattn.ngrams import mixing_on_validation, ngram_logits
 
@@ -56,7 +57,7 @@ class NgramPart:
 
         `fit`'s step after training the backbone: every recipe of
         `hierattn.defaults.NGRAMS["recipes"]` is fitted with scikit-learn and
-        the one with the best validation criterion is kept
+        the one with the smallest validation log-loss is kept
         (`hierattn.ngram_recipes.fit_recipes`); without validation texts,
         `NGRAMS["fallback"]`. The combination's weights stay as they are
         until `choose_weights`. `ngram_report` then holds `recipe`,
@@ -106,7 +107,7 @@ class NgramPart:
     def choose_weights(self, validation_data=None, verbose=0):
         """Chooses the weights `(a, b)` of `softmax(a log p_backbone + b z_ngrams)` on validation texts.
 
-        `fit`'s last step: the weights with the smallest validation criterion
+        `fit`'s last step: the weights with the smallest validation log-loss
         (`hierattn.ngrams.choose_mixing`), or without validation texts
         `hierattn.defaults.NGRAMS["weights"]`. `ngram_report` then holds
         `network_weight` (`a`), `ngram_weight` (`b`), `network_share`

@@ -13,6 +13,7 @@ import keras
 import numpy as np
 
 from hierattn.data.dataset import LabelMap
+from hierattn.data.ids import ngram_ids, token_ids
 from hierattn.data.pipeline import make_eval_dataset
 from hierattn.defaults import CLIPNORM, TRAINING
 from hierattn.distribute import step_logs_for
@@ -24,9 +25,7 @@ from hierattn.models.inputs import (
     is_text_input,
     label_values,
     labelled_texts,
-    ngram_ids,
     texts_and_labels,
-    token_ids,
 )
 from hierattn.ngrams import combine, ngram_logits, ngram_probabilities
 

@@ -7,13 +7,14 @@ import keras
 from hierattn.arguments import check_classifier_arguments
 from hierattn.budget import with_budget
 from hierattn.data.dataset import LabelMap
+from hierattn.data.ids import ngram_ids, token_ids
 from hierattn.data.pipeline import make_eval_dataset, make_train_dataset
 from hierattn.defaults import MODELS, NGRAMS, PREPROCESSING, TRAINING
 from hierattn.embeddings import initial_vectors
 from hierattn.layers import NgramLogits
 from hierattn.models.backbone import Backbone
 from hierattn.models.han_backbone import HANBackbone
-from hierattn.models.inputs import as_texts, ngram_ids, split_validation, token_ids, validation_pair
+from hierattn.models.inputs import as_texts, split_validation, validation_pair
 from hierattn.models.legacy import backbone_config
 from hierattn.models.ngram_part import NgramPart
 from hierattn.models.rnn_backbone import RNNBackbone
