@@ -64,7 +64,7 @@ def row(run):
     return (
         f"| {dataset} | {config['classifier']['backbone']} | {cell(test)} | {cell(parts.get('network', {}).get('test'))} "
         f"| {cell(parts.get('ngrams', {}).get('test'))} | {cell(base)} | {diff} | {val} "
-        f"| {val_f1} | {parts.get('network_share', '—')} | {recipe} | {epochs} | {metrics['training_seconds']:.0f} |"
+        f"| {val_f1} | {round(parts['network_share'], 2) if 'network_share' in parts else '—'} | {recipe} | {epochs} | {metrics['training_seconds']:.0f} |"
     )
 
 

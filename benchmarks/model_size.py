@@ -13,7 +13,8 @@ Two uses:
   (`TrainConfig()`'s settings, HAN) adapted to the training part of IMDB's
   `train/` split as a run splits it (vocabulary and length limits; the
   embeddings left random instead of word2vec), its n-gram part fitted on the
-  same part as a run fits it, compiled as a run compiles it, with the
+  same part (the fallback recipe, no validation texts: the file's size
+  depends on the recipe a run chooses), compiled as a run compiles it, with the
   optimizer's state built (as after training). It is saved the way a run
   saves its `model.keras` and, for comparison, the way Keras saves a
   compiled model (`classifier.save`: the optimizer included)::
@@ -70,13 +71,10 @@ def show(name, model_file):
 
 def imdb_estimate(archive, folder):
     """Builds IMDB's default classifier (network untrained) and saves it both ways under `folder`."""
-    import numpy as np
-
     from hierattn import train_config, training
     from hierattn.data import load_imdb
     from hierattn.data.dataset import stratified_split
     from hierattn.models.task import default_optimizer
-    from hierattn.ngrams import fit_ngram_logits
 
     config = train_config.TrainConfig.from_dict({"embeddings": "none"})  # sizes do not depend on the embeddings' values
     train = load_imdb(archive, splits=("train",), download=False, progress=False)["train"]
@@ -86,8 +84,7 @@ def imdb_estimate(archive, folder):
     classifier = train_config.make_classifier(config, names)
     started = time.perf_counter()
     classifier.adapt(texts, [names[i] for i in train.labels[fit_idx]], verbose=0)
-    x = classifier.preprocessor(texts)
-    fit_ngram_logits(classifier.ngram_logits, x, np.asarray(train.labels[fit_idx]))
+    classifier.fit_ngrams(classifier.preprocessor(texts), train.labels[fit_idx])
     classifier.compile(optimizer=default_optimizer(config.learning_rate))
     classifier.optimizer.build(classifier.trainable_variables)  # Adam's slots, as after training
     print(

@@ -71,7 +71,7 @@ def test_safe_mode_refuses_code_in_a_model_file(finished_run, tmp_path):
 
 def test_predict_batches_keeps_the_input_order(finished_run):
     run = load_run(finished_run).classifier
-    x = run.preprocessor(["good film", "a much longer text about an awful film " * 5, "", "ok"])
+    x = run.preprocessor(["good film", "a much longer text about an awful film " * 5, "", "ok"])["token_ids"]
     together = predict_batches(run.backbone, x, batch_size=2)
     one_by_one = np.concatenate([predict_batches(run.backbone, x[i : i + 1]) for i in range(len(x))])
     np.testing.assert_allclose(together, one_by_one, atol=1e-5)
@@ -82,7 +82,7 @@ def test_batched_outputs_first_call_eager_then_traced_agree_and_pad_back(finishe
 
     run = load_run(finished_run).classifier
     explainer = run.backbone.attention_model()
-    x = run.preprocessor(["good film", "a much longer text about an awful film " * 3, "ok"])
+    x = run.preprocessor(["good film", "a much longer text about an awful film " * 3, "ok"])["token_ids"]
     first = batched_outputs(explainer, x)  # one batch, model never called: eager
     assert explainer.__dict__["_hierattn_inference"] == {("eager", 2): True}
     second = batched_outputs(explainer, x)  # traced

@@ -1,0 +1,78 @@
+"""Unknown words in the n-gram part: one shared feature (today) or breaks, as scikit-learn leaves them out.
+
+Validation only (issue #30): for each finished default run, its n-gram part is
+refitted on the run's training part with every recipe candidate
+(`hierattn.ngram_recipes.fit_recipes`) and chosen on the run's validation
+texts, once on the ids as they are (a word outside the vocabulary is id 1, a
+feature of its own, inside n-grams) and once with those ids set to 0 (no
+feature, and no n-gram spans them). Prints the chosen part's validation
+accuracy, macro-F1 and log-loss for both; no test text is read.
+
+    python benchmarks/unknown_words.py RUN_DIR [RUN_DIR ...] --out unknown.json
+"""
+
+import argparse
+import json
+
+import numpy as np
+from ngram_criterion import run_data
+from sklearn.metrics import f1_score
+
+from hierattn.data.dataset import stratified_split
+from hierattn.layers import NgramLogits
+from hierattn.ngram_recipes import fit_recipes
+from hierattn.ngrams import ngram_logits, scored_at_best_scale
+from hierattn.runs import load_run
+
+
+def study(run_dir):
+    run = load_run(run_dir)
+    classifier, config = run.classifier, run.config
+    train = run_data(run)
+    names = classifier.label_names
+    fit_idx, val_idx = stratified_split(train.labels, config["validation_split"], config["classifier"]["seed"], names)
+    x_fit = classifier.preprocessor([train.texts[i] for i in fit_idx])["ngram_ids"]
+    x_val = classifier.preprocessor([train.texts[i] for i in val_idx])["ngram_ids"]
+    y_fit, y_val = np.asarray(train.labels)[fit_idx], np.asarray(train.labels)[val_idx]
+    layer = classifier.ngram_logits
+
+    def make(ngram_max, tf, normalize):
+        return NgramLogits(
+            layer.vocabulary_size, layer.num_classes, ngram_max, layer.num_buckets, tf=tf, normalize=normalize
+        )
+
+    rows = []
+    for mode in ("unknown as a feature", "unknown as a break"):
+        fit_ids, val_ids = (
+            (x_fit, x_val)
+            if mode.endswith("feature")
+            else (np.where(x_fit == 1, 0, x_fit), np.where(x_val == 1, 0, x_val))
+        )
+        fitted, report = fit_recipes(make, fit_ids, y_fit, (val_ids, y_val))
+        logits = ngram_logits(fitted, val_ids)
+        row = {
+            "run": str(run_dir),
+            "mode": mode,
+            "recipe": report["recipe"],
+            "val_accuracy": float((logits.argmax(1) == y_val).mean()),
+            "val_macro_f1": float(f1_score(y_val, logits.argmax(1), average="macro")),
+            "val_log_loss": scored_at_best_scale(logits, y_val),
+        }
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    return rows
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("runs", nargs="+", metavar="RUN_DIR")
+    parser.add_argument("--out", default=None, help="write the results here as JSON")
+    args = parser.parse_args()
+    results = [row for run_dir in args.runs for row in study(run_dir)]
+    if args.out:
+        with open(args.out, "w") as handle:
+            json.dump(results, handle, indent=2)
+
+
+if __name__ == "__main__":
+    main()
