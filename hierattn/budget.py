@@ -49,13 +49,15 @@ def timed(strategy):
     return not in_multi_worker_mode(strategy)
 
 
-def with_budget(epochs, callbacks, num_texts, batch_size, strategy):
+def with_budget(epochs, callbacks, num_texts, batch_size, strategy, validated=True):
     """What `TextClassifier.fit` trains with: `epochs`, or the budget's, and its callbacks with the time budget.
 
     Given `epochs` (the caller's own cap, as in Keras), both are returned
     unchanged. Without (`None`): `epoch_budget(num_texts, batch_size)` and
     the callbacks with a `TimeBudget(EPOCH_BUDGET["seconds"])` added,
     unless they hold one or the training spans several workers (`timed`).
+    Without validation texts (`validated=False`) nothing stops training
+    early, so the budget is `EPOCH_BUDGET["min_epochs"]`.
 
     Returns:
         `(epochs, callbacks)`, the second a new list.
@@ -65,7 +67,7 @@ def with_budget(epochs, callbacks, num_texts, batch_size, strategy):
         return epochs, callbacks
     if timed(strategy) and not any(isinstance(c, TimeBudget) for c in callbacks):
         callbacks.append(TimeBudget(EPOCH_BUDGET["seconds"]))
-    return epoch_budget(num_texts, batch_size), callbacks
+    return (epoch_budget(num_texts, batch_size) if validated else EPOCH_BUDGET["min_epochs"]), callbacks
 
 
 def budget_text(epochs, num_texts, batch_size, seconds=None):

@@ -117,6 +117,7 @@ NGRAMS = {
     ),
     "fallback": {"weighting": "tfidf", "ngram_max": 2, "C": (30.0,)},
     "balanced_above": 1.5,
+    "nb_alpha": 1.0,  # NB-LR's smoothing of the feature counts (Wang & Manning 2012)
     "max_iter": 2000,
     "weights": (0.35, 0.65),
 }

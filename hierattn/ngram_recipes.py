@@ -84,7 +84,7 @@ def _features(counts, recipe, idf):
     return features.multiply(1.0 / np.maximum(norms, 1e-12)[:, None]).tocsr()
 
 
-def _nb_ratios(features, positive, alpha=1.0):
+def _nb_ratios(features, positive, alpha=NGRAMS["nb_alpha"]):
     """Wang & Manning's log-count ratio of each binary feature for `positive` documents against the rest."""
     p = alpha + np.asarray(features[positive].sum(axis=0)).ravel()
     q = alpha + np.asarray(features[~positive].sum(axis=0)).ravel()
@@ -135,7 +135,9 @@ def _fit_nb(features, labels, grid, num_classes):
             for label in modelled:
                 positive = labels == label
                 ratios = _nb_ratios(features, positive)
-                model = LogisticRegression(C=c, solver="liblinear", class_weight=class_weight)
+                model = LogisticRegression(
+                    C=c, solver="liblinear", max_iter=NGRAMS["max_iter"], class_weight=class_weight
+                )
                 model.fit(features.multiply(ratios).tocsr(), positive)
                 coefficients.append(model.coef_[0] * ratios)
                 intercepts.append(model.intercept_[0])
@@ -159,8 +161,8 @@ def fit_recipes(layer_factory, x, labels, validation=None, recipes=None, log=Non
         x: Training ids (the n-gram part's input).
         labels: Their class ids.
         validation: `(ids, class ids)` to choose on; `None`: the first of
-            `recipes` (default `NGRAMS["fallback"]`) is fitted alone, at the
-            first `C` of its grid.
+            `recipes` (default `NGRAMS["fallback"]`, one `C`) is fitted, and
+            of its grid the first model fitted is kept.
         recipes: The recipes to try (default `NGRAMS["recipes"]`).
         log: A function printing one line per candidate, or `None`.
 

@@ -31,7 +31,7 @@ def test_epoch_budget_scales_with_the_corpus_within_its_bounds(num_texts, batch_
 
 def test_epoch_budget_follows_the_defaults(monkeypatch):
     monkeypatch.setitem(EPOCH_BUDGET, "steps", 18)
-    monkeypatch.setitem(EPOCH_BUDGET, "min_epochs", 1)
+    monkeypatch.setitem(EPOCH_BUDGET, "min_epochs", 2)
     assert epoch_budget(144, 16) == 2  # 9 steps an epoch
     assert epoch_budget(0, 16) == 18  # no texts: one step an epoch, not a division by zero
 
@@ -45,6 +45,8 @@ def test_with_budget_adds_the_time_budget_only_without_epochs():
     assert callbacks[0].seconds == EPOCH_BUDGET["seconds"]
     epochs, callbacks = with_budget(None, mine, 5_000, 64, strategy)
     assert epochs == 38 and callbacks == mine and callbacks is not mine  # a time budget given is kept, not doubled
+    epochs, _ = with_budget(None, None, 5_000, 64, strategy, validated=False)
+    assert epochs == EPOCH_BUDGET["min_epochs"]  # nothing would stop training early
 
 
 def test_budget_text():
@@ -67,7 +69,7 @@ def test_stop_reason_names_what_ended_training():
 
 def test_fit_without_epochs_trains_the_budget_within_the_time_budget(monkeypatch):
     monkeypatch.setitem(EPOCH_BUDGET, "steps", 12)  # 48 texts in batches of 16: 3 steps an epoch, 4 epochs
-    monkeypatch.setitem(EPOCH_BUDGET, "min_epochs", 1)
+    monkeypatch.setitem(EPOCH_BUDGET, "min_epochs", 2)
     texts, labels = make_reviews(48)
     seen = []
     original = with_budget
@@ -80,7 +82,9 @@ def test_fit_without_epochs_trains_the_budget_within_the_time_budget(monkeypatch
 
     monkeypatch.setattr("hierattn.models.text_classifier.with_budget", recording)
     clf = hierattn.TextClassifier("rnn", embeddings="none", min_count=1, ngrams=False, **TINY_OPTIONS["rnn"])
-    history = clf.fit(texts, labels, batch_size=16, verbose=0)
-    assert seen == [4, "TimeBudget"] and len(history.epoch) == 4
+    history = clf.fit(texts, labels, batch_size=16, verbose=0, validation_data=(texts[:8], labels[:8]))
+    assert seen == [4, "TimeBudget"] and 1 <= len(history.epoch) <= 4  # early stopping may end it first
+    history = clf.fit(texts, labels, batch_size=16, verbose=0)  # no validation data: the least budget
+    assert seen[2:] == [2, "TimeBudget"] and len(history.epoch) == 2
     history = clf.fit(texts, labels, batch_size=16, epochs=1, verbose=0)  # an explicit epochs: no time budget
-    assert seen[2:] == [1] and len(history.epoch) == 1
+    assert seen[4:] == [1] and len(history.epoch) == 1

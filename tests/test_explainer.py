@@ -56,7 +56,7 @@ def test_flat_model_weights_follow_truncation(rnn_run):
     used = [w.text for w in e.words if w.used]
     assert used == ["one", "two", "three", "four", "five", "six"]  # the first sequence_length words are kept
     assert sum(w.weight for w in e.words) == pytest.approx(1.0, abs=1e-5)
-    assert e.cut_words == 2 and "2 of the 8 words shown were not read" in e.warnings[0]
+    assert e.cut_words == 2 and "2 of the 8 words shown were not read by the network" in e.warnings[0]
 
 
 def test_known_words_warning_and_empty_text(han_run):

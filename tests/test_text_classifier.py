@@ -380,6 +380,8 @@ def test_fit_ngrams_and_choose_weights_alone(reviews):
         clf.fit_ngrams(texts[:4], None)
     with pytest.raises(DataError, match=r"fit_ngrams takes texts, or their ids .*\(3-dimensional integers\)"):
         clf.fit_ngrams(x["token_ids"][:4, 0], labels[:4])
+    with pytest.raises(DataError, match="fit_ngrams takes the preprocessor's dict of token_ids and ngram_ids"):
+        clf.fit_ngrams(x["token_ids"][:4], labels[:4])
     with pytest.raises(DataError, match="4 documents but 3 labels"):
         clf.fit_ngrams(take_documents(x, slice(0, 4)), labels[:3])
     with pytest.raises(DataError, match="labels not seen in training: meh"):

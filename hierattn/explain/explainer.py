@@ -179,9 +179,14 @@ class Explainer:
             warnings.append(
                 "the text is longer than the model's limits: "
                 + ", and ".join(
-                    ([f"{cut:,} of the {len(words):,} words shown were not read"] if cut else [])
+                    ([f"{cut:,} of the {len(words):,} words shown were not read by the network"] if cut else [])
                     + (
-                        [f"the {unshown:,} characters after character {spans[-1][1]:,} are not shown (not read)"]
+                        [
+                            (
+                                f"the {unshown:,} characters after character {spans[-1][1]:,} are not shown "
+                                "(not read by the network; the n-gram part, if any, reads them)"
+                            )
+                        ]
                         if unshown > 0
                         else []
                     )

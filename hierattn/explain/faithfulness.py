@@ -14,8 +14,10 @@ and the model is run again. Three rankings are compared:
   the words that push most towards the predicted class).
 
 The probabilities are the whole classifier's (with its n-gram part, if it
-has one: deleting a word also removes the n-grams it was part of); the
-gradient ranking is the attention network's.
+has one: deleting a word also removes the n-grams it was part of), with
+one difference: here the n-gram part reads the network's ids, cut at the
+network's length limits, where the classifier's own predictions give it
+the whole text. The gradient ranking is the attention network's.
 
 For each ranking and `k` the report gives the mean drop `p_c(x) - p_c(x \\ top
 k)` (ERASER's comprehensiveness at that `k`) and the share of decisions that

@@ -125,7 +125,8 @@ def _legend(signed):
             '<p class="legend">Word importance (attention): 0<span class="scale" style="background: '
             "linear-gradient(to right, rgba(41,128,185,0), rgba(41,128,185,1))\"></span>the review's most important "
             "word (shade grows with the square root of the weight). Red bar: sentence weight, relative to the top "
-            "sentence. Underlined: not in the vocabulary. Grey: beyond the model's length limits, not read.</p>"
+            "sentence. Underlined: not in the vocabulary. Grey: beyond the network's length limits, not read by it "
+            "(the n-gram part, if any, reads the whole text).</p>"
         )
     ]
     if signed:

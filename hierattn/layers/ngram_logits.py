@@ -42,7 +42,7 @@ class NgramLogits(keras.layers.Layer):
         z = bias + sum_f x_f kernel[f]
 
     so each n-gram's contribution `x_f kernel[f, c]` to class `c` is exact.
-    The weights are not trained by gradient descent: `hierattn.ngrams` fits
+    The weights are not trained by gradient descent: `hierattn.ngram_recipes` fits
     them with scikit-learn on the features this layer computes
     (`feature_ids`, `feature_counts`), and sets them (`set_tables`).
 
@@ -65,7 +65,7 @@ class NgramLogits(keras.layers.Layer):
         ngram_max: Longest n-gram (1 for a bag of words; default 2, from
             `hierattn.defaults.NGRAMS`).
         num_buckets: Number of feature ids, unigrams included; must exceed
-            `vocabulary_size` (default 2^20).
+            `vocabulary_size` (default 2^24, `hierattn.defaults.NGRAMS`).
         tf: Term frequency `g`: `"binary"` (each distinct feature counts 1)
             or `"sublinear"` (`1 + log(count)`).
         normalize: Whether each document's feature values are scaled to unit

@@ -149,6 +149,11 @@ class Task(keras.Model):
             raise DataError(
                 f"{verb} takes texts, or their ids from the preprocessor ({rank}-dimensional integers), and their labels"
             )
+        if self.preprocessor.ngram_length is not None and not isinstance(x, dict):
+            raise DataError(
+                f"{verb} takes the preprocessor's dict of token_ids and ngram_ids (the n-gram part reads the whole "
+                "text), not one array of ids"
+            )
         labels = self.label_ids(label_values(y, self.label_names)[0])
         if len(labels) != len(ids):
             raise DataError(f"{len(ids)} documents but {len(labels)} labels")
@@ -220,7 +225,8 @@ class Task(keras.Model):
             return predict_batches(self, x, batch_size, progress)
         probabilities = predict_batches(self.backbone, x["token_ids"], batch_size, progress)
         a, b = (float(w) for w in np.asarray(self.combination.mixing))
-        return combine(probabilities, ngram_logits(self.ngram_logits, x["ngram_ids"]), a, b).astype(np.float32)
+        logits = ngram_logits(self.ngram_logits, x["ngram_ids"])
+        return combine(probabilities, logits, a, b, self.combination.epsilon).astype(np.float32)
 
     def attention(self, x, batch_size=32):
         """The network's probabilities and attention weights for id arrays, in input order.

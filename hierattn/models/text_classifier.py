@@ -253,7 +253,8 @@ class TextClassifier(NgramPart, Task):
                 `tf.distribute`, the global batch, split between the replicas.
             epochs: Most epochs. `None` (the default): scaled to the
                 training texts (`hierattn.budget.epoch_budget`: about 3,000
-                batches' worth, 8 to 40 epochs), and no epoch begun that
+                batches' worth, 8 to 40 epochs; 8 without validation data,
+                where nothing stops training early), and no epoch begun that
                 would end beyond 20 minutes of training (a `TimeBudget`
                 callback added); the numbers are
                 `hierattn.defaults.EPOCH_BUDGET`. A number is your own cap,
@@ -289,7 +290,8 @@ class TextClassifier(NgramPart, Task):
         train_set = make_train_dataset(
             token_ids(x_fit), y_fit, batch_size, self.seed, num_classes, first_epoch=initial_epoch, strategy=strategy
         )
-        epochs, callbacks = with_budget(epochs, callbacks, len(texts), batch_size, strategy)
+        validated = validation_data is not None
+        epochs, callbacks = with_budget(epochs, callbacks, len(texts), batch_size, strategy, validated)
         val_set = validation = None
         if validation_data is not None:
             val_texts, val_labels = self._texts_and_labels(*validation_pair(validation_data), "validation_data")

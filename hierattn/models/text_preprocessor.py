@@ -189,11 +189,6 @@ class TextPreprocessor(keras.layers.Layer):
         count = sum(len(sentence) for sentence in sentences)
         return [(p,) if p < self.sequence_length else None for p in range(count)]
 
-    def ngram_slots(self, sentences):
-        """Where each token of a tokenized text sits in `"ngram_ids"`: `(position,)`, or `None` past `ngram_length`."""
-        count = sum(len(sentence) for sentence in sentences)
-        return [(p,) if p < (self.ngram_length or 0) else None for p in range(count)]
-
     def has_words(self, text):
         """Whether the tokenizer keeps any word of `text` (markup, spaces and nothing are wordless)."""
         return bool(self.tokenizer.tokenize(text, max_tokens=1))
