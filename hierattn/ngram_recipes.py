@@ -135,8 +135,8 @@ def _fit_nb(features, labels, grid, num_classes):
             for label in modelled:
                 positive = labels == label
                 ratios = _nb_ratios(features, positive)
-                model = LogisticRegression(
-                    C=c, solver="liblinear", max_iter=NGRAMS["max_iter"], class_weight=class_weight
+                model = LogisticRegression(  # liblinear shuffles: seeded, so a fit can be repeated
+                    C=c, solver="liblinear", max_iter=NGRAMS["max_iter"], class_weight=class_weight, random_state=0
                 )
                 model.fit(features.multiply(ratios).tocsr(), positive)
                 coefficients.append(model.coef_[0] * ratios)
