@@ -89,7 +89,8 @@ def candidates(classifier, x_fit, y_fit, x_val):
     return found
 
 
-def study(run_dir):
+def split_run(run_dir):
+    """A finished run's classifier and its training and validation parts as the run split them: ids and class ids."""
     run = load_run(run_dir)
     classifier, config = run.classifier, run.config
     train = run_data(run)
@@ -97,11 +98,16 @@ def study(run_dir):
     fit_idx, val_idx = stratified_split(train.labels, config["validation_split"], config["classifier"]["seed"], names)
     x_fit = classifier.preprocessor([train.texts[i] for i in fit_idx])
     x_val = classifier.preprocessor([train.texts[i] for i in val_idx])
-    y_fit, y_val = np.asarray(train.labels)[fit_idx], np.asarray(train.labels)[val_idx]
+    return classifier, x_fit, x_val, np.asarray(train.labels)[fit_idx], np.asarray(train.labels)[val_idx]
+
+
+def study(run_dir):
+    classifier, x_fit, x_val, y_fit, y_val = split_run(run_dir)
+    names = classifier.label_names
     network = classifier.predict_ids(x_val, part="network")
     found = candidates(classifier, x_fit, y_fit, x_val)
     halves = stratified_split(y_val, 0.5, 0, names)
-    result = {"run": str(run_dir), "validation_documents": len(val_idx), "criteria": {}}
+    result = {"run": str(run_dir), "validation_documents": len(y_val), "criteria": {}}
     for criterion, score in CRITERIA.items():
         rows = []
         for choose, judge in (halves, halves[::-1]):
@@ -123,8 +129,9 @@ def study(run_dir):
     return result
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def run_studies(study, doc):
+    """The command line of a study of finished runs: `study(run_dir)` for each RUN_DIR, the results to `--out`."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("runs", nargs="+", metavar="RUN_DIR")
     parser.add_argument("--out", default=None, help="write the results here as JSON")
     args = parser.parse_args()
@@ -135,6 +142,10 @@ def main():
     if args.out:
         with open(args.out, "w") as handle:
             json.dump(results, handle, indent=2)
+
+
+def main():
+    run_studies(study, __doc__)
 
 
 if __name__ == "__main__":

@@ -11,29 +11,20 @@ accuracy, macro-F1 and log-loss for both; no test text is read.
     python benchmarks/unknown_words.py RUN_DIR [RUN_DIR ...] --out unknown.json
 """
 
-import argparse
 import json
 
 import numpy as np
-from ngram_criterion import run_data
+from ngram_criterion import run_studies, split_run
 from sklearn.metrics import f1_score
 
-from hierattn.data.dataset import stratified_split
 from hierattn.layers import NgramLogits
 from hierattn.ngram_recipes import fit_recipes
 from hierattn.ngrams import ngram_logits, scored_at_best_scale
-from hierattn.runs import load_run
 
 
 def study(run_dir):
-    run = load_run(run_dir)
-    classifier, config = run.classifier, run.config
-    train = run_data(run)
-    names = classifier.label_names
-    fit_idx, val_idx = stratified_split(train.labels, config["validation_split"], config["classifier"]["seed"], names)
-    x_fit = classifier.preprocessor([train.texts[i] for i in fit_idx])["ngram_ids"]
-    x_val = classifier.preprocessor([train.texts[i] for i in val_idx])["ngram_ids"]
-    y_fit, y_val = np.asarray(train.labels)[fit_idx], np.asarray(train.labels)[val_idx]
+    classifier, x_fit, x_val, y_fit, y_val = split_run(run_dir)
+    x_fit, x_val = x_fit["ngram_ids"], x_val["ngram_ids"]
     layer = classifier.ngram_logits
 
     def make(ngram_max, tf, normalize):
@@ -64,14 +55,7 @@ def study(run_dir):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("runs", nargs="+", metavar="RUN_DIR")
-    parser.add_argument("--out", default=None, help="write the results here as JSON")
-    args = parser.parse_args()
-    results = [row for run_dir in args.runs for row in study(run_dir)]
-    if args.out:
-        with open(args.out, "w") as handle:
-            json.dump(results, handle, indent=2)
+    run_studies(study, __doc__)
 
 
 if __name__ == "__main__":
