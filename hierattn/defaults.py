@@ -122,6 +122,11 @@ NGRAMS = {
     "weights": (0.35, 0.65),
 }
 
+# Word evidence (`hierattn.explain`): the points of the Gauss-Legendre
+# quadrature of the network's integrated gradients along the path from the
+# padding embedding (BENCHMARKS.md, "Word evidence that adds up").
+EVIDENCE = {"steps": 16}
+
 # How much of a text an explanation shows, as a multiple of what the model
 # reads (`hierattn.explain`): the words just beyond its limits are shown as
 # not read; the rest of a longer text is summarised in one line, so

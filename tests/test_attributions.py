@@ -1,10 +1,11 @@
-"""Tests for hierattn.explain.attributions: gradient x input per token."""
+"""Tests for hierattn.explain.attributions: gradient x input and integrated gradients per token."""
 
 import numpy as np
 import pytest
+import keras
 import tensorflow as tf
 
-from hierattn.explain.attributions import gradient_times_input
+from hierattn.explain.attributions import gradient_times_input, integrated_gradients
 from hierattn.models import HANBackbone, RNNBackbone, TransformerBackbone
 
 
@@ -38,3 +39,55 @@ def test_gradient_times_input_matches_dense_embedding_gradient(builder, x):
             # the per-position scores of a token id add up to its dense gradient row . embedding
             expected = float(dense[token] @ table[token])
             assert scores[i][x[i] == token].sum() == pytest.approx(expected, rel=1e-4, abs=1e-7)
+
+
+def reference_integrated_gradients(model, x, classes, versus, points=200):
+    """Integrated gradients per token id, by moving the whole embedding table (the midpoint rule, many points)."""
+    variable = model.token_embedding.embeddings
+    table = variable.numpy()
+    delta = table - table[0]
+    total = np.zeros(table.shape, np.float32)
+    try:
+        for alpha in (np.arange(points) + 0.5) / points:
+            variable.assign(table[0] + alpha * delta)
+            with tf.GradientTape() as tape:
+                log_p = tf.math.log(model(x, training=False))
+                margin = tf.reduce_sum(log_p[0, classes[0]] - log_p[0, versus[0]])
+            total += tf.convert_to_tensor(tape.gradient(margin, variable.value)).numpy() / points
+    finally:
+        variable.assign(table)
+    return {token: float(total[token] @ delta[token]) for token in set(x[x != 0].tolist())}
+
+
+@pytest.mark.parametrize(
+    "builder, x, factor",
+    [
+        (lambda: RNNBackbone(12, 3, embedding_dim=6, units=4), np.array([[3, 4, 3, 9, 2, 5, 6, 7, 8, 10, 11, 0]]), 3.0),
+        (
+            lambda: HANBackbone(12, 3, embedding_dim=6, word_units=4, sentence_units=4, attention_units=4),
+            np.array([[[3, 4, 3], [9, 2, 5], [6, 7, 8], [10, 11, 0]]]),
+            3.0,
+        ),
+        (
+            lambda: TransformerBackbone(12, 3, embedding_dim=8, num_heads=2, intermediate_dim=8, num_layers=1),
+            np.array([[3, 4, 3, 9, 2, 5, 6, 7, 8, 10, 11, 0]]),
+            1.0,  # with layer normalisation, larger weights make the path too steep for a small test
+        ),
+    ],
+)
+def test_integrated_gradients_match_a_reference_and_are_complete(builder, x, factor):
+    keras.utils.set_random_seed(0)
+    model = builder()
+    for layer in model.layers:  # larger weights, so the margin is far from linear in the embeddings
+        for weight in layer.weights:
+            weight.assign(weight.numpy() * factor)
+    probabilities = model(x, training=False).numpy()
+    classes, versus = probabilities.argmax(1), probabilities.argmin(1)
+    # 10 distinct words in a vocabulary of 12: each call holds one point of the path, so the points go in 10+ calls
+    scores, margin, baseline = integrated_gradients(model, x, classes, versus, scale=2.0, steps=8, tolerance=1e-3)
+    assert scores.shape == x.shape and np.all(scores[x == 0] == 0)
+    expected = 2.0 * (np.log(probabilities[0, classes[0]]) - np.log(probabilities[0, versus[0]]))
+    assert margin[0] == pytest.approx(expected, rel=1e-5)
+    assert scores.sum() == pytest.approx(margin[0] - baseline[0], rel=1e-3, abs=1e-3)  # completeness
+    for token, value in reference_integrated_gradients(model, x, classes, versus).items():
+        assert 2.0 * value == pytest.approx(scores[x == token].sum(), rel=2e-2, abs=1e-3)  # kinks (ReLU): both err

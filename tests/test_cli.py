@@ -183,7 +183,7 @@ def test_table_id_and_label_columns_travel_to_the_outputs(trained, tmp_path):
     assert rows[0] == "row,id,label,predicted,p_neg,p_pos"
     assert rows[1].startswith("0,r1,pos,") and rows[2] == "1,r2,neg,,," and rows[3].startswith("2,r3,neg,")
     page = invoke(
-        "explain", "--run", run_dir, "--file", table, "--format", "html", "--signed", "--output", tmp_path / "e.html"
+        "explain", "--run", run_dir, "--file", table, "--format", "html", "--output", tmp_path / "e.html"
     )
     assert page.exit_code == 0, page.output
     html = (tmp_path / "e.html").read_text()

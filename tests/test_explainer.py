@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 from hierattn.errors import HierattnError
-from hierattn.explain.attributions import gradient_times_input
 from hierattn.explain.explainer import Explainer
 
 from conftest import make_run
@@ -99,19 +98,46 @@ def test_trailing_markup_or_symbols_are_not_an_unread_rest(han_run):
         assert e.unshown_characters == 0 and not any("longer than" in w for w in e.warnings), (text, e.warnings)
 
 
-def test_signed_evidence_is_gradient_times_input_on_the_read_words(han_run, rnn_run):
+def account(e):
+    """The explanation's words' evidence plus its named constant terms, and the margin they should add up to."""
+    d = e.decision
+    constants = d["network_baseline"] + d["integration_error"] + d["ngram_bias"] + d["not_shown"]
+    return sum(w.evidence for w in e.words) + constants, d["margin"]
+
+
+def test_word_evidence_adds_up_to_the_decision_margin(han_run, rnn_run):
     for run in (han_run, rnn_run):
-        text = "The film was great. I loved it! " + "word " * 40
-        (e,) = Explainer(run).explain([text], ids=["doc-7"], labels=["pos"], signed=True)
+        text = "The film was great. I loved it! " + "word " * 40  # the RNN's limit cuts it
+        (e,) = Explainer(run).explain([text], ids=["doc-7"], labels=["pos"])
         assert e.doc_id == "doc-7" and e.true_label == "pos"
-        x = run.preprocessor([text])["token_ids"]
-        scores = gradient_times_input(run.backbone, x, [run.label_names.index(e.label)])[0]
-        read = [w for w in e.words if w.used]
-        assert all(w.evidence is None for w in e.words if not w.used)
-        expected = sorted(scores[scores != 0].round(5))
-        assert sorted(round(w.evidence, 5) for w in read if w.evidence != 0) == expected
-    (plain,) = Explainer(han_run).explain(["The film was great."])
-    assert all(w.evidence is None for w in plain.words) and plain.doc_id is None
+        total, margin = account(e)
+        assert total == pytest.approx(margin, abs=1e-6)
+        d = e.decision
+        # completeness of the integrated gradients: the quadrature leaves under 1% of the network's term
+        assert abs(d["integration_error"]) <= 0.01 * abs(d["network"] - d["network_baseline"]) + 1e-6
+        assert sum(w.network_evidence for w in e.words) == pytest.approx(
+            d["network"] - d["network_baseline"] - d["integration_error"], abs=1e-6
+        )
+        assert all(w.network_evidence == 0.0 for w in e.words if not w.used)  # the network did not read them
+        # the n-gram part's contributions, spread over their tokens, are all there
+        assert sum(w.ngram_evidence for w in e.words) + d["not_shown"] == pytest.approx(d["ngrams"], abs=1e-6)
+        for w in e.words:
+            assert w.evidence == pytest.approx(w.network_evidence + w.ngram_evidence, abs=1e-9)
+        great = next(g for g in e.ngrams if g.text == "great")  # a unigram's share is its whole contribution
+        word = next(w for w in e.words if w.text == "great")
+        inside = lambda g: [w for w in e.words if g.start <= w.start and w.end <= g.end]  # noqa: E731
+        shared = sum(g.contribution / len(inside(g)) for g in e.ngrams if word in inside(g))  # "great" is there once
+        assert word.ngram_evidence == pytest.approx(shared, abs=1e-6) and great.contribution != 0.0
+
+
+def test_evidence_without_an_n_gram_part_is_the_network_s_alone(tiny_csv, tmp_path):
+    run = make_run(tiny_csv, tmp_path / "run", "han", ngrams=False)
+    (e,) = Explainer(run).explain(["The film was great. The plot was dull."])
+    total, margin = account(e)
+    assert total == pytest.approx(margin, abs=1e-6)
+    p = sorted(e.probabilities.values(), reverse=True)
+    assert margin == pytest.approx(np.log(p[0]) - np.log(p[1]), abs=1e-5)
+    assert e.ngrams is None and e.decision["ngrams"] == 0.0 and e.decision["network_weight"] == 1.0
 
 
 def test_a_network_without_weight_is_said_to_explain_nothing(han_run):

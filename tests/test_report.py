@@ -130,13 +130,12 @@ def test_html_names_the_document_its_true_label_the_colour_scale_and_the_cut_fir
     assert 'class="scale"' in page and "most important" in page  # the legend of the colour scale
     doc = page[page.index('class="doc"') :]
     assert doc.index("1 of 6 words were cut") < doc.index('class="sentence"')  # the notice comes before the text
-    assert "Evidence for (green)" not in page  # no signed view without evidence
     assert "<h2>Document 1</h2>" in to_html([sample()]) and "true label" not in to_html([sample()])
 
 
 def test_html_signed_view_shows_evidence_for_and_against():
     explanation = sample()
-    for w, value in zip(explanation.words, [0.4, -0.2, 0.1, -0.05, 0.0, None]):
+    for w, value in zip(explanation.words, [0.4, -0.2, 0.1, -0.05, 0.0, 0.0]):
         w.evidence = value
     page = to_html([explanation])
     assert "Evidence for (green) and against (red) the prediction" in page and "against the prediction" in page

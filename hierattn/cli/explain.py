@@ -53,12 +53,6 @@ from hierattn.cli.options import (
     "the predicted probability with random words and with gradient x input.",
 )
 @click.option(
-    "--signed",
-    is_flag=True,
-    help="Also show each word's evidence for or against the prediction (gradient x input): json/csv "
-    "columns, and a green/red view in html.",
-)
-@click.option(
     "--random-draws",
     type=click.IntRange(1),
     default=5,
@@ -83,7 +77,6 @@ def explain(
     fmt,
     output,
     check,
-    signed,
     random_draws,
     seed,
     encoding,
@@ -129,7 +122,7 @@ def explain(
     # imported when the command runs: --help, and refusing bad input, come before pandas and TensorFlow load
     from hierattn.explain import explain_file, explain_texts
 
-    options = {"signed": signed, "check": check, "random_draws": random_draws, "seed": seed, "log": echo_err}
+    options = {"check": check, "random_draws": random_draws, "seed": seed, "log": echo_err}
     if text is not None and text != "-":
         explanations, report = explain_texts([one_text(text)], run_dir, **options)
     else:

@@ -1,4 +1,4 @@
-"""The explainer: which words and sentences a trained model attended to.
+"""The explainer: each word's evidence for the decision, and where the network read.
 
 Which weights are used, and why:
 
@@ -11,15 +11,28 @@ Which weights are used, and why:
   document's words. (The Transformer's self-attention maps mix positions
   before that and are not used.)
 
-A classifier with an n-gram part (`TextClassifier(ngrams=True)`, the
-default) decides by `softmax(a log p_network + b z)`, `z` being the logits of
-a linear model over the document's word n-grams. Its explanation also
-accounts for the whole decision exactly (`Explanation.decision`): the score
-margin of the predicted class over the runner-up is the sum of the
-network's term `a (log p_network(c) - log p_network(r))`, the n-gram part's
-bias term and one exact linear contribution per distinct n-gram of the
-document (`Explanation.ngrams`). The attention weights explain the
-network's term only.
+The decision is the margin of the predicted class `c` over the runner-up
+`r` (for two classes: the log-odds). A classifier with an n-gram part
+(`TextClassifier(ngrams=True)`, the default) decides by `softmax(a log
+p_network + b z)`, `z` being the logits of a linear model over the
+document's word n-grams, so its margin is the network's term `a (log
+p_network(c) - log p_network(r))` plus the n-gram part's bias term plus one
+exact linear contribution per distinct n-gram (`Explanation.ngrams`);
+without one, `a = 1`, `b = 0`. Every word's evidence (`WordWeight.evidence`)
+is its share of that margin:
+
+* the network's share: integrated gradients of the network's term on the
+  word's embedding, from the padding embedding (Sundararajan et al. 2017;
+  `hierattn.explain.attributions.integrated_gradients`), whose words' terms
+  sum to the network's term minus its value at that all-padding baseline;
+* the n-gram part's share: each n-gram's contribution spread evenly over the
+  tokens of its occurrences.
+
+With the constant terms of `Explanation.decision` (the network's baseline
+value, the quadrature's integration error, the n-gram bias and the share of
+words beyond what is shown) the words' evidence adds up exactly to the
+margin. The attention weights say where the network read; they are not
+evidence.
 
 Words that fall beyond the model's limits (`max_sentences`, `max_words`,
 `sequence_length`) get no weight and are reported as cut. An explanation
@@ -32,9 +45,10 @@ import numpy as np
 
 from hierattn.data.ids import token_ids
 from hierattn.data.vocabulary import OOV
+from hierattn.defaults import EVIDENCE
 from hierattn.defaults import EXPLAIN_SHOWN as SHOWN
 from hierattn.errors import HierattnError
-from hierattn.explain.attributions import gradient_times_input
+from hierattn.explain.attributions import integrated_gradients
 from hierattn.explain.explanation import Explanation, NgramContribution, WordWeight
 from hierattn.ngrams import combine
 
@@ -70,18 +84,18 @@ class Explainer:
         if not self.backbone.attention_layers:
             raise HierattnError("this model has no attention pooling to explain (e.g. a Transformer with mean pooling)")
 
-    def explain(self, texts, ids=None, labels=None, signed=False):
+    def explain(self, texts, ids=None, labels=None):
         """Explanations for raw texts, in order.
+
+        Every word gets its evidence (`WordWeight.evidence`): its signed
+        share of the margin of the predicted class over the runner-up, which
+        with the named constant terms of `Explanation.decision` adds up to
+        that margin exactly (see the module docstring).
 
         Args:
             texts: Raw texts.
             ids: Optional document ids, shown with the explanations.
             labels: Optional true labels, shown beside the prediction.
-            signed: Also give every word its evidence for the predicted class
-                (`WordWeight.evidence`): gradient x input, positive for words
-                that support the prediction and negative for words against it
-                (as LIME and Captum show both), which attention weights, all
-                positive, cannot.
 
         Raises:
             HierattnError: An empty or whitespace-only text.
@@ -100,7 +114,8 @@ class Explainer:
         documents = [[[token.form for token in sentence] for sentence in sentences] for sentences, _ in tokenized]
         x = token_ids(self.preprocessor.encode_tokens(documents))
         outputs = self.classifier.attention(x)
-        ngram_parts = network_probabilities = None
+        network_probabilities = outputs["probabilities"]
+        ngram_parts, a, b = None, 1.0, 0.0
         if self.classifier.ngram_logits is not None:
             # The n-gram layer's own logits, feature ids and exact contributions, one document at a time, on
             # what it reads: the whole text (up to the preprocessor's `ngram_length`), or the network's ids.
@@ -110,30 +125,25 @@ class Explainer:
                 [np.asarray(v)[0] for v in layer(ids[None], return_contributions=True)] for ids, _, _ in ngram_inputs
             ]
             a, b = (float(v) for v in np.asarray(self.classifier.combination.mixing))
-            network_probabilities = outputs["probabilities"]
             outputs["probabilities"] = combine(network_probabilities, np.stack([p[0] for p in ngram_parts]), a, b)
-        evidence = None
-        if signed:
-            evidence = gradient_times_input(self.classifier.backbone, x, outputs["probabilities"].argmax(1))
+        # The prediction and the runner-up of each text, and the network's share of the margin between them.
+        order = np.argsort(-outputs["probabilities"], axis=1, kind="stable")
+        versus = order[:, min(1, order.shape[1] - 1)]
+        evidence, _, baselines = integrated_gradients(self.backbone, x, order[:, 0], versus, a, EVIDENCE["steps"])
         explanations = []
         for i in range(len(texts)):
             slots = self.preprocessor.slots(tokenized[i][0])
             explanation = self._one(
-                texts[i],
-                *tokenized[i],
-                slots,
-                x[i],
-                {k: v[i] for k, v in outputs.items()},
-                None if evidence is None else evidence[i],
+                texts[i], *tokenized[i], slots, x[i], {k: v[i] for k, v in outputs.items()}, evidence[i]
             )
-            if ngram_parts is not None:
-                self._account(explanation, *ngram_inputs[i], a, b, network_probabilities[i], *ngram_parts[i][1:])
+            ngrams = (ngram_inputs[i], ngram_parts[i][1:]) if ngram_parts is not None else None
+            self._account(explanation, a, b, network_probabilities[i], float(baselines[i]), ngrams)
             explanation.doc_id = None if ids is None else ids[i]
             explanation.true_label = None if labels is None else labels[i]
             explanations.append(explanation)
         return explanations
 
-    def _one(self, text, sentences, spans, slots, ids, outputs, evidence=None):
+    def _one(self, text, sentences, spans, slots, ids, outputs, evidence):
         names = self.classifier.label_names
         probabilities = np.asarray(outputs["probabilities"], dtype=float)
         word_w = np.asarray(self.backbone.word_attention(outputs), dtype=float)
@@ -160,7 +170,7 @@ class Explainer:
                     s_weight,
                     oov,
                     used,
-                    evidence[slot] if used and evidence is not None else None,
+                    float(evidence[slot]) if used else 0.0,
                 )
             )
         sentence_rows = []
@@ -219,52 +229,34 @@ class Explainer:
         ids = np.array([get(t.form, 1) for t in tokens] or [0], np.int32)
         return ids, tokens, [((p,), t.start in read) for p, t in enumerate(tokens)]
 
-    def _account(self, explanation, ids, tokens, slots, a, b, network_probabilities, feature_ids, contributions):
-        """Adds the exact decision account of a classifier with an n-gram part to `explanation`.
+    def _account(self, explanation, a, b, network_probabilities, baseline, ngrams=None):
+        """Adds the decision's exact account to `explanation`, and the n-gram part's share to each word's evidence.
 
-        `ids`, `tokens` and `slots` are what the n-gram part reads
+        On entry each word's evidence is the network's (integrated
+        gradients, `baseline` the network's term at the all-padding input).
+        `ngrams`, for a classifier with an n-gram part, is `((ids, tokens,
+        slots), (feature_ids, contributions))`: what the n-gram part reads
         (`_ngram_input`: each token's slot in `ids` and whether the network
-        reads it); `feature_ids` `(k,)` and `contributions` `(k, classes)`
-        are the n-gram layer's own (`NgramLogits(..., return_contributions=True)`).
+        reads it) and the layer's own feature ids `(k,)` and contributions
+        `(k, classes)` (`NgramLogits(..., return_contributions=True)`).
         """
-        layer = self.classifier.ngram_logits
         names = self.classifier.label_names
         order = np.argsort([-explanation.probabilities[str(n)] for n in names], kind="stable")
         c, r = int(order[0]), int(order[min(1, len(order) - 1)])  # the prediction and the runner-up
-        # Which token sits at each (row, position) of the ids, rows as the n-gram layer reads them.
-        at = {
-            (int(np.ravel_multi_index(slot[:-1], ids.shape[:-1])) if len(slot) > 1 else 0, slot[-1]): (token, read)
-            for token, (slot, read) in zip(tokens, (s or (None, False) for s in slots))
-            if slot is not None
-        }
-        first = {}  # feature id -> (row, position, n) of its first occurrence
-        for n, positions in enumerate(layer.ngram_features(ids[None]), start=1):
-            positions = np.asarray(positions)
-            for row, t in zip(*np.nonzero(positions >= 0)):
-                first.setdefault(int(positions[row, t]), (int(row), int(t), n))
-        ngrams = []
-        for feature, contribution in zip(feature_ids, b * (contributions[:, c] - contributions[:, r])):
-            if feature < 0:
-                continue
-            row, t, n = first[int(feature)]
-            gram = [at[(row, t + j)] for j in range(n)]
-            start, end = gram[0][0].start, gram[-1][0].end
-            ngrams.append(
-                NgramContribution(
-                    explanation.text[start:end],
-                    gram[0][0].sentence,
-                    start,
-                    end,
-                    float(contribution),
-                    all(read for _, read in gram),
-                )
-            )
-        bias = np.asarray(layer.bias)
         network = a * float(np.log(max(network_probabilities[c], 1e-7)) - np.log(max(network_probabilities[r], 1e-7)))
-        ngram_bias = float(b * (bias[c] - bias[r]))
-        ngram_total = float(sum(g.contribution for g in ngrams))
-        explanation.network_probabilities = {str(n): float(p) for n, p in zip(names, network_probabilities)}
-        explanation.ngrams = ngrams
+        for word in explanation.words:
+            word.network_evidence = word.evidence
+        ngram_list, ngram_bias, unshown = [], 0.0, 0.0
+        if ngrams is not None:
+            (ids, tokens, slots), (feature_ids, contributions) = ngrams
+            ngram_list, unshown = self._ngram_evidence(explanation, ids, tokens, slots, feature_ids, b * (contributions[:, c] - contributions[:, r]))
+            bias = np.asarray(self.classifier.ngram_logits.bias)
+            ngram_bias = float(b * (bias[c] - bias[r]))
+            explanation.network_probabilities = {str(n): float(p) for n, p in zip(names, network_probabilities)}
+            explanation.ngrams = ngram_list
+        ngram_total = float(sum(g.contribution for g in ngram_list))
+        # What the quadrature leaves of the network's term: named, so that the account adds up exactly.
+        residual = network - baseline - sum(w.network_evidence for w in explanation.words)
         explanation.decision = {
             "versus": names[r],
             "margin": network + ngram_bias + ngram_total,
@@ -273,16 +265,64 @@ class Explainer:
             "ngrams": ngram_total,
             "network_weight": a,
             "ngram_weight": b,
+            "network_baseline": baseline,
+            "integration_error": residual,
+            "not_shown": unshown,
         }
-        if a == 0.0:
+        if ngrams is not None and a == 0.0:
             explanation.warnings.append(
                 "the network has no weight in this classifier (the weights chosen on its "
                 "validation texts): the attention weights do not move its decisions; the "
                 "n-gram contributions account for them"
             )
 
+    def _ngram_evidence(self, explanation, ids, tokens, slots, feature_ids, contributions):
+        """The n-gram contributions to the margin, and each spread evenly over the tokens of its occurrences.
+
+        Adds each word's share to its `evidence` (and `ngram_evidence`);
+        returns the `NgramContribution`s and the total share of the tokens
+        not shown (beyond what the explanation lists).
+        """
+        layer = self.classifier.ngram_logits
+        # Which token sits at each (row, position) of the ids, rows as the n-gram layer reads them.
+        at = {
+            (int(np.ravel_multi_index(slot[:-1], ids.shape[:-1])) if len(slot) > 1 else 0, slot[-1]): (token, read)
+            for token, (slot, read) in zip(tokens, (s or (None, False) for s in slots))
+            if slot is not None
+        }
+        occurrences = {}  # feature id -> [(row, position, n)] of each occurrence
+        for n, positions in enumerate(layer.ngram_features(ids[None]), start=1):
+            positions = np.asarray(positions)
+            for row, t in zip(*np.nonzero(positions >= 0)):
+                occurrences.setdefault(int(positions[row, t]), []).append((int(row), int(t), n))
+        words = {w.start: w for w in explanation.words}
+        for word in explanation.words:
+            word.ngram_evidence = 0.0
+        ngrams, unshown = [], 0.0
+        for feature, contribution in zip(feature_ids, contributions):
+            if feature < 0:
+                continue
+            places = occurrences[int(feature)]
+            row, t, n = places[0]
+            gram = [at[(row, t + j)] for j in range(n)]
+            start, end = gram[0][0].start, gram[-1][0].end
+            text = explanation.text[start:end]
+            ngrams.append(
+                NgramContribution(text, gram[0][0].sentence, start, end, float(contribution), all(r for _, r in gram))
+            )
+            share = float(contribution) / sum(n for _, _, n in places)
+            for row, t, n in places:
+                for j in range(n):
+                    word = words.get(at[(row, t + j)][0].start)
+                    if word is None:
+                        unshown += share
+                    else:
+                        word.ngram_evidence += share
+                        word.evidence += share
+        return ngrams, unshown
+
     @staticmethod
-    def _word(token, weight, word_weight, sentence_weight, oov, used, evidence=None):
+    def _word(token, weight, word_weight, sentence_weight, oov, used, evidence):
         return WordWeight(
             token.text,
             token.form,
@@ -295,7 +335,8 @@ class Explainer:
             sentence_weight,
             oov,
             used,
-            None if evidence is None else float(evidence),
+            evidence,
+            evidence,
         )
 
     @staticmethod

@@ -41,7 +41,9 @@ class WordWeight:
     sentence_weight: float
     oov: bool
     used: bool
-    evidence: float = None
+    evidence: float = 0.0
+    network_evidence: float = 0.0
+    ngram_evidence: float = 0.0
 
 
 @dataclasses.dataclass

@@ -7,7 +7,7 @@ weights matter (`check_faithfulness`):
 
     from hierattn.explain import explain_dataset, explain_file, to_html
 
-    explanations, _ = explain_file("reviews.csv", "runs/han-imdb-20250101-120000", signed=True)
+    explanations, _ = explain_file("reviews.csv", "runs/han-imdb-20250101-120000")
     page = to_html(explanations)
     summary, report = explain_dataset("imdb", limit=1000, output="words.csv", check=True)
 """
@@ -33,7 +33,7 @@ def faithfulness_path(output):
 
 
 def explain_texts(
-    texts, run_dir=None, ids=None, labels=None, signed=False, check=False, random_draws=5, seed=0, log=None
+    texts, run_dir=None, ids=None, labels=None, check=False, random_draws=5, seed=0, log=None
 ):
     """Explains texts with a run's classifier (see `TextClassifier.explain`), leaving out those without words.
 
@@ -42,7 +42,6 @@ def explain_texts(
         run_dir: The run directory (default: the latest complete run under runs/).
         ids: Optional document ids, parallel to `texts`.
         labels: Optional true labels, parallel to `texts`.
-        signed: Also give every word its evidence for or against the prediction.
         check: Also test faithfulness on the texts (`check_faithfulness`).
         random_draws: Random orders per document for the check.
         seed: Seed of the check's random orders.
@@ -62,7 +61,7 @@ def explain_texts(
     if len(kept) < len(texts) and log:
         log(f"skipped {len(texts) - len(kept)} text(s) without words (only markup or spaces)")
     texts, ids, labels = ([values[i] for i in kept] if values is not None else None for values in (texts, ids, labels))
-    explanations = classifier.explain(texts, ids=ids, labels=labels, signed=signed)
+    explanations = classifier.explain(texts, ids=ids, labels=labels)
     report = None
     if check:
         report = check_faithfulness(classifier, texts, random_draws=random_draws, seed=seed, progress=len(texts) > 50)
@@ -75,7 +74,6 @@ def explain_file(
     text_column=None,
     encoding=None,
     stream=None,
-    signed=False,
     check=False,
     random_draws=5,
     seed=0,
@@ -94,7 +92,7 @@ def explain_file(
         encoding: Text encoding of the file or stream (default UTF-8).
         stream: Read lines from this binary stream (e.g. standard input's
             buffer) instead of `source`.
-        signed, check, random_draws, seed, log: As for `explain_texts`.
+        check, random_draws, seed, log: As for `explain_texts`.
 
     Returns:
         `(explanations, report)`, as `explain_texts` returns them.
@@ -108,7 +106,7 @@ def explain_file(
     if not rows:
         raise DataError(f"no text to explain in {source or 'standard input'} (every line is blank)")
     texts, ids, labels = (list(column) for column in zip(*rows))
-    return explain_texts(texts, run_dir, ids, labels, signed, check, random_draws, seed, log)
+    return explain_texts(texts, run_dir, ids, labels, check, random_draws, seed, log)
 
 
 def explain_dataset(

@@ -37,7 +37,7 @@ def to_text(explanation, top_k=10, show_sentences=True):
     lines += [f"  {name}: {p:.4f}" for name, p in explanation.probabilities.items()]
     lines.append(f"top {top_k} words (importance, sentence:word, characters; * = not in vocabulary):")
     for w in explanation.top_words(top_k):
-        evidence = "" if w.evidence is None else f"  evidence {w.evidence:+.4f}"
+        evidence = f"  evidence {w.evidence:+.4f}"
         lines.append(
             f"  {w.weight:8.4f}  {w.text}{'*' if w.oov else ''}  s{w.sentence}:w{w.index}  [{w.start}:{w.end}]"
             f"{evidence}"
@@ -89,7 +89,7 @@ def to_rows(explanations, start_index=0):
                 "weight": round(w.weight, 8),
                 "word_weight": round(w.word_weight, 8),
                 "sentence_weight": round(w.sentence_weight, 8),
-                "evidence": None if w.evidence is None else round(w.evidence, 8),
+                "evidence": round(w.evidence, 8),
                 "oov": w.oov,
                 "used": w.used,
             }
@@ -131,7 +131,7 @@ def _legend(signed):
     ]
     if signed:
         parts.append(
-            '<p class="legend">Evidence (gradient x input): against the prediction<span class="scale" '
+            '<p class="legend">Evidence (each word\'s share of the decision\'s margin): against the prediction<span class="scale" '
             'style="background: linear-gradient(to right, rgba(192,57,43,1), rgba(255,255,255,0), '
             'rgba(39,174,96,1))"></span>for it, relative to the strongest word.</p>'
         )
@@ -162,14 +162,14 @@ def to_html(explanations, title="hierattn explanation"):
     then any warning (such as the text being cut to the model's limits)
     before the text. Each sentence is a line with a red bar for its weight on
     the left; each word is shaded blue by its importance relative to the
-    document's most important word (the HAN paper's figures). With evidence
-    (`Explainer.explain(..., signed=True)`), a second view shades each word
+    document's most important word (the HAN paper's figures). A second view
+    (`WordWeight.evidence`) shades each word
     green when it supports the prediction and red when it speaks against it.
     A legend explains the colour scales. Out-of-vocabulary words are
     underlined, words beyond the model's limits greyed out.
     """
     explanations = list(explanations)
-    signed = any(w.evidence is not None for e in explanations for w in e.words)
+    signed = any(w.evidence for e in explanations for w in e.words)
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -206,7 +206,7 @@ def to_html(explanations, title="hierattn explanation"):
                 f'<span style="width: {width:.1f}%"></span></div>'
                 f'<div class="words">{_words_html(e, s, attention)}</div></div>'
             )
-        if any(w.evidence is not None for w in e.words):
+        if any(w.evidence for w in e.words):
             strongest = max(abs(w.evidence) for w in e.words if w.evidence is not None) or 1.0
 
             def evidence(w, strongest=strongest):

@@ -246,16 +246,16 @@ class Task(keras.Model):
             model = self.__dict__["_attention_model"] = self.backbone.attention_model()
         return batched_outputs(model, token_ids(x), batch_size)
 
-    def explain(self, texts, ids=None, labels=None, signed=False):
+    def explain(self, texts, ids=None, labels=None):
         """`hierattn.explain.Explanation`s of raw texts: prediction, word and sentence attention.
 
-        `ids` and true `labels` are shown with them; `signed=True` adds each
-        word's evidence for or against the prediction (see
-        `hierattn.explain.Explainer.explain`).
+        Each word's evidence adds up, with named constant terms, to the
+        margin of the predicted class over the runner-up; `ids` and true
+        `labels` are shown with them (see `hierattn.explain.Explainer`).
         """
         # hierattn.explain is the layer above (it explains a Task): imported when used, so imports go one way.
         from hierattn.explain.explainer import Explainer
 
         if getattr(self, "_explainer", None) is None:
             self._explainer = Explainer(self)
-        return self._explainer.explain(as_texts(texts), ids=ids, labels=labels, signed=signed)
+        return self._explainer.explain(as_texts(texts), ids=ids, labels=labels)
