@@ -15,11 +15,11 @@ is read.
 """
 
 import numpy as np
+from ngram_criterion import candidates, run_studies, scores, split_run
 
 from hierattn.data.dataset import stratified_split
 from hierattn.defaults import NGRAMS
 from hierattn.ngrams import choose_mixing, combine, log_loss, scored_at_best_scale
-from ngram_criterion import candidates, run_studies, scores, split_run
 
 EXTRA_C = (0.1, 0.3, 3.0)
 

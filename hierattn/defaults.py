@@ -127,6 +127,10 @@ NGRAMS = {
 # padding embedding (BENCHMARKS.md, "Word evidence that adds up").
 EVIDENCE = {"steps": 16}
 
+# `explain --dataset` ranks a class's words only from this many occurrences
+# in the documents predicted as that class (`hierattn.explain.corpus`).
+CORPUS_MIN_COUNT = 5
+
 # How much of a text an explanation shows, as a multiple of what the model
 # reads (`hierattn.explain`): the words just beyond its limits are shown as
 # not read; the rest of a longer text is summarised in one line, so

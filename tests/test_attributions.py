@@ -1,8 +1,8 @@
 """Tests for hierattn.explain.attributions: gradient x input and integrated gradients per token."""
 
+import keras
 import numpy as np
 import pytest
-import keras
 import tensorflow as tf
 
 from hierattn.explain.attributions import gradient_times_input, integrated_gradients

@@ -182,9 +182,7 @@ def test_table_id_and_label_columns_travel_to_the_outputs(trained, tmp_path):
     rows = (tmp_path / "p.csv").read_text().splitlines()
     assert rows[0] == "row,id,label,predicted,p_neg,p_pos"
     assert rows[1].startswith("0,r1,pos,") and rows[2] == "1,r2,neg,,," and rows[3].startswith("2,r3,neg,")
-    page = invoke(
-        "explain", "--run", run_dir, "--file", table, "--format", "html", "--output", tmp_path / "e.html"
-    )
+    page = invoke("explain", "--run", run_dir, "--file", table, "--format", "html", "--output", tmp_path / "e.html")
     assert page.exit_code == 0, page.output
     html = (tmp_path / "e.html").read_text()
     assert "<h2>Document r1</h2>" in html and "<h2>Document r3</h2>" in html and "true label: neg" in html
@@ -341,7 +339,7 @@ def test_explain_dataset_and_check(trained, tiny_csv, tmp_path):
     assert "explained 30 documents" in result.output
     assert "| attention |" in result.output and "| random |" in result.output and "| gradient |" in result.output
     words = output.read_text().splitlines()
-    assert words[0].startswith("predicted,rank,word,top_k_documents")
+    assert words[0].startswith("predicted,word,occurrences,documents,evidence")
     documents = (tmp_path / "words.documents.csv").read_text().splitlines()
     assert len(documents) == 1 + 30 * 3  # every generated review has at least 3 words
     check = json.loads((tmp_path / "words.faithfulness.json").read_text())

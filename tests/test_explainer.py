@@ -125,8 +125,8 @@ def test_word_evidence_adds_up_to_the_decision_margin(han_run, rnn_run):
             assert w.evidence == pytest.approx(w.network_evidence + w.ngram_evidence, abs=1e-9)
         great = next(g for g in e.ngrams if g.text == "great")  # a unigram's share is its whole contribution
         word = next(w for w in e.words if w.text == "great")
-        inside = lambda g: [w for w in e.words if g.start <= w.start and w.end <= g.end]  # noqa: E731
-        shared = sum(g.contribution / len(inside(g)) for g in e.ngrams if word in inside(g))  # "great" is there once
+        inside = {id(g): [w for w in e.words if g.start <= w.start and w.end <= g.end] for g in e.ngrams}
+        shared = sum(g.contribution / len(inside[id(g)]) for g in e.ngrams if word in inside[id(g)])  # "great": once
         assert word.ngram_evidence == pytest.approx(shared, abs=1e-6) and great.contribution != 0.0
 
 

@@ -283,10 +283,14 @@ def test_evaluation_text_and_rows_text():
 def test_corpus_text_names_the_top_words_of_each_predicted_class():
     from hierattn.explain.corpus import CorpusSummary, CorpusWords
 
-    words = CorpusWords(top_k=2)
+    words = CorpusWords(top_k=2, min_count=3)
     for _ in range(3):
         words.add(sample())
     summary = CorpusSummary(documents=3, skipped_empty=1, correct=2, labelled=3, words=words, outputs=[])
-    assert corpus_text(summary) == (
-        "explained 3 documents (skipped 1 empty); accuracy 0.6667\n  pos (3 documents): great, film"
-    )  # the words of the top 2
+    ranked = words.top("pos", 2), words.top("pos", 2, by="attention")
+    assert corpus_text(summary, 2) == (
+        "explained 3 documents (skipped 1 empty); accuracy 0.6667\n  pos (3 documents)\n"
+        f"    most evidence for it: {', '.join(ranked[0])}\n"
+        f"    most attention, relative to uniform: {', '.join(ranked[1])}"
+    )
+    assert ranked[1] == ["great", "film"]  # sample()'s top two by weight, read in every document

@@ -145,8 +145,15 @@ def integrated_gradients(model, x, classes, versus, scale=1.0, steps=16, toleran
         again = np.flatnonzero(error > tolerance * np.abs(margins - baselines) + 1e-4)
         if len(again):
             redone = integrated_gradients(
-                model, x[again], np.asarray(classes)[again], np.asarray(versus)[again], scale, steps * 2, tolerance,
-                max_steps, batch_size,
+                model,
+                x[again],
+                np.asarray(classes)[again],
+                np.asarray(versus)[again],
+                scale,
+                steps * 2,
+                tolerance,
+                max_steps,
+                batch_size,
             )
             scores[again] = redone[0]
     return scores, margins, baselines

@@ -1,18 +1,23 @@
-"""Explaining whole datasets: the most-attended words per predicted class.
+"""Explaining whole datasets: per predicted class, the words with the most evidence and the most attention.
 
 Every document is explained (see `hierattn.explain`); for each predicted
-class the words (by their normalised vocabulary form) are counted:
+class the words (by their normalised vocabulary form) are counted over their
+occurrences in the documents predicted as that class:
 
-* `top_k_documents`: in how many documents of that class the word is among
-  the document's top-k most important words;
-* `documents`: how many documents of that class contain the word at all;
-* `top_k_share`: `top_k_documents / documents`;
-* `mean_weight`: the word's mean importance over all its occurrences in that
-  class's documents;
-* `mean_top_k_weight`: its mean importance where it is in a top-k.
+* `occurrences`, `documents`: how often the word occurs, and in how many
+  documents;
+* `evidence`: its summed evidence for the class (`WordWeight.evidence`, its
+  share of each decision's margin), and `mean_evidence` per occurrence;
+* `mean_attention`: its mean attention relative to uniform, over the
+  occurrences the network read: a word's weight times the number of words
+  the network read in that document, so 1 is what every word would get
+  from uniform attention, and a frequent word gets no credit for being
+  frequent (on short texts nearly every word is in a document's top 10).
 
-Words are ranked by `top_k_documents`, then `mean_top_k_weight`. A second
-file lists each document's top-k words. Both are written as the documents
+Only words with at least `min_count` occurrences (`mean_attention`: read
+occurrences) are ranked, by either column (`evidence_rank`,
+`attention_rank`); the rows come in evidence order. A second file lists each
+document's top-k words by evidence. Both are written as the documents
 stream past in batches, and only renamed into place when complete.
 """
 
@@ -28,18 +33,20 @@ from tqdm.auto import tqdm
 from hierattn.atomic import atomic_open
 from hierattn.data import load_imdb
 from hierattn.data.dataset import sample
+from hierattn.defaults import CORPUS_MIN_COUNT
 from hierattn.errors import ArgumentError, HierattnError
 from hierattn.scoring import iter_text_chunks, text_rows
 
 WORD_COLUMNS = [
     "predicted",
-    "rank",
     "word",
-    "top_k_documents",
+    "occurrences",
     "documents",
-    "top_k_share",
-    "mean_weight",
-    "mean_top_k_weight",
+    "evidence",
+    "mean_evidence",
+    "evidence_rank",
+    "mean_attention",
+    "attention_rank",
 ]
 DOCUMENT_COLUMNS = [
     "document",
@@ -50,6 +57,7 @@ DOCUMENT_COLUMNS = [
     "rank",
     "text",
     "word",
+    "evidence",
     "weight",
     "sentence",
     "index",
@@ -66,10 +74,12 @@ def documents_path(output):
 
 
 class CorpusWords:
-    """Accumulates per-class word statistics from explanations.
+    """Accumulates per-class word statistics from explanations (see the module docstring).
 
     Args:
-        top_k: Size of each document's top list.
+        top_k: Words of each document's top list (by evidence).
+        min_count: The fewest occurrences of a word in a class's documents
+            for it to be ranked (for its attention: read occurrences).
 
     Example:
 
@@ -78,70 +88,73 @@ class CorpusWords:
     >>> labels = ["pos", "neg", "pos", "neg"] * 5
     >>> clf = hierattn.TextClassifier("han", embeddings="none", min_count=1, embedding_dim=8)
     >>> _ = clf.fit(texts, labels, epochs=1, verbose=0)
-    >>> words = CorpusWords(top_k=3)
-    >>> for explanation in clf.explain(texts[:4]):
-    ...     top = words.add(explanation)          # the document's 3 most important words
+    >>> words = CorpusWords(top_k=3, min_count=2)
+    >>> for explanation in clf.explain(texts[:8]):
+    ...     top = words.add(explanation)          # the document's 3 words with the most evidence
     >>> sum(words.class_documents.values())
-    4
+    8
     >>> list(next(words.rows()))
-    ['predicted', 'rank', 'word', 'top_k_documents', 'documents', 'top_k_share', 'mean_weight', 'mean_top_k_weight']
+    ['predicted', 'word', 'occurrences', 'documents', 'evidence', 'mean_evidence', 'evidence_rank', 'mean_attention', 'attention_rank']
     """
 
-    def __init__(self, top_k=10):
+    def __init__(self, top_k=10, min_count=CORPUS_MIN_COUNT):
         if top_k < 1:
             raise ArgumentError("top_k", "{argument} must be at least 1")
+        if min_count < 1:
+            raise ArgumentError("min_count", "{argument} must be at least 1")
         self.top_k = top_k
+        self.min_count = min_count
         self.class_documents = collections.Counter()
-        self._top = collections.defaultdict(collections.Counter)  # class -> form -> documents
-        self._top_weight = collections.defaultdict(collections.Counter)  # class -> form -> summed weight
-        self._top_occurrences = collections.defaultdict(collections.Counter)
+        self._occurrences = collections.defaultdict(collections.Counter)  # class -> form -> occurrences
         self._documents = collections.defaultdict(collections.Counter)
-        self._weight = collections.defaultdict(collections.Counter)
-        self._occurrences = collections.defaultdict(collections.Counter)
+        self._evidence = collections.defaultdict(collections.Counter)  # class -> form -> summed evidence
+        self._read = collections.defaultdict(collections.Counter)  # class -> form -> occurrences the network read
+        self._attention = collections.defaultdict(collections.Counter)  # ... -> summed attention x words read
 
     def add(self, explanation):
-        """Counts one `Explanation`; returns its top-k words."""
+        """Counts one `Explanation`; returns its top-k words by evidence."""
         label = explanation.label
         self.class_documents[label] += 1
-        used = [w for w in explanation.words if w.used]
-        for w in used:
-            self._weight[label][w.form] += w.weight
+        read = sum(w.used for w in explanation.words)
+        for w in explanation.words:
             self._occurrences[label][w.form] += 1
-        self._documents[label].update({w.form for w in used})
-        top = explanation.top_words(self.top_k)
-        for w in top:
-            self._top_weight[label][w.form] += w.weight
-            self._top_occurrences[label][w.form] += 1
-        self._top[label].update({w.form for w in top})
-        return top
+            self._evidence[label][w.form] += w.evidence
+            if w.used:
+                self._read[label][w.form] += 1
+                self._attention[label][w.form] += w.weight * read
+        self._documents[label].update({w.form for w in explanation.words})
+        return sorted(explanation.words, key=lambda w: (-w.evidence, w.start))[: self.top_k]
 
-    def top(self, label, n=10):
-        """The `n` highest-ranked words of a predicted class."""
-        return [row["word"] for row in self.rows(per_class=n, labels=[label])]
+    def top(self, label, n=10, by="evidence"):
+        """The `n` highest-ranked words of a predicted class, by `"evidence"` or `"attention"`."""
+        rank = f"{by}_rank"
+        rows = [row for row in self.rows(labels=[label]) if row[rank] is not None and row[rank] <= n]
+        return [row["word"] for row in sorted(rows, key=lambda row: row[rank])]
 
-    def rows(self, per_class=None, labels=None):
-        """Ranked rows (dicts with `WORD_COLUMNS`), class by class.
+    def rows(self, labels=None):
+        """The ranked words (dicts with `WORD_COLUMNS`), class by class, in evidence order.
 
         Args:
-            per_class: Keep only the first N words of each class.
             labels: Only these classes (default: all, sorted).
         """
-        for label in sorted(self._top, key=str) if labels is None else labels:
-            ranked = sorted(
-                self._top[label],
-                key=lambda f: (-self._top[label][f], -self._top_weight[label][f] / self._top_occurrences[label][f], f),
-            )
-            for rank, form in enumerate(ranked[:per_class], start=1):
-                documents = self._documents[label][form]
+        for label in sorted(self._occurrences, key=str) if labels is None else labels:
+            counts = self._occurrences[label]
+            kept = [f for f in counts if counts[f] >= self.min_count]
+            by_evidence = sorted(kept, key=lambda f: (-self._evidence[label][f], f))
+            attended = [f for f in kept if self._read[label][f] >= self.min_count]
+            mean_attention = {f: self._attention[label][f] / self._read[label][f] for f in attended}
+            attention_rank = {f: r for r, f in enumerate(sorted(attended, key=lambda f: (-mean_attention[f], f)), 1)}
+            for rank, form in enumerate(by_evidence, start=1):
                 yield {
                     "predicted": label,
-                    "rank": rank,
                     "word": form,
-                    "top_k_documents": self._top[label][form],
-                    "documents": documents,
-                    "top_k_share": round(self._top[label][form] / documents, 6),
-                    "mean_weight": round(self._weight[label][form] / self._occurrences[label][form], 8),
-                    "mean_top_k_weight": round(self._top_weight[label][form] / self._top_occurrences[label][form], 8),
+                    "occurrences": counts[form],
+                    "documents": self._documents[label][form],
+                    "evidence": round(self._evidence[label][form], 8),
+                    "mean_evidence": round(self._evidence[label][form] / counts[form], 8),
+                    "evidence_rank": rank,
+                    "mean_attention": round(mean_attention[form], 6) if form in mean_attention else None,
+                    "attention_rank": attention_rank.get(form),
                 }
 
 
@@ -187,9 +200,18 @@ class CorpusSummary:
 
 
 def explain_corpus(
-    explainer, texts, output=None, labels=None, ids=None, top_k=10, batch_size=256, total=None, progress=True
+    explainer,
+    texts,
+    output=None,
+    labels=None,
+    ids=None,
+    top_k=10,
+    batch_size=256,
+    total=None,
+    progress=True,
+    min_count=CORPUS_MIN_COUNT,
 ):
-    """Explains every text and aggregates the most-attended words per class.
+    """Explains every text and ranks each predicted class's words by evidence and by attention.
 
     Args:
         explainer: A `hierattn.explain.Explainer`.
@@ -200,7 +222,8 @@ def explain_corpus(
             written (the summary still holds the statistics).
         labels: Optional true label names, parallel to `texts`.
         ids: Optional document identifiers, parallel to `texts`.
-        top_k: Words per document counted as its top list.
+        top_k: Words of each document's top list (by evidence).
+        min_count: The fewest occurrences of a ranked word (`CorpusWords`).
         batch_size: Texts explained together.
         total: Number of texts, for the progress bar.
         progress: Show a progress bar.
@@ -208,7 +231,7 @@ def explain_corpus(
     Returns:
         A `CorpusSummary`.
     """
-    words = CorpusWords(top_k)
+    words = CorpusWords(top_k, min_count)
     targets = []
     if output is not None:
         targets = [pathlib.Path(output), documents_path(output)]
@@ -269,6 +292,7 @@ def _explain_batch(explainer, batch, words, writer, summary, bar):
                         "rank": rank,
                         "text": w.text,
                         "word": w.form,
+                        "evidence": round(w.evidence, 8),
                         "weight": round(w.weight, 8),
                         "sentence": w.sentence,
                         "index": w.index,

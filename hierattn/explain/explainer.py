@@ -249,7 +249,9 @@ class Explainer:
         ngram_list, ngram_bias, unshown = [], 0.0, 0.0
         if ngrams is not None:
             (ids, tokens, slots), (feature_ids, contributions) = ngrams
-            ngram_list, unshown = self._ngram_evidence(explanation, ids, tokens, slots, feature_ids, b * (contributions[:, c] - contributions[:, r]))
+            ngram_list, unshown = self._ngram_evidence(
+                explanation, ids, tokens, slots, feature_ids, b * (contributions[:, c] - contributions[:, r])
+            )
             bias = np.asarray(self.classifier.ngram_logits.bias)
             ngram_bias = float(b * (bias[c] - bias[r]))
             explanation.network_probabilities = {str(n): float(p) for n, p in zip(names, network_probabilities)}

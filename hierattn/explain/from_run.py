@@ -32,9 +32,7 @@ def faithfulness_path(output):
     return output.with_name(f"{output.stem}.faithfulness.json")
 
 
-def explain_texts(
-    texts, run_dir=None, ids=None, labels=None, check=False, random_draws=5, seed=0, log=None
-):
+def explain_texts(texts, run_dir=None, ids=None, labels=None, check=False, random_draws=5, seed=0, log=None):
     """Explains texts with a run's classifier (see `TextClassifier.explain`), leaving out those without words.
 
     Args:

@@ -340,14 +340,17 @@ def rows_text(path, report):
 
 
 def corpus_text(summary, words=10):
-    """What `explain_corpus` did (a `CorpusSummary`): documents, accuracy, and the top `words` of each class."""
+    """What `explain_corpus` did (a `CorpusSummary`): documents, accuracy, each class's top `words` by evidence and attention."""
     lines = [
         f"explained {summary.documents:,} documents"
         + (f" (skipped {summary.skipped_empty} empty)" if summary.skipped_empty else "")
         + (f"; accuracy {summary.accuracy:.4f}" if summary.labelled else "")
     ]
     for label, count in sorted(summary.class_documents.items(), key=lambda item: str(item[0])):
-        lines.append(f"  {label} ({count:,} documents): {', '.join(summary.words.top(label, words))}")
+        lines.append(f"  {label} ({count:,} documents)")
+        for by, what in (("evidence", "most evidence for it"), ("attention", "most attention, relative to uniform")):
+            top = summary.words.top(label, words, by) or [f"(no word occurs {summary.words.min_count}+ times)"]
+            lines.append(f"    {what}: {', '.join(top)}")
     return "\n".join(lines)
 
 
