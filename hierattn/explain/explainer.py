@@ -129,7 +129,7 @@ class Explainer:
         # The prediction and the runner-up of each text, and the network's share of the margin between them.
         order = np.argsort(-outputs["probabilities"], axis=1, kind="stable")
         versus = order[:, min(1, order.shape[1] - 1)]
-        evidence, _, baselines = integrated_gradients(self.backbone, x, order[:, 0], versus, a, EVIDENCE["steps"])
+        evidence, _, baselines = integrated_gradients(self.backbone, x, order[:, 0], versus, a, **EVIDENCE)
         explanations = []
         for i in range(len(texts)):
             slots = self.preprocessor.slots(tokenized[i][0])
