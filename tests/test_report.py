@@ -161,7 +161,7 @@ def test_render_is_each_format_s_own_function():
     table = render(explanations, "csv")
     assert table == to_csv(explanations) and table.splitlines()[0] == ",".join(CSV_COLUMNS)
     assert len(table.splitlines()) == 1 + 2 * 6 and table.splitlines()[1].startswith(
-        "0,,,pos,,,,0,0,0,5,Great,0.0,0.0,0.0,0.5,"
+        "0,,,pos,0,0,0,5,Great,0.0,0.0,0.0,0.5,"
     )
     with pytest.raises(ValueError, match="unknown format 'pdf': choose one of text, json, csv, html"):
         render(explanations, "pdf")

@@ -14,9 +14,6 @@ CSV_COLUMNS = [
     "id",
     "true_label",
     "predicted",
-    "versus",
-    "margin",
-    "constant_terms",
     "sentence",
     "word",
     "start",
@@ -30,6 +27,9 @@ CSV_COLUMNS = [
     "sentence_weight",
     "oov",
     "used",
+    "versus",
+    "margin",
+    "constant_terms",
 ]
 
 
@@ -119,9 +119,6 @@ def to_rows(explanations, start_index=0):
                 "id": explanation.doc_id,
                 "true_label": explanation.true_label,
                 "predicted": explanation.label,
-                "versus": parts["versus"],
-                "margin": None if parts["margin"] is None else round(parts["margin"], 8),
-                "constant_terms": None if parts["constant"] is None else round(parts["constant"], 8),
                 "sentence": w.sentence,
                 "word": w.index,
                 "start": w.start,
@@ -135,6 +132,9 @@ def to_rows(explanations, start_index=0):
                 "sentence_weight": round(w.sentence_weight, 8),
                 "oov": w.oov,
                 "used": w.used,
+                "versus": parts["versus"],
+                "margin": None if parts["margin"] is None else round(parts["margin"], 8),
+                "constant_terms": None if parts["constant"] is None else round(parts["constant"], 8),
             }
 
 
