@@ -41,6 +41,7 @@ _STYLE = f"""
   border: 1px solid #ccc; }}
 .{ROOT} .x-bar {{ display: flex; height: .7em; margin: .5em 0 .2em; max-width: 30em; }}
 .{ROOT} .x-bar span {{ display: block; height: 100%; }}
+.{ROOT} .x-part {{ white-space: nowrap; }}
 .{ROOT} .x-key {{ display: inline-block; width: .8em; height: .8em; margin: 0 .25em 0 .8em; vertical-align: -.05em; }}
 .{ROOT} h4 {{ font-size: .9em; color: #555; margin: .8em 0 .2em; }}
 .{ROOT} .x-sentence {{ display: flex; align-items: flex-start; }}
@@ -157,15 +158,9 @@ def _parts_html(e):
         for key, colour in PART_COLOURS.items()
     )
     keys = "".join(
-        f'<span class="x-key" style="background: {PART_COLOURS[key]}"></span>{name} {parts[key]:+.2f}{share}'
-        for key, name, share in (
-            (key, name, f" ({100 * parts[key] / parts['margin']:.0f}%)" if parts["margin"] > 1e-12 else "")
-            for key, name in (
-                ("network", "network's words"),
-                ("ngrams", "n-gram words"),
-                ("constant", "constant terms"),
-            )
-        )
+        f'<span class="x-part"><span class="x-key" style="background: {PART_COLOURS[key]}"></span>{name} '
+        f"{parts[key]:+.2f}{_share(parts, key)}</span>"
+        for key, name in PART_NAMES.items()
     )
     versus = html.escape(str(parts["versus"]))
     return (
