@@ -111,6 +111,8 @@ class Explanation:
     (3, ['cut_words', 'decision', 'id'])
     >>> repr(explanation).startswith(f"<Explanation {explanation.label} ")
     True
+    >>> type(clf.explain("Dull and slow.")).__name__          # one text: one Explanation
+    'Explanation'
     >>> explanation.top(1)[0].evidence == max((w.evidence for w in explanation.words), key=abs)
     True
     """
