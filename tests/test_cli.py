@@ -185,8 +185,8 @@ def test_table_id_and_label_columns_travel_to_the_outputs(trained, tmp_path):
     page = invoke("explain", "--run", run_dir, "--file", table, "--format", "html", "--output", tmp_path / "e.html")
     assert page.exit_code == 0, page.output
     html = (tmp_path / "e.html").read_text()
-    assert "<h2>Document r1</h2>" in html and "<h2>Document r3</h2>" in html and "true label: neg" in html
-    assert "Evidence for (green)" in html
+    assert "<h3>Document r1</h3>" in html and "<h3>Document r3</h3>" in html and "true label: neg" in html
+    assert "Evidence: against" in html
     words = invoke("explain", "--run", run_dir, "--dataset", table, "--output", tmp_path / "w.csv")
     assert words.exit_code == 0 and "accuracy" in words.output
     documents = (tmp_path / "w.documents.csv").read_text().splitlines()
@@ -293,7 +293,9 @@ def test_explain_formats(trained, tmp_path):
     text = "The film was great. Mr. Smith's acting was awful!"
     result = invoke("explain", text, "--run", run_dir, "--top-k", "3")
     assert result.exit_code == 0, result.output
-    assert "\npredicted:" in result.output and "top 3 words" in result.output and "sentences (weight):" in result.output
+    assert "\npredicted:" in result.output and "evidence for" in result.output and "margin of" in result.output
+    # attention, the second layer, is left out when the network has no weight (the tiny run's usual case)
+    assert ("where the network read" in result.output) == ("network has no weight" not in result.output)
     as_json = invoke("explain", text, "--run", run_dir, "--format", "json")
     (item,) = json.loads(as_json.stdout)  # stdout only: the "run:" line goes to stderr
     assert len(item["words"]) == 10 and abs(sum(w["weight"] for w in item["words"]) - 1) < 1e-4

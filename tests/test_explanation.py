@@ -2,8 +2,9 @@
 
 import json
 
-from hierattn.explain.explanation import Explanation, NgramContribution, WordWeight
-from hierattn.explain.report import to_html
+from hierattn.explain.explanation import Explanation, Explanations, NgramContribution, WordWeight
+from hierattn.explain.picture import to_html
+from hierattn.explain.report import to_text
 
 TEXT = "Good film, bad end"
 
@@ -66,6 +67,38 @@ def test_to_dict_is_plain_values_and_holds_the_decision_only_when_there_is_one()
     json.dumps(accounted)
 
 
-def test_the_notebook_view_is_the_html_page():
-    e = sample()
-    assert e._repr_html_() == to_html([e])
+def with_evidence():
+    e = sample({"versus": "neg", "margin": -0.1, "network_weight": 1.0, "ngram_weight": 0.0})
+    for w, value in zip(e.words, [0.3, 0.0, -0.5, 0.1]):
+        w.evidence = value
+    return e
+
+
+def test_top_is_the_words_with_most_evidence_for_or_against():
+    e = with_evidence()
+    assert [w.text for w in e.top(2)] == ["bad", "Good"] and [w.text for w in e.top()] == ["bad", "Good", "end"]
+    assert sample().top() == []  # no word has evidence
+
+
+def test_the_notebook_view_is_a_scoped_fragment_and_the_page_a_whole_page():
+    e = with_evidence()
+    assert e._repr_html_() == to_html([e], page=False) and e._repr_html_().startswith('<div class="hierattn-x">')
+    assert e.to_html() == to_html([e]) and e.to_html().startswith("<!DOCTYPE html>")
+    assert json.loads(e.to_json(top_k=1)) == json.loads(json.dumps(e.to_dict(top_k=1)))
+
+
+def test_repr_is_one_short_line_and_print_the_text_view():
+    e = with_evidence()
+    assert repr(e) == "<Explanation pos 0.60: -bad +Good +end ...>"
+    assert repr(sample()) == "<Explanation pos 0.60>"
+    assert str(e) == to_text(e) and str(e).startswith("predicted: pos, probability 0.60")
+
+
+def test_explanations_are_a_list_with_the_same_views():
+    many = Explanations([with_evidence(), sample()])
+    assert isinstance(many, list) and many[0].label == "pos" and len(many) == 2
+    assert many.top(1) == [[many[0].words[2]], []]
+    assert many._repr_html_() == to_html(many, page=False) and many.to_html() == to_html(many)
+    assert [item["label"] for item in json.loads(many.to_json())] == ["pos", "pos"]
+    assert repr(many) == "[<Explanation pos 0.60: -bad +Good +end ...>, <Explanation pos 0.60>]"
+    assert str(many) == to_text(many[0]) + "\n\n" + to_text(many[1])

@@ -83,11 +83,14 @@ def explain(
 ):
     """Explain predictions: explain "text" | --file FILE | - | --dataset imdb|FILE.
 
-    Prints the predicted label and probabilities, the top-k most attended
-    words (HAN: word weight x sentence weight) with their positions, and the
-    sentence weights. json and csv list every word; html writes one
-    self-contained page. With --dataset, the most-attended words of a whole
-    corpus per predicted class. --check measures whether the weights matter.
+    Prints the prediction and its probability, the top-k words with most
+    evidence for and against it (each word's share of the margin over the
+    runner-up), how much of that margin came from the network's words, the
+    n-gram words and constant terms, then where the network read (the top-k
+    attended words, sentence weights) and the top n-grams. json and csv list
+    every word with its evidence; html writes one self-contained page. With
+    --dataset, the most-attended words of a whole corpus per predicted class.
+    --check measures whether the weights matter.
     """
     # imported when the command runs: --help, and refusing bad input, come before NumPy, pandas and TensorFlow load
     from hierattn.explain.report import render

@@ -1,14 +1,17 @@
 """Explaining predictions: which words a trained classifier attended to, and whether that matters.
 
     from hierattn.explain import Explainer, to_html
-    explanations = Explainer(classifier).explain(["The plot was thin. The acting was superb."])
-    print(to_html(explanations))
+    explanation = classifier.explain("The plot was thin. The acting was superb.")
+    explanation              # in a notebook: the picture (evidence, the margin's parts, attention)
+    print(explanation)       # the same as text; explanation.to_html(), .to_json(), .top(5)
 
 One module per concern, each importing only those listed before it:
 
-* :mod:`hierattn.explain.report`: text, CSV rows, JSON and HTML renderings.
+* :mod:`hierattn.explain.picture`: the one picture every view shows (the
+  prediction in words, the top evidence, the margin's parts) and `to_html`.
+* :mod:`hierattn.explain.report`: text, CSV rows and JSON renderings.
 * :mod:`hierattn.explain.explanation`: `Explanation`, `WordWeight`,
-  `NgramContribution`: what an explanation holds.
+  `NgramContribution`: what an explanation holds; `Explanations`, several.
 * :mod:`hierattn.explain.attributions`: per-token scores beside the
   backbone's own attention (`Backbone.token_attention`):
   `gradient_times_input`.
@@ -37,7 +40,7 @@ from hierattn.explain.corpus import (
     open_corpus,
 )
 from hierattn.explain.explainer import Explainer
-from hierattn.explain.explanation import Explanation, NgramContribution, WordWeight
+from hierattn.explain.explanation import Explanation, Explanations, NgramContribution, WordWeight
 from hierattn.explain.faithfulness import FaithfulnessReport, check_faithfulness
 from hierattn.explain.from_run import explain_dataset, explain_file, explain_texts, faithfulness_path
 from hierattn.explain.report import CSV_COLUMNS, to_html, to_json, to_rows, to_text
@@ -49,6 +52,7 @@ __all__ = [
     "CorpusWords",
     "Explainer",
     "Explanation",
+    "Explanations",
     "FaithfulnessReport",
     "NgramContribution",
     "WordWeight",

@@ -1,13 +1,18 @@
 """What an explanation holds: the prediction, each word's attention and, with an n-gram part, the decision's account.
 
 `Explainer.explain` (`hierattn.explain.explainer`) builds these; the
-renderings of `hierattn.explain.report` and the corpus statistics of
-`hierattn.explain.corpus` read them.
+renderings of `hierattn.explain.report` and `hierattn.explain.picture` and
+the corpus statistics of `hierattn.explain.corpus` read them. Both an
+`Explanation` and `Explanations` (several, as `TextClassifier.explain`
+returns them for a list of texts) show themselves in a notebook
+(`_repr_html_`), and give `to_html()`, `to_json()` and `top(k)`.
 """
 
 import dataclasses
 
-from hierattn.explain.report import to_html
+from hierattn.explain.picture import margin_parts, to_html, top_evidence
+from hierattn.explain.report import to_json, to_text
+from hierattn.jsonfile import dumps
 
 
 @dataclasses.dataclass
@@ -80,9 +85,13 @@ class NgramContribution:
     network_reads: bool = True
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(repr=False)
 class Explanation:
-    """A prediction with the attention over the words and sentences of one text.
+    """A prediction, each word's evidence for it, and where the network read (attention), for one text.
+
+    In a notebook it shows itself as one picture (the text shaded by
+    evidence, the margin's parts, attention below); `print` gives the text
+    view (`hierattn.explain.report.to_text`), `repr` one line.
 
     Example:
 
@@ -100,6 +109,12 @@ class Explanation:
     ['The', 'was']
     >>> len(explanation.top_words(3)), sorted(explanation.to_dict())[:3]
     (3, ['cut_words', 'decision', 'id'])
+    >>> repr(explanation).startswith(f"<Explanation {explanation.label} ")
+    True
+    >>> type(clf.explain("Dull and slow.")).__name__          # one text: one Explanation
+    'Explanation'
+    >>> explanation.top(1)[0].evidence == max((w.evidence for w in explanation.words), key=abs)
+    True
     """
 
     text: str
@@ -120,22 +135,53 @@ class Explanation:
         """The `k` n-grams with the largest contributions to the decision, for or against, largest first."""
         return sorted(self.ngrams or [], key=lambda g: (-abs(g.contribution), g.start))[:k]
 
+    def top(self, k=10):
+        """The `k` words with the largest evidence, for or against the prediction (`WordWeight`s, largest first).
+
+        Words without evidence are left out, so fewer than `k` may come back.
+        """
+        return top_evidence(self, k)
+
     def top_words(self, k=10):
-        """The `k` words with the largest importance, largest first."""
+        """The `k` words the network attended to most (attention, not evidence), largest first."""
         used = [w for w in self.words if w.used]
         return sorted(used, key=lambda w: (-w.weight, w.start))[:k]
 
     def _repr_html_(self):
-        """The HTML heatmap, for notebooks."""
-        return to_html([self])
+        """The picture, for notebooks: one `<div>` whose CSS styles nothing outside it."""
+        return to_html([self], page=False)
+
+    def to_html(self, title="hierattn explanation"):
+        """The picture as a standalone HTML page (`hierattn.explain.picture.to_html`)."""
+        return to_html([self], title)
+
+    def to_json(self, top_k=10):
+        """`to_dict(top_k)` as a JSON object."""
+        return dumps(self.to_dict(top_k), indent=2)
+
+    def __repr__(self):
+        probability = self.probabilities.get(str(self.label), self.probabilities.get(self.label, 0.0))
+        words = " ".join(f"{'+' if w.evidence > 0 else '-'}{w.text}" for w in self.top(3))
+        return f"<Explanation {self.label} {probability:.2f}" + (f": {words} ...>" if words else ">")
+
+    def __str__(self):
+        return to_text(self)
 
     def to_dict(self, top_k=10):
-        """The explanation as plain values (what `to_json` writes), with the `top_k` words and n-grams."""
+        """The explanation as plain values (what `to_json` writes).
+
+        Every word with its `evidence`, `network_evidence` and
+        `ngram_evidence`; the `top_k` words by evidence (`top_evidence`) and
+        by attention (`top_words`); with a decision, its terms (`decision`),
+        `margin_parts` (see `hierattn.explain.picture.margin_parts`) and the
+        `top_k` n-grams.
+        """
         return {
             "id": self.doc_id,
             "true_label": self.true_label,
             "label": self.label,
             "probabilities": self.probabilities,
+            "top_evidence": [dataclasses.asdict(w) for w in self.top(top_k)],
             "top_words": [dataclasses.asdict(w) for w in self.top_words(top_k)],
             "sentences": self.sentences,
             "words": [dataclasses.asdict(w) for w in self.words],
@@ -148,7 +194,46 @@ class Explanation:
                 else {
                     "network_probabilities": self.network_probabilities,
                     "decision": self.decision,
+                    "margin_parts": margin_parts(self),
                     "top_ngrams": [dataclasses.asdict(g) for g in self.top_ngrams(top_k)],
                 }
             ),
         }
+
+
+class Explanations(list):
+    """Several explanations: a list (index it, iterate it) that also shows itself in a notebook.
+
+    `TextClassifier.explain` returns one for a list of texts.
+
+    Example:
+
+    >>> import hierattn
+    >>> texts = ["A great film. I loved it.", "Dull and far too long.", "Wonderful acting!", "A boring, slow plot."] * 5
+    >>> labels = ["pos", "neg", "pos", "neg"] * 5
+    >>> clf = hierattn.TextClassifier("han", embeddings="none", min_count=1, embedding_dim=8)
+    >>> _ = clf.fit(texts, labels, epochs=1, verbose=0)
+    >>> explanations = clf.explain(["A great film.", "Dull and slow."])
+    >>> len(explanations), type(explanations[0]).__name__, len(explanations.top(2))
+    (2, 'Explanation', 2)
+    >>> explanations.to_html().startswith("<!DOCTYPE html>"), explanations._repr_html_().startswith("<div")
+    (True, True)
+    """
+
+    def top(self, k=10):
+        """Each explanation's `Explanation.top(k)`: a list of lists of `WordWeight`s."""
+        return [e.top(k) for e in self]
+
+    def to_html(self, title="hierattn explanation"):
+        """The picture of every explanation, as one standalone HTML page."""
+        return to_html(self, title)
+
+    def to_json(self, top_k=10):
+        """A JSON list of each explanation's `to_dict(top_k)`."""
+        return to_json(self, top_k)
+
+    def _repr_html_(self):
+        return to_html(self, page=False)
+
+    def __str__(self):
+        return "\n\n".join(to_text(e) for e in self)

@@ -1,12 +1,12 @@
-"""Rendering explanations: plain text, CSV rows, JSON and a self-contained HTML page."""
+"""Rendering explanations: plain text, CSV rows and JSON (the HTML picture: `hierattn.explain.picture`)."""
 
 import csv
-import html
 import io
 
 import numpy as np
 
 from hierattn.baseline import NAME
+from hierattn.explain.picture import margin_parts, parts_words, prediction_words, shows_attention, to_html
 from hierattn.jsonfile import dumps
 
 CSV_COLUMNS = [
@@ -19,62 +19,100 @@ CSV_COLUMNS = [
     "start",
     "end",
     "text",
+    "evidence",
+    "network_evidence",
+    "ngram_evidence",
     "weight",
     "word_weight",
     "sentence_weight",
-    "evidence",
     "oov",
     "used",
+    "versus",
+    "margin",
+    "constant_terms",
 ]
 
 
+def _word_line(w, value):
+    return f"  {value}  {w.text}{'*' if w.oov else ''}  s{w.sentence}:w{w.index}  [{w.start}:{w.end}]"
+
+
 def to_text(explanation, top_k=10, show_sentences=True):
-    """A human-readable summary: prediction, top words, sentence weights."""
+    """The explanation in plain text, most telling first.
+
+    The prediction in words; the `top_k` words with most evidence for it and
+    against it; how much of the margin came from each part (the network's
+    words, the n-gram part's words, the constant terms); then, as a second
+    layer, where the network read (its `top_k` most attended words and the
+    sentence weights; left out when the network has no weight); then the
+    top `top_k` n-grams and any notes.
+
+    Example:
+
+    >>> from hierattn.explain import Explanation, WordWeight
+    >>> words = [WordWeight("Great", "great", 0, 0, 0, 5, 1.0, 1.0, 1.0, False, True, evidence=0.8)]
+    >>> sentences = [{"index": 0, "start": 0, "end": 6, "text": "Great!", "weight": 1.0, "used": True}]
+    >>> print(to_text(Explanation("Great!", "pos", {"neg": 0.2, "pos": 0.8}, words, sentences, 0, [])))
+    predicted: pos, probability 0.80 (runner-up: neg, 0.20)
+    evidence for pos (each word's share of the margin; * = not in the vocabulary):
+       +0.8000  Great  s0:w0  [0:5]
+    where the network read (attention, not evidence; sentence:word, characters):
+        1.0000  Great  s0:w0  [0:5]
+    """
     lines = [] if explanation.doc_id is None else [f"document: {explanation.doc_id}"]
+    lines.append(f"predicted: {prediction_words(explanation)}")
     if explanation.true_label is not None:
         lines.append(f"true label: {explanation.true_label}")
-    lines.append(f"predicted: {explanation.label}")
-    lines += [f"  {name}: {p:.4f}" for name, p in explanation.probabilities.items()]
-    lines.append(f"top {top_k} words (importance, sentence:word, characters; * = not in vocabulary):")
-    for w in explanation.top_words(top_k):
-        evidence = f"  evidence {w.evidence:+.4f}"
+    label = explanation.label
+    evidence = sorted((w for w in explanation.words if w.evidence), key=lambda w: (-abs(w.evidence), w.start))
+    for side, words in (
+        ("for", [w for w in evidence if w.evidence > 0]),
+        ("against", [w for w in evidence if w.evidence < 0]),
+    ):
+        if words:
+            lines.append(f"evidence {side} {label} (each word's share of the margin; * = not in the vocabulary):")
+            lines += [_word_line(w, f"{w.evidence:+8.4f}") for w in words[:top_k]]
+    parts = margin_parts(explanation)
+    if parts is not None:
+        d = explanation.decision
         lines.append(
-            f"  {w.weight:8.4f}  {w.text}{'*' if w.oov else ''}  s{w.sentence}:w{w.index}  [{w.start}:{w.end}]"
-            f"{evidence}"
+            f"margin of {label} over {parts['versus']}: {parts['margin']:+.4f} (log-odds) = {parts_words(parts)}"
         )
-    if show_sentences and len(explanation.sentences) > 1:
-        lines.append("sentences (weight):")
-        for s in explanation.sentences:
-            snippet = s["text"] if len(s["text"]) <= 80 else s["text"][:77] + "..."
-            lines.append(f"  {s['weight']:8.4f}  {snippet}" + ("" if s["used"] else "  (cut)"))
-    if explanation.decision is not None:
-        lines += _decision_lines(explanation, top_k)
+        lines.append(
+            f"  constant terms: network baseline {d.get('network_baseline', 0.0):+.4f}, integration error "
+            f"{d.get('integration_error', 0.0):+.4f}, n-gram bias {d.get('ngram_bias', 0.0):+.4f}, words not shown "
+            f"{d.get('not_shown', 0.0):+.4f}; weights {d['network_weight']:.2f} (network) / "
+            f"{d['ngram_weight']:.2f} (n-grams)"
+        )
+    if shows_attention(explanation):
+        lines.append("where the network read (attention, not evidence; sentence:word, characters):")
+        lines += [_word_line(w, f"{w.weight:8.4f}") for w in explanation.top_words(top_k)]
+        if show_sentences and len(explanation.sentences) > 1:
+            lines.append("  sentences (weight):")
+            for s in explanation.sentences:
+                snippet = s["text"] if len(s["text"]) <= 80 else s["text"][:77] + "..."
+                lines.append(f"  {s['weight']:8.4f}  {snippet}" + ("" if s["used"] else "  (cut)"))
+    grams = explanation.top_ngrams(top_k)
+    if grams:
+        lines.append(f"n-grams (exact contribution to the margin; + for {label}):")
+        lines += [
+            f"  {g.contribution:+8.4f}  {g.text}  [{g.start}:{g.end}]"
+            + ("" if g.network_reads else "  (beyond the network's limits: read by the n-gram part only)")
+            for g in grams
+        ]
     lines += [f"note: {warning}" for warning in explanation.warnings]
     return "\n".join(lines)
 
 
-def _decision_lines(explanation, top_k):
-    """The exact account of a decision by a network plus an n-gram part (`Explanation.decision`)."""
-    d = explanation.decision
-    lines = [
-        (
-            f"decision: score margin of {explanation.label} over {d['versus']} = {d['margin']:+.4f} = network "
-            f"{d['network']:+.4f} + n-gram bias {d['ngram_bias']:+.4f} + n-grams {d['ngrams']:+.4f} "
-            f"(weights {d['network_weight']:.2f} / {d['ngram_weight']:.2f})"
-        ),
-        f"top {top_k} n-grams (exact contribution to that margin; + for {explanation.label}):",
-    ]
-    lines += [
-        f"  {g.contribution:+8.4f}  {g.text}  [{g.start}:{g.end}]"
-        + ("" if g.network_reads else "  (beyond the network's limits: read by the n-gram part only)")
-        for g in explanation.top_ngrams(top_k)
-    ]
-    return lines
-
-
 def to_rows(explanations, start_index=0):
-    """One dict per word of every explanation (columns `CSV_COLUMNS`)."""
+    """One dict per word of every explanation (columns `CSV_COLUMNS`).
+
+    `versus`, `margin` and `constant_terms` are the document's: its words'
+    `evidence` plus `constant_terms` add up to `margin` (empty without a
+    decision).
+    """
     for number, explanation in enumerate(explanations, start=start_index):
+        parts = margin_parts(explanation) or {"versus": None, "margin": None, "constant": None}
         for w in explanation.words:
             yield {
                 "document": number,
@@ -86,150 +124,23 @@ def to_rows(explanations, start_index=0):
                 "start": w.start,
                 "end": w.end,
                 "text": w.text,
+                "evidence": round(w.evidence, 8),
+                "network_evidence": round(w.network_evidence, 8),
+                "ngram_evidence": round(w.ngram_evidence, 8),
                 "weight": round(w.weight, 8),
                 "word_weight": round(w.word_weight, 8),
                 "sentence_weight": round(w.sentence_weight, 8),
-                "evidence": round(w.evidence, 8),
                 "oov": w.oov,
                 "used": w.used,
+                "versus": parts["versus"],
+                "margin": None if parts["margin"] is None else round(parts["margin"], 8),
+                "constant_terms": None if parts["constant"] is None else round(parts["constant"], 8),
             }
 
 
 def to_json(explanations, top_k=10):
+    """A JSON list of `Explanation.to_dict(top_k)`: every word with its evidence, and the decision's terms."""
     return dumps([e.to_dict(top_k) for e in explanations], indent=2)
-
-
-_STYLE = """
-body { font-family: Georgia, 'Times New Roman', serif; margin: 2em auto; max-width: 60em; color: #222; }
-h1 { font-size: 1.3em; } .doc { border-top: 1px solid #ccc; padding: 1em 0; }
-.prediction, .doc h2 { font-family: Helvetica, Arial, sans-serif; margin-bottom: .6em; }
-.doc h2 { font-size: 1em; color: #555; margin: 0 0 .3em; }
-.prediction b { font-size: 1.1em; } .probs span { margin-right: 1em; color: #555; }
-.right { color: #1e7b34; } .wrong { color: #c0392b; font-weight: bold; }
-.sentence { display: flex; align-items: flex-start; margin: .25em 0; line-height: 1.7; }
-.bar { flex: 0 0 5em; height: 1.2em; margin: .25em .8em 0 0; background: #eee; position: relative; }
-.bar span { position: absolute; top: 0; left: 0; bottom: 0; background: #c0392b; }
-.words { flex: 1; } .w { padding: 0 .08em; border-radius: 2px; }
-.oov { text-decoration: underline dotted #999; } .cut { color: #aaa; }
-.legend, .note { font-family: Helvetica, Arial, sans-serif; font-size: .85em; color: #666; }
-.note { background: #fff4d6; border-left: 3px solid #e0a800; padding: .3em .6em; color: #5a4500; }
-.scale { display: inline-block; width: 8em; height: .9em; vertical-align: middle; margin: 0 .4em;
-         border: 1px solid #ccc; }
-.signed h3 { font-family: Helvetica, Arial, sans-serif; font-size: .9em; color: #555; margin: .8em 0 .3em; }
-"""
-
-
-def _legend(signed):
-    parts = [
-        (
-            '<p class="legend">Word importance (attention): 0<span class="scale" style="background: '
-            "linear-gradient(to right, rgba(41,128,185,0), rgba(41,128,185,1))\"></span>the review's most important "
-            "word (shade grows with the square root of the weight). Red bar: sentence weight, relative to the top "
-            "sentence. Underlined: not in the vocabulary. Grey: beyond the network's length limits, not read by it "
-            "(the n-gram part, if any, reads the whole text).</p>"
-        )
-    ]
-    if signed:
-        parts.append(
-            '<p class="legend">Evidence (each word\'s share of the decision\'s margin): against the prediction<span class="scale" '
-            'style="background: linear-gradient(to right, rgba(192,57,43,1), rgba(255,255,255,0), '
-            'rgba(39,174,96,1))"></span>for it, relative to the strongest word.</p>'
-        )
-    return "".join(parts)
-
-
-def _words_html(e, s, colour):
-    """One sentence's text with each word wrapped in a span shaded by `colour(word)` -> (css colour, alpha)."""
-    cells, cursor = [], s["start"]
-    for w in (w for w in e.words if w.sentence == s["index"]):
-        cells.append(html.escape(e.text[cursor : w.start]))
-        classes = "w" + (" oov" if w.oov else "") + ("" if w.used else " cut")
-        rgb, alpha, value = colour(w)
-        ink = "; color: #fff" if alpha > 0.6 else ""  # keep dark shades readable
-        cells.append(
-            f'<span class="{classes}" style="background: rgba({rgb},{alpha:.3f}){ink}" '
-            f'title="{value}">{html.escape(w.text)}</span>'
-        )
-        cursor = w.end
-    cells.append(html.escape(e.text[cursor : s["end"]]))
-    return "".join(cells)
-
-
-def to_html(explanations, title="hierattn explanation"):
-    """One self-contained HTML page (inline CSS, no scripts or external assets).
-
-    For each document: its id and true label when known, the prediction,
-    then any warning (such as the text being cut to the model's limits)
-    before the text. Each sentence is a line with a red bar for its weight on
-    the left; each word is shaded blue by its importance relative to the
-    document's most important word (the HAN paper's figures). A second view
-    (`WordWeight.evidence`) shades each word
-    green when it supports the prediction and red when it speaks against it.
-    A legend explains the colour scales. Out-of-vocabulary words are
-    underlined, words beyond the model's limits greyed out.
-    """
-    explanations = list(explanations)
-    signed = any(w.evidence for e in explanations for w in e.words)
-    parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>",
-        f"<h1>{html.escape(title)}</h1>",
-        _legend(signed),
-    ]
-    for number, e in enumerate(explanations):
-        top = max((w.weight for w in e.words), default=0.0) or 1.0
-        probs = "".join(f"<span>{html.escape(n)}: {p:.3f}</span>" for n, p in e.probabilities.items())
-        name = f"Document {html.escape(str(e.doc_id if e.doc_id is not None else number + 1))}"
-        truth = ""
-        if e.true_label is not None:
-            right = str(e.true_label) == str(e.label)
-            truth = (
-                f' <span class="{"right" if right else "wrong"}">(true label: {html.escape(str(e.true_label))}'
-                f"{'' if right else ', wrong'})</span>"
-            )
-        parts.append(
-            f'<div class="doc" id="doc-{number}"><h2>{name}</h2><div class="prediction">Prediction: '
-            f'<b>{html.escape(str(e.label))}</b>{truth} <span class="probs">{probs}</span></div>'
-        )
-        for warning in e.warnings:
-            parts.append(f'<p class="note">{html.escape(warning)}</p>')
-        max_sentence = max((s["weight"] for s in e.sentences), default=0.0) or 1.0
-
-        def attention(w, top=top):
-            return "41,128,185", (w.weight / top) ** 0.5 if w.used else 0.0, f"{w.weight:.4f}"
-
-        for s in e.sentences:
-            width = 100.0 * s["weight"] / max_sentence
-            parts.append(
-                f'<div class="sentence"><div class="bar" title="{s["weight"]:.4f}">'
-                f'<span style="width: {width:.1f}%"></span></div>'
-                f'<div class="words">{_words_html(e, s, attention)}</div></div>'
-            )
-        if any(w.evidence for w in e.words):
-            strongest = max(abs(w.evidence) for w in e.words if w.evidence is not None) or 1.0
-
-            def evidence(w, strongest=strongest):
-                if w.evidence is None:
-                    return "255,255,255", 0.0, "not read"
-                rgb = "39,174,96" if w.evidence >= 0 else "192,57,43"
-                return rgb, (abs(w.evidence) / strongest) ** 0.5, f"{w.evidence:+.4f}"
-
-            parts.append('<div class="signed"><h3>Evidence for (green) and against (red) the prediction</h3>')
-            parts += [
-                f'<div class="sentence"><div class="words">{_words_html(e, s, evidence)}</div></div>'
-                for s in e.sentences
-            ]
-            parts.append("</div>")
-        if e.decision is not None:
-            lines = _decision_lines(e, 10)
-            parts.append(
-                f'<div class="ngrams"><h3>{html.escape(lines[0])}</h3><p class="legend">'
-                f"{html.escape(lines[1])}</p><pre>{html.escape(chr(10).join(lines[2:]))}</pre></div>"
-            )
-        parts.append("</div>")
-    parts.append("</body></html>")
-    return "\n".join(parts)
 
 
 # The results of commands, as text -------------------------------------------------------------------------------------

@@ -247,15 +247,32 @@ class Task(keras.Model):
         return batched_outputs(model, token_ids(x), batch_size)
 
     def explain(self, texts, ids=None, labels=None):
-        """`hierattn.explain.Explanation`s of raw texts: prediction, word and sentence attention.
+        """Explains predictions: each word's evidence for the decision, and where the network read.
 
         Each word's evidence adds up, with named constant terms, to the
         margin of the predicted class over the runner-up; `ids` and true
         `labels` are shown with them (see `hierattn.explain.Explainer`).
+
+        Args:
+            texts: One text (a string), or several (a list, array, Series...).
+            ids: Optional document ids (one, or one per text).
+            labels: Optional true labels (one, or one per text).
+
+        Returns:
+            For one string, a `hierattn.explain.Explanation`; otherwise
+            `hierattn.explain.Explanations` (a list of them). Both show
+            themselves in a notebook and give `to_html()`, `to_json()` and
+            `top(k)`.
         """
         # hierattn.explain is the layer above (it explains a Task): imported when used, so imports go one way.
         from hierattn.explain.explainer import Explainer
+        from hierattn.explain.explanation import Explanations
 
         if getattr(self, "_explainer", None) is None:
             self._explainer = Explainer(self)
-        return self._explainer.explain(as_texts(texts), ids=ids, labels=labels)
+        if isinstance(texts, str):
+            (explanation,) = self._explainer.explain(
+                [texts], ids=None if ids is None else [ids], labels=None if labels is None else [labels]
+            )
+            return explanation
+        return Explanations(self._explainer.explain(as_texts(texts), ids=ids, labels=labels))
