@@ -95,7 +95,7 @@ def test_predict_explain_and_evaluate_on_raw_strings(fitted, reviews):
     assert fitted.predict_labels(texts[:3]) == [fitted.label_names[i] for i in probabilities.argmax(1)]
     (explanation,) = fitted.explain(["The plot was thin. The acting was superb."])
     assert sum(w.weight for w in explanation.words) == pytest.approx(1.0, abs=1e-5)
-    assert explanation.label in ("neg", "pos") and "<!DOCTYPE html>" in explanation._repr_html_()
+    assert explanation.label in ("neg", "pos") and '<div class="hierattn-x">' in explanation._repr_html_()
     metrics = fitted.evaluate(texts[:40], labels[:40], verbose=0, return_dict=True)
     assert set(metrics) >= {"loss", "accuracy"} and 0.0 <= metrics["accuracy"] <= 1.0
     scores = fitted.evaluate(texts[:40], labels[:40], verbose=0)  # Keras's contract: a list, loss first
