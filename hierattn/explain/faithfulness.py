@@ -241,11 +241,9 @@ class FaithfulnessReport:
 
     def faithful(self, ranking="evidence"):
         """Comprehensiveness AOPC positive and at least `FAITHFUL_RATIO` x random's, sufficiency AOPC below random's."""
-        comprehensiveness = self.aopc("comprehensiveness", ranking)
-        random = self.aopc("comprehensiveness", "random")
-        return comprehensiveness > max(0.0, FAITHFUL_RATIO * random) and self.aopc("sufficiency", ranking) < self.aopc(
-            "sufficiency", "random"
-        )
+        c, s = (self.aopc(m, ranking) for m in MEASURES)
+        c_random, s_random = (self.aopc(m, "random") for m in MEASURES)
+        return c > 0 and c >= FAITHFUL_RATIO * c_random and s < s_random
 
     def verdict(self, ranking="evidence"):
         """One line: the ranking's AOPCs beside random's, and whether it is faithful (see the module docstring)."""
@@ -342,7 +340,7 @@ def check_faithfulness(
         raise HierattnError(f"random_draws must be at least 1. Received: random_draws={random_draws}")
     classifier = getattr(classifier, "classifier", classifier)
     if explanations is None:
-        texts = [t for t in texts or [] if t and str(t).strip()]
+        texts = [t for t in texts or [] if t and classifier.preprocessor.has_words(t)]  # not markup or spaces only
         explainer, total = Explainer(classifier), len(texts)
     else:
         explanations, total = list(explanations), len(explanations)
