@@ -16,7 +16,6 @@ from hierattn.explain.faithfulness import (
     bin_sizes,
     check_faithfulness,
     erasure_scores,
-    predictor,
     rank,
     word_gradients,
 )
@@ -85,10 +84,16 @@ def test_erasure_scores_averages_random_draws_and_predicts_each_erasure_once():
     assert len(rows) == 1 + 2 + 2 + 1 + 1
 
 
+def predictor(classifier):
+    """The whole classifier on documents of token forms, through its own preprocessor (what the check runs)."""
+    return lambda documents: classifier.predict_ids(classifier.preprocessor.encode_tokens(documents))
+
+
 TEXTS = [
     "The film was great. I loved the acting!",
     "Awful. The plot was dull &amp; boring, and I hated it.",
-    "<b>Brilliant</b> film.<br />Moving and superb. " * 30,  # beyond what the network reads and the explanation shows
+    # Beyond what the network reads and the explanation shows, only the n-gram part reads the last sentence.
+    "<b>Brilliant</b> film.<br />Moving and superb. " * 30 + "I hated it: awful, dull and painful.",
 ]
 
 
@@ -97,7 +102,8 @@ def test_erasing_nothing_gives_back_predict_on_the_whole_text(han_run):
     assert explanations[2].cut_words > 0 and explanations[2].unshown_characters > 0
     documents = [Document.of(e, han_run.preprocessor.tokenizer) for e in explanations]
     assert isinstance(han_run.preprocessor.encode_tokens([documents[0].erase([])]), dict)  # the n-gram part's own ids
-    np.testing.assert_allclose(predictor(han_run)([d.erase([]) for d in documents]), han_run.predict(TEXTS), atol=1e-6)
+    # Relative: the long text's probabilities are near 0 and 1, and the tail moves the smaller by orders of magnitude.
+    np.testing.assert_allclose(predictor(han_run)([d.erase([]) for d in documents]), han_run.predict(TEXTS), rtol=1e-3)
 
 
 @pytest.mark.parametrize("fixture", ["han_run", "rnn_run"])
