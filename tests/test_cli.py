@@ -339,13 +339,16 @@ def test_explain_dataset_and_check(trained, tiny_csv, tmp_path):
     )
     assert result.exit_code == 0, result.output
     assert "explained 30 documents" in result.output
-    assert "| attention |" in result.output and "| random |" in result.output and "| gradient |" in result.output
+    for ranking in ("evidence", "attention", "gradient", "random"):
+        assert f"| {ranking} | comprehensiveness |" in result.output and f"| {ranking} | sufficiency |" in result.output
+    assert result.output.strip().splitlines()[-1].startswith("evidence: comprehensiveness ")  # the verdict, last
     words = output.read_text().splitlines()
     assert words[0].startswith("predicted,word,occurrences,documents,evidence")
     documents = (tmp_path / "words.documents.csv").read_text().splitlines()
     assert len(documents) == 1 + 30 * 3  # every generated review has at least 3 words
     check = json.loads((tmp_path / "words.faithfulness.json").read_text())
-    assert check["documents"] == 30 and set(check["probability_drop"]) == {"attention", "random", "gradient"}
+    assert check["documents"] == 30 and set(check["aopc"]) == {"evidence", "attention", "gradient", "random"}
+    assert result.output.strip().splitlines()[-1] == check["verdict"]
     before = output.read_text()
     again = invoke("explain", "--run", run_dir, "--dataset", tiny_csv[1], "--output", output)
     assert again.exit_code == 1 and "already exists" in again.output and output.read_text() == before
@@ -359,7 +362,15 @@ def test_explain_check_on_single_text(trained):
     _, run_dir = trained
     result = invoke("explain", "The film was great. I loved the acting!", "--run", run_dir, "--check")
     assert result.exit_code == 0, result.output
-    assert "predicted:" in result.output and "drop k=5" in result.output
+    assert "predicted:" in result.output and "| evidence | sufficiency |" in result.output
+    verdict = result.output.strip().splitlines()[-1]
+    assert verdict.startswith("evidence: comprehensiveness ") and verdict.endswith("faithful"), verdict
+    one_word = invoke("explain", "great", "--run", run_dir, "--check")
+    assert one_word.exit_code == 0, one_word.output
+    last = one_word.output.strip().splitlines()[-1]
+    assert last.endswith("no verdict (one word per text: every ranking erases the same)"), last
+    help_text = " ".join(invoke("explain", "--help").output.split())
+    assert "comprehensiveness" in help_text and "sufficiency" in help_text and "verdict" in help_text
 
 
 def test_train_help_is_short_and_shows_every_default():

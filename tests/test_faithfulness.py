@@ -1,85 +1,165 @@
-"""Tests for hierattn.explain.faithfulness: erasure of top-k words (ERASER comprehensiveness)."""
+"""Tests for hierattn.explain.faithfulness: ERASER comprehensiveness and sufficiency on the whole classifier."""
+
+import json
 
 import numpy as np
 import pytest
 
 from hierattn.errors import HierattnError
+from hierattn.explain import Explainer
+from hierattn.explain.attributions import gradient_times_input
 from hierattn.explain.faithfulness import (
+    BINS,
+    RANKINGS,
+    Document,
+    FaithfulnessReport,
+    bin_sizes,
     check_faithfulness,
-    erasure_effects,
-    remove_positions,
-    summarize,
-    top_positions,
+    erasure_scores,
+    rank,
+    word_gradients,
 )
 
-from conftest import make_run
+from conftest import make_reviews, make_run
 
 
-def test_remove_positions_deletes_and_shifts_flat_and_hierarchical():
-    flat = np.array([5, 6, 7, 8, 0, 0])
-    np.testing.assert_array_equal(remove_positions(flat, [(1,), (3,)]), [5, 7, 0, 0, 0, 0])
-    han = np.array([[5, 6, 7], [8, 9, 0], [4, 0, 0]])
-    out = remove_positions(han, [(0, 0), (1, 1), (2, 0)])
-    np.testing.assert_array_equal(out, [[6, 7, 0], [8, 0, 0], [0, 0, 0]])  # sentences stay in place
-    np.testing.assert_array_equal(han, [[5, 6, 7], [8, 9, 0], [4, 0, 0]])  # input untouched
+def test_bin_sizes_are_ceilings_of_at_least_one_word_capped_at_the_length():
+    assert bin_sizes(3) == [1, 1, 1, 1, 2]  # a short text repeats k's: each bin still counts
+    assert bin_sizes(1) == [1, 1, 1, 1, 1]
+    assert bin_sizes(30) == [1, 2, 3, 6, 15]  # 0.1 * 30 is 3.0000000000000004 in floating point: still 3
+    assert bin_sizes(1000) == [10, 50, 100, 200, 500]
+    assert bin_sizes(7, (0.99, 1.0)) == [7, 7]
 
 
-def test_top_positions_ignores_padding_breaks_ties_by_position_and_caps_k():
-    ids = np.array([[3, 4, 0], [5, 0, 0]])
-    scores = np.array([[0.2, 0.5, 9.0], [0.5, 7.0, 0.0]])  # large scores on padding must not count
-    np.testing.assert_array_equal(top_positions(scores, ids, 2), [[0, 1], [1, 0]])
-    assert len(top_positions(scores, ids, 10)) == 3
-    assert len(top_positions(scores, np.zeros((2, 3), int), 1)) == 0
+def test_rank_largest_first_ties_in_text_order_unread_words_last():
+    assert rank([0.2, 0.9, 0.9, 5.0], read=[True, True, True, False]).tolist() == [1, 2, 0, 3]
+    assert rank([-1.0, 0.0, -3.0]).tolist() == [1, 0, 2]
 
 
-def _signal_predictor(x):
-    """Known model: P(class 1) = 0.9 if the document contains id 7, else 0.3."""
-    flat = x.reshape(len(x), -1)
-    p1 = np.where((flat == 7).any(1), 0.9, 0.3)
-    return np.stack([1 - p1, p1], 1)
+def test_document_erases_the_shown_words_keeping_sentences_and_order():
+    # "more" is beyond what the explanation shows: never ranked, kept by erasing, gone when only the top words stay.
+    document = Document([["a", "great", "film"], ["loved", "it"], ["more"]], [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1)])
+    assert document.erase([]) == [["a", "great", "film"], ["loved", "it"], ["more"]]
+    assert document.erase([3, 4, 0]) == [["great", "film"], ["more"]]  # a sentence left empty is dropped
+    assert document.erase([4, 1], keep=True) == [["great"], ["it"]]  # in text order, whatever the rank order
+    assert document.erase(range(5), keep=True) == [["a", "great", "film"], ["loved", "it"]]
 
 
-def test_erasure_effects_known_answer():
-    # Five words per document; the decisive word (id 7) sits at a different place in each.
-    x = np.array([[7, 2, 3, 4, 5, 0], [2, 3, 7, 4, 5, 0], [2, 3, 4, 5, 7, 0]])
-    oracle = (x == 7).astype(float)  # ranks the decisive word first
-    wrong = (x != 7).astype(float) * (x != 0)  # ranks it last
-    parts, base = erasure_effects(
-        _signal_predictor, x, {"oracle": oracle, "wrong": wrong}, ks=(1, 4, 5), random_draws=3, seed=0
-    )
-    np.testing.assert_allclose(base[:, 1], 0.9)
-    report = summarize(parts, (1, 4, 5), 3)
-    assert report.drop["oracle"] == pytest.approx({1: 0.6, 4: 0.6, 5: 0.6})
-    assert report.flip_rate["oracle"] == pytest.approx({1: 1.0, 4: 1.0, 5: 1.0})
-    assert report.drop["wrong"] == pytest.approx({1: 0.0, 4: 0.0, 5: 0.6})  # only when all words go
-    assert report.flip_rate["wrong"][4] == 0.0
-    assert report.drop["random"][5] == pytest.approx(0.6)  # removing every word is the same for any order
-    assert 0.0 <= report.drop["random"][1] <= 0.6
-    assert report.comprehensiveness["oracle"] == pytest.approx(0.6)
-    assert report.comprehensiveness["wrong"] == pytest.approx(0.2)
-    assert report.ratio_to_random(1, "oracle") >= 1.0
-    assert report.documents == 3
-    data = report.to_dict()
-    assert data["probability_drop"]["oracle"]["1"] == pytest.approx(0.6)
-    assert data["flip_rate"]["wrong"]["4"] == 0.0
-    assert set(data["ratio_to_random"]) == {"oracle", "wrong"}
-    assert data["ratio_to_random"]["wrong"]["4"] == 0.0
-    assert "| oracle | 0.6000 | 100.0% |" in report.to_markdown()
+def decisive(documents):
+    """A hand-made classifier: P(pos) = 0.9 when the document holds "great", else 0.3."""
+    p = np.array([0.9 if any("great" in sentence for sentence in d) else 0.3 for d in documents])
+    return np.stack([1 - p, p], 1)
 
 
-def test_random_ranking_averages_over_draws():
-    # One document of 4 words with the decisive word among them: removing one
-    # random word hits it with probability 1/4, so the mean drop tends to 0.15.
-    x = np.tile(np.array([[2, 7, 3, 4]]), (400, 1))
-    parts, _ = erasure_effects(_signal_predictor, x, {}, ks=(1,), random_draws=5, seed=1)
-    assert np.mean(parts["random"][1][0]) == pytest.approx(0.15, abs=0.03)
+def four_word_documents():
+    forms = [["great", "b", "c", "d"], ["b", "great", "c", "d"], ["b", "c", "d", "great"]]
+    documents = [Document([f], [(0, t) for t in range(4)]) for f in forms]
+    at = [f.index("great") for f in forms]
+    oracle = [[[a] + [t for t in range(4) if t != a]] for a in at]  # the decisive word first
+    wrong = [[[t for t in range(4) if t != a] + [a]] for a in at]  # the decisive word last
+    return documents, oracle, wrong
+
+
+def test_erasure_scores_known_answer_of_a_one_word_classifier():
+    documents, oracle, wrong = four_word_documents()
+    scores, base = erasure_scores(decisive, documents, {"oracle": oracle, "wrong": wrong}, bins=(0.25, 0.5, 1.0))
+    np.testing.assert_allclose(base[:, 1], 0.9)  # k = 1, 2, 4 below
+    np.testing.assert_allclose(scores["oracle"]["comprehensiveness"], 0.6)  # without "great": 0.3
+    np.testing.assert_allclose(scores["oracle"]["sufficiency"], 0.0)  # "great" alone keeps 0.9
+    np.testing.assert_allclose(scores["wrong"]["comprehensiveness"], [[0.0, 0.0, 0.6]] * 3)
+    np.testing.assert_allclose(scores["wrong"]["sufficiency"], [[0.6, 0.6, 0.0]] * 3)  # all the words: no drop
+
+
+def test_erasure_scores_averages_random_draws_and_predicts_each_erasure_once():
+    # One random word of four deleted hits "great" with probability 1/4: the mean drop tends to 0.6 / 4.
+    rng = np.random.default_rng(0)
+    document = Document([["b", "great", "c", "d"]], [(0, t) for t in range(4)])
+    draws = [[rng.permutation(4) for _ in range(5)] for _ in range(300)]
+    scores, _ = erasure_scores(decisive, [document] * 300, {"random": draws}, bins=(0.25,))
+    assert scores["random"]["comprehensiveness"].mean() == pytest.approx(0.15, abs=0.03)
+    rows = []
+    three = Document([["a", "great", "film"]], [(0, 0), (0, 1), (0, 2)])
+    erasure_scores(lambda d: rows.extend(d) or decisive(d), [three], {"x": [[[1, 0, 2]]], "y": [[[1, 2, 0]]]})
+    # base, then k = 1 and 2 (BINS give 1, 1, 1, 1, 2) erased and kept; y's top 1 is x's: predicted once.
+    assert len(rows) == 1 + 2 + 2 + 1 + 1
+
+
+def predictor(classifier):
+    """The whole classifier on documents of token forms, through its own preprocessor (what the check runs)."""
+    return lambda documents: classifier.predict_ids(classifier.preprocessor.encode_tokens(documents))
+
+
+TEXTS = [
+    "The film was great. I loved the acting!",
+    "Awful. The plot was dull &amp; boring, and I hated it.",
+    # Beyond what the network reads and the explanation shows, only the n-gram part reads the last sentence.
+    "<b>Brilliant</b> film.<br />Moving and superb. " * 30 + "I hated it: awful, dull and painful.",
+]
+
+
+def test_erasing_nothing_gives_back_predict_on_the_whole_text(han_run):
+    explanations = Explainer(han_run).explain(TEXTS)
+    assert explanations[2].cut_words > 0 and explanations[2].unshown_characters > 0
+    documents = [Document.of(e, han_run.preprocessor.tokenizer) for e in explanations]
+    assert isinstance(han_run.preprocessor.encode_tokens([documents[0].erase([])]), dict)  # the n-gram part's own ids
+    # Relative: the long text's probabilities are near 0 and 1, and the tail moves the smaller by orders of magnitude.
+    np.testing.assert_allclose(predictor(han_run)([d.erase([]) for d in documents]), han_run.predict(TEXTS), rtol=1e-3)
+
+
+@pytest.mark.parametrize("fixture", ["han_run", "rnn_run"])
+def test_word_gradients_are_gradient_x_input_at_the_words_the_network_reads(fixture, request):
+    classifier = request.getfixturevalue(fixture)
+    explanations = Explainer(classifier).explain(TEXTS)
+    documents = [Document.of(e, classifier.preprocessor.tokenizer) for e in explanations]
+    ids = classifier.preprocessor.encode_tokens([d.erase([]) for d in documents])
+    ids = ids["token_ids"] if isinstance(ids, dict) else ids
+    classes = np.array([1, 0, 1])
+    expected = gradient_times_input(classifier.backbone, ids, classes)
+    gradients = word_gradients(classifier, explanations, ids, classes)
+    for explanation, scores, row in zip(explanations, gradients, expected):
+        read = [s for s, w in zip(scores, explanation.words) if w.used]
+        assert len(read) == np.count_nonzero(row) and sorted(read) == pytest.approx(sorted(row[row != 0]))
+        assert all(s == 0.0 for s, w in zip(scores, explanation.words) if not w.used)
+
+
+def test_check_on_a_one_word_text_erases_it_whole_and_gives_no_verdict(han_run):
+    report = check_faithfulness(han_run, ["great"], random_draws=2)
+    p = han_run.predict(["great"], verbose=0)[0]
+    c = p.argmax()
+    empty = predictor(han_run)([[]])[0]  # the text without its one word
+    for ranking in RANKINGS:
+        assert list(report.sufficiency[ranking].values()) == pytest.approx([0.0] * 5, abs=1e-6)
+        assert list(report.comprehensiveness[ranking].values()) == pytest.approx([p[c] - empty[c]] * 5, abs=1e-6)
+    assert report.documents == 1 and report.mean_words == 1.0
+    assert report.verdict().endswith(": no verdict (one word per text: every ranking erases the same)")
+
+
+def assert_same_report(report, expected):
+    for measure in ("comprehensiveness", "sufficiency"):
+        for ranking in RANKINGS:
+            np.testing.assert_allclose(
+                list(getattr(report, measure)[ranking].values()),
+                list(getattr(expected, measure)[ranking].values()),
+                atol=1e-6,
+            )
+
+
+def test_check_is_the_same_in_chunks_and_with_explanations_given(han_run):
+    texts, _ = make_reviews(7, seed=3)
+    whole = check_faithfulness(han_run, texts, random_draws=2, seed=4)
+    assert whole.documents == 7 and whole.bins == BINS
+    assert_same_report(check_faithfulness(han_run, texts, random_draws=2, seed=4, chunk_size=3), whole)
+    explanations = Explainer(han_run).explain(texts)
+    assert_same_report(check_faithfulness(han_run, explanations=explanations, random_draws=2, seed=4), whole)
+    other_seed = check_faithfulness(han_run, texts, random_draws=2, seed=5)  # only the random orders change
+    assert other_seed.comprehensiveness["evidence"] == pytest.approx(whole.comprehensiveness["evidence"], abs=1e-6)
 
 
 @pytest.fixture(scope="module")
 def trained_rnn(tiny_csv, tmp_path_factory):
     # The network alone: on this corpus an n-gram part is perfect on the
-    # validation texts and takes all the weight, and attention would then
-    # move nothing (`test_explainer` checks that this is said).
+    # validation texts and takes all the weight, so the network's words
+    # would move nothing but the n-gram part's.
     return make_run(
         tiny_csv,
         tmp_path_factory.mktemp("faith") / "run",
@@ -90,24 +170,64 @@ def trained_rnn(tiny_csv, tmp_path_factory):
     )
 
 
-def test_check_faithfulness_on_a_trained_model(trained_rnn):
-    # In the generated corpus only the sentiment words carry the label, so a
-    # model that learned it must depend on them: deleting the most attended
-    # word must hurt far more than deleting a random one.
-    from conftest import make_reviews
-
-    texts, _ = make_reviews(60, seed=5)
-    report = check_faithfulness(trained_rnn, texts, ks=(1, 5), random_draws=3, chunk_size=25)  # 3 chunks merged
-    assert list(report.drop) == ["attention", "random", "gradient"]
-    assert report.documents == 60
-    assert report.drop["attention"][1] > 2 * report.drop["random"][1]
-    assert report.drop["attention"][5] >= report.drop["attention"][1] - 1e-6
-    for ranking in report.flip_rate:
-        assert all(0.0 <= v <= 1.0 for v in report.flip_rate[ranking].values())
+def test_a_trained_model_s_evidence_is_faithful(trained_rnn):
+    # Only the sentiment words carry the label in the generated corpus, so a
+    # model that learned it depends on them: erasing the words with the most
+    # evidence must hurt far more than erasing random ones, and keeping them keep the decision.
+    texts, _ = make_reviews(40, seed=5)
+    report = check_faithfulness(trained_rnn, texts, random_draws=3, chunk_size=15)
+    aopc = {r: {m: report.aopc(m, r) for m in ("comprehensiveness", "sufficiency")} for r in RANKINGS}
+    assert aopc["evidence"]["comprehensiveness"] > 2 * aopc["random"]["comprehensiveness"] > 0
+    assert aopc["evidence"]["sufficiency"] < aopc["random"]["sufficiency"]
+    assert aopc["attention"]["comprehensiveness"] > aopc["random"]["comprehensiveness"]
+    assert report.faithful() and report.verdict().endswith(": faithful")
 
 
-def test_check_faithfulness_errors(trained_rnn):
-    with pytest.raises(HierattnError, match="non-empty"):
-        check_faithfulness(trained_rnn, ["", "   "])
+def report_of(evidence, random):
+    """A report with each ranking's (comprehensiveness, sufficiency), the same in every bin."""
+    values = {"evidence": evidence, "random": random}
+    return FaithfulnessReport(
+        3,
+        (0.1, 0.5),
+        2,
+        {r: {0.1: c, 0.5: c} for r, (c, _) in values.items()},
+        {r: {0.1: s, 0.5: s} for r, (_, s) in values.items()},
+        12.0,
+    )
+
+
+def test_verdict_rule():
+    assert report_of((0.41, 0.05), (0.03, 0.3)).verdict() == (
+        "evidence: comprehensiveness 0.41 (random 0.03), sufficiency 0.05 (random 0.30): faithful"
+    )
+    assert report_of((0.41, 0.05), (0.03, 0.3)).faithful()
+    assert not report_of((0.05, 0.05), (0.03, 0.3)).faithful()  # under twice random's
+    assert report_of((0.06, 0.05), (0.03, 0.3)).faithful()  # twice is enough
+    assert not report_of((0.41, 0.3), (0.03, 0.3)).faithful()  # sufficiency not below random's
+    assert not report_of((0.0, 0.0), (-0.1, 0.3)).faithful()  # erasing its words must lower p_c
+    assert report_of((0.05, 0.05), (0.03, 0.3)).verdict().endswith(": not faithful")
+
+
+def test_report_renders_the_table_the_json_and_ends_with_the_verdict():
+    report = report_of((0.41, 0.05), (0.03, 0.3))
+    lines = report.to_markdown().splitlines()
+    assert lines[0] == "| ranking | measure | 10% | 50% | AOPC |"
+    assert "| evidence | comprehensiveness | 0.410 | 0.410 | 0.410 |" in lines
+    assert lines[-1] == report.verdict()
+    data = json.loads(json.dumps(report.to_dict()))
+    assert data["sufficiency"]["random"] == {"10%": 0.3, "50%": 0.3}
+    assert data["aopc"]["evidence"] == {"comprehensiveness": 0.41, "sufficiency": 0.05}
+    assert data["faithful"] == {"evidence": True} and data["verdict"] == report.verdict()
+
+
+def test_check_faithfulness_errors(han_run):
+    with pytest.raises(HierattnError, match="no text with words"):
+        check_faithfulness(han_run, ["", "   "])
+    with pytest.raises(HierattnError, match="no text with words"):
+        check_faithfulness(han_run, ["<br />"])
+    with pytest.raises(HierattnError, match=r"in \(0, 1\]"):
+        check_faithfulness(han_run, ["good film"], bins=(0.0, 0.5))
+    with pytest.raises(HierattnError, match=r"in \(0, 1\]"):
+        check_faithfulness(han_run, ["good film"], bins=(1.5,))
     with pytest.raises(HierattnError, match="at least 1"):
-        check_faithfulness(trained_rnn, ["good film"], ks=(0,))
+        check_faithfulness(han_run, ["good film"], random_draws=0)

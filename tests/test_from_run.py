@@ -31,6 +31,7 @@ def test_explain_texts_leaves_out_texts_without_words_and_checks_on_request(run_
     explanations, report = explain_texts(texts[:1], run_dir, check=True, random_draws=1)
     assert explanations[0].decision["margin"] > 0
     assert isinstance(report, FaithfulnessReport) and report.documents == 1
+    assert report.mean_words == len(explanations[0].words)  # the check erases the words the explanation shows
     with pytest.raises(DataError, match="^the text has no word to read"):
         explain_texts(["<p></p>"], run_dir)
 
@@ -65,7 +66,7 @@ def test_explain_dataset_writes_the_tables_and_the_check_beside_them(run_dir, ti
     assert said == [f"run: {run_dir}"] and summary.documents == 12
     assert summary.outputs == [str(output), str(tmp_path / "words.documents.csv")]
     saved = json.loads((tmp_path / "words.faithfulness.json").read_text())
-    assert saved["documents"] == report.documents == 12
+    assert saved["documents"] == report.documents == 12 and saved["verdict"] == report.verdict()
     summary, report = explain_dataset(tiny_csv[1], run_dir, limit=5)
     assert (summary.documents, summary.outputs, report) == (5, [], None)
 

@@ -49,8 +49,10 @@ from hierattn.cli.options import (
 @click.option(
     "--check",
     is_flag=True,
-    help="Also test faithfulness: delete each text's top 1/5/10 attended words and compare the drop in "
-    "the predicted probability with random words and with gradient x input.",
+    help="Also test faithfulness the ERASER way: rank each text's words by evidence, attention, gradient x "
+    "input and at random, and rerun the whole classifier without the top 1/5/10/20/50% of them "
+    "(comprehensiveness: the drop in the predicted class's probability) and with only them (sufficiency). "
+    "Ends with a one-line verdict.",
 )
 @click.option(
     "--random-draws",
@@ -89,8 +91,10 @@ def explain(
     n-gram words and constant terms, then where the network read (the top-k
     attended words, sentence weights) and the top n-grams. json and csv list
     every word with its evidence; html writes one self-contained page. With
-    --dataset, the most-attended words of a whole corpus per predicted class.
-    --check measures whether the weights matter.
+    --dataset, each predicted class's words with most evidence and most
+    attention over a whole corpus. --check measures whether the explanations
+    are faithful (ERASER comprehensiveness and sufficiency) and ends with a
+    verdict.
     """
     # imported when the command runs: --help, and refusing bad input, come before NumPy, pandas and TensorFlow load
     from hierattn.explain.report import render
@@ -147,9 +151,9 @@ def _echo_dataset(summary, report, output):
     for path in summary.outputs:
         click.echo(f"wrote {path}")
     if report is not None:
-        click.echo(report.to_markdown())
         if output:
             click.echo(f"wrote {faithfulness_path(output)}")
+        click.echo(report.to_markdown())  # last: the output ends with the verdict
 
 
 def _emit(rendered, output):

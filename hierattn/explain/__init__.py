@@ -17,8 +17,9 @@ One module per concern, each importing only those listed before it:
   `gradient_times_input`.
 * :mod:`hierattn.explain.explainer`: `Explainer`, which maps the weights back
   to the words of the original text.
-* :mod:`hierattn.explain.faithfulness`: `check_faithfulness`, an erasure
-  test of whether the attention weights matter (ERASER).
+* :mod:`hierattn.explain.faithfulness`: `check_faithfulness`, whether the
+  explanations are faithful to the classifier (ERASER comprehensiveness and
+  sufficiency, with a verdict).
 * :mod:`hierattn.explain.corpus`: `explain_corpus`, the most-attended words
   of a whole dataset per predicted class, and `open_corpus`.
 * :mod:`hierattn.explain.from_run`: each in one call with a run directory

@@ -136,7 +136,9 @@ def integrated_gradients(model, x, classes, versus, scale=1.0, steps=16, toleran
             )
             values[start : start + len(points)] = margin.numpy().reshape(len(points), len(batch))
             gradient_sum += rows.numpy().reshape((len(points),) + batch.shape + (-1,)).sum(axis=0)
-        found = np.einsum("...d,...d->...", gradient_sum, delta[np.maximum(inverse, 0)])
+        found = np.zeros(batch.shape, np.float32)  # a batch of texts without words: nothing to attribute
+        if len(used):
+            found = np.einsum("...d,...d->...", gradient_sum, delta[np.maximum(inverse, 0)])
         found[batch == 0] = 0.0
         scores[(index,) + tuple(slice(0, n) for n in batch.shape[1:])] = found
         baselines[index], margins[index] = values[0], values[1]

@@ -2,8 +2,9 @@
 
 Each function finds the run (the latest complete one under runs/ by
 default), checks its input before the run's model, and with it TensorFlow,
-loads, explains, and with `check=True` also measures whether the attention
-weights matter (`check_faithfulness`):
+loads, explains, and with `check=True` also measures whether the
+explanations are faithful to the classifier (`check_faithfulness`: ERASER's
+comprehensiveness and sufficiency, with a one-line verdict):
 
     from hierattn.explain import explain_dataset, explain_file, to_html
 
@@ -23,7 +24,7 @@ from hierattn.jsonfile import save_json
 from hierattn.runs import load_run
 from hierattn.scoring import iter_text_chunks, text_rows, texts_with_words
 
-FAITHFULNESS_FORMAT = "hierattn.faithfulness/1"
+FAITHFULNESS_FORMAT = "hierattn.faithfulness/2"  # 2: ERASER comprehensiveness and sufficiency per bin (1: drops per k)
 
 
 def faithfulness_path(output):
@@ -40,7 +41,8 @@ def explain_texts(texts, run_dir=None, ids=None, labels=None, check=False, rando
         run_dir: The run directory (default: the latest complete run under runs/).
         ids: Optional document ids, parallel to `texts`.
         labels: Optional true labels, parallel to `texts`.
-        check: Also test faithfulness on the texts (`check_faithfulness`).
+        check: Also test faithfulness on the texts (`check_faithfulness`, on
+            the explanations just made).
         random_draws: Random orders per document for the check.
         seed: Seed of the check's random orders.
         log: Called with a line naming the run once it is loaded, and with
@@ -62,7 +64,9 @@ def explain_texts(texts, run_dir=None, ids=None, labels=None, check=False, rando
     explanations = classifier.explain(texts, ids=ids, labels=labels)
     report = None
     if check:
-        report = check_faithfulness(classifier, texts, random_draws=random_draws, seed=seed, progress=len(texts) > 50)
+        report = check_faithfulness(
+            classifier, explanations=explanations, random_draws=random_draws, seed=seed, progress=len(texts) > 50
+        )
     return explanations, report
 
 
@@ -141,7 +145,9 @@ def explain_dataset(
         output: The word table (CSV) to write, beside it each document's top
             words (`documents_path`) and with `check` the faithfulness report
             (`faithfulness_path`); none may exist. None: nothing is written.
-        check: Also test faithfulness on the documents (`check_faithfulness`).
+        check: Also test faithfulness on the documents (`check_faithfulness`;
+            the documents are explained a second time for it, as
+            `explain_corpus` keeps only its counts).
         random_draws: Random orders per document for the check.
         log: Called with a line naming the run once it is loaded.
 
