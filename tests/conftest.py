@@ -220,3 +220,62 @@ def small_disk(tmp_path, monkeypatch):
 
     monkeypatch.setattr("hierattn.atomic._publish", full)
     yield folder
+
+
+# A hand-made explanation, for the renderings' tests ---------------------------------------------------------------
+
+SAMPLE_TEXT = 'Great <film> & "cast". Bad zzyzx end!'
+SAMPLE_EVIDENCE = {"Great": 0.9, "film": 0.3, "cast": 0.1, "Bad": -0.6, "zzyzx": 0.0, "end": -0.05}
+
+
+def sample_explanation(evidence=True, network_weight=0.4):
+    """Six words in two sentences (one word cut, one out of the vocabulary).
+
+    With `evidence`, each word has evidence (half the network's, half the
+    n-gram part's; none from the network at `network_weight` 0) and the
+    explanation a decision whose terms add up to its margin; without, neither.
+    """
+    from hierattn.explain import Explanation, NgramContribution, WordWeight
+
+    def word(text, sentence, index, weight, oov=False, used=True):
+        start = SAMPLE_TEXT.index(text)
+        ngram = SAMPLE_EVIDENCE[text] / 2 if evidence else 0.0
+        network = 0.0 if not evidence or not used or network_weight == 0 else SAMPLE_EVIDENCE[text] - ngram
+        return WordWeight(
+            text, text.lower(), sentence, index, start, start + len(text), weight, weight, 1.0, oov, used,
+            network + ngram, network, ngram,
+        )  # fmt: skip
+
+    words = [
+        word("Great", 0, 0, 0.5),
+        word("film", 0, 1, 0.2),
+        word("cast", 0, 2, 0.1),
+        word("Bad", 1, 0, 0.15),
+        word("zzyzx", 1, 1, 0.05, oov=True),
+        word("end", 1, 2, 0.0, used=False),
+    ]
+    cut = SAMPLE_TEXT.index(".") + 1
+    sentences = [
+        {"index": 0, "start": 0, "end": cut, "text": SAMPLE_TEXT[:cut], "weight": 0.8, "used": True},
+        {"index": 1, "start": cut + 1, "end": len(SAMPLE_TEXT), "text": SAMPLE_TEXT[cut + 1 :], "weight": 0.2,
+         "used": True},
+    ]  # fmt: skip
+    e = Explanation(SAMPLE_TEXT, "pos", {"neg": 0.1, "pos": 0.9}, words, sentences, 1, ["1 of 6 words were cut"])
+    if not evidence:
+        return e
+    e.network_probabilities = {"neg": 0.3, "pos": 0.7}
+    e.ngrams = [NgramContribution("Great", 0, 0, 5, 0.45), NgramContribution("Bad", 1, 23, 26, -0.3, False)]
+    network = sum(w.network_evidence for w in words)
+    e.decision = {
+        "versus": "neg",
+        "network": network + 0.1 + 0.02,
+        "ngram_bias": 0.05,
+        "ngrams": sum(w.ngram_evidence for w in words),
+        "network_weight": network_weight,
+        "ngram_weight": 1.6,
+        "network_baseline": 0.1,
+        "integration_error": 0.02,
+        "not_shown": 0.0,
+    }
+    e.decision["margin"] = e.decision["network"] + e.decision["ngram_bias"] + e.decision["ngrams"]
+    return e

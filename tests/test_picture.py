@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 import hierattn.explain.picture
-from hierattn.explain import Explanation, NgramContribution, WordWeight
 from hierattn.explain.picture import (
     ROOT,
     margin_parts,
@@ -21,52 +20,14 @@ from hierattn.explain.picture import (
     top_evidence,
 )
 
-TEXT = 'Great <film> & "cast". Bad zzyzx end!'
-EVIDENCE = {"Great": 0.9, "film": 0.3, "cast": 0.1, "Bad": -0.6, "zzyzx": 0.0, "end": -0.05}
+from conftest import SAMPLE_TEXT, sample_explanation
+
+TEXT = SAMPLE_TEXT
 
 
 def sample(network_weight=0.4):
     """Six words in two sentences, each with evidence, and a decision whose terms add up to its margin."""
-
-    def word(text, sentence, index, weight, oov=False, used=True):
-        start = TEXT.index(text)
-        ngram = EVIDENCE[text] / 2
-        network = 0.0 if not used or network_weight == 0 else EVIDENCE[text] - ngram
-        return WordWeight(
-            text, text.lower(), sentence, index, start, start + len(text), weight, weight, 1.0, oov, used,
-            network + ngram, network, ngram,
-        )  # fmt: skip
-
-    words = [
-        word("Great", 0, 0, 0.5),
-        word("film", 0, 1, 0.2),
-        word("cast", 0, 2, 0.1),
-        word("Bad", 1, 0, 0.15),
-        word("zzyzx", 1, 1, 0.05, oov=True),
-        word("end", 1, 2, 0.0, used=False),
-    ]
-    cut = TEXT.index(".") + 1
-    sentences = [
-        {"index": 0, "start": 0, "end": cut, "text": TEXT[:cut], "weight": 0.8, "used": True},
-        {"index": 1, "start": cut + 1, "end": len(TEXT), "text": TEXT[cut + 1 :], "weight": 0.2, "used": True},
-    ]
-    e = Explanation(TEXT, "pos", {"neg": 0.1, "pos": 0.9}, words, sentences, 1, ["1 of 6 words were cut"])
-    e.network_probabilities = {"neg": 0.3, "pos": 0.7}
-    e.ngrams = [NgramContribution("Great", 0, 0, 5, 0.45), NgramContribution("Bad", 1, 23, 26, -0.3, False)]
-    network = sum(w.network_evidence for w in words)
-    e.decision = {
-        "versus": "neg",
-        "network": network + 0.1 + 0.02,
-        "ngram_bias": 0.05,
-        "ngrams": sum(w.ngram_evidence for w in words),
-        "network_weight": network_weight,
-        "ngram_weight": 1.6,
-        "network_baseline": 0.1,
-        "integration_error": 0.02,
-        "not_shown": 0.0,
-    }
-    e.decision["margin"] = e.decision["network"] + e.decision["ngram_bias"] + e.decision["ngrams"]
-    return e
+    return sample_explanation(network_weight=network_weight)
 
 
 def test_the_summaries_every_view_shares():

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import hierattn.explain.report
-from hierattn.explain import Explanation, NgramContribution, WordWeight
+from hierattn.explain import NgramContribution
 from hierattn.explain.report import (
     CSV_COLUMNS,
     corpus_text,
@@ -23,28 +23,14 @@ from hierattn.explain.report import (
     to_text,
 )
 
-TEXT = 'Great <film> & "cast". Bad zzyzx end!'
+from conftest import SAMPLE_TEXT, sample_explanation
+
+TEXT = SAMPLE_TEXT
 
 
 def sample():
-    def word(text, sentence, index, weight, oov=False, used=True):
-        start = TEXT.index(text)
-        return WordWeight(text, text.lower(), sentence, index, start, start + len(text), weight, weight, 1.0, oov, used)
-
-    words = [
-        word("Great", 0, 0, 0.5),
-        word("film", 0, 1, 0.2),
-        word("cast", 0, 2, 0.1),
-        word("Bad", 1, 0, 0.15),
-        word("zzyzx", 1, 1, 0.05, oov=True),
-        word("end", 1, 2, 0.0, used=False),
-    ]
-    cut = TEXT.index(".") + 1
-    sentences = [
-        {"index": 0, "start": 0, "end": cut, "text": TEXT[:cut], "weight": 0.8, "used": True},
-        {"index": 1, "start": cut + 1, "end": len(TEXT), "text": TEXT[cut + 1 :], "weight": 0.2, "used": True},
-    ]
-    return Explanation(TEXT, "pos", {"neg": 0.1, "pos": 0.9}, words, sentences, 1, ["1 of 6 words were cut"])
+    """Six words in two sentences, without evidence or a decision."""
+    return sample_explanation(evidence=False)
 
 
 def test_text_output_lists_top_words_and_sentences():
