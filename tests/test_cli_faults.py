@@ -1021,7 +1021,7 @@ def test_changed_recorded_data_is_refused_by_evaluate_and_resume(tmp_path):
 
 
 @pytest.mark.parametrize("dataset", [False, True], ids=["text", "dataset"])
-def test_undefined_ratios_are_null_in_json_and_n_a_in_text(workdir, dataset):
+def test_a_check_where_no_word_matters_has_no_verdict_and_standard_json(workdir, dataset):
     (workdir / "unknown.txt").write_text("zzzq qqxv wwxy\n")
     args = (
         ["--dataset", workdir / "unknown.txt", "--output", workdir / "words.csv"]
@@ -1033,14 +1033,14 @@ def test_undefined_ratios_are_null_in_json_and_n_a_in_text(workdir, dataset):
     import re
 
     assert not re.search(r"\b(inf|nan|infinity)x?\b", result.output, re.IGNORECASE), result.output
-    assert "k=1: n/a" in result.output
+    assert "no verdict (erasing words hardly moves the prediction)" in result.output
     if dataset:
 
         def refuse(constant):
             raise ValueError(f"non-standard JSON: {constant}")
 
         report = json.loads((workdir / "words.faithfulness.json").read_text(), parse_constant=refuse)
-        assert report["ratio_to_random"]["attention"]["1"] is None
+        assert report["verdict"].endswith("no verdict (erasing words hardly moves the prediction)")
 
 
 def test_a_50_megabyte_text_is_explained_in_bounded_time_and_output(workdir):

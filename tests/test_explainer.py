@@ -63,6 +63,10 @@ def test_known_words_warning_and_empty_text(han_run):
     assert any("none of the words is in the model's vocabulary" in w for w in e.warnings)
     with pytest.raises(HierattnError, match="cannot explain an empty text"):
         Explainer(han_run).explain(["   "])
+    with pytest.raises(
+        HierattnError, match=r"^cannot explain a text without words \(only markup or symbols\) \(text 2\)"
+    ):
+        Explainer(han_run).explain(["A fine film.", "<br /><br />"])
 
 
 def test_long_text_is_cut_with_a_notice(han_run):
@@ -130,6 +134,21 @@ def test_word_evidence_adds_up_to_the_decision_margin(han_run, rnn_run):
         inside = {id(g): [w for w in e.words if g.start <= w.start and w.end <= g.end] for g in e.ngrams}
         shared = sum(g.contribution / len(inside[id(g)]) for g in e.ngrams if word in inside[id(g)])  # "great": once
         assert word.ngram_evidence == pytest.approx(shared, abs=1e-6) and great.contribution != 0.0
+
+
+def test_a_network_without_weight_gets_no_evidence_and_no_gradient_pass(han_run, monkeypatch):
+    import hierattn.explain.explainer
+
+    mixing = np.asarray(han_run.combination.mixing)
+    monkeypatch.setattr(hierattn.explain.explainer, "integrated_gradients", None)  # it must not be called
+    try:
+        han_run.combination.mixing.assign([0.0, 2.0])
+        (e,) = Explainer(han_run).explain(["The film was great. The plot was dull."])
+    finally:
+        han_run.combination.mixing.assign(mixing)
+    assert all(w.network_evidence == 0.0 for w in e.words) and e.decision["network"] == 0.0
+    total, margin = account(e)
+    assert total == pytest.approx(margin, abs=1e-6)
 
 
 def test_evidence_without_an_n_gram_part_is_the_network_s_alone(tiny_csv, tmp_path):

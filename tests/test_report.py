@@ -231,7 +231,7 @@ def test_corpus_text_names_the_top_words_of_each_predicted_class():
     summary = CorpusSummary(documents=3, skipped_empty=1, correct=2, labelled=3, words=words, outputs=[])
     ranked = words.top("pos", 2), words.top("pos", 2, by="attention")
     assert corpus_text(summary, 2) == (
-        "explained 3 documents (skipped 1 empty); accuracy 0.6667\n  pos (3 documents)\n"
+        "explained 3 documents (skipped 1 without words); accuracy 0.6667\n  pos (3 documents)\n"
         f"    most evidence for it: {', '.join(ranked[0])}\n"
         f"    most attention, relative to uniform: {', '.join(ranked[1])}"
     )

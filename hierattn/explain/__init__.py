@@ -1,4 +1,4 @@
-"""Explaining predictions: which words a trained classifier attended to, and whether that matters.
+"""Explaining predictions: each word's evidence for the decision, where the network read, and whether it is faithful.
 
     from hierattn.explain import Explainer, to_html
     explanation = classifier.explain("The plot was thin. The acting was superb.")
@@ -14,14 +14,16 @@ One module per concern, each importing only those listed before it:
   `NgramContribution`: what an explanation holds; `Explanations`, several.
 * :mod:`hierattn.explain.attributions`: per-token scores beside the
   backbone's own attention (`Backbone.token_attention`):
-  `gradient_times_input`.
-* :mod:`hierattn.explain.explainer`: `Explainer`, which maps the weights back
-  to the words of the original text.
+  `gradient_times_input`, `integrated_gradients`.
+* :mod:`hierattn.explain.explainer`: `Explainer`, which gives every word of
+  the original text its evidence (its share of the decision's margin) and
+  its attention.
 * :mod:`hierattn.explain.faithfulness`: `check_faithfulness`, whether the
   explanations are faithful to the classifier (ERASER comprehensiveness and
   sufficiency, with a verdict).
-* :mod:`hierattn.explain.corpus`: `explain_corpus`, the most-attended words
-  of a whole dataset per predicted class, and `open_corpus`.
+* :mod:`hierattn.explain.corpus`: `explain_corpus`, each predicted class's
+  words with the most evidence and the most attention (relative to uniform)
+  over a whole dataset, and `open_corpus`.
 * :mod:`hierattn.explain.from_run`: each in one call with a run directory
   (the library calls behind `hierattn explain`): `explain_texts`,
   `explain_file` (a file's or a stream's rows) and `explain_dataset`.

@@ -5,7 +5,11 @@ What the attention says of each token is the backbone's own
 
 * `gradient_times_input`: the gradient of the predicted class's probability
   with respect to each token's embedding, dotted with that embedding; signed,
-  so it tells words for the prediction from words against it.
+  so it tells words for the prediction from words against it (a ranking
+  the faithfulness check compares);
+* `integrated_gradients`: each token's share of a score margin, whose
+  tokens' shares add up to the margin's change from the all-padding
+  baseline (the network's part of a word's evidence).
 """
 
 import numpy as np
@@ -103,16 +107,30 @@ def integrated_gradients(model, x, classes, versus, scale=1.0, steps=16, toleran
     >>> bool(abs(scores.sum() - (margin - baseline)[0]) < 1e-3), float(scores[0, 3])
     (True, 0.0)
     """
-    variable = model.token_embedding.embeddings
-    table = np.asarray(variable.numpy(), dtype=np.float32)
+    x = np.asarray(x)
+    classes, versus = np.asarray(classes), np.asarray(versus)
+    table = np.asarray(model.token_embedding.embeddings.numpy(), dtype=np.float32)
+    groups = sort_batches_by_length(x, batch_size)
+    path = _path_function(model, x.ndim, single=len(groups) == 1)
+    scores, margins, baselines = _integrate(path, table, x, groups, classes, versus, scale, steps)
+    while tolerance is not None and steps * 2 <= max_steps:
+        error = np.abs(scores.reshape(len(x), -1).sum(1) - (margins - baselines))
+        again = np.flatnonzero(error > tolerance * np.abs(margins - baselines) + 1e-4)
+        if not len(again):
+            break
+        steps *= 2
+        groups = [again[i : i + batch_size] for i in range(0, len(again), batch_size)]
+        scores[again] = _integrate(path, table, x, groups, classes, versus, scale, steps)[0][again]
+    return scores, margins, baselines
+
+
+def _integrate(path, table, x, groups, classes, versus, scale, steps):
+    """`integrated_gradients` with `steps` points for the documents of `groups` (batches of indices into `x`)."""
     nodes, weights = np.polynomial.legendre.leggauss(steps)
     alphas = np.concatenate([[0.0, 1.0], (nodes + 1) / 2]).astype(np.float32)  # the baseline, the input, the path
     weights = np.concatenate([[0.0, 0.0], weights / 2]).astype(np.float32)
-    x = np.asarray(x)
     scores = np.zeros(x.shape, dtype=np.float32)
     margins, baselines = np.zeros(len(x), np.float32), np.zeros(len(x), np.float32)
-    groups = sort_batches_by_length(x, batch_size)
-    path = _path_function(model, x.ndim, single=len(groups) == 1)
     for index in groups:
         batch = trim_padding(x[index]).astype(np.int64)
         used, inverse = np.unique(batch, return_inverse=True)
@@ -126,15 +144,17 @@ def integrated_gradients(model, x, classes, versus, scale=1.0, steps=16, toleran
         for start in range(0, len(alphas), per_call):
             points = alphas[start : start + per_call]
             ids = np.concatenate([np.where(batch > 0, 1 + j * len(used) + inverse, 0) for j in range(len(points))])
-            margin, rows = path(
+            margin, rows, positions = path(
                 delta,
                 points,
                 ids.astype(np.int32),
-                np.tile(np.asarray(classes)[index], len(points)).astype(np.int32),
-                np.tile(np.asarray(versus)[index], len(points)).astype(np.int32),
+                np.tile(classes[index], len(points)).astype(np.int32),
+                np.tile(versus[index], len(points)).astype(np.int32),
                 np.repeat(weights[start : start + len(points)], len(batch)),
                 np.float32(scale),
             )
+            if not np.array_equal(positions.numpy(), ids.ravel()):  # pragma: no cover - depends on the TF gather
+                raise HierattnError("unexpected embedding gradient layout")
             values[start : start + len(points)] = margin.numpy().reshape(len(points), len(batch))
             gradient_sum += rows.numpy().reshape((len(points),) + batch.shape + (-1,)).sum(axis=0)
         found = np.zeros(batch.shape, np.float32)  # a batch of texts without words: nothing to attribute
@@ -143,22 +163,6 @@ def integrated_gradients(model, x, classes, versus, scale=1.0, steps=16, toleran
         found[batch == 0] = 0.0
         scores[(index,) + tuple(slice(0, n) for n in batch.shape[1:])] = found
         baselines[index], margins[index] = values[0], values[1]
-    if tolerance is not None and steps * 2 <= max_steps:
-        error = np.abs(scores.reshape(len(x), -1).sum(1) - (margins - baselines))
-        again = np.flatnonzero(error > tolerance * np.abs(margins - baselines) + 1e-4)
-        if len(again):
-            redone = integrated_gradients(
-                model,
-                x[again],
-                np.asarray(classes)[again],
-                np.asarray(versus)[again],
-                scale,
-                steps * 2,
-                tolerance,
-                max_steps,
-                batch_size,
-            )
-            scores[again] = redone[0]
     return scores, margins, baselines
 
 
@@ -195,7 +199,7 @@ def _path_function(model, rank, single=False):
         gradient = tape.gradient(total, rows)
         if not isinstance(gradient, tf.IndexedSlices):  # pragma: no cover - depends on the TF gather gradient
             raise HierattnError("integrated gradients need per-position embedding gradients (tf.gather)")
-        return margin, gradient.values
+        return margin, gradient.values, gradient.indices
 
     float_spec = tf.TensorSpec(None, tf.float32)
     int_spec = tf.TensorSpec((None,) * rank, tf.int32)

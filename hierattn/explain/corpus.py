@@ -215,7 +215,7 @@ def explain_corpus(
 
     Args:
         explainer: A `hierattn.explain.Explainer`.
-        texts: Iterable of raw texts (streamed; empty ones are skipped and
+        texts: Iterable of raw texts (streamed; those without words are skipped and
             counted).
         output: Path of the word table (CSV); the per-document table goes to
             `documents_path(output)`. Neither may exist. `None`: nothing is
@@ -254,7 +254,7 @@ def explain_corpus(
             stream = zip(texts, none if labels is None else labels, none if ids is None else ids)
             batch = []
             for number, (text, label, doc_id) in enumerate(stream):
-                if not text or not str(text).strip():
+                if not text or not explainer.preprocessor.has_words(str(text)):  # empty, or only markup
                     summary.skipped_empty += 1
                     bar.update(1)
                     continue

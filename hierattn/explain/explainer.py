@@ -98,14 +98,18 @@ class Explainer:
             labels: Optional true labels, shown beside the prediction.
 
         Raises:
-            HierattnError: An empty or whitespace-only text.
+            HierattnError: An empty or whitespace-only text, or one without
+                words (only markup or symbols).
         """
         texts = list(texts)
         if not texts:
             return []
         for i, text in enumerate(texts):
+            which = f" (text {i + 1})" if len(texts) > 1 else ""
             if not text or not str(text).strip():
-                raise HierattnError("cannot explain an empty text" + (f" (text {i + 1})" if len(texts) > 1 else ""))
+                raise HierattnError(f"cannot explain an empty text{which}")
+            if not self.preprocessor.has_words(text):
+                raise HierattnError(f"cannot explain a text without words (only markup or symbols){which}")
         # Twice what the model reads is shown (the words beyond its limits marked as not read); the rest of a
         # longer text is summarised in a note (`Explanation.unshown_characters`), so the work is bounded.
         limits = self.preprocessor.shown_limits(SHOWN)
@@ -129,7 +133,10 @@ class Explainer:
         # The prediction and the runner-up of each text, and the network's share of the margin between them.
         order = np.argsort(-outputs["probabilities"], axis=1, kind="stable")
         versus = order[:, min(1, order.shape[1] - 1)]
-        evidence, _, baselines = integrated_gradients(self.backbone, x, order[:, 0], versus, a, **EVIDENCE)
+        if a == 0.0:  # the network has no weight: its share of every word's evidence is 0
+            evidence, baselines = np.zeros(x.shape, np.float32), np.zeros(len(x), np.float32)
+        else:
+            evidence, _, baselines = integrated_gradients(self.backbone, x, order[:, 0], versus, a, **EVIDENCE)
         explanations = []
         for i in range(len(texts)):
             slots = self.preprocessor.slots(tokenized[i][0])

@@ -1,4 +1,4 @@
-"""What an explanation holds: the prediction, each word's attention and, with an n-gram part, the decision's account.
+"""What an explanation holds: the prediction, each word's evidence and attention, and the decision's account.
 
 `Explainer.explain` (`hierattn.explain.explainer`) builds these; the
 renderings of `hierattn.explain.report` and `hierattn.explain.picture` and
@@ -17,7 +17,12 @@ from hierattn.jsonfile import dumps
 
 @dataclasses.dataclass
 class WordWeight:
-    """One word of the original text and its attention.
+    """One word of the original text: its evidence for the decision and its attention.
+
+    `evidence` is the word's share of the margin of the predicted class over
+    the runner-up (`network_evidence` + `ngram_evidence`, see
+    `hierattn.explain.explainer`); `weight` is its attention (HAN: word
+    weight x sentence weight), 0 where the network does not read it (`used`).
 
     Example:
 

@@ -254,7 +254,7 @@ def corpus_text(summary, words=10):
     """What `explain_corpus` did (a `CorpusSummary`): documents, accuracy, each class's top `words` by evidence and attention."""
     lines = [
         f"explained {summary.documents:,} documents"
-        + (f" (skipped {summary.skipped_empty} empty)" if summary.skipped_empty else "")
+        + (f" (skipped {summary.skipped_empty} without words)" if summary.skipped_empty else "")
         + (f"; accuracy {summary.accuracy:.4f}" if summary.labelled else "")
     ]
     for label, count in sorted(summary.class_documents.items(), key=lambda item: str(item[0])):
