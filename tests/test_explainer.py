@@ -1,5 +1,7 @@
 """Tests for hierattn.explain.explainer: weights mapped back to the user's words."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -147,6 +149,18 @@ def test_a_network_without_weight_gets_no_evidence_and_no_gradient_pass(han_run,
     finally:
         han_run.combination.mixing.assign(mixing)
     assert all(w.network_evidence == 0.0 for w in e.words) and e.decision["network"] == 0.0
+    total, margin = account(e)
+    assert total == pytest.approx(margin, abs=1e-6)
+
+
+def test_words_cut_inside_an_over_long_sentence_are_said_and_counted(han_run):
+    text = "The film was great and " + "very " * 120 + "long. The end was dull."
+    (e,) = Explainer(han_run).explain([text])
+    listed = {w.start for w in e.words}
+    first = text.index("long.") + len("long")
+    cut = [m.start() for m in re.finditer(r"\w+", text[:first]) if m.start() not in listed]  # "very"s and "long"
+    assert cut and [w.text for w in e.words][-4:] == ["The", "end", "was", "dull"]  # the next sentence is listed
+    assert any(f"{len(cut):,} words at the ends of sentences longer than shown" in w for w in e.warnings), e.warnings
     total, margin = account(e)
     assert total == pytest.approx(margin, abs=1e-6)
 

@@ -263,6 +263,16 @@ class Explainer:
             ngram_bias = float(b * (bias[c] - bias[r]))
             explanation.network_probabilities = {str(n): float(p) for n, p in zip(names, network_probabilities)}
             explanation.ngrams = ngram_list
+            # Words the n-gram part reads inside the shown text that the explanation leaves out (the ends of
+            # sentences longer than twice the network's limit): said, not dropped in silence.
+            shown = {w.start for w in explanation.words}
+            end = explanation.sentences[-1]["end"] if explanation.sentences else 0
+            inside = sum(t.start < end and t.start not in shown for t in tokens)
+            if inside:
+                explanation.warnings.append(
+                    f"{inside:,} words at the ends of sentences longer than shown are left out of the words "
+                    "listed (the n-gram part reads them: their evidence is in the constant term for words not shown)"
+                )
         ngram_total = float(sum(g.contribution for g in ngram_list))
         # What the quadrature leaves of the network's term: named, so that the account adds up exactly.
         residual = network - baseline - sum(w.network_evidence for w in explanation.words)
