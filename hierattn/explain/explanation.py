@@ -223,7 +223,13 @@ class Explanations(list):
     (2, 'Explanation', 2)
     >>> explanations.to_html().startswith("<!DOCTYPE html>"), explanations._repr_html_().startswith("<div")
     (True, True)
+    >>> type(explanations[:1]).__name__
+    'Explanations'
     """
+
+    def __getitem__(self, index):
+        found = super().__getitem__(index)
+        return Explanations(found) if isinstance(index, slice) else found  # a slice shows itself too
 
     def top(self, k=10):
         """Each explanation's `Explanation.top(k)`: a list of lists of `WordWeight`s."""
