@@ -91,3 +91,15 @@ def test_integrated_gradients_match_a_reference_and_are_complete(builder, x, fac
     assert scores.sum() == pytest.approx(margin[0] - baseline[0], rel=1e-3, abs=1e-3)  # completeness
     for token, value in reference_integrated_gradients(model, x, classes, versus).items():
         assert 2.0 * value == pytest.approx(scores[x == token].sum(), rel=2e-2, abs=1e-3)  # kinks (ReLU): both err
+
+
+def test_integrated_gradients_under_mixed_precision_are_complete():
+    keras.utils.set_random_seed(0)
+    model = RNNBackbone(12, 3, embedding_dim=8, units=4, dtype="mixed_float16")  # float16 compute, float32 weights
+    x = np.array([[3, 4, 3, 9, 2, 5, 0]])
+    probabilities = model(x, training=False).numpy()
+    classes, versus = probabilities.argmax(1), probabilities.argmin(1)
+    scores, margin, baseline = integrated_gradients(model, x, classes, versus, steps=8, tolerance=0.01)
+    assert scores.dtype == np.float32 and np.all(scores[x == 0] == 0)
+    assert scores.sum() == pytest.approx(margin[0] - baseline[0], rel=0.01, abs=1e-3)
+    assert keras.config.dtype_policy().name == "float32"  # nothing process-wide changed
