@@ -25,8 +25,9 @@ from hierattn.cli.options import (
 @click.option(
     "--dataset",
     default=None,
-    help="Explain a whole dataset: imdb, or a CSV/TSV/JSON-lines/text file. Writes the most-attended "
-    "words per predicted class to --output and each document's top-k to <output>.documents.csv.",
+    help="Explain a whole dataset: imdb, or a CSV/TSV/JSON-lines/text file. Writes each predicted class's "
+    "words ranked by evidence and by attention to --output, and each document's top-k words by evidence to "
+    "<output>.documents.csv.",
 )
 @click.option(
     "--split",

@@ -126,7 +126,7 @@ def explain_dataset(
     random_draws=5,
     log=None,
 ):
-    """The most-attended words of a whole dataset per predicted class (`explain_corpus`), and how much they matter.
+    """Each predicted class's words by evidence and attention over a whole dataset (`explain_corpus`), and a check.
 
     The files to write and the dataset are checked before the run is looked
     for, and the run before its model loads.
@@ -141,7 +141,7 @@ def explain_dataset(
             a file its first rows.
         seed: Seed of the IMDB sample and of the check's random orders.
         encoding: Text encoding of a file (default UTF-8).
-        top_k: Words per document counted as its top list.
+        top_k: Words of each document's top list (by evidence).
         output: The word table (CSV) to write, beside it each document's top
             words (`documents_path`) and with `check` the faithfulness report
             (`faithfulness_path`); none may exist. None: nothing is written.
