@@ -16,8 +16,7 @@ No test text is read.
     python benchmarks/combination_criterion.py RUN_DIR [RUN_DIR ...] --out combination.json
 """
 
-import numpy as np
-from ngram_criterion import candidates, run_studies, scores, split_run
+from ngram_criterion import candidates, run_studies, split_run, two_fold
 
 from hierattn.data.dataset import stratified_split
 from hierattn.ngrams import choose_mixing, combine, log_loss, scored_at_best_scale
@@ -28,31 +27,24 @@ def study(run_dir):
     network = classifier.predict_ids(x_val, part="network")
     found = candidates(classifier, x_fit, y_fit, x_val)
     halves = stratified_split(y_val, 0.5, 0, classifier.label_names)
+
+    def weighed(item, indices):
+        """`(name, logits, a, b)`: a candidate with the weights chosen for it on `indices`."""
+        (a, b), _ = choose_mixing(network[indices], item[1][indices], y_val[indices])
+        return (*item, a, b)
+
+    def by_part(indices):
+        return weighed(min(found, key=lambda item: scored_at_best_scale(item[1][indices], y_val[indices])), indices)
+
+    def by_combination(indices):
+        def loss(choice):
+            return log_loss(combine(network[indices], choice[1][indices], *choice[2:]), y_val[indices])
+
+        return min((weighed(item, indices) for item in found), key=loss)
+
     result = {"run": str(run_dir), "validation_documents": len(y_val), "rules": {}}
-    for rule in ("part", "combination"):
-        rows = []
-        for choose, judge in (halves, halves[::-1]):
-
-            def combined_loss(item, choose=choose):
-                a, b = choose_mixing(network[choose], item[1][choose], y_val[choose])[0]
-                return log_loss(combine(network[choose], item[1][choose], a, b), y_val[choose])
-
-            if rule == "part":
-                best = min(found, key=lambda item: scored_at_best_scale(item[1][choose], y_val[choose]))
-            else:
-                best = min(found, key=combined_loss)
-            (a, b), _ = choose_mixing(network[choose], best[1][choose], y_val[choose])
-            combined = combine(network[judge], best[1][judge], a, b)
-            part = combine(np.ones_like(network[judge]), best[1][judge], 0.0, 1.0)
-            rows.append((*scores(combined, y_val[judge]), *scores(part, y_val[judge]), best[0]))
-        means = np.mean([r[:4] for r in rows], axis=0)
-        result["rules"][rule] = {
-            "accuracy": round(float(means[0]), 4),
-            "macro_f1": round(float(means[1]), 4),
-            "part_accuracy": round(float(means[2]), 4),
-            "part_macro_f1": round(float(means[3]), 4),
-            "recipes": [r[4] for r in rows],
-        }
+    for rule, choose in (("part", by_part), ("combination", by_combination)):
+        result["rules"][rule] = two_fold(network, y_val, halves, choose)
         print(f"{rule}: {result['rules'][rule]}", flush=True)
     return result
 

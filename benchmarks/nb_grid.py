@@ -15,10 +15,9 @@ is read.
 """
 
 import numpy as np
-from ngram_criterion import candidates, run_studies, scores, split_run
+from ngram_criterion import candidates, run_studies, scores, split_run, two_fold
 
 from hierattn.data.dataset import stratified_split
-from hierattn.defaults import NGRAMS
 from hierattn.ngrams import choose_mixing, combine, log_loss, scored_at_best_scale
 
 EXTRA_C = (0.1, 0.3, 3.0)
@@ -29,20 +28,15 @@ def study(run_dir):
     names = classifier.label_names
     network = classifier.predict_ids(x_val, part="network")
     today = candidates(classifier, x_fit, y_fit, x_val)
-    saved = NGRAMS["recipes"]
-    NGRAMS["recipes"] = ({"weighting": "nb", "ngram_max": 3, "C": EXTRA_C},)
-    try:
-        extra = candidates(classifier, x_fit, y_fit, x_val)
-    finally:
-        NGRAMS["recipes"] = saved
+    extra = candidates(classifier, x_fit, y_fit, x_val, [{"weighting": "nb", "ngram_max": 3, "C": EXTRA_C}])
     halves = stratified_split(y_val, 0.5, 0, names)
 
-    def two_fold(logits):
-        rows = []
-        for choose, judge in (halves, halves[::-1]):
-            (a, b), _ = choose_mixing(network[choose], logits[choose], y_val[choose])
-            rows.append(scores(combine(network[judge], logits[judge], a, b), y_val[judge]))
-        return [round(float(v), 4) for v in np.mean(rows, axis=0)]
+    def combination(logits):
+        """The combination's held-out accuracy and macro-F1, the weights chosen on the other half."""
+        found = two_fold(
+            network, y_val, halves, lambda i: (None, logits, *choose_mixing(network[i], logits[i], y_val[i])[0])
+        )
+        return [found["accuracy"], found["macro_f1"]]
 
     result = {"run": str(run_dir), "validation_documents": len(y_val), "candidates": {}}
     for name, logits in today + extra:
@@ -50,13 +44,13 @@ def study(run_dir):
         row = {
             "part": [round(v, 4) for v in scores(part, y_val)],
             "part_log_loss": round(scored_at_best_scale(logits, y_val), 4),
-            "combination": two_fold(logits),
+            "combination": combination(logits),
         }
         result["candidates"][name] = row
         print(f"  {name}: {row}", flush=True)
     for grid, found in (("today", today), ("wider", today + extra)):
         name, logits = min(found, key=lambda item: scored_at_best_scale(item[1], y_val, log_loss))
-        result[grid] = {"chosen": name, "combination": two_fold(logits)}
+        result[grid] = {"chosen": name, "combination": combination(logits)}
         print(f"{grid}: {result[grid]}", flush=True)
     return result
 

@@ -70,14 +70,14 @@ def run_data(run):
     return load_table(data["train"]["path"])[0]
 
 
-def candidates(classifier, x_fit, y_fit, x_val):
-    """Every recipe candidate fitted alone: `[(description, validation logits)]`."""
+def candidates(classifier, x_fit, y_fit, x_val, recipes=None):
+    """Every recipe candidate (of `recipes`, default `NGRAMS["recipes"]`) fitted alone: `[(description, validation logits)]`."""
     layer = classifier.ngram_logits
     make = lambda n, tf, norm: NgramLogits(  # noqa: E731
         layer.vocabulary_size, layer.num_classes, n, layer.num_buckets, tf=tf, normalize=norm
     )
     found = []
-    for recipe in NGRAMS["recipes"]:
+    for recipe in recipes or NGRAMS["recipes"]:
         for c in recipe["C"]:
             for weight in _class_weights(y_fit):
                 single = dict(recipe, C=(c,), class_weights=(weight,))
@@ -101,30 +101,52 @@ def split_run(run_dir):
     return classifier, x_fit, x_val, np.asarray(train.labels)[fit_idx], np.asarray(train.labels)[val_idx]
 
 
+def two_fold(network, labels, halves, choose):
+    """Chosen on one half, scored on the other, both ways round: the mean scores.
+
+    Args:
+        network: The network's validation probabilities.
+        labels: The validation class ids.
+        halves: Two arrays of validation indices.
+        choose: `choose(indices)` -> `(recipe name, validation logits, a, b)`,
+            chosen on those texts.
+
+    Returns:
+        The mean accuracy and macro-F1 of the combination and of the chosen
+        part alone on the held-out halves, and the recipe and share chosen
+        on each half.
+    """
+    rows = []
+    for chosen, judged in (halves, halves[::-1]):
+        name, logits, a, b = choose(chosen)
+        combined = combine(network[judged], logits[judged], a, b)
+        part = combine(np.ones_like(network[judged]), logits[judged], 0.0, 1.0)
+        rows.append((*scores(combined, labels[judged]), *scores(part, labels[judged]), name, a / max(a + b, 1e-9)))
+    means = np.mean([r[:4] for r in rows], axis=0)
+    return {
+        "accuracy": round(float(means[0]), 4),
+        "macro_f1": round(float(means[1]), 4),
+        "part_accuracy": round(float(means[2]), 4),
+        "part_macro_f1": round(float(means[3]), 4),
+        "recipes": [r[4] for r in rows],
+        "shares": [round(float(r[5]), 2) for r in rows],
+    }
+
+
 def study(run_dir):
     classifier, x_fit, x_val, y_fit, y_val = split_run(run_dir)
-    names = classifier.label_names
     network = classifier.predict_ids(x_val, part="network")
     found = candidates(classifier, x_fit, y_fit, x_val)
-    halves = stratified_split(y_val, 0.5, 0, names)
+    halves = stratified_split(y_val, 0.5, 0, classifier.label_names)
     result = {"run": str(run_dir), "validation_documents": len(y_val), "criteria": {}}
     for criterion, score in CRITERIA.items():
-        rows = []
-        for choose, judge in (halves, halves[::-1]):
-            best = min(found, key=lambda item: scored_at_best_scale(item[1][choose], y_val[choose], score))
-            (a, b), _ = choose_mixing(network[choose], best[1][choose], y_val[choose], score=score)
-            combined = combine(network[judge], best[1][judge], a, b)
-            part = combine(np.ones_like(network[judge]), best[1][judge], 0.0, 1.0)
-            rows.append((*scores(combined, y_val[judge]), *scores(part, y_val[judge]), best[0], a / max(a + b, 1e-9)))
-        means = np.mean([r[:4] for r in rows], axis=0)
-        result["criteria"][criterion] = {
-            "accuracy": round(float(means[0]), 4),
-            "macro_f1": round(float(means[1]), 4),
-            "part_accuracy": round(float(means[2]), 4),
-            "part_macro_f1": round(float(means[3]), 4),
-            "recipes": [r[4] for r in rows],
-            "shares": [round(float(r[5]), 2) for r in rows],
-        }
+
+        def choose(indices, score=score):
+            name, logits = min(found, key=lambda item: scored_at_best_scale(item[1][indices], y_val[indices], score))
+            (a, b), _ = choose_mixing(network[indices], logits[indices], y_val[indices], score=score)
+            return name, logits, a, b
+
+        result["criteria"][criterion] = two_fold(network, y_val, halves, choose)
         print(f"{criterion}: {result['criteria'][criterion]}", flush=True)
     return result
 

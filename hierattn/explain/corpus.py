@@ -125,11 +125,21 @@ class CorpusWords:
         self._documents[label].update({w.form for w in explanation.words})
         return sorted(explanation.words, key=lambda w: (-w.evidence, w.start))[: self.top_k]
 
+    def _ranked(self, label):
+        """A class's ranked words: by summed evidence, by mean attention relative to uniform, and those means."""
+        counts = self._occurrences[label]
+        kept = [f for f in counts if counts[f] >= self.min_count]
+        attended = [f for f in kept if self._read[label][f] >= self.min_count]
+        mean_attention = {f: self._attention[label][f] / self._read[label][f] for f in attended}
+        by_evidence = sorted(kept, key=lambda f: (-self._evidence[label][f], f))
+        return {
+            "evidence": by_evidence,
+            "attention": sorted(attended, key=lambda f: (-mean_attention[f], f)),
+        }, mean_attention
+
     def top(self, label, n=10, by="evidence"):
         """The `n` highest-ranked words of a predicted class, by `"evidence"` or `"attention"`."""
-        rank = f"{by}_rank"
-        rows = [row for row in self.rows(labels=[label]) if row[rank] is not None and row[rank] <= n]
-        return [row["word"] for row in sorted(rows, key=lambda row: row[rank])]
+        return self._ranked(label)[0][by][:n]
 
     def rows(self, labels=None):
         """The ranked words (dicts with `WORD_COLUMNS`), class by class, in evidence order.
@@ -138,13 +148,10 @@ class CorpusWords:
             labels: Only these classes (default: all, sorted).
         """
         for label in sorted(self._occurrences, key=str) if labels is None else labels:
+            ranked, mean_attention = self._ranked(label)
+            attention_rank = {f: r for r, f in enumerate(ranked["attention"], start=1)}
             counts = self._occurrences[label]
-            kept = [f for f in counts if counts[f] >= self.min_count]
-            by_evidence = sorted(kept, key=lambda f: (-self._evidence[label][f], f))
-            attended = [f for f in kept if self._read[label][f] >= self.min_count]
-            mean_attention = {f: self._attention[label][f] / self._read[label][f] for f in attended}
-            attention_rank = {f: r for r, f in enumerate(sorted(attended, key=lambda f: (-mean_attention[f], f)), 1)}
-            for rank, form in enumerate(by_evidence, start=1):
+            for rank, form in enumerate(ranked["evidence"], start=1):
                 yield {
                     "predicted": label,
                     "word": form,

@@ -104,16 +104,17 @@ class Explainer:
         texts = list(texts)
         if not texts:
             return []
+        # Twice what the model reads is shown (the words beyond its limits marked as not read); the rest of a
+        # longer text is summarised in a note (`Explanation.unshown_characters`), so the work is bounded.
+        limits = self.preprocessor.shown_limits(SHOWN)
+        tokenized = []
         for i, text in enumerate(texts):
             which = f" (text {i + 1})" if len(texts) > 1 else ""
             if not text or not str(text).strip():
                 raise HierattnError(f"cannot explain an empty text{which}")
-            if not self.preprocessor.has_words(text):
+            tokenized.append(self.preprocessor.tokenizer.tokenize(text, return_spans=True, **limits))
+            if not tokenized[-1][0]:
                 raise HierattnError(f"cannot explain a text without words (only markup or symbols){which}")
-        # Twice what the model reads is shown (the words beyond its limits marked as not read); the rest of a
-        # longer text is summarised in a note (`Explanation.unshown_characters`), so the work is bounded.
-        limits = self.preprocessor.shown_limits(SHOWN)
-        tokenized = [self.preprocessor.tokenizer.tokenize(t, return_spans=True, **limits) for t in texts]
         # Encode the forms just tokenized instead of tokenizing every text again.
         documents = [[[token.form for token in sentence] for sentence in sentences] for sentences, _ in tokenized]
         x = token_ids(self.preprocessor.encode_tokens(documents))
@@ -144,7 +145,8 @@ class Explainer:
                 texts[i], *tokenized[i], slots, x[i], {k: v[i] for k, v in outputs.items()}, evidence[i]
             )
             ngrams = (ngram_inputs[i], ngram_parts[i][1:]) if ngram_parts is not None else None
-            self._account(explanation, a, b, network_probabilities[i], float(baselines[i]), ngrams)
+            classes = int(order[i, 0]), int(versus[i])
+            self._account(explanation, classes, a, b, network_probabilities[i], float(baselines[i]), ngrams)
             explanation.doc_id = None if ids is None else ids[i]
             explanation.true_label = None if labels is None else labels[i]
             explanations.append(explanation)
@@ -236,11 +238,12 @@ class Explainer:
         ids = np.array([get(t.form, 1) for t in tokens] or [0], np.int32)
         return ids, tokens, [((p,), t.start in read) for p, t in enumerate(tokens)]
 
-    def _account(self, explanation, a, b, network_probabilities, baseline, ngrams=None):
+    def _account(self, explanation, classes, a, b, network_probabilities, baseline, ngrams=None):
         """Adds the decision's exact account to `explanation`, and the n-gram part's share to each word's evidence.
 
         On entry each word's evidence is the network's (integrated
-        gradients, `baseline` the network's term at the all-padding input).
+        gradients of the margin of `classes`, the prediction and the
+        runner-up; `baseline` the network's term at the all-padding input).
         `ngrams`, for a classifier with an n-gram part, is `((ids, tokens,
         slots), (feature_ids, contributions))`: what the n-gram part reads
         (`_ngram_input`: each token's slot in `ids` and whether the network
@@ -248,11 +251,8 @@ class Explainer:
         `(k, classes)` (`NgramLogits(..., return_contributions=True)`).
         """
         names = self.classifier.label_names
-        order = np.argsort([-explanation.probabilities[str(n)] for n in names], kind="stable")
-        c, r = int(order[0]), int(order[min(1, len(order) - 1)])  # the prediction and the runner-up
+        c, r = classes
         network = a * float(np.log(max(network_probabilities[c], 1e-7)) - np.log(max(network_probabilities[r], 1e-7)))
-        for word in explanation.words:
-            word.network_evidence = word.evidence
         ngram_list, ngram_bias, unshown = [], 0.0, 0.0
         if ngrams is not None:
             (ids, tokens, slots), (feature_ids, contributions) = ngrams
@@ -315,8 +315,6 @@ class Explainer:
             for row, t in zip(*np.nonzero(positions >= 0)):
                 occurrences.setdefault(int(positions[row, t]), []).append((int(row), int(t), n))
         words = {w.start: w for w in explanation.words}
-        for word in explanation.words:
-            word.ngram_evidence = 0.0
         ngrams, unshown = [], 0.0
         for feature, contribution in zip(feature_ids, contributions):
             if feature < 0:

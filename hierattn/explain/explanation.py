@@ -10,7 +10,7 @@ returns them for a list of texts) show themselves in a notebook
 
 import dataclasses
 
-from hierattn.explain.picture import margin_parts, to_html, top_evidence
+from hierattn.explain.picture import margin_parts, probability, to_html, top_evidence
 from hierattn.explain.report import to_json, to_text
 from hierattn.jsonfile import dumps
 
@@ -165,9 +165,8 @@ class Explanation:
         return dumps(self.to_dict(top_k), indent=2)
 
     def __repr__(self):
-        probability = self.probabilities.get(str(self.label), self.probabilities.get(self.label, 0.0))
         words = " ".join(f"{'+' if w.evidence > 0 else '-'}{w.text}" for w in self.top(3))
-        return f"<Explanation {self.label} {probability:.2f}" + (f": {words} ...>" if words else ">")
+        return f"<Explanation {self.label} {probability(self, self.label):.2f}" + (f": {words} ...>" if words else ">")
 
     def __str__(self):
         return to_text(self)

@@ -36,7 +36,7 @@ comprehensiveness AOPC is positive and at least `FAITHFUL_RATIO` (2) times
 random's and its sufficiency AOPC is below random's: random orders score what
 an explanation that knows nothing would, twice their effect is beyond noise
 (IMDB: 14x, `benchmarks/bench_faithfulness.py`). No verdict where every text
-has one word, or no erasure moves the prediction by 0.005.
+has one word, or no erasure moves the prediction by `NO_EFFECT` (0.005).
 
 Reference:
     DeYoung et al. "ERASER: A Benchmark to Evaluate Rationalized NLP
@@ -57,7 +57,7 @@ from hierattn.explain.explainer import Explainer
 BINS = (0.01, 0.05, 0.1, 0.2, 0.5)
 RANKINGS = ("evidence", "attention", "gradient", "random")
 MEASURES = ("comprehensiveness", "sufficiency")
-FAITHFUL_RATIO = 2.0
+FAITHFUL_RATIO, NO_EFFECT = 2.0, 0.005  # the verdict's bars (see the module docstring)
 
 
 def bin_sizes(n, bins=BINS):
@@ -275,7 +275,7 @@ class FaithfulnessReport:
         verdict = "faithful" if self.faithful(ranking) else "not faithful"
         if self.mean_words <= 1:  # every document has one word: every ranking erases it, as random does
             verdict = "no verdict (one word per text: every ranking erases the same)"
-        elif max(abs(c), abs(s), abs(c_random), abs(s_random)) < 0.005:
+        elif max(abs(c), abs(s), abs(c_random), abs(s_random)) < NO_EFFECT:
             verdict = "no verdict (erasing words hardly moves the prediction)"
         return f"{ranking}: comprehensiveness {c:.2f} (random {c_random:.2f}), sufficiency {s:.2f} (random {s_random:.2f}): {verdict}"
 

@@ -53,20 +53,21 @@ _STYLE = f"""
 _PAGE_STYLE = "body { margin: 2em auto; max-width: 62em; padding: 0 1em; background: #fff; }"
 
 
-def _probability(explanation, label):
+def probability(explanation, label):
+    """The probability `explanation` gives `label` (its probabilities are keyed by the label's string)."""
     probabilities = explanation.probabilities
     return probabilities.get(str(label), probabilities.get(label, 0.0))
 
 
 def prediction_words(explanation):
     """The prediction in plain words, e.g. ``"pos, probability 0.93 (runner-up: neg, 0.07)"``."""
-    text = f"{explanation.label}, probability {_probability(explanation, explanation.label):.2f}"
+    text = f"{explanation.label}, probability {probability(explanation, explanation.label):.2f}"
     versus = (explanation.decision or {}).get("versus")
     if versus is None:
         others = [name for name in explanation.probabilities if str(name) != str(explanation.label)]
         versus = max(others, key=explanation.probabilities.get, default=None)
     if versus is not None:
-        text += f" (runner-up: {versus}, {_probability(explanation, versus):.2f})"
+        text += f" (runner-up: {versus}, {probability(explanation, versus):.2f})"
     return text
 
 
@@ -195,7 +196,7 @@ def _attention_html(e):
 
 
 def _ngrams_html(e, k):
-    grams = sorted(e.ngrams or [], key=lambda g: (-abs(g.contribution), g.start))[:k]
+    grams = e.top_ngrams(k)
     if not grams:
         return ""
     strongest = max(abs(g.contribution) for g in grams) or 1.0
@@ -285,4 +286,13 @@ def to_html(explanations, title="hierattn explanation", page=True, top_k=10):
     )
 
 
-__all__ = ["ROOT", "margin_parts", "parts_words", "prediction_words", "shows_attention", "to_html", "top_evidence"]
+__all__ = [
+    "ROOT",
+    "margin_parts",
+    "parts_words",
+    "prediction_words",
+    "probability",
+    "shows_attention",
+    "to_html",
+    "top_evidence",
+]

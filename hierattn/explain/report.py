@@ -6,7 +6,7 @@ import io
 import numpy as np
 
 from hierattn.baseline import NAME
-from hierattn.explain.picture import margin_parts, parts_words, prediction_words, shows_attention, to_html
+from hierattn.explain.picture import margin_parts, parts_words, prediction_words, shows_attention, to_html, top_evidence
 from hierattn.jsonfile import dumps
 
 CSV_COLUMNS = [
@@ -64,7 +64,7 @@ def to_text(explanation, top_k=10, show_sentences=True):
     if explanation.true_label is not None:
         lines.append(f"true label: {explanation.true_label}")
     label = explanation.label
-    evidence = sorted((w for w in explanation.words if w.evidence), key=lambda w: (-abs(w.evidence), w.start))
+    evidence = top_evidence(explanation, len(explanation.words))
     for side, words in (
         ("for", [w for w in evidence if w.evidence > 0]),
         ("against", [w for w in evidence if w.evidence < 0]),
