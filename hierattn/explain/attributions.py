@@ -72,7 +72,8 @@ def integrated_gradients(model, x, classes, versus, scale=1.0, steps=16, toleran
     completeness, a document's token terms sum to its margin minus the
     margin at the baseline, up to the quadrature's error: with `tolerance`,
     the documents whose error is above that fraction of their margin's
-    change are computed again with twice the points, up to `max_steps`.
+    change (plus 1e-4, below which no error matters) are computed again with
+    twice the points, up to `max_steps`.
 
     The points of the path are computed in one call per batch: each
     interpolated embedding is a row of a table standing in for the model's
@@ -172,7 +173,8 @@ def _path_function(model, rank, single=False):
     Cached on the model, traced once for any batch shape (as
     `hierattn.models.inference` does for prediction). A model's first
     `single` batch (e.g. the CLI explaining one text) runs eagerly instead:
-    about 0.6 s, against 2.7 s to trace the HAN's.
+    tracing the HAN's costs the CLI about 2 s of its cold start
+    (BENCHMARKS.md, "Word evidence that adds up").
     """
     import keras  # not at the top: the CLI imports this package before it needs Keras
     import tensorflow as tf
