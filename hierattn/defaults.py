@@ -132,7 +132,9 @@ NGRAMS = {
 EVIDENCE = {"steps": 8, "tolerance": 0.01, "max_steps": 128}
 
 # `explain --dataset` ranks a class's words only from this many occurrences
-# in the documents predicted as that class (`hierattn.explain.corpus`).
+# in the documents predicted as that class (`hierattn.explain.corpus`): a
+# floor so that a word seen once or twice cannot top a mean. Not tuned: no
+# measure of a ranking's quality was set up to tune it against.
 CORPUS_MIN_COUNT = 5
 
 # How much of a text an explanation shows, as a multiple of what the model
