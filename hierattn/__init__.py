@@ -4,7 +4,7 @@
     clf = hierattn.TextClassifier("han")
     clf.fit(texts, labels, validation_split=0.1)
     clf.save("model.keras")
-    clf = hierattn.load_classifier("model.keras")   # or keras.saving.load_model after `import hierattn.models`
+    clf = hierattn.load_classifier("model.keras")   # or keras.saving.load_model("model.keras")
 
 The package is organised as:
 
@@ -21,19 +21,27 @@ The package is organised as:
 
 `import hierattn` imports nothing heavy: each public name below is loaded
 on first use (PEP 562), so the `hierattn` program, which imports Keras only
-once a command needs it, refuses bad input in under a second. Keras learns
-hierattn's classes when a module that defines them is imported: call
-`keras.saving.load_model` after `import hierattn.models` (which registers
-every layer, backbone and the classifier), or use
-`hierattn.load_classifier(path)`, which does both (safe mode on, checked).
+once a command needs it, refuses bad input in under a second.
 
-Importing hierattn changes no process-wide setting. The `hierattn` program
-selects TensorFlow's BFC allocator for CPU tensors
-(`TF_CPU_ALLOCATOR_USE_BFC=true`, see BENCHMARKS.md); a Python program gets
-the same by setting that variable before TensorFlow is imported.
+`import hierattn` is enough for `keras.saving.load_model` to read
+hierattn's `.keras` files (safe mode on), whichever of Keras and hierattn is
+imported first: Keras learns hierattn's classes (every layer, backbone and
+the classifier) when `hierattn.models` is imported, which happens at once
+if Keras is already loaded, and otherwise right after Keras (or TensorFlow)
+is first imported (`hierattn.keras_hook`). `hierattn.load_classifier(path)`
+also checks what it loads.
+
+Importing hierattn changes no process-wide setting: it only adds that
+one-shot import hook, which registers hierattn's own classes with Keras
+and removes itself. The `hierattn` program selects TensorFlow's BFC
+allocator for CPU tensors (`TF_CPU_ALLOCATOR_USE_BFC=true`, see
+BENCHMARKS.md); a Python program gets the same by setting that variable
+before TensorFlow is imported.
 """
 
 import importlib
+
+from hierattn import keras_hook
 
 __version__ = "0.5.0"
 
@@ -72,3 +80,6 @@ def __getattr__(name):
 
 def __dir__():
     return sorted(set(globals()) | set(_EXPORTS))
+
+
+keras_hook.install()

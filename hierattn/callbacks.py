@@ -110,6 +110,78 @@ class SaveWeights(keras.callbacks.Callback):
             self.model.save_weights(partial)
 
 
+def early_stopping_state(values, patience):
+    """Where early stopping on a loss stands after epochs whose values were `values`: what `ResumableEarlyStopping` resumes from.
+
+    The rule of `keras.callbacks.EarlyStopping(mode="min", patience=patience)`:
+    an epoch with a value below the best so far resets the wait; training
+    stops at the first other epoch (not the first of all) once `patience`
+    epochs have gone by without one.
+
+    Args:
+        values: The monitored value of each epoch, in order.
+        patience: Epochs without improvement before stopping.
+
+    Returns:
+        `(best, best_epoch, wait, stopped)`: the lowest value (None without
+        values) and its epoch, the epochs since, and whether training
+        stopped (at or before the last epoch).
+
+    Example:
+
+    >>> early_stopping_state([0.5, 0.4, 0.45, 0.47], patience=2)
+    (0.4, 1, 2, True)
+    >>> early_stopping_state([0.5, 0.4, 0.45], patience=2)
+    (0.4, 1, 1, False)
+    """
+    best, best_epoch, wait, stopped = None, 0, 0, False
+    for epoch, value in enumerate(values):
+        wait += 1
+        if best is None or value < best:
+            best, best_epoch, wait = value, epoch, 0
+        elif wait >= patience and epoch > 0:
+            stopped = True
+    return best, best_epoch, wait, stopped
+
+
+class ResumableEarlyStopping(keras.callbacks.EarlyStopping):
+    """`keras.callbacks.EarlyStopping` on a loss that goes on from earlier epochs: a resumed run stops where one run through would.
+
+    Keras's callback starts afresh at each `fit`, so a run resumed after an
+    interruption would wait `patience` new epochs although the epochs before
+    had already waited some. This one starts from the state the earlier
+    epochs' values give (`early_stopping_state`); `restore_best_weights` is
+    not supported (`RestoreBestWeights` does it across processes).
+
+    Args:
+        previous: The monitored values of the epochs before this `fit` (a
+            resumed run's history).
+        **kwargs: `keras.callbacks.EarlyStopping`'s arguments (`mode` is
+            "min").
+
+    Example:
+
+    ```python
+    model = keras.Sequential([keras.Input((1,)), keras.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    x = np.arange(8.0).reshape(-1, 1) / 8
+    before = [0.52, 0.47, 0.49]  # val_loss of the epochs trained before an interruption
+    early_stopping = ResumableEarlyStopping(before, monitor="val_loss", patience=2)
+    model.fit(x, x, validation_split=0.25, epochs=10, initial_epoch=3, verbose=0, callbacks=[early_stopping])
+    # stopped after epoch 4 unless that epoch brought val_loss below 0.47
+    ```
+    """
+
+    def __init__(self, previous=(), **kwargs):
+        super().__init__(mode="min", **kwargs)
+        self.previous = [float(value) for value in previous]
+
+    def on_train_begin(self, logs=None):
+        super().on_train_begin(logs)
+        if self.previous:
+            self.best, self.best_epoch, self.wait, _ = early_stopping_state(self.previous, self.patience)
+
+
 class RestoreBestWeights(keras.callbacks.Callback):
     """At the end of training, loads the weights `SaveWeights(path, monitor=...)` wrote to `path`.
 

@@ -143,6 +143,15 @@ CORPUS_MIN_COUNT = 5
 # explaining a text of any length takes bounded time and output.
 EXPLAIN_SHOWN = 2
 
+# When an explanation shows the margin's parts (the network's words, the
+# n-gram words, the constant terms) with their percentages of the margin
+# (`hierattn.explain.picture.margin_shares`): only when the parts' sizes add
+# up to at most this many times the margin, so every share lies between -50%
+# and 150%. Beyond it (a near tie, or large parts cancelling each other) a
+# percentage of the small difference reads as nonsense ("-1280%"), and the
+# parts are shown as signed values only. A reading aid, not tuned.
+MARGIN_SHARES_UP_TO = 2.0
+
 # How training is spread over devices (`hierattn.distribute`): TensorFlow's
 # MirroredStrategy (the GPUs of one machine) or MultiWorkerMirroredStrategy
 # (several machines, from TF_CONFIG).
@@ -153,3 +162,12 @@ DISTRIBUTE = ("none", "mirrored", "multi-worker")
 TEXT_COLUMNS = ("text", "review", "sentence", "content", "document", "body")
 LABEL_COLUMNS = ("label", "labels", "sentiment", "class", "category", "target", "y")
 ID_COLUMNS = ("id", "doc_id", "document_id", "review_id", "uid")
+
+# File and folder names that say which part of a dataset a file is, not which
+# dataset: a run on `agnews/train.csv` is named after `agnews`, the first
+# folder up whose name is not one of these (`hierattn.runs.dataset_name`).
+GENERIC_DATA_NAMES = (
+    "train", "training", "test", "testing", "dev", "valid", "validation", "val", "eval", "data", "dataset",
+    "datasets", "all", "full", "labeled", "labelled", "unlabeled", "unlabelled", "corpus", "texts", "input",
+    "raw", "clean", "split", "splits", "sample",
+)  # fmt: skip

@@ -10,9 +10,9 @@ already has. Never pass test texts to either. `initial_vectors` is what
 import codecs
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from hierattn.data.encoding import tokenize_corpus
+from hierattn.data.progress import tqdm
 from hierattn.errors import DataError
 
 

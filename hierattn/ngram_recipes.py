@@ -22,8 +22,14 @@ combination's weights are chosen by; each candidate at its best
 temperature, `hierattn.ngrams.scored_at_best_scale`) is set into the `NgramLogits` layer, which then computes
 exactly the features and logits the fit used; features outside the fitted
 vocabulary are ignored, as scikit-learn's vectorizer ignores unseen words.
+
+Each candidate fitted is logged in one line to this module's logger
+(`hierattn.ngram_recipes`) at DEBUG level: shown by `hierattn --verbose`,
+or in Python by `logging.basicConfig(level=logging.DEBUG)` or a handler on
+the `hierattn` logger. The library adds no handler of its own.
 """
 
+import logging
 import time
 
 import numpy as np
@@ -32,6 +38,8 @@ from hierattn.data.batching import trim_padding
 from hierattn.defaults import NGRAMS
 from hierattn.evaluation import classification_metrics
 from hierattn.ngrams import scored_at_best_scale
+
+logger = logging.getLogger(__name__)
 
 
 def count_matrices(layer, x, orders, batch_size=256):
@@ -152,7 +160,7 @@ def _class_weights(labels):
     return (None, "balanced") if counts.max() >= NGRAMS["balanced_above"] * counts.min() else (None,)
 
 
-def fit_recipes(layer_factory, x, labels, validation=None, recipes=None, log=None):
+def fit_recipes(layer_factory, x, labels, validation=None, recipes=None):
     """Fits every recipe candidate on `x` and returns the best on `validation`, as a fitted `NgramLogits`.
 
     Args:
@@ -163,8 +171,9 @@ def fit_recipes(layer_factory, x, labels, validation=None, recipes=None, log=Non
         validation: `(ids, class ids)` to choose on; `None`: the first of
             `recipes` (default `NGRAMS["fallback"]`, one `C`) is fitted, and
             of its grid the first model fitted is kept.
-        recipes: The recipes to try (default `NGRAMS["recipes"]`).
-        log: A function printing one line per candidate, or `None`.
+        recipes: The recipes to try (default `NGRAMS["recipes"]`); a
+            recipe's `"class_weights"` (e.g. `(None,)`), when given, replaces
+            the grid's choice of `class_weight`.
 
     Returns:
         `(layer, report)`: the fitted layer of the chosen candidate and a
@@ -216,8 +225,7 @@ def fit_recipes(layer_factory, x, labels, validation=None, recipes=None, log=Non
                 logits = np.asarray(val_features @ kernel) + bias
                 row.update(_scored(logits, validation[1]))
             candidates.append(row)
-            if log:
-                log(_describe(row))
+            logger.debug("n-gram recipe %s", _describe(row))
             if best is None or (validation is not None and row["val_log_loss"] < best[0]["val_log_loss"]):
                 best = (row, kept, idf, kernel, bias)
     row, kept, idf, kernel, bias = best
@@ -240,8 +248,8 @@ def _scored(logits, labels):
 
 
 def _describe(row):
-    """One line of a candidate, as the fit log prints it."""
-    text = f"  {row['weighting']} 1-{row['ngram_max']} C={row['C']:g}"
+    """One line of a candidate, as the fit log writes it."""
+    text = f"{row['weighting']} 1-{row['ngram_max']} C={row['C']:g}"
     text += " balanced" if row["class_weight"] else ""
     if "val_log_loss" in row:
         text += f": validation accuracy {row['val_accuracy']:.4f}, macro-F1 {row['val_macro_f1']:.4f}"

@@ -12,7 +12,10 @@ A run directory holds:
     history.csv         per-epoch metrics
     metrics.json        validation and test metrics
     logs/               TensorBoard logs
-    run.json            status ("training" / "complete"), dataset, timestamps
+    run.json            status ("training" / "complete"), dataset (its name:
+                        `dataset_name`), timestamps, and `stopped_by` once the
+                        network's training ended (a resumed run trains no
+                        further epoch)
     checkpoints/        state to resume from (removed when the run completes)
 """
 
@@ -20,9 +23,11 @@ import contextlib
 import datetime
 import os
 import pathlib
+import re
 import shutil
 
 from hierattn.atomic import remove_temporary_files
+from hierattn.defaults import GENERIC_DATA_NAMES
 from hierattn.errors import HierattnError, RunArgumentError, RunError
 from hierattn.jsonfile import load_json, save_json
 from hierattn.train_config import CONFIG_FORMAT, read_config
@@ -35,8 +40,41 @@ def now():
     return datetime.datetime.now().astimezone().isoformat(timespec="seconds")
 
 
+# Suffixes of compressed files, left out of a dataset's name (`reviews.csv.gz` is `reviews`).
+_COMPRESSION_SUFFIXES = (".gz", ".bz2", ".zip", ".xz", ".zst", ".tgz")
+
+
+def dataset_name(path):
+    """The name a run gives its data file: the file's name, or its folder's when the file's says only which part.
+
+    The file's name without its suffixes (`reviews.csv.gz` is `reviews`);
+    when that name is generic (`hierattn.defaults.GENERIC_DATA_NAMES`:
+    `train`, `test`, `data`, ...), the name of the nearest folder up whose
+    name is not, so every devsuite set's `train.csv` names its own dataset.
+    Characters other than letters, digits, `.`, `_` and `-` become `-`.
+
+    Example:
+
+    >>> dataset_name("../shared/datasets/devsuite/agnews/train.csv")
+    'agnews'
+    >>> dataset_name("reviews.csv.gz"), dataset_name("/data/imdb/data/train.jsonl")
+    ('reviews', 'imdb')
+    """
+    path = pathlib.Path(path)
+    name = path.name
+    while name.lower().endswith(_COMPRESSION_SUFFIXES):
+        name = name.rsplit(".", 1)[0]
+    name = name.rsplit(".", 1)[0] if "." in name[1:] else name
+    folders = [folder.name for folder in pathlib.Path(os.path.abspath(path)).parents if folder.name]
+    for candidate in (name, *folders):
+        if candidate.lower() not in GENERIC_DATA_NAMES:
+            name = candidate
+            break
+    return re.sub(r"[^\w.-]+", "-", name).strip("-") or "data"
+
+
 def new_run_dir(root, model, dataset):
-    """A fresh, not yet existing directory name under `root`."""
+    """A fresh, not yet existing directory name under `root`: `<model>-<dataset>-<time>` (see `dataset_name`)."""
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     base = pathlib.Path(root) / f"{model}-{dataset}-{stamp}"
     path, n = base, 1
@@ -93,6 +131,17 @@ def find_run(run_dir=None, root=DEFAULT_ROOT):
     return path
 
 
+def run_line(path, latest_under=None):
+    """The line that says which run answers: `run: PATH`, and when it was chosen for the caller, that it is the latest.
+
+    Args:
+        path: The run directory.
+        latest_under: The folder it was found in as the latest complete run
+            (`find_latest_run`), or None when it was named.
+    """
+    return f"run: {path}" + (f" (the latest complete run under {latest_under}/)" if latest_under is not None else "")
+
+
 class Run:
     """A run directory and the classifier trained in it.
 
@@ -131,7 +180,8 @@ def load_run(run_dir=None, root=DEFAULT_ROOT, log=None):
     Args:
         run_dir: The run directory.
         root: Where to look for the latest run.
-        log: Called with `"run: PATH"` once the run is loaded (e.g. the latest one).
+        log: Called with `run_line` once the run is loaded: `"run: PATH"`, or
+            for the latest run `"run: PATH (the latest complete run under runs/)"`.
 
     Raises:
         RunError: Missing, incomplete, damaged or inconsistent run, in one line.
@@ -151,7 +201,7 @@ def load_run(run_dir=None, root=DEFAULT_ROOT, log=None):
 
     run = Run(path, load_classifier(path / "model.keras"), config, metrics)
     if log:
-        log(f"run: {run.path}")
+        log(run_line(run.path, root if run_dir is None else None))
     return run
 
 
@@ -188,7 +238,9 @@ def ensure_new_or_resumable(path, resume, check_lock=True):
             raise RunError(f"nothing to resume at {path}: it is not a run directory")
         status = read_status(path)
         if status.get("status") == "complete":
-            raise RunArgumentError("output", f"{path} is already complete; train into a new {{argument}} instead")
+            raise RunArgumentError(
+                "output", f"{path} is already complete: nothing to resume; use it, or train into a new {{argument}}"
+            )
         if not resumable(path):
             raise RunArgumentError(
                 "output",
@@ -309,10 +361,12 @@ __all__ = [
     "claim_run_dir",
     "ensure_new_or_resumable",
     "resumable",
+    "dataset_name",
     "find_latest_run",
     "load_run",
     "new_run_dir",
     "read_status",
+    "run_line",
     "write_status",
     "now",
 ]

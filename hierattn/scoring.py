@@ -7,12 +7,12 @@ import os
 import pathlib
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from hierattn.atomic import atomic_open
 from hierattn.data import LabelMap, load_imdb, load_table, locate_imdb
-from hierattn.data.decoding import check_text_file, iter_lines
+from hierattn.data.decoding import check_text_file, iter_lines, open_bytes
 from hierattn.data.ids import take_documents, token_ids
+from hierattn.data.progress import tqdm
 from hierattn.data.tables import (
     ID_COLUMNS,
     LABEL_COLUMNS,
@@ -21,12 +21,14 @@ from hierattn.data.tables import (
     find_column,
     pick_column,
     read_table,
+    table_format,
 )
 from hierattn.errors import ArgumentError, DataError
 from hierattn.evaluation import classification_metrics
 from hierattn.run_data import data_changes, recorded_data
-from hierattn.runs import find_run, load_run, read_status
+from hierattn.runs import DEFAULT_ROOT, find_run, load_run, read_status, run_line
 
+# The table files named in messages (also read: Parquet, and any of them compressed: see `read_table`).
 TABLE_SUFFIXES = (".csv", ".tsv", ".tab", ".jsonl", ".ndjson", ".json")
 
 
@@ -82,8 +84,10 @@ def iter_text_chunks(source, text_column=None, chunk_size=2000, stream=None, enc
     caller can check its input before loading a model).
 
     Args:
-        source: A CSV/TSV/JSON-lines file (texts from `text_column`, found by
-            name if not given) or a text file (one text per line).
+        source: A CSV/TSV/JSON-lines/Parquet file (texts from
+            `text_column`, found by name if not given) or a text file (one
+            text per line), either compressed or not (`.gz`, `.bz2`, `.xz`,
+            `.zip`: see `hierattn.data.read_table`).
         text_column: Column of the texts in a table file.
         chunk_size: Texts per chunk.
         stream: Read lines from this binary stream (e.g. standard input's
@@ -105,7 +109,7 @@ def _text_chunks(source, text_column, chunk_size, stream, encoding):
         yield from _line_chunks(iter_lines(stream, "standard input", encoding), chunk_size)
         return
     path = pathlib.Path(source)
-    if path.suffix.lower() in TABLE_SUFFIXES:
+    if table_format(path):
         for frame in read_table(path, chunksize=chunk_size, encoding=encoding):
             column = pick_column(frame.columns, text_column, TEXT_COLUMNS, "text")
             extra = {
@@ -117,12 +121,8 @@ def _text_chunks(source, text_column, chunk_size, stream, encoding):
                 {role: [cell_text(v) for v in frame[name]] for role, name in extra.items() if name},
             )
         return
-    if path.is_dir():
-        raise DataError(f"{path} is a folder, not a text file")
-    if not path.is_file():
-        raise DataError(f"no such file: {path}")
-    check_text_file(path, encoding)
-    with open(path, "rb") as f:
+    check_text_file(path, encoding)  # a folder, a missing file, a spreadsheet, binary data
+    with open_bytes(path) as f:
         yield from _line_chunks(iter_lines(f, path, encoding), chunk_size)
 
 
@@ -130,7 +130,8 @@ def read_texts(source, text_column=None, encoding=None):
     """All non-blank texts of a file (see `iter_text_chunks`), e.g. unlabelled texts for word2vec.
 
     Args:
-        source: A CSV/TSV/JSON-lines file or a text file (one text per line).
+        source: A table or text file (one text per line), compressed or
+            not (see `iter_text_chunks`).
         text_column: Column of the texts in a table file.
         encoding: Text encoding (default UTF-8).
 
@@ -310,12 +311,14 @@ def evaluation_data(run_dir, data=None, split="test", text_column=None, label_co
         label_column, encoding = label_column or recorded.get("label_column"), recorded.get("encoding", encoding)
         if log:
             log(f"data: {data} (the run's test file)")
-    if data and pathlib.Path(data).suffix.lower() in TABLE_SUFFIXES:
+    if data and table_format(data):
         frame = read_table(data, encoding=encoding)  # file and column errors come before TensorFlow's import
         pick_column(frame.columns, text_column, TEXT_COLUMNS, "text")
         pick_column(frame.columns, label_column, LABEL_COLUMNS, "label")
         return EvaluationData(data, frame, text_column, label_column, recorded=own)
-    if read_status(run_dir).get("dataset") == "imdb":
+    # what config.json recorded says whether the run was trained on IMDB (the run's name may be "imdb" for a table
+    # in an imdb/ folder); runs that recorded no data fall back on run.json's dataset
+    if "imdb" in recorded or (not recorded and read_status(run_dir).get("dataset") == "imdb"):
         if data is None and "imdb" in recorded:
             _check_recorded(recorded, "imdb")
         return EvaluationData(locate_imdb(data or recorded.get("imdb", {}).get("path")), split=split)
@@ -381,7 +384,9 @@ def evaluate_run(
 
     path = find_run(run_dir)
     chosen = evaluation_data(path, data, split, text_column, label_column, encoding, log=log)
-    run = load_run(path, log=log)
+    run = load_run(path)
+    if log:
+        log(run_line(path, DEFAULT_ROOT if run_dir is None else None))
     dataset, report = chosen.load(run.classifier.label_names)
     if report is not None and on_table is not None:
         on_table(chosen.path, report)

@@ -1,16 +1,19 @@
-"""A training run on a data source in one call: `train_imdb` and `train_table`.
+"""A training run on a data source in one call: `train_imdb`, `train_table`, and `resume_run` to continue one.
 
 Each checks the settings and the run directory first, then finds and reads
 the data, then trains (`hierattn.training.train`), so a bad setting or an
 unusable run directory is refused before any data is read, and bad data
-before TensorFlow loads. The `hierattn train imdb` and `hierattn train csv`
-commands map their options onto these functions.
+before TensorFlow loads. The `hierattn train imdb`, `hierattn train csv` and
+`hierattn train --resume` commands map their options onto these functions.
+Interrupted (Ctrl-C), they raise `TrainingInterrupted`, which says whether
+the run can be resumed.
 
 Example:
 
 ```python
 run = hierattn.train_sources.train_table("reviews.csv", {"model": "rnn", "epochs": 4}, test="test.csv")
 run.metrics["test"]["accuracy"], run.path
+run = hierattn.train_sources.resume_run("runs/han-reviews-20261124-101500")  # after an interruption
 ```
 """
 
@@ -22,10 +25,31 @@ from hierattn.data import load_imdb, load_table, locate_imdb
 from hierattn.distribute import is_chief_in_tf_config
 from hierattn.errors import ArgumentError
 from hierattn.explain.report import rows_text
-from hierattn.run_data import check_same_data, describe_source
-from hierattn.runs import DEFAULT_ROOT, ensure_new_or_resumable, new_run_dir
+from hierattn.run_data import data_to_resume, describe_source
+from hierattn.runs import DEFAULT_ROOT, dataset_name, ensure_new_or_resumable, new_run_dir, read_status, resumable
 from hierattn.scoring import read_texts
 from hierattn.train_config import TrainConfig, load_config
+
+
+class TrainingInterrupted(KeyboardInterrupt):
+    """A training run stopped by Ctrl-C (a `KeyboardInterrupt`), with where the run is and whether it can be resumed.
+
+    Args:
+        run_dir: The run directory, or None when it was not chosen yet.
+        resumable: Whether the run can be resumed (`resume_run`): it had its
+            first checkpoint. A new run interrupted before then is removed.
+
+    Example:
+
+    >>> error = TrainingInterrupted("runs/han-agnews-20261124-101500", resumable=True)
+    >>> isinstance(error, KeyboardInterrupt), str(error.run_dir), error.resumable
+    (True, 'runs/han-agnews-20261124-101500', True)
+    """
+
+    def __init__(self, run_dir=None, resumable=False):
+        super().__init__()
+        self.run_dir = None if run_dir is None else pathlib.Path(run_dir)
+        self.resumable = resumable
 
 
 def train_imdb(source=None, settings=None, output=None, resume=None, distribute=None, log=print, verbose="auto"):
@@ -43,7 +67,8 @@ def train_imdb(source=None, settings=None, output=None, resume=None, distribute=
         output: The run directory (never overwritten); `None`:
             runs/<model>-imdb-<time>.
         resume: An unfinished run directory to continue, with its own
-            settings (give no `settings` or `output` then).
+            settings and data (give no `settings` or `output` then; see
+            `resume_run`, which `source` is given to).
         distribute: `None`, `"none"`, `"mirrored"` or `"multi-worker"`
             (see `hierattn.training.train`).
         log: Function printing progress messages.
@@ -55,16 +80,19 @@ def train_imdb(source=None, settings=None, output=None, resume=None, distribute=
     Raises:
         HierattnError: Bad settings, an unusable run directory, or data
             that cannot be read; in one line.
+        TrainingInterrupted: Ctrl-C.
     """
 
     config = _checked(settings, output, resume, distribute)
+    if resume is not None:
+        return resume_run(resume, imdb=source, distribute=distribute, log=log, verbose=verbose)
     located = locate_imdb(source)
-    config = config_for_run(config, {"imdb": describe_source(located)}, resume=resume)
+    config = dataclasses.replace(config, data={"imdb": describe_source(located)})
     splits = ("train", "test", "unsup") if config.uses_unlabeled else ("train", "test")
     datasets = load_imdb(located, splits=splits)  # train() cuts every part to the limit
     unlabeled = datasets["unsup"].texts if "unsup" in datasets else None
     run = (datasets["train"], datasets["test"], unlabeled)
-    return _train(config, "imdb", run, output, resume, distribute, log, verbose)
+    return _train(config, "imdb", run, output, None, distribute, log, verbose)
 
 
 def train_table(
@@ -74,7 +102,7 @@ def train_table(
     text_column=None,
     label_column=None,
     unlabeled=None,
-    encoding="utf-8",
+    encoding=None,
     output=None,
     resume=None,
     distribute=None,
@@ -94,9 +122,13 @@ def train_table(
             `hierattn.defaults.LABEL_COLUMNS` there is.
         unlabeled: A file of unlabelled texts for word2vec (one per line, or
             a table's `text_column`), or `None`.
-        encoding: The files' text encoding.
+        encoding: The files' text encoding; `None`: UTF-8.
         output, resume, distribute, log, verbose: As for `train_imdb`
-            (`output` defaults to runs/<model>-<table name>-<time>).
+            (`output` defaults to runs/<model>-<dataset>-<time>, the
+            dataset named by `hierattn.runs.dataset_name`: `agnews` for
+            agnews/train.csv). Resuming (`resume_run`), the files and
+            columns given are checked against the recorded ones, and those
+            not given are the recorded ones.
         on_table: Called with `(path, report)` for each table read (the
             rows used and skipped, `hierattn.data.load_table`); `None`: their
             counts go to `log`.
@@ -108,55 +140,116 @@ def train_table(
         HierattnError: Bad settings, an unusable run directory, data that
             cannot be read, or unlabelled texts that would go unused; in
             one line.
+        TrainingInterrupted: Ctrl-C.
     """
 
     config = _checked(settings, output, resume, distribute)
+    if resume is not None:
+        return resume_run(
+            resume,
+            train=path,
+            test=test,
+            unlabeled=unlabeled,
+            text_column=text_column,
+            label_column=label_column,
+            encoding=encoding,
+            distribute=distribute,
+            log=log,
+            verbose=verbose,
+            on_table=on_table,
+        )
+    encoding = encoding or "utf-8"
     files = {"train": path, "test": test, "unlabeled": unlabeled}
-    config = config_for_run(config, {name: describe_source(f) for name, f in files.items() if f}, resume=resume)
+    config = dataclasses.replace(config, data={name: describe_source(f) for name, f in files.items() if f})
     if unlabeled and not config.uses_unlabeled:
         raise ArgumentError(
             "unlabeled", "{argument} texts would go unused: only word2vec embeddings use them, and the run's are not"
         )
-    on_table = on_table or functools.partial(_log_rows, log)
-    train_data, report = load_table(path, text_column, label_column, encoding=encoding)
-    on_table(path, report)
-    test_data = None
-    if test:
-        test_data, test_report = load_table(
-            test, text_column, label_column, label_map=train_data.label_map, encoding=encoding
-        )
-        on_table(test, test_report)
+    train_data, test_data, columns = _read_tables(path, test, text_column, label_column, encoding, on_table, log)
     texts = read_texts(unlabeled, text_column, encoding=encoding) if unlabeled else None
     if texts:
         log(f"{unlabeled}: {len(texts):,} unlabelled texts")
-    config.data.update(text_column=report["text_column"], label_column=report["label_column"], encoding=encoding)
-    return _train(
-        config, pathlib.Path(path).stem, (train_data, test_data, texts), output, resume, distribute, log, verbose
-    )
+    config.data.update(columns, encoding=encoding)
+    return _train(config, dataset_name(path), (train_data, test_data, texts), output, None, distribute, log, verbose)
 
 
-def config_for_run(config, data, resume=None):
-    """The config to train with, recording where the data comes from.
+def resume_run(
+    run_dir,
+    train=None,
+    test=None,
+    unlabeled=None,
+    imdb=None,
+    text_column=None,
+    label_column=None,
+    encoding=None,
+    distribute=None,
+    log=print,
+    verbose="auto",
+    on_table=None,
+):
+    """Continues an interrupted run with what it recorded: its settings, its data files, columns and encoding.
+
+    Nothing needs to be given again but the run directory: an IMDB run
+    resumes on the IMDB archive or folder it recorded, a run on tables on
+    its training and test tables, with their columns and encoding.
+    config.json records each file's absolute path, so a run resumes from
+    any working directory. What is given again must be what the run
+    recorded (a file with the same content, wherever it is now); a recorded
+    file that is missing or changed is refused, before any is read. The
+    network is not trained further when it had finished (its epochs, early
+    stopping or time budget; `hierattn.training.train`): the run goes on to
+    what remained (the n-gram part, the test evaluation, the baseline, the
+    model file).
 
     Args:
-        config: The `TrainConfig` of a new run; None when resuming.
-        data: Descriptions of the data files (`hierattn.run_data.describe_source`
-            by name: `train`, `test`, `unlabeled` or `imdb`), stored as
-            `config.data`.
-        resume: The run directory of an unfinished run to continue: its own
-            saved config is used, checked before any data is read.
+        run_dir: The unfinished run directory.
+        train, test, unlabeled: Table files (and unlabelled texts) of a run
+            on tables, given again; `None`: the recorded ones (unlabelled
+            texts are not read again: word2vec was trained before the run's
+            first checkpoint).
+        imdb: The IMDB archive or folder of a run on IMDB, given again;
+            `None`: the recorded one.
+        text_column, label_column, encoding: A table run's columns and
+            encoding, given again; `None`: the recorded ones.
+        distribute, log, verbose: As for `train_imdb`.
+        on_table: As for `train_table`.
 
     Returns:
-        A `TrainConfig` whose `data` is `data`.
+        The finished `hierattn.runs.Run`.
 
     Raises:
-        RunError: Resuming on other data than the run recorded, or from a
-            config.json that does not describe a run.
+        HierattnError: A run that is complete, not a run, or held by
+            another process; data given for another kind of run than the
+            run's, or not what it recorded; a recorded file missing or
+            changed; in one line.
+        TrainingInterrupted: Ctrl-C (the run stays resumable).
     """
-    if resume is not None:
-        config = load_config(resume).validate()
-        check_same_data(resume, config.data, data)
-    return dataclasses.replace(config, data=dict(data))
+    check_output(resume=run_dir, distribute=distribute)
+    try:  # from here on a Ctrl-C leaves the run as resumable as it was (reading and hashing the data take time)
+        config = load_config(run_dir).validate()
+        if imdb is not None:
+            imdb = locate_imdb(imdb, download=False)  # a folder holding the archive: the archive, as recorded
+        given = {"train": train, "test": test, "unlabeled": unlabeled, "imdb": imdb}
+        files = data_to_resume(run_dir, config.data, given)
+        options = {
+            name: _as_recorded(run_dir, config.data, name, value)
+            for name, value in (("text_column", text_column), ("label_column", label_column), ("encoding", encoding))
+        }
+        log("resuming on the data the run recorded: " + ", ".join(f"{k} {v}" for k, v in files.items()))
+        if "imdb" in files:
+            datasets = load_imdb(files["imdb"], splits=("train", "test"))
+            data = (datasets["train"], datasets["test"], None)
+        else:
+            train_data, test_data, _ = _read_tables(
+                files["train"], files.get("test"), **options, on_table=on_table, log=log
+            )
+            data = (train_data, test_data, None)
+        dataset = read_status(run_dir).get("dataset") or "data"
+        return _train(config, dataset, data, None, run_dir, distribute, log, verbose)
+    except TrainingInterrupted:
+        raise
+    except KeyboardInterrupt:
+        raise TrainingInterrupted(run_dir, True) from None
 
 
 def check_output(output=None, resume=None, distribute=None):
@@ -180,15 +273,44 @@ def check_output(output=None, resume=None, distribute=None):
 
 
 def _checked(settings, output, resume, distribute):
-    """The `TrainConfig` of `settings` (None to resume), with the run directory checked: before any data is read."""
-    if resume is not None and (settings or output):
-        raise ArgumentError("resume", "{argument} continues a run with its own settings and directory: give neither")
-    config = None
-    if resume is None:
-        # from_dict validates what it makes; a TrainConfig given as it is gets the same check here
-        config = settings.validate() if isinstance(settings, TrainConfig) else TrainConfig.from_dict(settings or {})
-    check_output(output, resume, distribute)
+    """The `TrainConfig` of `settings`, with the run directory checked, before any data is read; None to resume."""
+    if resume is not None:
+        if settings or output:
+            raise ArgumentError(
+                "resume", "{argument} continues a run with its own settings and directory: give neither"
+            )
+        return None
+    # from_dict validates what it makes; a TrainConfig given as it is gets the same check here
+    config = settings.validate() if isinstance(settings, TrainConfig) else TrainConfig.from_dict(settings or {})
+    check_output(output, None, distribute)
     return config
+
+
+def _as_recorded(run_dir, recorded, name, given):
+    """A table option to resume with: the one the run recorded, which one given again must equal."""
+    value = recorded.get(name)
+    if given is not None and value is not None and given != value:
+        raise ArgumentError(
+            name,
+            f"cannot resume {run_dir} with {{argument}} {given!r}: it was trained with {value!r}; leave "
+            "{argument} out to resume with the recorded one",
+        )
+    return value if value is not None else given
+
+
+def _read_tables(path, test, text_column, label_column, encoding, on_table, log):
+    """The training and test tables (`load_table`, each reported to `on_table`), and the columns they were read from."""
+    encoding = encoding or "utf-8"
+    on_table = on_table or functools.partial(_log_rows, log)
+    train_data, report = load_table(path, text_column, label_column, encoding=encoding)
+    on_table(path, report)
+    test_data = None
+    if test:
+        test_data, test_report = load_table(
+            test, text_column, label_column, label_map=train_data.label_map, encoding=encoding
+        )
+        on_table(test, test_report)
+    return train_data, test_data, {"text_column": report["text_column"], "label_column": report["label_column"]}
 
 
 def _log_rows(log, path, report):
@@ -199,23 +321,31 @@ def _log_rows(log, path, report):
             log(line)
 
 
-def _train(config, dataset_name, data, output, resume, distribute, log, verbose):
-    """Trains on `data` (training, test and unlabelled texts) into `output` (a new one by default) or `resume`."""
-    # Keras (TensorFlow) loads only here, once the settings, output and data were checked without it.
-    from hierattn.training import train
+def _train(config, dataset, data, output, resume, distribute, log, verbose):
+    """Trains on `data` (training, test and unlabelled texts) into `output` (a new one by default) or `resume`.
 
-    output = pathlib.Path(resume or output or new_run_dir(DEFAULT_ROOT, config.model, dataset_name))
-    log(f"run directory: {output}")
-    train_data, test_data, unlabeled = data
-    return train(
-        train_data,
-        test_data,
-        config,
-        output,
-        unlabeled=unlabeled,
-        resume=resume is not None,
-        dataset_name=dataset_name,
-        log=log,
-        verbose=verbose,
-        distribute=distribute,
-    )
+    Ctrl-C raises `TrainingInterrupted`, with the run directory.
+    """
+    output = pathlib.Path(resume or output or new_run_dir(DEFAULT_ROOT, config.model, dataset))
+    try:
+        # Keras (TensorFlow) loads only here, once the settings, output and data were checked without it.
+        from hierattn.training import train
+
+        log(f"run directory: {output}")
+        train_data, test_data, unlabeled = data
+        return train(
+            train_data,
+            test_data,
+            config,
+            output,
+            unlabeled=unlabeled,
+            resume=resume is not None,
+            dataset_name=dataset,
+            log=log,
+            verbose=verbose,
+            distribute=distribute,
+        )
+    except TrainingInterrupted:
+        raise
+    except KeyboardInterrupt:
+        raise TrainingInterrupted(output, resumable(output)) from None

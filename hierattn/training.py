@@ -18,7 +18,14 @@ from hierattn import __version__
 from hierattn.atomic import atomic_path, is_write_failure, write_error
 from hierattn.baseline import NAME, run_baseline
 from hierattn.budget import budget_text, epoch_budget, stop_reason, timed
-from hierattn.callbacks import RestoreBestWeights, SaveWeights, StopOnNaN, TimeBudget
+from hierattn.callbacks import (
+    RestoreBestWeights,
+    ResumableEarlyStopping,
+    SaveWeights,
+    StopOnNaN,
+    TimeBudget,
+    early_stopping_state,
+)
 from hierattn.data.dataset import sample, stratified_split
 from hierattn.defaults import EPOCH_BUDGET
 from hierattn.distribute import describe, is_chief, make_strategy
@@ -103,7 +110,10 @@ def train(
     scores it on the same validation and test texts (`hierattn.baseline`;
     `config.baseline=False` skips it), and saves everything (see
     `hierattn.runs`). Resumable: with `resume=True` an interrupted run
-    continues from its last finished epoch.
+    continues from its last finished epoch, early stopping where it stood;
+    a run whose network had finished training (run.json's `stopped_by`,
+    written when it did, or early stopping that its history.csv shows had
+    triggered) trains no further epoch and goes on to what remained.
 
     Distributed (`distribute`, or inside a `tf.distribute` strategy scope),
     each batch is shared between the replicas, each document is seen once
@@ -233,6 +243,65 @@ def _train(
         )
 
 
+class RecordStop(keras.callbacks.Callback):
+    """Writes why the network's training ended to run.json's `stopped_by` when it ends (not when it is interrupted).
+
+    Keras calls `on_train_end` only when the epochs end normally, so a run
+    interrupted after this point (while its n-gram part, test evaluation or
+    baseline ran) is known, when resumed, to need no further epoch, even
+    where its history cannot tell (the time budget).
+
+    Args:
+        output: The run directory.
+        early_stopping, time_budget, epochs, budgeted: What
+            `hierattn.budget.stop_reason` takes.
+        epochs_before: The epochs trained before this `fit` (a resumed run's).
+
+    Example:
+
+    ```python
+    import pathlib
+
+    pathlib.Path("run").mkdir()
+    model = keras.Sequential([keras.Input((1,)), keras.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    x = np.arange(8.0).reshape(-1, 1) / 8
+    early_stopping = keras.callbacks.EarlyStopping(patience=2)
+    record = RecordStop("run", early_stopping, None, epochs=2, budgeted=False)
+    model.fit(x, x, validation_split=0.25, epochs=2, verbose=0, callbacks=[early_stopping, record])
+    print(read_status("run")["stopped_by"])  # epochs setting
+    ```
+    """
+
+    def __init__(self, output, early_stopping, time_budget, epochs, budgeted, epochs_before=0):
+        super().__init__()
+        self.output = output
+        self.early_stopping, self.time_budget, self.epochs, self.budgeted = (
+            early_stopping,
+            time_budget,
+            epochs,
+            budgeted,
+        )
+        self.epochs_trained = epochs_before
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.epochs_trained = epoch + 1
+
+    def on_train_end(self, logs=None):
+        reason = stop_reason(self.early_stopping, self.time_budget, self.epochs_trained, self.epochs, self.budgeted)
+        write_status(self.output, stopped_by=reason)
+
+
+def _stopped_before(output, losses, patience):
+    """Why the network of an unfinished run had finished training (run.json's `stopped_by`, or early stopping its history shows), or None."""
+    recorded = read_status(output).get("stopped_by")
+    if recorded:
+        return recorded
+    if early_stopping_state(losses, patience)[3]:
+        return f"validation loss stopped improving (patience {patience})"
+    return None
+
+
 def save_without_optimizer(classifier, path):
     """Saves `classifier` as a `.keras` file without its optimizer: a run's `model.keras`, for use, not to resume.
 
@@ -304,20 +373,29 @@ def _train_owned(
     if resuming and legacy.exists() and not (checkpoints / "latest.weights.h5").exists():
         os.replace(legacy, checkpoints / "latest.weights.h5")
     history = _history(output / "history.csv") if resuming else []
-    best_so_far = min((float(row["val_loss"]) for row in history if row.get("val_loss")), default=None)
+    losses = [float(row["val_loss"]) for row in history if row.get("val_loss")]
     # Without `epochs`, the budget (`hierattn.budget`): the same epochs when resumed, and this process's time.
     epochs = config.epochs or epoch_budget(len(fit_texts), config.batch_size)
     time_budget = TimeBudget(EPOCH_BUDGET["seconds"]) if config.epochs is None and timed(strategy) else None
-    early_stopping = keras.callbacks.EarlyStopping(monitor="val_loss", patience=config.patience)
+    early_stopping = ResumableEarlyStopping(losses, monitor="val_loss", patience=config.patience)
+    stopped_by = _stopped_before(output, losses, config.patience) if resuming else None
+    if stopped_by:
+        log(f"the network finished training before the interruption ({stopped_by}): no further epoch")
     callbacks = [
         SaveWeights(checkpoints / "latest.weights.h5"),
-        SaveWeights(best_weights, monitor="val_loss", best=best_so_far),
+        SaveWeights(best_weights, monitor="val_loss", best=min(losses, default=None)),
         early_stopping,
         *([time_budget] if time_budget else []),
         keras.callbacks.CSVLogger(str(output / "history.csv"), append=resuming),
         keras.callbacks.TensorBoard(str(output / "logs")),
         StopOnNaN(output),
         RestoreBestWeights(best_weights),  # before fit fits the n-gram part
+        # before the caller's: the reason is recorded even if one of theirs fails at the end
+        *(
+            []
+            if stopped_by
+            else [RecordStop(output, early_stopping, time_budget, epochs, config.epochs is None, len(history))]
+        ),
         *(callbacks or []),
     ]
     budget = budget_text(config.epochs, len(fit_texts), config.batch_size, time_budget.seconds if time_budget else None)
@@ -327,7 +405,7 @@ def _train_owned(
         fit_texts,
         fit_labels,
         validation_data=validation,
-        epochs=epochs,
+        epochs=len(history) if stopped_by else epochs,  # finished: no epoch, on to the n-gram part
         batch_size=config.batch_size,
         callbacks=callbacks,
         verbose=verbose,
@@ -341,7 +419,8 @@ def _train_owned(
         "epochs_trained": epochs_trained,
         "epoch_budget": epochs,
         "time_budget_seconds": time_budget.seconds if time_budget else None,
-        "stopped_by": stop_reason(early_stopping, time_budget, epochs_trained, epochs, config.epochs is None),
+        "stopped_by": stopped_by
+        or stop_reason(early_stopping, time_budget, epochs_trained, epochs, config.epochs is None),
         "train_documents": len(fit_texts),
         "embeddings": read_status(output).get("embeddings"),
     }

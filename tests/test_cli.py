@@ -1,9 +1,15 @@
 """Tests for hierattn.cli through click's CliRunner (the real commands, tiny data)."""
 
 import json
+import os
 import pathlib
 import re
+import shlex
 import shutil
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 from click.testing import CliRunner
@@ -11,6 +17,9 @@ from click.testing import CliRunner
 from hierattn.cli import cli
 from hierattn.train_config import read_settings
 
+from conftest import write_corpus
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 TINY = ["--epochs", "1", "--batch-size", "16", "--embedding-dim", "8", "--embeddings", "none"]
 
 
@@ -25,12 +34,18 @@ def invoke(*args, input=None):
     return CliRunner().invoke(cli, [str(a) for a in args], input=input)
 
 
-def test_train_csv_writes_a_run_and_says_where(trained):
+def test_train_csv_writes_a_run_and_says_where(trained, cli_run, tiny_csv):
     root, run_dir = trained
-    assert run_dir.name.startswith("han-train-")
+    dataset = tiny_csv[0].parent.name  # the folder of train.csv names the dataset, not "train"
+    assert run_dir.name.startswith(f"han-{dataset}-")
+    assert json.loads((run_dir / "run.json").read_text())["dataset"] == dataset
     assert (run_dir / "model.keras").exists() and (run_dir / "metrics.json").exists()
     metrics = json.loads((run_dir / "metrics.json").read_text())
     assert metrics["test"]["documents"] == 40
+    relative = run_dir.relative_to(root)
+    assert cli_run[2].stdout.splitlines()[-1] == (
+        f"explain a prediction: python cli.py explain 'your text' --run {relative} [--format html --output page.html]"
+    )
 
 
 @pytest.mark.parametrize(
@@ -121,6 +136,71 @@ def test_train_reports_the_baseline_beside_the_model_unless_told_not_to(cli_run,
     assert json.loads((tmp_path / "none" / "config.json").read_text())["baseline"] is False
 
 
+# Interrupted, then resumed with nothing typed again -------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_ctrl_c_prints_the_command_that_resumes_and_resuming_needs_only_the_run(tmp_path, monkeypatch):
+    work = tmp_path / "work"
+    (work / "agnews").mkdir(parents=True)
+    write_corpus(work / "agnews")
+    (work / "quick.json").write_text('{"ngrams": false, "baseline": false}')
+    run = pathlib.Path("my runs") / "first run"  # relative to `work`, with spaces
+    data = ["agnews/train.csv", "--test", "agnews/test.csv"]  # relative too: recorded as absolute paths
+    args = ["train", "csv", *data, "--output", run, *TINY, "--config", "quick.json"]
+    process = subprocess.Popen(
+        [sys.executable, str(ROOT / "cli.py"), *map(str, args)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=work,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # Ctrl-C's default, even in a background job
+    )
+    deadline = time.monotonic() + 180
+    while process.poll() is None and time.monotonic() < deadline:
+        if (work / run / "checkpoints" / "adapted.keras").exists():  # resumable from here on
+            break
+        time.sleep(0.05)
+    assert process.poll() is None, process.communicate()
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=120)
+    last = stderr.decode().strip().splitlines()[-1]
+    assert process.returncode == 130 and "Traceback" not in stderr.decode()
+    assert (
+        last
+        == f"interrupted: resume with  python {shlex.quote(str(ROOT / 'cli.py'))} train --resume 'my runs/first run'"
+    )
+    command = shlex.split(last.split("  ", 1)[1])  # pasted into a shell
+    assert command[2:] == ["train", "--resume", str(run)]
+    for copy in ("csv copy", "imdb copy"):
+        shutil.copytree(work / run, work / "my runs" / copy)
+
+    monkeypatch.chdir(work)
+    resumed = invoke(*command[2:])  # what was printed, no PATH or --test typed again
+    assert resumed.exit_code == 0, resumed.output
+    train_file, test_file = work / "agnews" / "train.csv", work / "agnews" / "test.csv"
+    assert f"resuming on the data the run recorded: train {train_file}, test {test_file}" in resumed.output
+    assert json.loads((run / "metrics.json").read_text())["test"]["documents"] == 40
+    assert resumed.stdout.splitlines()[-2].endswith(f"(TensorBoard: tensorboard --logdir '{run}/logs')")
+    assert resumed.stdout.splitlines()[-1] == (
+        f"explain a prediction: python cli.py explain 'your text' --run '{run}' [--format html --output page.html]"
+    )
+    explain = shlex.split(resumed.stdout.splitlines()[-1].split(": ", 1)[1].split(" [")[0])
+    assert explain[2:] == ["explain", "your text", "--run", str(run)]
+    assert invoke(*explain[2:]).exit_code == 0  # the printed command works as pasted
+    assert "already complete: nothing to resume" in one_line_error(invoke(*command[2:]))
+
+    # `train csv` needs no PATH to resume, and `train imdb` resumes a run on tables on its own tables (it does not
+    # look for IMDB): both check the recorded files, here before any is read.
+    test_file.unlink()
+    for kind, copy in (("csv", "csv copy"), ("imdb", "imdb copy")):
+        copy = pathlib.Path("my runs") / copy
+        assert one_line_error(invoke("train", kind, "--resume", copy)) == (
+            f"Error: cannot resume {copy}: its test data {test_file} no longer exists. Resuming needs the data the "
+            "run recorded: restore the file (or give a copy of it), or start a new run."
+        )
+
+
 def test_train_csv_unlabeled_texts_reach_word2vec_and_the_vocabulary(tiny_csv, tmp_path):
     # "zyzzyva" occurs only in the unlabelled file: it joins the vocabulary only if those texts are used.
     (tmp_path / "extra.txt").write_text("A zyzzyva film. Really zyzzyva!\n\n" * 30)
@@ -173,6 +253,23 @@ def test_predict_text_file_and_stdin(trained, tmp_path):
     assert piped.exit_code == 0 and len([line for line in piped.output.splitlines() if line[:1].isdigit()]) == 2
 
 
+@pytest.mark.parametrize(
+    "command",
+    [["predict", "a great film"], ["explain", "a great film"], ["evaluate"]],
+    ids=["predict", "explain", "evaluate"],
+)
+def test_the_run_chosen_for_the_user_is_named_on_standard_error(trained, command, monkeypatch):
+    root, run_dir = trained
+    monkeypatch.chdir(root)  # its runs/ holds one run: the latest
+    chosen = invoke(*command)
+    assert chosen.exit_code == 0, chosen.output
+    relative = run_dir.relative_to(root)
+    assert f"run: {relative} (the latest complete run under runs/)\n" in chosen.stderr
+    assert "run:" not in chosen.stdout  # standard output stays what can be piped
+    named = invoke(*command, "--run", run_dir)
+    assert named.exit_code == 0 and f"run: {run_dir}\n" in named.stderr and "latest" not in named.stderr
+
+
 def test_table_id_and_label_columns_travel_to_the_outputs(trained, tmp_path):
     _, run_dir = trained
     table = tmp_path / "reviews.csv"
@@ -186,7 +283,7 @@ def test_table_id_and_label_columns_travel_to_the_outputs(trained, tmp_path):
     assert page.exit_code == 0, page.output
     html = (tmp_path / "e.html").read_text()
     assert "<h3>Document r1</h3>" in html and "<h3>Document r3</h3>" in html and "true label: neg" in html
-    assert "Evidence: against" in html
+    assert "(the runner-up)" in html and "pushes towards <b>" in html
     words = invoke("explain", "--run", run_dir, "--dataset", table, "--output", tmp_path / "w.csv")
     assert words.exit_code == 0 and "accuracy" in words.output
     documents = (tmp_path / "w.documents.csv").read_text().splitlines()
@@ -206,7 +303,8 @@ def test_evaluate(trained, tiny_csv, tmp_path):
             line.split("doc/s]")[-1] for line in output.splitlines() if "macro-F1" in line or line.startswith("  ")
         ]  # (after any progress bar on the same line)
 
-    assert numbers(result.output) == numbers(recorded.output) and len(numbers(result.output)) == 3
+    # the accuracy line, then the labelled confusion matrix: its header and a row per class
+    assert numbers(result.output) == numbers(recorded.output) and len(numbers(result.output)) == 4
     data = json.loads((run_dir / "config.json").read_text())["data"]
     assert data["test"]["path"] == str(pathlib.Path(tiny_csv[1]).resolve()) and len(data["train"]["sha256"]) == 64
 

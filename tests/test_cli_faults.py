@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import pathlib
+import shlex
 import shutil
 import signal
 import subprocess
@@ -634,7 +635,10 @@ def test_training_killed_then_resumed(tiny_csv, tmp_path, sig):
     output_text = stdout.decode() + stderr.decode()
     assert "Traceback" not in output_text, output_text
     if sig == signal.SIGINT:
-        assert process.returncode == 130 and output_text.strip().splitlines()[-1] == "Error: interrupted"
+        assert process.returncode == 130
+        assert output_text.strip().splitlines()[-1] == (
+            f"interrupted: resume with  python {shlex.quote(str(ROOT / 'cli.py'))} train --resume {shlex.quote(str(output))}"
+        )
     assert json.loads((output / "run.json").read_text())["status"] == "training"
     assert not (output / "model.keras").exists()
     if sig == signal.SIGINT:  # a SIGKILL while saving may leave a temporary file: resuming removes it
@@ -1051,3 +1055,87 @@ def test_a_50_megabyte_text_is_explained_in_bounded_time_and_output(workdir):
     assert time.perf_counter() - started < 60
     assert len(result.output) < 10_000
     assert "characters after character" in result.output and "are not shown (not read by the network" in result.output
+
+
+# Tables as users have them: compressed, or a spreadsheet --------------------------------------------------------------
+
+
+def compressed(path, suffix):
+    """`path` compressed beside it as `path` + `suffix` (`.gz`, `.bz2`, `.xz` or `.zip`), returned."""
+    import bz2
+    import gzip
+    import lzma
+    import zipfile
+
+    target = path.with_name(path.name + suffix)
+    if suffix == ".zip":
+        with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
+            archive.write(path, path.name)
+    else:
+        target.write_bytes({".gz": gzip, ".bz2": bz2, ".xz": lzma}[suffix].compress(path.read_bytes()))
+    return target
+
+
+def a_workbook(path):
+    """A file laid out as an Excel workbook (a zip archive with `xl/`), as Excel writes one, whatever its name."""
+    import zipfile
+
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("[Content_Types].xml", "<Types/>")
+        archive.writestr("xl/workbook.xml", "<workbook/>")
+        archive.writestr("xl/worksheets/sheet1.xml", "<worksheet/>")
+    return path
+
+
+@pytest.mark.parametrize("name", ["reviews.xlsx", "reviews.csv"], ids=["by-name", "by-content"])
+def test_an_excel_workbook_is_refused_with_how_to_save_it_as_csv(tmp_path, tiny_csv, name):
+    workbook = a_workbook(tmp_path / name)
+    error = refused("train", "csv", workbook, "--output", tmp_path / "run", *TINY, folders=[tmp_path])
+    assert error.startswith(f"Error: {workbook} is an Excel workbook") and "save it as CSV" in error, error
+    assert "NUL" not in error and not (tmp_path / "run").exists()
+    error = refused("train", "csv", tiny_csv[0], "--test", workbook, "--output", tmp_path / "run", *TINY)
+    assert "is an Excel workbook" in error and not (tmp_path / "run").exists()
+
+
+def test_a_damaged_compressed_table_is_one_error_naming_it(tmp_path, tiny_csv):
+    whole = compressed(shutil.copy(tiny_csv[0], tmp_path / "whole.csv"), ".gz").read_bytes()
+    cut = write(tmp_path / "train.csv.gz", whole[: len(whole) // 2])
+    error = refused("train", "csv", cut, "--output", tmp_path / "run", *TINY, folders=[tmp_path])
+    assert error.startswith(f"Error: {cut} is not a readable gzip file: it is damaged or cut short"), error
+    assert not (tmp_path / "run").exists()
+
+
+def test_training_on_compressed_tables_reads_them_and_records_their_bytes(tmp_path, tiny_csv):
+    import hashlib
+
+    shutil.copy(tiny_csv[0], tmp_path / "train.csv")
+    shutil.copy(tiny_csv[1], tmp_path / "test.tsv")
+    train, test = compressed(tmp_path / "train.csv", ".gz"), tmp_path / "test.tsv.zip"
+    (tmp_path / "test.tsv").write_text((tmp_path / "test.tsv").read_text().replace(",", "\t"))  # a real TSV
+    compressed(tmp_path / "test.tsv", ".zip")
+    result = invoke("train", "csv", train, "--test", test, "--output", tmp_path / "run", *TINY, "--no-baseline")
+    assert result.exit_code == 0, result.output
+    assert f"{train}: 160 of 160 rows used" in result.output and f"{test}: 40 of 40 rows used" in result.output
+    recorded = json.loads((tmp_path / "run" / "config.json").read_text())["data"]
+    assert recorded["train"]["sha256"] == hashlib.sha256(train.read_bytes()).hexdigest()
+    assert recorded["test"]["bytes"] == test.stat().st_size
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert metrics["test"]["documents"] == 40, metrics
+
+
+def test_predict_explain_and_evaluate_read_compressed_files(workdir, tiny_csv):
+    plain = shutil.copy(tiny_csv[1], workdir / "texts.csv")
+    expected = invoke("predict", "--run", workdir / "run", "--file", plain, "--output", workdir / "plain.csv")
+    assert expected.exit_code == 0, expected.output
+    for suffix in (".gz", ".zip"):
+        output = workdir / f"out{suffix}.csv"
+        result = invoke("predict", "--run", workdir / "run", "--file", compressed(plain, suffix), "--output", output)
+        assert result.exit_code == 0, result.output
+        assert output.read_text() == (workdir / "plain.csv").read_text()
+    lines = write(workdir / "texts.txt", "A great film, I loved it.\nDull and painful.\n")
+    result = invoke("explain", "--run", workdir / "run", "--file", compressed(lines, ".bz2"), "--format", "json")
+    assert result.exit_code == 0, result.output
+    words = [{w["text"] for w in explanation["words"]} for explanation in json.loads(result.stdout)]
+    assert len(words) == 2 and {"great", "loved"} <= words[0] and "painful" in words[1]
+    result = invoke("evaluate", "--run", workdir / "run", "--data", compressed(plain, ".xz"))
+    assert result.exit_code == 0 and "on 40 documents" in result.output, result.output

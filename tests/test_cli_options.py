@@ -10,7 +10,15 @@ import pytest
 from click.testing import CliRunner
 
 from hierattn.cli import cli
-from hierattn.cli.options import FiniteFloat, friendly_errors, one_text, option_name
+from hierattn.cli.options import (
+    FiniteFloat,
+    command_line,
+    friendly_errors,
+    interrupted_text,
+    one_text,
+    option_name,
+    program_name,
+)
 from hierattn.errors import ArgumentError, DataArgumentError, HierattnError, RunArgumentError
 from hierattn.jsonfile import save_json
 from hierattn.runs import CONFIG_FORMAT, write_status
@@ -25,7 +33,7 @@ def usage_error(result, command):
     assert result.exit_code == 2, result.output
     lines = result.output.splitlines()
     assert lines[:3] == [
-        f"Usage: hierattn {command} [OPTIONS] {'PATH' if command == 'train csv' else '[TEXT]'}",
+        f"Usage: hierattn {command} [OPTIONS] {'[PATH]' if command == 'train csv' else '[TEXT]'}",
         f"Try 'hierattn {command} --help' for help.",
         "",
     ], result.output
@@ -76,6 +84,52 @@ def test_resume_takes_no_other_training_option(tmp_path):
         usage_error(result, "train csv")
         == "Error: --resume continues a run with its own settings: give no other training option"
     )
+    assert usage_error(invoke("train", "csv"), "train csv") == (
+        "Error: Missing argument 'PATH': the training table (or --resume RUN_DIR)."
+    )
+    cases = {
+        ("--resume", tmp_path / "run", "csv", tmp_path / "t.csv"): "give --resume and --distribute after csv (or "
+        "--resume alone: train --resume RUN_DIR)",
+        ("--distribute", "mirrored"): "give the data to train on (train imdb, train csv) or a run to resume "
+        "(--resume RUN_DIR)",
+    }
+    for args, message in cases.items():
+        result = invoke("train", *args)
+        assert (result.exit_code, result.output.splitlines()[-1]) == (2, f"Error: {message}")
+    plain = invoke("train", "--resume", tmp_path / "nothing")
+    assert (plain.exit_code, plain.output) == (
+        1,
+        f"Error: nothing to resume at {tmp_path / 'nothing'}: it is not a run directory\n",
+    )
+
+
+def test_printed_commands_are_quoted_and_start_as_the_user_started_the_program(monkeypatch):
+    assert command_line("explain", "your text", "--run", "runs/my run", program=False) == (
+        "explain 'your text' --run 'runs/my run'"
+    )
+    cases = {
+        "cli.py": "python cli.py",
+        "../hier attn/cli.py": "python '../hier attn/cli.py'",
+        "/venv/lib/python3.11/site-packages/hierattn/__main__.py": "python -m hierattn",
+        "/venv/bin/hierattn": "hierattn",
+        "/venv/bin/pytest": "python cli.py",  # not this program's own name: the README's form
+    }
+    for typed, program in cases.items():
+        monkeypatch.setattr("sys.argv", [typed, "train"])
+        assert program_name() == program
+    assert command_line("train", "--resume", "runs/a b") == "python cli.py train --resume 'runs/a b'"
+
+
+def test_an_interruption_says_how_to_resume_or_that_nothing_can_be():
+    from hierattn.train_sources import TrainingInterrupted
+
+    resumable = TrainingInterrupted("runs/my run", resumable=True)
+    assert interrupted_text(resumable) == "interrupted: resume with  python cli.py train --resume 'runs/my run'"
+    assert interrupted_text(resumable, "mirrored").endswith("train --resume 'runs/my run' --distribute mirrored")
+    assert interrupted_text(TrainingInterrupted("runs/x", resumable=False)) == (
+        "interrupted before the run's first checkpoint: nothing to resume (its directory was removed)"
+    )
+    assert interrupted_text(KeyboardInterrupt()) == "interrupted before training began: nothing to resume"
 
 
 def test_outputs_are_refused_before_any_work(tmp_path):

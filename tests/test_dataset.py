@@ -22,6 +22,24 @@ def test_label_map_errors():
         LabelMap(["neg", "pos"]).to_ids(["pos", "maybe"])
 
 
+def test_class_ids_read_integers_as_class_ids_unless_the_names_are_integers():
+    words = LabelMap(["neg", "pos"])
+    ids = words.class_ids(["pos", 0, 1, np.int64(1), 0.0, "neg"])  # Keras's contract: integers are class indices
+    np.testing.assert_array_equal(ids, [1, 0, 1, 1, 0, 0])
+    assert ids.dtype == np.int32
+    with pytest.raises(DataError, match=r"^integer labels are class ids, 0 to 1 for the classes neg, pos; got 2, 5\.$"):
+        words.class_ids(["pos", 2, 5, -0.0])
+    with pytest.raises(DataError, match="labels not seen in training: True"):  # a boolean is no class id
+        words.class_ids([True])
+    stars = LabelMap.from_labels([5, 1, 2, 5])  # fitted on integers: integers are the names
+    np.testing.assert_array_equal(stars.class_ids([5, 1, np.int64(2), 5.0]), [2, 0, 1, 2])
+    with pytest.raises(DataError, match=r"labels not seen in training: 0 \(known: 1, 2, 5\)"):
+        stars.class_ids([0])
+    text = LabelMap(["1", "2", "5"])  # the same names read from a text file
+    assert text.integer_names and not LabelMap(["01", "2"]).integer_names
+    np.testing.assert_array_equal(text.class_ids([5, "1", 2]), [2, 0, 1])
+
+
 def test_stratified_split_is_stratified_and_seeded():
     labels = np.array([0] * 900 + [1] * 100)
     train, validation = stratified_split(labels, 0.1, seed=3)

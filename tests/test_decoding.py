@@ -1,10 +1,25 @@
 """Tests for hierattn.data.decoding: strict decoding that names the line at fault."""
 
+import bz2
+import gzip
 import io
+import lzma
+import os
+import re
+import tarfile
+import zipfile
 
 import pytest
 
-from hierattn.data.decoding import check_text_file, codec_name, decode_line, iter_lines, locate_decode_error
+from hierattn.data.decoding import (
+    check_text_file,
+    codec_name,
+    data_name,
+    decode_line,
+    iter_lines,
+    locate_decode_error,
+    open_bytes,
+)
 from hierattn.errors import ArgumentError, DataError
 
 
@@ -44,3 +59,135 @@ def test_locating_the_first_bad_line_of_a_file(tmp_path):
     error = locate_decode_error(tmp_path / "t.csv")
     assert "line 3 has the byte 0xef at column 3" in str(error) and error.argument == "encoding"
     assert decode_line(b"na\xefve", "x", 1, "latin-1") == "na\u00efve"
+
+
+TEXT = "caf\u00e9 one\ntwo\n\nthree\n".encode()
+
+
+def zipped(data, name="texts.txt", *extra):
+    """A zip archive holding `data` as `name`, and `extra` (name, bytes) files."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(name, data)
+        for other, content in extra:
+            archive.writestr(other, content)
+    return buffer.getvalue()
+
+
+COMPRESSED = {
+    "texts.txt.gz": gzip.compress,
+    "texts.txt.bz2": bz2.compress,
+    "texts.txt.xz": lzma.compress,
+    "texts.txt.zip": zipped,
+}
+
+
+@pytest.mark.parametrize("name", list(COMPRESSED))
+def test_compressed_files_are_read_decompressed(tmp_path, name):
+    (tmp_path / name).write_bytes(COMPRESSED[name](TEXT))
+    with open_bytes(tmp_path / name) as f:
+        assert list(iter_lines(f, name)) == ["caf\u00e9 one", "two", "", "three"]
+    assert data_name(tmp_path / name) == "texts.txt"
+    check_text_file(tmp_path / name)
+
+
+def test_the_name_under_the_compression_suffix_and_compression_known_by_content(tmp_path):
+    assert data_name("reviews.tsv.gz") == "reviews.tsv" and data_name("reviews.csv") == "reviews.csv"
+    (tmp_path / "reviews.zip").write_bytes(zipped(b"text,label\n", "folder/reviews.tsv"))
+    assert data_name(tmp_path / "reviews.zip") == "reviews.tsv"  # a zip named by nothing else: its one file
+    for compress in (gzip.compress, bz2.compress, lzma.compress, zipped):  # no compression suffix: the first bytes
+        (tmp_path / "texts.txt").write_bytes(compress(TEXT))
+        with open_bytes(tmp_path / "texts.txt") as f:
+            assert f.read() == TEXT
+    (tmp_path / "plain.txt").write_bytes(b"BZh9 is how this line starts\n")  # bzip2's first bytes, but text
+    with open_bytes(tmp_path / "plain.txt") as f:
+        assert f.read() == b"BZh9 is how this line starts\n"
+
+
+def test_strict_decoding_counts_the_lines_of_the_decompressed_text(tmp_path):
+    (tmp_path / "t.csv.gz").write_bytes(gzip.compress(b"text,label\nfine,1\nna\xefve,0\n"))
+    error = locate_decode_error(tmp_path / "t.csv.gz")
+    assert str(error).startswith(f"{tmp_path / 't.csv.gz'} is not valid utf-8 text: line 3 has the byte 0xef")
+    (tmp_path / "t.txt.xz").write_bytes(lzma.compress(b"one\ntwo\nth\0ree\n"))
+    with pytest.raises(DataError, match=r"t\.txt\.xz holds NUL bytes \(line 3\)"):
+        check_text_file(tmp_path / "t.txt.xz")
+    wide = "caf\u00e9\ncr\u00e8me\n".encode("utf-16")
+    (tmp_path / "wide.txt.bz2").write_bytes(bz2.compress(wide))
+    check_text_file(tmp_path / "wide.txt.bz2", "utf-16")
+    with open_bytes(tmp_path / "wide.txt.bz2") as f:
+        assert list(iter_lines(f, "wide", "utf-16")) == ["caf\u00e9", "cr\u00e8me"]
+
+
+@pytest.mark.parametrize("name", list(COMPRESSED))
+def test_damaged_or_cut_short_compressed_files_name_the_file(tmp_path, name):
+    data = COMPRESSED[name](os.urandom(300_000).hex().encode())  # 600 kB that do not compress much
+    kind = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zip": "zip"}[os.path.splitext(name)[1]]
+    pattern = f"^{re.escape(str(tmp_path / name))} is not a readable {kind} file: it is damaged or cut short \\(.+\\)$"
+    (tmp_path / name).write_bytes(data[: len(data) * 4 // 5])  # its end cut off
+    with pytest.raises(DataError, match=pattern):
+        with open_bytes(tmp_path / name) as f:
+            f.read()  # past the first bytes, which decompress
+    (tmp_path / name).write_bytes(data[:10] + b"\x55" * 5000 + data[5010:])  # bytes overwritten near the start
+    with pytest.raises(DataError, match=pattern):
+        check_text_file(tmp_path / name)
+
+
+def test_a_zip_must_hold_one_file_besides_what_macos_adds(tmp_path):
+    (tmp_path / "mac.zip").write_bytes(zipped(TEXT, "texts.txt", ("__MACOSX/._texts.txt", b"\0\x05\x16\x07")))
+    with open_bytes(tmp_path / "mac.zip") as f:
+        assert f.read() == TEXT
+    (tmp_path / "two.zip").write_bytes(zipped(TEXT, "a.txt", ("b.txt", TEXT)))
+    with pytest.raises(DataError, match=r"two\.zip holds 2 files \(a\.txt, b\.txt\): a \.zip must hold one"):
+        open_bytes(tmp_path / "two.zip")
+    with zipfile.ZipFile(tmp_path / "empty.zip", "w"):
+        pass
+    with pytest.raises(DataError, match=r"empty\.zip holds no file: a \.zip must hold one"):
+        open_bytes(tmp_path / "empty.zip")
+    locked = bytearray(zipped(TEXT))  # a zip whose file is encrypted (its flag set in both headers)
+    locked[6] |= 1
+    locked[locked.index(b"PK\x01\x02") + 8] |= 1
+    (tmp_path / "locked.zip").write_bytes(bytes(locked))
+    with pytest.raises(DataError, match=r"locked\.zip is encrypted: unzip it with its password and pass the file$"):
+        open_bytes(tmp_path / "locked.zip")
+
+
+def office_zip(*names):
+    """A zip archive laid out as an office file: these members (their content does not matter here)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name in names:
+            archive.writestr(name, b"application/vnd.oasis.opendocument.spreadsheet" if name == "mimetype" else b"<x/>")
+    return buffer.getvalue()
+
+
+XLSX = office_zip("[Content_Types].xml", "_rels/.rels", "xl/workbook.xml", "xl/worksheets/sheet1.xml")
+
+
+@pytest.mark.parametrize(
+    "name, content, message",
+    [
+        ("reviews.xlsx", None, "is an Excel workbook: save it as CSV (File > Save As > CSV UTF-8) and pass that file"),
+        ("reviews.XLS", b"", "is an Excel workbook: save it as CSV"),
+        ("reviews.xlsx.gz", gzip.compress(XLSX), "is an Excel workbook: save it as CSV"),
+        ("reviews.numbers", None, "is a Numbers spreadsheet: save it as CSV (File > Export To > CSV)"),
+        ("reviews.csv", XLSX, "is an Excel workbook, not text (by its content): save it as CSV (File > Save As"),
+        ("reviews.csv", office_zip("mimetype", "content.xml"), "is an OpenDocument spreadsheet, not text"),
+        ("reviews.txt", office_zip("[Content_Types].xml", "word/document.xml"), "is a Word document, not text"),
+        ("reviews.csv", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 504, "is a Microsoft Office file"),
+        ("reviews.txt", b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n", "is a PDF document, not text: save it as plain text"),
+        ("aclImdb_v1.tar.gz", b"", "is a tar archive: extract the table or text file from it"),
+        ("reviews.gz", "tar", "holds a tar archive, not text: extract"),
+    ],
+    ids=["xlsx", "xls", "xlsx-gz", "numbers", "xlsx-named-csv", "ods", "docx", "ole2", "pdf", "tar-gz", "tar-in-gz"],
+)
+def test_spreadsheets_documents_and_archives_are_refused_by_name_or_content(tmp_path, name, content, message):
+    path = tmp_path / name
+    if content == "tar":
+        with tarfile.open(path, "w:gz") as archive:
+            archive.addfile(tarfile.TarInfo("reviews.csv"), io.BytesIO(b""))
+    elif content is not None:  # None: refused by its name, before the file is looked for
+        path.write_bytes(content)
+    with pytest.raises(DataError) as refused:
+        check_text_file(path)
+    assert str(refused.value).startswith(f"{path} {message}")
+    assert "NUL" not in str(refused.value)

@@ -40,6 +40,7 @@ def test_han_weights_are_distributions_and_match_the_model(han_run):
             assert text[w.start : w.end] == w.text  # offsets point into the original text
             assert w.word_weight == pytest.approx(float(raw["word_attention"][i, w.sentence, w.index]), abs=1e-6)
         assert e.probabilities[e.label] == max(e.probabilities.values())
+        assert list(e.probabilities) == [str(n) for n in han_run.label_names]  # the order the colours follow
         np.testing.assert_allclose(list(e.network_probabilities.values()), raw["probabilities"][i], atol=1e-6)
         np.testing.assert_allclose(list(e.probabilities.values()), han_run.predict([text])[0], atol=1e-5)
     second = explanations[1]
@@ -181,7 +182,8 @@ def test_a_network_without_weight_is_said_to_explain_nothing(han_run):
         han_run.combination.mixing.assign([0.0, 2.0])  # what the weights can be where the n-gram part is perfect
         e = Explainer(han_run).explain(TEXTS[:1])[0]
         assert e.decision["network"] == 0.0
-        assert any("the network has no weight" in w for w in e.warnings)
+        (note,) = [w for w in e.warnings if "the network has no weight" in w]
+        assert note.startswith("this classifier decides from its n-gram part alone") and "is left out" in note
         han_run.combination.mixing.assign([0.5, 0.5])
         assert not any("no weight" in w for w in Explainer(han_run).explain(TEXTS[:1])[0].warnings)
     finally:

@@ -54,6 +54,8 @@ def test_top_ngrams_rank_contributions_for_and_against_by_size():
     ]
     assert [g.text for g in sample(ngrams=ngrams).top_ngrams(2)] == ["bad", "Good"]
     assert sample().top_ngrams() == []
+    nothing = NgramContribution("end", 0, 15, 18, 0.0)
+    assert [g.text for g in sample(ngrams=[*ngrams, nothing]).top_ngrams()] == ["bad", "Good", "film"]  # no zeros
 
 
 def test_to_dict_is_plain_values_and_holds_the_decision_only_when_there_is_one():

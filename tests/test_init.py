@@ -6,6 +6,11 @@ import pathlib
 import subprocess
 import sys
 
+import numpy as np
+import pytest
+
+from conftest import TINY_OPTIONS, make_reviews
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 # Third-party imports first (numpy, requests, scipy add warning filters of their own); then only hierattn's show.
@@ -53,9 +58,9 @@ print(hierattn.TextClassifier.__name__, "keras" in sys.modules)  # loaded on fir
 """
 
 
-def _python(code):
+def _python(code, *args):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    result = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     return result.stdout.strip().splitlines()
 
@@ -93,3 +98,73 @@ def test_cli_py_python_m_and_the_installed_command_all_run_hierattn_cli_main():
         imports = [node for node in ast.parse(script.read_text()).body if isinstance(node, ast.ImportFrom)]
         assert [(node.module, [alias.name for alias in node.names]) for node in imports] == [("hierattn.cli", ["main"])]
     assert not (ROOT / "hierattn_program.py").exists()
+
+
+# `import hierattn` is enough for keras.saving.load_model, in either order; TensorFlow loaded by hierattn is quiet.
+
+LOAD = """
+import json, sys
+{imports}
+import keras
+classifier = keras.saving.load_model(sys.argv[1])  # safe mode on
+print(json.dumps([type(classifier).__name__, classifier.predict(["A great film."], verbose=0).tolist()]))
+"""
+
+
+@pytest.fixture(scope="module")
+def saved_classifier(tmp_path_factory):
+    import hierattn
+
+    texts, labels = make_reviews(48)
+    clf = hierattn.TextClassifier("rnn", embeddings="none", min_count=1, ngrams=False, **TINY_OPTIONS["rnn"])
+    clf.fit(texts, labels, epochs=1, verbose=0)
+    path = tmp_path_factory.mktemp("saved") / "clf.keras"
+    clf.save(path)
+    return path, clf.predict(["A great film."], verbose=0).tolist()
+
+
+@pytest.mark.parametrize(
+    "imports", ["import hierattn", "import keras; import hierattn", "import hierattn; import tensorflow"]
+)
+def test_import_hierattn_is_enough_for_keras_load_model_in_either_order(saved_classifier, imports):
+    path, expected = saved_classifier
+    name, probabilities = json.loads(_python(LOAD.format(imports=imports), str(path))[-1])
+    assert name == "TextClassifier"
+    np.testing.assert_allclose(probabilities, expected, atol=1e-6)
+
+
+HOOK = """
+import sys
+import hierattn
+print("keras" in sys.modules, [type(f).__name__ for f in sys.meta_path].count("_RegisterWithKeras"))
+import keras
+print([type(f).__name__ for f in sys.meta_path].count("_RegisterWithKeras"), "hierattn>TextClassifier" in keras.saving.get_custom_objects())
+"""
+
+
+def test_import_hierattn_loads_no_keras_and_its_import_hook_fires_once():
+    assert _python(HOOK)[-2:] == ["False 1", "0 True"]
+
+
+QUIET_START = """
+import os, sys
+import hierattn
+hierattn.TextClassifier  # hierattn.models imports Keras, and so TensorFlow
+print(os.environ.get("TF_CPP_MIN_LOG_LEVEL"))
+import tensorflow as tf
+tf.config.list_physical_devices()  # "failed call to cuInit" on a machine without a GPU, once TensorFlow looks
+print(float(tf.reduce_sum(tf.ones(3))))
+"""
+
+
+@pytest.mark.parametrize("level", [None, "0"])
+def test_tensorflow_loaded_by_hierattn_writes_nothing_unless_its_log_level_is_set(level):
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    env.update({"PYTHONPATH": str(ROOT), **({"TF_CPP_MIN_LOG_LEVEL": level} if level else {})})
+    result = subprocess.run([sys.executable, "-c", QUIET_START], env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [str(level), "3.0"]  # the variable as it was
+    if level is None:
+        assert result.stderr == ""
+    else:  # TensorFlow's own start-up lines (this test fails if a TensorFlow release stops writing them)
+        assert "absl::InitializeLog()" in result.stderr or "I0000" in result.stderr or "E0000" in result.stderr

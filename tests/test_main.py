@@ -52,3 +52,7 @@ def test_python_m_hierattn_refuses_bad_input_in_one_line_before_tensorflow_is_im
     assert length.returncode == 1
     assert length.stderr == "Error: --max-length for the rnn model is a number of words, e.g. 400; got '30x5'\n"
     assert length.stdout.strip() == "tensorflow imported: False"
+    nothing = python_m_hierattn("train", "--resume", tmp_path / "nothing", folder=tmp_path)
+    assert nothing.returncode == 1
+    assert nothing.stderr == f"Error: nothing to resume at {tmp_path / 'nothing'}: it is not a run directory\n"
+    assert nothing.stdout.strip() == "tensorflow imported: False"

@@ -1,5 +1,11 @@
 """Tests for hierattn.ngram_recipes: the n-gram part's recipes, fitted with scikit-learn, chosen on validation."""
 
+import logging
+import os
+import pathlib
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -8,6 +14,7 @@ from hierattn.ngram_recipes import count_matrices, fit_recipes
 from hierattn.ngrams import ngram_logits
 
 VOCABULARY, BUCKETS = 40, 4000
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 def make_layer(ngram_max, tf, normalize, classes=2):
@@ -140,3 +147,41 @@ def test_refuses_one_class(rng):
     ids, _ = corpus(rng)
     with pytest.raises(ValueError, match="two or more classes"):
         fit_recipes(make_layer, ids, np.zeros(len(ids), int))
+
+
+def test_each_candidate_is_logged_at_debug_level_and_nothing_is_printed(rng, caplog, capsys):
+    ids, labels = corpus(rng)
+    with caplog.at_level(logging.DEBUG, logger="hierattn"):
+        _, report = fit_recipes(make_layer, ids[:120], labels[:120], (ids[120:], labels[120:]))
+    records = [r for r in caplog.records if r.name == "hierattn.ngram_recipes"]
+    assert [r.levelno for r in records] == [logging.DEBUG] * len(report["candidates"])
+    first = report["candidates"][0]
+    assert records[0].getMessage() == (
+        f"n-gram recipe tfidf 1-2 C=10: validation accuracy {first['val_accuracy']:.4f}, macro-F1 "
+        f"{first['val_macro_f1']:.4f} ({first['features']:,} features, {first['fit_seconds']} s)"
+    )
+    assert capsys.readouterr() == ("", "")
+
+
+VERBOSE_PROGRAM = """
+import logging, sys
+from hierattn.cli import configure_process
+configure_process(verbose=sys.argv[1] == "verbose")
+logging.getLogger("hierattn.ngram_recipes").debug("n-gram recipe tfidf 1-2 C=10")
+logging.getLogger("hierattn.ngram_recipes").warning("a warning")
+"""
+
+
+@pytest.mark.parametrize("mode", ["quiet", "verbose"])
+def test_the_programs_verbose_flag_shows_the_recipe_lines(mode):
+    # `hierattn --verbose` gives the library's logger a handler (configure_process); the library adds none.
+    result = subprocess.run(
+        [sys.executable, "-c", VERBOSE_PROGRAM, mode],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert result.returncode == 0, result.stderr
+    assert ("n-gram recipe tfidf 1-2 C=10\n" in result.stderr) == (mode == "verbose"), result.stderr
+    assert "a warning" in result.stderr  # Python's own last resort shows warnings either way

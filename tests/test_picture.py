@@ -10,14 +10,23 @@ import numpy as np
 import pytest
 
 import hierattn.explain.picture
+from hierattn.defaults import MARGIN_SHARES_UP_TO
+from hierattn.explain import Explanation, NgramContribution
 from hierattn.explain.picture import (
+    ATTENTION,
+    CLASS_COLOURS,
     ROOT,
+    class_colour,
+    evidence_colours,
     margin_parts,
+    margin_sentence,
+    margin_shares,
     parts_words,
     prediction_words,
     shows_attention,
     to_html,
     top_evidence,
+    top_ngrams,
 )
 
 from conftest import SAMPLE_TEXT, sample_explanation
@@ -62,18 +71,137 @@ def test_the_picture_leads_with_evidence_then_the_parts_then_attention_then_ngra
     page = to_html([e])
     assert "<h3>Document tweet-17</h3>" in page and "(true label: neg, wrong)" in page
     assert "Predicted <b>pos</b>, probability 0.90 (runner-up: neg, 0.10)" in page
-    assert 'title="evidence +0.9000"' in page and 'title="evidence -0.6000"' in page
-    assert "rgba(39,174,96,1.000)" in page and "rgba(192,57,43,0.816)" in page  # green for, red against
-    order = ["1 of 6 words were cut", "Evidence: against pos", "Margin of pos over neg", "Where the network read"]
-    order.append("The n-grams that weighed most")
+    assert 'title="evidence +0.9000 (towards pos)"' in page and 'title="evidence -0.6000 (towards neg)"' in page
+    assert "rgba(0,158,115,1.000)" in page and "rgba(213,94,0,0.816)" in page  # pos's colour, neg's colour
+    order = ["1 of 6 words were cut", "pushes towards <b>pos</b>", "Margin of pos over neg", "Where the network read"]
+    order.append("The n-grams")
     assert [page.index(part) for part in order] == sorted(page.index(part) for part in order)
     assert "beyond the network: read by the n-gram part only" in page and "Bad -0.30" in page
     assert "review" not in page  # any kind of text
 
 
+def flipped():
+    """`sample()` predicting neg: the same words, their evidence now measured from neg over pos."""
+    e = sample()
+    e.label, e.probabilities = "neg", {"neg": 0.9, "pos": 0.1}
+    for w in e.words:
+        w.evidence, w.network_evidence, w.ngram_evidence = -w.evidence, -w.network_evidence, -w.ngram_evidence
+    for g in e.ngrams:
+        g.contribution = -g.contribution
+    # the words now pull towards pos by 0.675 in all: the constant terms carry neg's margin of 0.845
+    e.decision.update(versus="pos", margin=0.845, network_baseline=1.52, integration_error=0.0, ngram_bias=0.0)
+    parts = margin_parts(e)
+    assert parts["network"] + parts["ngrams"] + parts["constant"] == pytest.approx(parts["margin"])
+    return e
+
+
+def test_each_class_keeps_its_colour_and_the_legend_names_it():
+    pos, neg = CLASS_COLOURS[1], CLASS_COLOURS[0]  # by position among the labels: neg, pos
+    assert evidence_colours(sample()) == (pos, neg) and evidence_colours(flipped()) == (neg, pos)
+    for e in (sample(), flipped()):
+        page = to_html([e])
+        great = re.search(r'rgba\(([\d,]+),[\d.]+\)[^"]*" title="evidence [^"]*">Great<', page).group(1)
+        assert great == pos  # "Great" pushes towards pos, whichever class is predicted
+        bad = re.search(r'rgba\(([\d,]+),[\d.]+\)[^"]*" title="evidence [^"]*">Bad<', page).group(1)
+        assert bad == neg
+        runner_up = "neg" if e.label == "pos" else "pos"
+        legend = (
+            f'<span class="x-key x-first" style="background: rgb({class_colour(e, e.label)})"></span>pushes '
+            f'towards <b>{e.label}</b> (the prediction)<span class="x-key" style="background: '
+            f'rgb({class_colour(e, runner_up)})"></span>pushes towards <b>{runner_up}</b> (the runner-up)'
+        )
+        assert legend in page
+        chips = dict(re.findall(r'class="x-gram" style="background: rgba\(([\d,]+),[^"]*"[^>]*>(\w+)', page))
+        assert chips == {pos: "Great", neg: "Bad"}  # the n-grams in the same colours
+    # Attention has a colour of its own, in no class's palette, and its own legend.
+    assert ATTENTION not in CLASS_COLOURS and "Attention: where the network read" in to_html([sample()])
+    assert len(set(CLASS_COLOURS)) == len(CLASS_COLOURS)
+
+
+def test_classes_beyond_the_palette_never_share_a_colour_with_the_runner_up():
+    names = [f"c{i}" for i in range(len(CLASS_COLOURS) + 2)]
+    probabilities = dict.fromkeys(names, 0.0) | {"c0": 0.6, f"c{len(CLASS_COLOURS)}": 0.4}
+    e = Explanation("Fine.", "c0", probabilities, [], [], 0, [])
+    assert class_colour(e, "c0") == class_colour(e, f"c{len(CLASS_COLOURS)}") == CLASS_COLOURS[0]  # the palette repeats
+    assert evidence_colours(e) == (CLASS_COLOURS[0], CLASS_COLOURS[1])  # but not on one page
+    e.label = "c2"
+    assert evidence_colours(e) == (CLASS_COLOURS[2], CLASS_COLOURS[0])
+
+
+def with_parts(margin, network, ngrams):
+    """`sample()` with its margin split as given (the constant terms take the rest)."""
+    e = sample()
+    for w in e.words:
+        w.network_evidence, w.ngram_evidence = 0.0, 0.0
+    e.words[0].network_evidence, e.words[0].ngram_evidence = network, ngrams
+    e.decision.update(margin=margin, network_baseline=margin - network - ngrams, integration_error=0.0)
+    e.decision.update(ngram_bias=0.0, not_shown=0.0)
+    return e
+
+
+def test_percentages_of_the_margin_only_where_they_mean_something():
+    limit = MARGIN_SHARES_UP_TO
+    assert limit == 2.0  # every share then lies between -50% and 150%
+    at = {"margin": 1.0, "network": 1.5, "ngrams": -0.5, "constant": 0.0}  # sizes 2.0: at the limit
+    assert margin_shares(at) == {"network": 150, "ngrams": -50, "constant": 0}
+    beyond = {"margin": 1.0, "network": 1.51, "ngrams": -0.51, "constant": 0.0}
+    assert margin_shares(beyond) is None and margin_shares({**at, "margin": 0.0}) is None  # a tie: none
+    assert parts_words(beyond, 2) == "network's words +1.51, n-gram words -0.51, constant terms +0.00"
+    # the issue's cases: "-1280%" and "+1320%", "-151% / 204%"
+    small = with_parts(0.05, -0.64, 0.66)
+    page, text = to_html([small]), hierattn.explain.report.to_text(small)
+    legend = re.search(r"Margin of pos over neg.*?</p>", page).group(0)
+    assert "%" not in legend and "network's words -0.64" in legend and "n-gram words +0.66" in legend
+    assert "no percentages: the parts pull against each other" in legend
+    margin_line = next(line for line in text.splitlines() if line.startswith("margin of"))
+    assert margin_line == (
+        "margin of pos over neg: +0.0500 = network's words -0.6400, n-gram words +0.6600, constant terms +0.0300 "
+        "(no percentages: the parts pull against each other)"
+    )
+    assert margin_shares(margin_parts(with_parts(1.0, -1.51, 2.04))) is None
+    fine = with_parts(1.0, 0.8, 0.3)  # -10% constant: within the limit
+    legend = re.search(r"Margin of pos over neg.*?</p>", to_html([fine])).group(0)
+    assert "network's words +0.80 (80%)" in legend and "constant terms -0.10 (-10%)" in legend
+    assert "no percentages" not in legend
+
+
+def test_lists_leave_out_entries_that_would_show_as_zero():
+    e = sample()
+    e.ngrams += [NgramContribution("film", 0, 7, 11, 0.004), NgramContribution("cast", 0, 16, 20, -0.00004)]
+    e.ngrams.append(NgramContribution("end", 1, 33, 36, 0.0))
+    assert [g.text for g in e.top_ngrams()] == ["Great", "Bad", "film", "cast"]  # exact zeros: never
+    assert [g.text for g in top_ngrams(e, digits=4)] == ["Great", "Bad", "film"]  # "cast" would read -0.0000
+    assert [g.text for g in top_ngrams(e, 3, digits=2)] == ["Great", "Bad"]  # "film" would read +0.00
+    page = to_html([e])
+    assert re.findall(r'class="x-gram"[^>]*>([^<]*)<', page) == ["Great +0.45", "Bad -0.30"]
+    assert "0.00<" not in page
+    e.words[2].evidence = 0.00004  # "cast": +0.0000 at the text's precision
+    text = hierattn.explain.report.to_text(e)
+    assert "  cast  " not in text.split("margin of")[0] and "+0.0000  " not in text and "-0.0000  " not in text
+    assert "   +0.0040  film  [7:11]" in text and "cast  [16:20]" not in text
+
+
+def test_one_plain_sentence_says_what_the_margin_and_the_constant_terms_are():
+    e = sample()
+    sentence = margin_sentence(e)
+    assert sentence.startswith("The margin is how far pos is ahead of neg, in log-odds: 0 is a tie, +0.69 means pos")
+    assert "(here pos is 2.3 times as likely as neg)" in sentence  # e**0.845
+    assert "the constant terms are the part no word owns" in sentence
+    for view in (to_html([e]), to_html([e], page=False)):
+        assert html.escape(sentence) in view and view.count("log-odds") == 1
+    text = hierattn.explain.report.to_text(e)
+    assert " ".join(line.strip() for line in text.splitlines()[9:14]) == sentence
+    assert margin_sentence(flipped()).startswith("The margin is how far neg is ahead of pos")
+    bare = sample()
+    bare.decision = None
+    assert margin_sentence(bare) is None and "log-odds" not in to_html([bare])
+    huge = with_parts(40.0, 20.0, 20.0)
+    assert "(here pos is more than a million times as likely as neg)" in margin_sentence(huge)
+
+
 def test_attention_is_left_out_when_the_network_has_no_weight():
     page = to_html([sample(network_weight=0.0)])
-    assert "Where the network read" not in page and "rgba(41,128,185" not in page
+    assert "Where the network read" not in page and f"rgba({ATTENTION}" not in page
     assert "Where the network read" in to_html([sample()])
 
 
@@ -146,11 +274,12 @@ def test_the_page_renders_in_headless_chromium(tmp_path):
     def close(rgb):
         return np.abs(image - rgb).sum(-1) < 30
 
-    assert close((39, 174, 96)).sum() > 100, "no word shaded green (for the prediction)"
-    assert close((192, 57, 43)).sum() > 50, "no word shaded red (against the prediction)"
-    assert close((41, 128, 185)).sum() > 50, "no word shaded blue (attention)"
+    pos, neg, attention = (tuple(map(int, rgb.split(","))) for rgb in (CLASS_COLOURS[1], CLASS_COLOURS[0], ATTENTION))
+    assert close(pos).sum() > 100, "no word shaded in pos's colour (the prediction)"
+    assert close(neg).sum() > 50, "no word shaded in neg's colour (the runner-up)"
+    assert close(attention).sum() > 50, "no word shaded in attention's blue"
     # The attention layer's sentence bars start at its left edge: two per document, at 100% and 25% (0.8 / 0.2).
-    blue = close((41, 128, 185))
+    blue = close(attention)
     left = int(np.flatnonzero(blue.any(0))[0])
     widths = [int(_runs(blue[bar[len(bar) // 2], left:])[0].size) for bar in _runs(blue[:, left])]
     assert len(widths) == 4 and widths[1] / widths[0] == pytest.approx(0.25, abs=0.05) and widths[2] == widths[0]

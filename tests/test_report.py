@@ -10,6 +10,7 @@ import hierattn.explain.report
 from hierattn.explain import NgramContribution
 from hierattn.explain.report import (
     CSV_COLUMNS,
+    confusion_text,
     corpus_text,
     evaluation_text,
     metrics_text,
@@ -68,28 +69,47 @@ def with_ngram_account(network_weight=0.4):
 
 def test_the_text_leads_with_the_prediction_then_evidence_then_the_margin_s_parts():
     out = to_text(with_ngram_account(), top_k=2)
-    assert out.splitlines()[:9] == [
+    assert out.splitlines()[:15] == [
         "predicted: pos, probability 0.90 (runner-up: neg, 0.10)",
-        "evidence for pos (each word's share of the margin; * = not in the vocabulary):",
+        "evidence for pos, the prediction (each word's part of the margin; * = not in the vocabulary):",
         "   +0.4000  Great  s0:w0  [0:5]",
         "   +0.1000  cast  s0:w2  [16:20]",
-        "evidence against pos (each word's share of the margin; * = not in the vocabulary):",
+        "evidence for neg, the runner-up (negative: it lowers the margin):",
         "   -0.2000  film  s0:w1  [7:11]",
         "   -0.0500  Bad  s1:w0  [23:26]",
         (
-            "margin of pos over neg: +1.2000 (log-odds) = network's words +0.1250 (10%), n-gram words +0.1250 "
-            "(10%), constant terms +0.9500 (79%)"
+            "margin of pos over neg: +1.2000 = network's words +0.1250 (10%), n-gram words +0.1250 (10%), constant "
+            "terms +0.9500 (79%)"
         ),
+        "  The margin is how far pos is ahead of neg, in log-odds: 0 is a tie, +0.69 means pos is twice as",
+        "  likely as neg, +2.30 ten times as likely (here pos is 3.3 times as likely as neg). Each word's",
+        "  evidence is its part of the margin (+ towards pos, - towards neg); the constant terms are the part",
+        "  no word owns: what the classifier gives a text without words, and its bias (with the calculation's",
+        "  small error and any words not shown).",
         (
             "  constant terms: network baseline +0.6000, integration error +0.0750, n-gram bias +0.0500, words not "
             "shown +0.2250; weights 0.40 (network) / 1.60 (n-grams)"
         ),
+        "where the network read (attention, not evidence; sentence:word, characters):",
     ]
-    assert out.splitlines()[9].startswith("where the network read")
-    assert "\n   +0.8000  Great  [0:5]\n   -0.5000  Bad  [23:26]\nnote:" in out  # the top 2 n-grams, last
+    assert out.count("log-odds") == 1  # said once, in plain words
+    assert (
+        "\nn-grams (exact contribution to the margin: + towards pos, - towards neg):\n   +0.8000  Great  [0:5]\n"
+        "   -0.5000  Bad  [23:26]\nnote:" in out
+    )  # the top 2 n-grams, last
     silent = to_text(with_ngram_account(network_weight=0.0))
     assert "where the network read" not in silent and "sentences (weight)" not in silent
     assert "margin" not in to_text(sample())
+
+
+def test_the_text_names_the_class_each_list_of_evidence_is_for():
+    e = with_ngram_account()
+    e.label, e.probabilities, e.decision["versus"] = "neg", {"neg": 0.9, "pos": 0.1}, "pos"
+    out = to_text(e)
+    assert "evidence for neg, the prediction (each word's part" in out and "evidence for pos, the runner-up" in out
+    assert "(+ towards neg, - towards pos)" in " ".join(out.split())
+    assert "n-grams (exact contribution to the margin: + towards neg, - towards pos):" in out
+    assert "against" not in out and "evidence for neg, the runner-up" not in out
 
 
 def test_json_holds_the_evidence_and_the_decision_s_terms():
@@ -202,9 +222,10 @@ def test_evaluation_text_and_rows_text():
     }
     assert evaluation_text(metrics) == (
         "accuracy 0.5000, macro-F1 0.2500 on 2,000 documents\n"
-        "confusion matrix (rows: true, columns: predicted; neg, pos):\n"
-        "     1000       0\n"
-        "     1000       0"
+        "confusion matrix (rows: true class, columns: predicted class):\n"
+        "  true \\ predicted    neg  pos\n"
+        "  neg               1,000    0\n"
+        "  pos               1,000    0"
     )
     report = {
         "rows": 1200,
@@ -220,6 +241,28 @@ def test_evaluation_text_and_rows_text():
     )
     report.update(used=1197, skipped_missing_text=1, skipped_missing_label=2)
     assert rows_text("t.csv", report)[1] == "  skipped 1 without text, 2 without a label (empty, NaN, NA, null, ...)"
+
+
+def test_the_confusion_matrix_names_the_true_classes_down_the_side_and_the_predicted_across():
+    assert confusion_text(["World", "Sports", "Sci/Tech"], [[90, 3, 7], [1, 99, 0], [12, 0, 88]]).splitlines() == [
+        "true \\ predicted  World  Sports  Sci/Tech",
+        "World                90       3         7",
+        "Sports                1      99         0",
+        "Sci/Tech             12       0        88",
+    ]
+    assert confusion_text([0, 1], [[12345, 0], [7, 3]]).splitlines() == [
+        "true \\ predicted       0  1",
+        "0                 12,345  0",
+        "1                      7  3",
+    ]  # integer labels; counts with their thousands
+    # Names too long to head a column: numbered columns, rows by number and name, cut past 32 characters.
+    labels = ["comp.sys.ibm.pc.hardware", "comp.sys.mac.hardware", "a label far too long to show in full here"]
+    assert confusion_text(labels, [[5, 1, 0], [2, 4, 0], [0, 0, 6]]).splitlines() == [
+        "true \\ predicted                    1  2  3",
+        "1 comp.sys.ibm.pc.hardware          5  1  0",
+        "2 comp.sys.mac.hardware             2  4  0",
+        "3 a label far too long to show ...  0  0  6",
+    ]
 
 
 def test_corpus_text_names_the_top_words_of_each_predicted_class():

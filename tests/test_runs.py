@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from hierattn.models.inference import predict_batches
-from hierattn.runs import RunError, find_latest_run, load_run, write_status
+from hierattn.runs import RunError, dataset_name, find_latest_run, load_run, new_run_dir, write_status
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +27,10 @@ def test_latest_complete_run_is_found(finished_run, tmp_path):
     assert find_latest_run(root) == root / "new"
     lines = []
     assert load_run(root=root, log=lines.append).path == root / "new"
-    assert lines == [f"run: {root / 'new'}"]
+    assert lines == [f"run: {root / 'new'} (the latest complete run under {root}/)"]  # chosen for the caller
+    lines.clear()
+    load_run(root / "old", log=lines.append)
+    assert lines == [f"run: {root / 'old'}"]  # named by the caller
     with pytest.raises(
         RunError, match=r"^no trained run found under .*/empty/: train one first, or name a run directory with run_dir$"
     ) as none:
@@ -40,6 +43,20 @@ def test_latest_complete_run_is_found(finished_run, tmp_path):
     ) as unfinished:
         load_run(root / "unfinished")
     assert unfinished.value.naming("--run").endswith("or name a complete run with --run")
+
+
+def test_runs_are_named_after_their_dataset_not_after_a_generic_file_name(tmp_path, monkeypatch):
+    assert dataset_name("../shared/datasets/devsuite/agnews/train.csv") == "agnews"
+    assert dataset_name("/data/yelp/data/TEST.TSV") == "yelp"  # generic folders are passed over too
+    assert dataset_name("reviews.csv") == dataset_name("reviews.csv.gz") == dataset_name("reviews.jsonl.bz2")
+    assert dataset_name("reviews.csv") == "reviews"
+    assert dataset_name("/corpora/my films/train.csv") == "my-films"  # a name fit for a folder
+    assert dataset_name("/train/data.csv") == "data"  # nothing but generic names: the file's
+    (tmp_path / "trec6").mkdir()
+    monkeypatch.chdir(tmp_path / "trec6")
+    assert dataset_name("train.csv") == "trec6"  # a relative path: the working directory's name
+    run = new_run_dir(tmp_path / "runs", "han", dataset_name("train.csv"))
+    assert run.parent == tmp_path / "runs" and run.name.startswith("han-trec6-")
 
 
 def test_errors_for_missing_incomplete_and_corrupt_runs(finished_run, tmp_path):
@@ -144,7 +161,7 @@ def test_runs_that_cannot_be_started_or_resumed_name_the_argument_to_change(fini
     early.mkdir()
     write_status(early, status="training")
     cases = [
-        (complete, True, f"{complete} is already complete; train into a new output instead"),
+        (complete, True, f"{complete} is already complete: nothing to resume; use it, or train into a new output"),
         (
             early,
             True,

@@ -1,7 +1,11 @@
 """Tests for hierattn.scoring: streamed batch scoring and run evaluation."""
 
+import bz2
 import csv
+import gzip
 import io
+import lzma
+import zipfile
 
 import numpy as np
 import pytest
@@ -50,6 +54,45 @@ def test_read_texts_skips_blank_ones(tmp_path):
     (tmp_path / "blank.txt").write_text("\n \n")
     with pytest.raises(DataError, match="no texts found"):
         read_texts(tmp_path / "blank.txt")
+
+
+def zipped(data, name):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize(
+    "suffix, compress",
+    [(".gz", gzip.compress), (".bz2", bz2.compress), (".xz", lzma.compress), (".zip", None)],
+)
+def test_compressed_text_and_table_files_are_read_in_chunks(tmp_path, suffix, compress):
+    def write(name, text):
+        data = text if isinstance(text, bytes) else text.encode()
+        path = tmp_path / (name + suffix)
+        path.write_bytes(zipped(data, name) if compress is None else compress(data))
+        return path
+
+    texts = write("texts.txt", "one\ntwo\n\nthree\n")
+    assert list(iter_text_chunks(texts, chunk_size=2)) == [["one", "two"], ["", "three"]]
+    assert read_texts(texts) == ["one", "two", "three"]
+    table = write("t.csv", "id,review,label\n1,good,pos\n2,,neg\n3,bad,neg\n")
+    chunks = list(iter_text_chunks(table, chunk_size=2))
+    assert chunks == [["good", ""], ["bad"]] and chunks[1].columns == {"id": ["3"], "label": ["neg"]}
+    with pytest.raises(DataError, match=r"latin\.txt.* is not valid utf-8 text: line 2 has the byte 0xe9"):
+        list(iter_text_chunks(write("latin.txt", b"ok\ncaf\xe9\n")))
+
+
+def test_spreadsheets_and_damaged_files_are_refused_as_texts_to_score(tmp_path):
+    with pytest.raises(DataError, match=r"^texts\.xlsx is an Excel workbook: save it as CSV"):
+        list(iter_text_chunks("texts.xlsx"))
+    data = gzip.compress(b"a text\n" * 100_000)
+    (tmp_path / "cut.txt.gz").write_bytes(data[: len(data) // 2])
+    with pytest.raises(DataError, match=r"cut\.txt\.gz is not a readable gzip file: it is damaged or cut short"):
+        read_texts(tmp_path / "cut.txt.gz")
+    with pytest.raises(DataError, match=r"is a folder, not a text file$"):
+        list(iter_text_chunks(tmp_path))
 
 
 def test_scores_every_row_in_chunks(run, tmp_path):
@@ -119,6 +162,13 @@ def test_evaluation_data_is_the_run_s_own_test_file_with_its_columns_and_encodin
     assert (report["used"], report["text_column"]) == (2, "body")
     given = evaluation_data(run, tmp_path / "test.csv", text_column="text", label_column="stars", encoding="latin-1")
     assert not given.recorded and given.load(["neg", "pos"])[0].texts == ["x", "y"]
+
+
+def test_evaluation_data_reads_a_compressed_table(tmp_path):
+    (tmp_path / "test.tsv.gz").write_bytes(gzip.compress(b"text\tlabel\ngreat\tpos\nawful\tneg\n"))
+    data = evaluation_data(fake_run(tmp_path / "run"), tmp_path / "test.tsv.gz")
+    dataset, report = data.load(["neg", "pos"])
+    assert dataset.texts == ["great", "awful"] and list(dataset.labels) == [1, 0] and report["used"] == 2
 
 
 def test_evaluation_data_errors_name_the_data_argument(tmp_path):

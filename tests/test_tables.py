@@ -1,13 +1,21 @@
 """Tests for hierattn.data.tables: CSV/TSV/JSON-lines/DataFrame loading."""
 
+import bz2
+import gzip
+import importlib.util
+import io
 import json
+import lzma
+import re
+import sys
+import zipfile
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from hierattn.data.dataset import LabelMap
-from hierattn.data.tables import DataWarning, load_table, read_table
+from hierattn.data.tables import DataWarning, load_table, read_table, table_format
 from hierattn.errors import DataError
 
 
@@ -135,3 +143,136 @@ def test_parse_errors_name_the_line_and_hint_at_tabs(tmp_path):
     jsonl.write_text('{"text": "a", "label": 1}\n[1, 2]\n')
     with pytest.raises(DataError, match="line 2 is a JSON list, not an object"):
         load_table(jsonl)
+
+
+def zipped(data, name):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+ROWS = [("caf\u00e9, good", "pos"), ("awful", "neg"), ("fine", "pos")]
+PLAIN = {
+    "csv": "text,label\n" + "".join(f'"{t}",{y}\n' for t, y in ROWS),
+    "tsv": "text\tlabel\n" + "".join(f"{t}\t{y}\n" for t, y in ROWS),
+    "jsonl": "".join(json.dumps({"text": t, "label": y}) + "\n" for t, y in ROWS),
+}
+
+
+@pytest.mark.parametrize(
+    "name, fmt, compress",
+    [
+        ("reviews.csv.gz", "csv", gzip.compress),
+        ("reviews.tsv.bz2", "tsv", bz2.compress),
+        ("reviews.jsonl.xz", "jsonl", lzma.compress),
+        ("reviews.csv.zip", "csv", lambda data: zipped(data, "reviews.csv")),
+        ("reviews.zip", "tsv", lambda data: zipped(data, "reviews.tsv")),  # the format of the one file inside
+        ("reviews.tab.gzip", "tsv", gzip.compress),
+    ],
+)
+def test_compressed_tables_are_read_in_the_format_under_the_compression_suffix(tmp_path, name, fmt, compress):
+    (tmp_path / name).write_bytes(compress(PLAIN[fmt].encode()))
+    assert table_format(tmp_path / name) == fmt
+    data, report = load_table(tmp_path / name)
+    assert data.texts == [t for t, _ in ROWS] and data.label_map.names == ["neg", "pos"] and report["used"] == 3
+    chunks = list(read_table(tmp_path / name, chunksize=2))
+    assert [len(chunk) for chunk in chunks] == [2, 1] and chunks[1]["text"].tolist() == ["fine"]
+
+
+def test_table_formats_by_name():
+    assert [table_format(n) for n in ("a.csv", "a.TSV", "a.ndjson.bz2", "a.pq", "a.txt", "a.txt.gz", "a")] == [
+        "csv",
+        "tsv",
+        "jsonl",
+        "parquet",
+        None,
+        None,
+        None,
+    ]
+
+
+def test_errors_in_compressed_tables_name_the_line_of_the_decompressed_text(tmp_path):
+    latin = tmp_path / "latin.csv.gz"
+    latin.write_bytes(gzip.compress(b"text,label\ngood,1\ncaf\xe9 good,1\nbad,0\n"))
+    with pytest.raises(
+        DataError, match=r"latin\.csv\.gz is not valid utf-8 text: line 3 has the byte 0xe9 at column 4"
+    ):
+        load_table(latin)
+    assert load_table(latin, encoding="latin-1")[0].texts[1] == "caf\u00e9 good"
+    jsonl = tmp_path / "bad.jsonl.bz2"
+    jsonl.write_bytes(bz2.compress(b'{"text": "a", "label": 1}\n{"text": "b", "label": 0}\n{"text": "c", label: 1}\n'))
+    with pytest.raises(DataError, match=r"could not read .*bad\.jsonl\.bz2 as jsonl: line 3 is not valid JSON"):
+        load_table(jsonl)
+    tabs = tmp_path / "tabs.csv.xz"
+    tabs.write_bytes(lzma.compress(("text\tlabel\n" + "a b\tpos\n" * 3 + "a, b, c\tneg\n").encode()))
+    with pytest.raises(DataError, match="Expected 1 fields in line 5, saw 3 .*looks tab-separated"):
+        load_table(tabs)
+    wide = tmp_path / "wide.csv.gz"
+    wide.write_bytes(gzip.compress("text,label\ncr\u00e8me,1\nbad,0\n".encode("utf-16")))
+    with pytest.raises(DataError, match=r"wide\.csv\.gz holds NUL bytes .* pass encoding utf-16\)$"):
+        load_table(wide)
+    assert load_table(wide, encoding="utf-16")[0].texts[0] == "cr\u00e8me"
+
+
+def test_a_table_cut_short_is_refused_when_the_cut_is_reached(tmp_path):
+    rows = "".join(f"review number {i} {'good' if i % 2 else 'bad'},{i % 2}\n" for i in range(40_000))
+    data = gzip.compress(("text,label\n" + rows).encode())
+    path = tmp_path / "cut.csv.gz"
+    path.write_bytes(data[: len(data) * 9 // 10])  # the first 64 KiB (checked first) decompress
+    message = (
+        rf"^{re.escape(str(path))} is not a readable gzip file: it is damaged or cut short \(Compressed file ended"
+    )
+    with pytest.raises(DataError, match=message):
+        load_table(path)
+    chunks = read_table(path, chunksize=1000)
+    assert len(next(chunks)) == 1000
+    with pytest.raises(DataError, match=message):
+        list(chunks)
+
+
+def test_spreadsheets_are_refused_with_how_to_save_them_as_csv(tmp_path):
+    with pytest.raises(
+        DataError, match=r"^reviews\.xlsx is an Excel workbook: save it as CSV \(File > Save As > CSV UTF-8\)"
+    ):
+        load_table("reviews.xlsx")
+    workbook = tmp_path / "reviews.csv"  # a workbook under a CSV's name
+    workbook.write_bytes(zipped(b"<workbook/>", "xl/workbook.xml"))
+    with pytest.raises(DataError, match=r"reviews\.csv is an Excel workbook, not text \(by its content\): save it"):
+        load_table(workbook)
+    with pytest.raises(DataError, match=r"is a folder, not a table file$"):
+        read_table(tmp_path)
+
+
+def parquet_engine():
+    return next((name for name in ("pyarrow", "fastparquet") if importlib.util.find_spec(name)), None)
+
+
+@pytest.mark.skipif(parquet_engine() is None, reason="no Parquet reader installed (pip install pyarrow)")
+def test_parquet_tables_are_read_like_text_ones(tmp_path):
+    frame = pd.DataFrame(
+        {
+            "review": ["A great film.", None, "Dull.", "Fine.", "Awful."],
+            "sentiment": pd.array([1, 0, None, 1, 0], dtype="Int64"),
+        }
+    )
+    frame.to_parquet(tmp_path / "reviews.parquet")
+    with pytest.warns(DataWarning, match="skipped 1 row\\(s\\) without text and 1 without a label, of 5"):
+        data, report = load_table(tmp_path / "reviews.parquet")
+    assert data.texts == ["A great film.", "Fine.", "Awful."] and data.label_map.names == [0, 1]
+    assert data.labels.tolist() == [1, 1, 0] and data.ids == [0, 3, 4] and report["text_column"] == "review"
+    assert [len(chunk) for chunk in read_table(tmp_path / "reviews.parquet", chunksize=2)] == [2, 2, 1]
+    (tmp_path / "fake.pq").write_text("text,label\na,1\n")
+    with pytest.raises(DataError, match="could not read .*fake.pq as parquet: "):
+        read_table(tmp_path / "fake.pq")
+
+
+def test_parquet_without_a_reader_says_what_to_install(tmp_path, monkeypatch):
+    (tmp_path / "reviews.parquet").write_bytes(b"PAR1")  # never read: no reader
+    for name in ("pyarrow", "fastparquet"):  # absent here, as on a machine without them (None: import fails)
+        monkeypatch.setitem(sys.modules, name, None)
+    with pytest.raises(
+        DataError,
+        match=rf"^reading {re.escape(str(tmp_path / 'reviews.parquet'))} needs a Parquet reader: pip install pyarrow$",
+    ):
+        load_table(tmp_path / "reviews.parquet")

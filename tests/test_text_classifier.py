@@ -405,3 +405,86 @@ def test_each_argument_is_refused_when_the_classifier_is_constructed():
     ]:
         with pytest.raises(ValueError, match=re.escape(message)):
             hierattn.TextClassifier("han", **arguments)
+
+
+def test_integer_labels_are_class_ids_or_the_integer_class_names(fitted, reviews):
+    texts, labels = reviews
+    by_name = fitted.evaluate(texts[:40], labels[:40], verbose=0, return_dict=True)
+    ids = [fitted.label_names.index(label) for label in labels[:40]]  # Keras's labels: class indices
+    assert fitted.evaluate(texts[:40], ids, verbose=0, return_dict=True) == pytest.approx(by_name)
+    assert fitted.evaluate(texts[:40], np.array(ids), verbose=0, return_dict=True) == pytest.approx(by_name)
+    with pytest.raises(DataError, match=r"integer labels are class ids, 0 to 1 for the classes neg, pos; got 2"):
+        fitted.evaluate(texts[:3], [0, 1, 2], verbose=0)
+
+    stars = [5 if label == "pos" else (2 if i % 5 == 0 else 1) for i, label in enumerate(labels)]
+    clf = hierattn.TextClassifier("han", embeddings="none", min_count=1, **TINY_OPTIONS["han"])
+    clf.fit(texts[:96], stars[:96], validation_data=(texts[96:], stars[96:]), epochs=1, verbose=0)
+    assert clf.label_names == [1, 2, 5]  # fitted on integers: integers are the class names
+    by_star = clf.evaluate(texts[:40], stars[:40], verbose=0, return_dict=True)
+    one_hot = np.eye(3)[[clf.label_names.index(star) for star in stars[:40]]]
+    assert clf.evaluate(texts[:40], one_hot, verbose=0, return_dict=True) == pytest.approx(by_star)
+    assert clf.evaluate(texts[:40], pd.Series(stars[:40]), verbose=0, return_dict=True) == pytest.approx(by_star)
+    assert clf.choose_weights((texts[96:], stars[96:])) == clf.choose_weights(
+        (texts[96:], np.eye(3)[clf.label_ids(stars[96:])])
+    )
+    with pytest.raises(DataError, match=r"labels not seen in training: 0 \(known: 1, 2, 5\)"):
+        clf.evaluate(texts[:2], [0, 5], verbose=0)
+
+
+def test_a_further_fit_keeps_the_recipe_and_weights_chosen_unless_it_has_validation_data(
+    reviews, tmp_path, capsys, caplog
+):
+    import logging
+
+    from hierattn.defaults import NGRAMS
+
+    texts, labels = reviews
+    clf = hierattn.TextClassifier("han", embeddings="none", min_count=1, **TINY_OPTIONS["han"])
+    clf.fit(texts[:96], labels[:96], validation_split=0.25, epochs=1, verbose=0)
+    weights, recipe = np.asarray(clf.combination.mixing).tolist(), clf.ngram_report["recipe"]
+    assert weights != pytest.approx(NGRAMS["weights"])  # chosen, not the defaults a fit without validation takes
+    kernel = np.asarray(clf.ngram_logits.kernel)
+
+    clf.fit(texts[96:], labels[96:], epochs=1, verbose=0)
+    assert np.asarray(clf.combination.mixing).tolist() == weights
+    assert clf.ngram_report["recipe"] == recipe and clf.ngram_report["train_documents"] == len(texts[96:])
+    assert clf.ngram_report["network_weight"] == pytest.approx(weights[0]) and "shares" not in clf.ngram_report
+    assert np.asarray(clf.ngram_logits.kernel).shape != kernel.shape or not np.array_equal(
+        np.asarray(clf.ngram_logits.kernel), kernel
+    )  # the part is fitted again, to the new texts
+
+    clf.save(tmp_path / "c.keras")
+    loaded = keras.saving.load_model(tmp_path / "c.keras")  # the choice is saved with the classifier
+    assert loaded.ngram_report["recipe"] == recipe
+    loaded.fit(texts[:64], labels[:64], epochs=1, verbose=0)
+    assert np.asarray(loaded.combination.mixing).tolist() == weights and loaded.ngram_report["recipe"] == recipe
+
+    nb = {"weighting": "nb", "ngram_max": 3, "C": 1.0, "class_weight": None}
+    loaded.ngram_report["recipe"] = nb  # whatever was chosen before is fitted again, not the fallback
+    loaded.fit_ngrams(texts[:64], labels[:64])
+    assert loaded.ngram_report["recipe"] == nb and (loaded.ngram_logits.tf, loaded.ngram_logits.ngram_max) == (
+        "binary",
+        3,
+    )
+    capsys.readouterr()
+    caplog.set_level(logging.DEBUG, logger="hierattn")
+    loaded.fit(texts[:96], labels[:96], validation_split=0.25, epochs=1, verbose=1)  # with validation: chosen again
+    candidates = loaded.ngram_report["candidates"]
+    assert len(loaded.ngram_report["shares"]) == 21 and len(candidates) >= 5
+    output = capsys.readouterr()
+    printed = [line for line in output.out.splitlines() if "gram" in line]
+    assert len(printed) == 1 and printed[0].startswith("n-gram part: "), printed  # one line, recipe and weights
+    assert "chosen on validation" in printed[0] and "(network) / " in printed[0] and "gram" not in output.err
+    records = [r for r in caplog.records if r.name.startswith("hierattn")]
+    logged = [r.getMessage() for r in records if r.levelno == logging.DEBUG and r.name == "hierattn.ngram_recipes"]
+    assert len(logged) == len(records) == len(candidates)
+    assert logged[0].startswith(f"n-gram recipe {candidates[0]['weighting']} 1-{candidates[0]['ngram_max']} C=")
+
+
+def test_save_refuses_a_path_keras_cannot_load_back_from_before_writing(fitted, tmp_path):
+    for name in ("model.h5", "model.HDF5"):
+        with pytest.raises(ValueError, match=rf"use a path ending in \.keras\. Received: filepath=.*{name}$"):
+            fitted.save(tmp_path / name)
+    with pytest.raises(ValueError, match="Invalid filepath extension for saving"):  # Keras's own refusal
+        fitted.save(tmp_path / "model.txt")
+    assert list(tmp_path.iterdir()) == []

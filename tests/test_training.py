@@ -5,6 +5,7 @@ import json
 import zipfile
 
 import h5py
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -200,6 +201,108 @@ def test_without_epochs_a_run_trains_within_the_epoch_budget_the_same_when_resum
         2,
         "time budget",
     )
+
+
+class InterruptWhenTrainingEnds(keras.callbacks.Callback):
+    """Interrupts as Ctrl-C would once the network's epochs have ended (before the n-gram part, test and baseline)."""
+
+    def on_train_end(self, logs=None):
+        raise KeyboardInterrupt
+
+
+class InterruptAfterEpochs(keras.callbacks.Callback):
+    """Interrupts as Ctrl-C would once `epochs` epochs are saved."""
+
+    def __init__(self, epochs):
+        super().__init__()
+        self.epochs = epochs
+
+    def on_epoch_end(self, epoch, logs=None):
+        if epoch + 1 == self.epochs:
+            raise KeyboardInterrupt
+
+
+def history_epochs(output):
+    return [row.split(",")[0] for row in (output / "history.csv").read_text().strip().splitlines()[1:]]
+
+
+def test_a_run_whose_network_finished_trains_no_further_epoch_when_resumed(data, tmp_path, monkeypatch):
+    from hierattn.defaults import EPOCH_BUDGET
+
+    monkeypatch.setitem(EPOCH_BUDGET, "steps", 18)  # 144 training texts in batches of 16: 2 epochs
+    monkeypatch.setitem(EPOCH_BUDGET, "min_epochs", 1)
+    monkeypatch.setitem(EPOCH_BUDGET, "seconds", 1e-6)  # the time budget stops training after the first
+    train_data, _ = data
+    config = tiny_config("rnn", epochs=None, patience=5, baseline=False)
+    output = tmp_path / "run"
+    with pytest.raises(KeyboardInterrupt):  # while the n-gram part would be fitted
+        train(train_data, None, config, output, log=lambda m: None, verbose=0, callbacks=[InterruptWhenTrainingEnds()])
+    assert history_epochs(output) == ["0"] and read_status(output)["stopped_by"] == "time budget"
+    monkeypatch.setitem(EPOCH_BUDGET, "seconds", 6000)  # a new process's time budget would allow the second epoch
+    lines = []
+    run = train(train_data, None, config, output, resume=True, log=lines.append, verbose=0)
+    assert "the network finished training before the interruption (time budget): no further epoch" in lines
+    assert history_epochs(output) == ["0"]
+    metrics = json.loads((output / "metrics.json").read_text())
+    assert (
+        (metrics["epochs_trained"], metrics["stopped_by"])
+        == (1, "time budget")
+        == (
+            run.metrics["epochs_trained"],
+            run.metrics["stopped_by"],
+        )
+    )
+    assert "parts" in metrics  # what remained was done: the n-gram part fitted and weighed
+
+
+def test_a_run_that_stopped_early_trains_no_further_epoch_when_resumed(data, tmp_path):
+    import csv
+
+    train_data, test_data = data
+    config = tiny_config("rnn", epochs=8, patience=2, baseline=False)
+    output = tmp_path / "run"
+    with pytest.raises(KeyboardInterrupt):
+        train(train_data, None, config, output, log=lambda m: None, verbose=0, callbacks=[InterruptAfterEpochs(3)])
+    # The history of a run that had stopped early (the validation loss did not improve for 2 epochs) when it was
+    # interrupted, left by a hierattn that did not record why training ended: known from history.csv alone.
+    with open(output / "history.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    for row, loss in zip(rows, ("0.5", "0.6", "0.7")):
+        row["val_loss"] = loss
+    with open(output / "history.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    assert "stopped_by" not in read_status(output)
+    run = train(train_data, test_data, config, output, resume=True, log=lambda m: None, verbose=0)
+    assert history_epochs(output) == ["0", "1", "2"]  # the issue's run trained 3 more and recorded 6 as 9
+    assert run.metrics["epochs_trained"] == 3
+    assert run.metrics["stopped_by"] == "validation loss stopped improving (patience 2)"
+    assert run.metrics["test"]["documents"] == 40
+
+
+def test_early_stopping_goes_on_from_the_epochs_before_an_interruption():
+    from hierattn.callbacks import ResumableEarlyStopping, early_stopping_state
+
+    assert early_stopping_state([], 2) == (None, 0, 0, False)
+    assert early_stopping_state([0.5, 0.6], 2) == (0.5, 0, 1, False)
+    assert early_stopping_state([0.5, 0.6, 0.7], 2) == (0.5, 0, 2, True)
+    assert early_stopping_state([0.5, 0.6, 0.4, 0.45], 2) == (0.4, 2, 1, False)
+    assert early_stopping_state([0.5, 0.6, 0.7, 0.4], 2)[3]  # stopped at the third: later epochs do not undo it
+    model = keras.Sequential([keras.Input((1,)), keras.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    x = np.arange(8.0).reshape(-1, 1)
+
+    def epochs_run(early_stopping):
+        fit = model.fit(
+            x, x + 100, validation_split=0.25, epochs=6, initial_epoch=1, verbose=0, callbacks=[early_stopping]
+        )
+        return len(fit.epoch)
+
+    # An earlier epoch reached a validation loss of 0, which no epoch can beat: with patience 1, the first epoch
+    # after the interruption stops training; Keras's own callback, starting afresh, trains at least two.
+    assert epochs_run(ResumableEarlyStopping([0.0], monitor="val_loss", patience=1)) == 1
+    assert epochs_run(keras.callbacks.EarlyStopping(monitor="val_loss", patience=1)) >= 2
 
 
 def test_training_inside_a_distribution_strategy_scope(data, tmp_path):

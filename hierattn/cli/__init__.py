@@ -21,7 +21,12 @@ from hierattn.cli.options import configure_process
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="hierattn")
-@click.option("-v", "--verbose", is_flag=True, help="Also show TensorFlow's own log lines and library warnings.")
+@click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="Also show hierattn's log (each n-gram recipe tried), TensorFlow's own log lines and library warnings.",
+)
 @click.pass_context
 def cli(ctx, verbose):
     """hierattn: attention-based document classification you can explain."""

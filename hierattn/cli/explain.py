@@ -1,5 +1,7 @@
 """`hierattn explain`: one text onto `hierattn.explain.explain_texts`, a file or standard input onto `explain_file`, a dataset onto `explain_dataset`."""
 
+import pathlib
+
 import click
 
 from hierattn.atomic import write_text
@@ -87,8 +89,8 @@ def explain(
     """Explain predictions: explain "text" | --file FILE | - | --dataset imdb|FILE.
 
     Prints the prediction and its probability, the top-k words with most
-    evidence for and against it (each word's share of the margin over the
-    runner-up), how much of that margin came from the network's words, the
+    evidence for it and for the runner-up (each word's part of the margin
+    between them), how much of that margin came from the network's words, the
     n-gram words and constant terms, then where the network read (the top-k
     attended words, sentence weights) and the top n-grams. json and csv list
     every word with its evidence; html writes one self-contained page. With
@@ -164,4 +166,9 @@ def _emit(rendered, output):
         return
 
     write_text(output, rendered, overwrite=False)
-    click.echo(f"wrote {output}", err=True)
+    page = pathlib.Path(output)
+    # a page is for a browser: its file:// address can be opened (or clicked in a terminal) as it is
+    click.echo(
+        f"wrote {output}" + (f" (open {page.resolve().as_uri()})" if page.suffix.lower() in (".html", ".htm") else ""),
+        err=True,
+    )

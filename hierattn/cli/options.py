@@ -13,6 +13,8 @@ import importlib.util
 import logging
 import math
 import os
+import pathlib
+import shlex
 import sys
 import warnings
 
@@ -30,6 +32,11 @@ def configure_process(verbose=False):
       tensor memory instead of handing large blocks back to the operating
       system (BENCHMARKS.md, "CPU memory allocator").
     * TensorFlow and Keras load without scikit-learn (`_WithoutScikitLearn`).
+    * With `verbose`: hierattn's own log (the `hierattn` logger, e.g. each
+      n-gram recipe tried, at DEBUG level) is shown on standard error, and
+      so is all of TensorFlow's (`TF_CPP_MIN_LOG_LEVEL=0` unless set, which
+      also keeps the start-up lines the library drops when it loads
+      TensorFlow itself: see `hierattn/__init__.py`).
     * Without `verbose`: TensorFlow's C++ log lines (written straight to file
       descriptor 2, e.g. `failed call to cuInit` on a machine without a GPU)
       are discarded, Python's own `sys.stderr` keeps the real standard error,
@@ -39,6 +46,13 @@ def configure_process(verbose=False):
     if not any(isinstance(finder, _WithoutScikitLearn) for finder in sys.meta_path):
         sys.meta_path.insert(0, _WithoutScikitLearn())
     if verbose:
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "0")
+        library = logging.getLogger("hierattn")  # the library logs, never configures: the program does
+        if not library.handlers:
+            handler = logging.StreamHandler()
+            handler.setFormatter(logging.Formatter("%(message)s"))
+            library.addHandler(handler)
+        library.setLevel(logging.DEBUG)
         return
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     warnings.simplefilter("ignore")
@@ -288,17 +302,22 @@ def _run_options():
             default=None,
             metavar="RUN_DIR",
             show_default="off",
-            help="Continue the interrupted run in RUN_DIR, with its own settings.",
+            help="Continue the interrupted run in RUN_DIR with what it recorded: its settings, and the data, "
+            "columns and encoding left out here.",
         ),
-        click.option(
-            "--distribute",
-            type=click.Choice(DISTRIBUTE),
-            default="none",
-            show_default=True,
-            help="TensorFlow's MirroredStrategy (this machine's GPUs) or MultiWorkerMirroredStrategy "
-            "(machines in TF_CONFIG; README, More than one machine); the batch size is the global one.",
-        ),
+        distribute_option,
     ]
+
+
+def distribute_option(function):
+    return click.option(
+        "--distribute",
+        type=click.Choice(DISTRIBUTE),
+        default="none",
+        show_default=True,
+        help="TensorFlow's MirroredStrategy (this machine's GPUs) or MultiWorkerMirroredStrategy "
+        "(machines in TF_CONFIG; README, More than one machine); the batch size is the global one.",
+    )(function)
 
 
 def encoding_option(function):
@@ -318,7 +337,7 @@ def run_option(function):
         type=click.Path(),
         default=None,
         show_default="the latest under runs/",
-        help="The run directory to use.",
+        help="The run directory to use. Which run answers is said on standard error.",
     )(function)
 
 
@@ -367,6 +386,62 @@ def refuse_existing(output):
     """Refuses an --output file that exists, or whose folder does not, before any work (`check_new_file`)."""
     if output and output != "-":
         check_new_file(output)
+
+
+def given(name):
+    """Whether the parameter `name` of the command running was given on the command line (not its default)."""
+    source = click.get_current_context().get_parameter_source(name)
+    return source is click.core.ParameterSource.COMMANDLINE
+
+
+def program_name():
+    """How the user started this program, to print commands they can paste: `python cli.py`, `python -m hierattn` or `hierattn`.
+
+    From `sys.argv[0]`: `cli.py` as it was typed (`python ../hierattn/cli.py`
+    stays so), the package's `__main__.py` as `python -m hierattn`, the
+    installed script as `hierattn`; anything else (a test runner, an
+    embedding program) as `python cli.py`.
+    """
+    typed = sys.argv[0] if sys.argv and sys.argv[0] else ""
+    path = pathlib.PurePath(typed)
+    if path.name == "__main__.py" and path.parent.name == "hierattn":
+        return "python -m hierattn"
+    if path.name == "hierattn":
+        return "hierattn"
+    if path.name == "cli.py":
+        return "python " + shlex.quote(typed)
+    return "python cli.py"
+
+
+def command_line(*words, program=True):
+    """A command to print for the user to paste into a shell: each word shell-quoted, after `program_name()`.
+
+    Example:
+
+    >>> command_line("explain", "your text", "--run", "runs/my run", program=False)
+    "explain 'your text' --run 'runs/my run'"
+    """
+    quoted = " ".join(shlex.quote(str(word)) for word in words)
+    return f"{program_name()} {quoted}" if program else quoted
+
+
+def interrupted_text(interrupt, distribute=None):
+    """What to say when training is interrupted (Ctrl-C): the command that resumes the run, or that nothing can be.
+
+    Args:
+        interrupt: The `KeyboardInterrupt`: a
+            `hierattn.train_sources.TrainingInterrupted` says which run and
+            whether it can be resumed; any other came before a run began.
+        distribute: The `--distribute` the run was trained with, given again
+            in the command.
+    """
+    run_dir = getattr(interrupt, "run_dir", None)
+    if getattr(interrupt, "resumable", False):
+        options = ["--distribute", distribute] if distribute not in (None, "none") else []
+        return "interrupted: resume with  " + command_line("train", "--resume", run_dir, *options)
+    if run_dir is not None:
+        return "interrupted before the run's first checkpoint: nothing to resume (its directory was removed)"
+    return "interrupted before training began: nothing to resume"
 
 
 def echo_err(line):

@@ -1,14 +1,58 @@
-"""`hierattn train imdb` and `hierattn train csv`: options onto `hierattn.train_sources`."""
+"""`hierattn train imdb`, `hierattn train csv` and `hierattn train --resume`: options onto `hierattn.train_sources`.
+
+Ctrl-C during training prints the command that resumes the run (or that
+nothing can be resumed) and exits with code 130.
+"""
+
+import contextlib
+import sys
 
 import click
 
-from hierattn.cli.options import echo_rows, encoding_option, friendly_errors, train_options
+from hierattn.cli.options import (
+    command_line,
+    distribute_option,
+    echo_rows,
+    encoding_option,
+    friendly_errors,
+    given,
+    interrupted_text,
+    train_options,
+)
 from hierattn.defaults import LABEL_COLUMNS, TEXT_COLUMNS
 
 
-@click.group()
-def train():
-    """Train a classifier (HAN by default) and write a run directory."""
+@click.group(invoke_without_command=True, no_args_is_help=True)
+@click.option(
+    "--resume",
+    type=click.Path(file_okay=False),
+    default=None,
+    metavar="RUN_DIR",
+    help="Continue the interrupted run in RUN_DIR with what it recorded: its settings, data files (from any "
+    "working directory), columns and encoding.",
+)
+@distribute_option
+@click.pass_context
+@friendly_errors
+def train(ctx, resume, distribute):
+    """Train a classifier (HAN by default) and write a run directory, or resume one: train --resume RUN_DIR."""
+    if ctx.invoked_subcommand is not None:
+        if resume or given("distribute"):
+            raise click.UsageError(
+                f"give --resume and --distribute after {ctx.invoked_subcommand} (or --resume alone: train --resume "
+                "RUN_DIR)"
+            )
+        return
+    if resume is None:
+        raise click.UsageError(
+            "give the data to train on (train imdb, train csv) or a run to resume (--resume RUN_DIR)"
+        )
+    # imported when the command runs: --help, and refusing bad input, come before pandas and TensorFlow load
+    from hierattn import train_sources
+
+    with _interrupts(distribute):
+        run = train_sources.resume_run(resume, distribute=distribute, log=click.echo, on_table=echo_rows)
+    _report(run)
 
 
 @train.command("imdb")
@@ -20,20 +64,25 @@ def train_imdb(source, config_file, output, resume, distribute, **settings):
 
     SOURCE is aclImdb_v1.tar.gz or an aclImdb/ folder (default: the data/
     cache, else the official download, checksum verified). The 50,000
-    unlabelled reviews feed word2vec.
+    unlabelled reviews feed word2vec. With --resume, a run resumes on the
+    data it recorded, whichever it was.
     """
     # imported when the command runs: --help, and refusing bad input, come before pandas and TensorFlow load
     from hierattn import train_sources
 
     settings = _settings(settings, config_file, output, resume, distribute)
-    run = train_sources.train_imdb(
-        source, settings, output=output, resume=resume, distribute=distribute, log=click.echo
-    )
+    with _interrupts(distribute):
+        if resume:
+            run = train_sources.resume_run(
+                resume, imdb=source, distribute=distribute, log=click.echo, on_table=echo_rows
+            )
+        else:
+            run = train_sources.train_imdb(source, settings, output=output, distribute=distribute, log=click.echo)
     _report(run)
 
 
 @train.command("csv")
-@click.argument("path", type=click.Path())
+@click.argument("path", required=False, type=click.Path())
 @click.option(
     "--test",
     "test_path",
@@ -75,24 +124,46 @@ def train_csv(
     distribute,
     **settings,
 ):
-    """Train on any CSV / TSV / JSON-lines file of texts and labels."""
+    """Train on any CSV / TSV / JSON-lines file of texts and labels.
+
+    With --resume, PATH and the other files, columns and encoding may be
+    left out: the run resumes with those it recorded (any given must be
+    the same).
+    """
     # imported when the command runs: --help, and refusing bad input, come before pandas and TensorFlow load
     from hierattn import train_sources
 
-    run = train_sources.train_table(
-        path,
-        _settings(settings, config_file, output, resume, distribute),
-        test=test_path,
-        text_column=text_column,
-        label_column=label_column,
-        unlabeled=unlabeled_path,
-        encoding=encoding,
-        output=output,
-        resume=resume,
-        distribute=distribute,
-        log=click.echo,
-        on_table=echo_rows,
-    )
+    settings = _settings(settings, config_file, output, resume, distribute)
+    if path is None and not resume:
+        raise click.UsageError("Missing argument 'PATH': the training table (or --resume RUN_DIR).")
+    with _interrupts(distribute):
+        if resume:
+            run = train_sources.resume_run(
+                resume,
+                train=path,
+                test=test_path,
+                unlabeled=unlabeled_path,
+                text_column=text_column,
+                label_column=label_column,
+                encoding=encoding if given("encoding") else None,
+                distribute=distribute,
+                log=click.echo,
+                on_table=echo_rows,
+            )
+        else:
+            run = train_sources.train_table(
+                path,
+                settings,
+                test=test_path,
+                text_column=text_column,
+                label_column=label_column,
+                unlabeled=unlabeled_path,
+                encoding=encoding,
+                output=output,
+                distribute=distribute,
+                log=click.echo,
+                on_table=echo_rows,
+            )
     _report(run)
 
 
@@ -101,19 +172,24 @@ def _settings(settings, config_file, output, resume, distribute):
     # imported when the command runs: --help, and refusing bad input, come before NumPy, pandas and TensorFlow load
     from hierattn.train_config import read_settings
 
-    context = click.get_current_context()
-    given = {
-        name: value
-        for name, value in settings.items()
-        if context.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE
-    }
+    typed = {name: value for name, value in settings.items() if given(name)}
     if resume:
-        if given or config_file or output:
+        if typed or config_file or output:
             raise click.UsageError("--resume continues a run with its own settings: give no other training option")
         return None
     if distribute == "multi-worker" and not output:
         raise click.UsageError("--distribute multi-worker needs --output: the same run directory on every worker")
-    return {**(read_settings(config_file) if config_file else {}), **given}
+    return {**(read_settings(config_file) if config_file else {}), **typed}
+
+
+@contextlib.contextmanager
+def _interrupts(distribute):
+    """Ctrl-C: the command that resumes the run, or that nothing can be resumed, on standard error; exit code 130."""
+    try:
+        yield
+    except KeyboardInterrupt as interrupt:
+        click.echo("\n" + interrupted_text(interrupt, distribute), err=True)
+        sys.exit(130)
 
 
 def _report(run):
@@ -127,10 +203,10 @@ def _report(run):
     if not run.chief:
         click.echo(f"\nthis worker wrote nothing; the chief wrote {run.path}/")
         return
+    logs = command_line("tensorboard", "--logdir", run.path / "logs", program=False)
     click.echo(
         f"\nwrote {run.path}/: model.keras (the whole classifier), config.json, history.csv, metrics.json, "
-        f"logs/ (TensorBoard: tensorboard --logdir {run.path}/logs)"
+        f"logs/ (TensorBoard: {logs})"
     )
-    click.echo(
-        f'explain a prediction: python cli.py explain "your text" --run {run.path} [--format html --output page.html]'
-    )
+    explain = command_line("explain", "your text", "--run", run.path)
+    click.echo(f"explain a prediction: {explain} [--format html --output page.html]")

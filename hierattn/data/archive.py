@@ -7,9 +7,8 @@ import urllib.error
 import urllib.request
 import zlib
 
-from tqdm.auto import tqdm
-
 from hierattn.atomic import WriteError, atomic_open
+from hierattn.data.progress import tqdm
 from hierattn.errors import DataError
 
 _BLOCK = 512

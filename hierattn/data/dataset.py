@@ -26,6 +26,14 @@ class LabelMap:
     Traceback (most recent call last):
         ...
     hierattn.errors.DataError: labels not seen in training: neutral (known: neg, pos).
+
+    `class_ids` reads labels as Keras's verbs take them: integers are class
+    ids, unless the class names are integers themselves:
+
+    >>> labels.class_ids(["pos", 0, 1])
+    array([1, 0, 1], dtype=int32)
+    >>> LabelMap([1, 2, 5]).class_ids([5, 1])   # star ratings: integers are the names
+    array([2, 0], dtype=int32)
     """
 
     def __init__(self, names):
@@ -62,6 +70,63 @@ class LabelMap:
             shown = ", ".join(sorted(unknown)[:10])
             raise DataError(f"labels not seen in training: {shown} (known: {', '.join(map(str, self.names))}).")
         return np.asarray(ids, dtype=np.int32)
+
+    @property
+    def integer_names(self):
+        """Whether every class name is an integer, or the text of one (`[1, 2, 5]`, `["1", "2", "5"]`)."""
+        return all(
+            self._integer(name) is not None or (isinstance(name, str) and self._is_integer_text(name))
+            for name in self.names
+        )
+
+    def class_ids(self, labels):
+        """Class ids of labels as Keras's verbs take them: class names, or integers that are class ids.
+
+        Keras reads integer labels as class indices. So does this map, unless
+        its class names are integers themselves (a classifier fitted on
+        integer labels, e.g. star ratings `[1, 2, 5]`, or their text): then
+        an integer label is a class name, as in `to_ids`. Any other label is
+        a class name.
+
+        Raises:
+            DataError: A label that is not a class name, or an integer
+                outside `0 .. len(names) - 1` where integers are class ids;
+                in one line.
+        """
+        labels = list(labels)
+        if self.integer_names:
+            return self.to_ids([label if self._integer(label) is None else self._integer(label) for label in labels])
+        integers = [self._integer(label) for label in labels]
+        wrong = sorted({i for i in integers if i is not None and not 0 <= i < len(self.names)})
+        if wrong:
+            shown = ", ".join(map(str, wrong[:10])) + (" ..." if len(wrong) > 10 else "")
+            raise DataError(
+                f"integer labels are class ids, 0 to {len(self.names) - 1} for the classes "
+                f"{', '.join(map(str, self.names))}; got {shown}."
+            )
+        names = self.to_ids([label for label, i in zip(labels, integers) if i is None])
+        ids = np.asarray([-1 if i is None else i for i in integers], dtype=np.int32)
+        ids[ids < 0] = names
+        return ids
+
+    @staticmethod
+    def _integer(value):
+        """`value` as an `int` when it is an integer number (`3`, `np.int64(3)`, `3.0`), else `None` (booleans too)."""
+        if isinstance(value, (bool, np.bool_)):
+            return None
+        if isinstance(value, (int, np.integer)):
+            return int(value)
+        if isinstance(value, (float, np.floating)) and float(value).is_integer():
+            return int(value)
+        return None
+
+    @staticmethod
+    def _is_integer_text(text):
+        """Whether `text` is an integer as `str` writes one (`"5"`, `"-1"`; not `"05"` or `"+1"`)."""
+        try:
+            return str(int(text)) == text
+        except ValueError:
+            return False
 
 
 @dataclasses.dataclass

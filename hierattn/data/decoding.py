@@ -1,18 +1,61 @@
-"""Decoding text files and streams strictly: text comes out right or not at all.
+"""Reading text files and streams strictly: text comes out right or not at all.
 
 Bytes that are not valid in the file's encoding are never replaced silently
 (that turned `café` into `caf` in a vocabulary): they raise a
 `DataArgumentError` (a `DataError`) that names the source, the line and the
 byte, and says how to pass the right `encoding`. NUL bytes mean binary data
 (or UTF-16 read as UTF-8) and are refused the same way.
+
+Files are read as users have them: compressed with gzip, bzip2, xz or zip
+(one file inside) they are decompressed on the fly (`open_bytes`), and every
+check above applies to the decompressed text, with its line numbers. A
+spreadsheet or document (Excel, OpenDocument, Numbers, Word, PDF), named so or
+recognised by its content, is refused with one line that says how to save it
+as text.
 """
 
+import bz2
 import codecs
+import gzip
+import io
+import lzma
+import pathlib
+import zipfile
+import zlib
 
 from hierattn.errors import DataArgumentError, DataError
 
 DEFAULT_ENCODING = "utf-8"
 _SNIFF_BYTES = 1 << 16
+
+# Compression, from a file's last suffix or, without one, from its first bytes.
+COMPRESSIONS = {".gz": "gzip", ".gzip": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zip": "zip"}
+_MAGIC = {b"\x1f\x8b": "gzip", b"\xfd7zXZ\x00": "xz", b"PK\x03\x04": "zip"}
+_BZIP2_MAGIC = (b"BZh", b"1AY&SY")  # then a block size 1-9 between them
+_CORRUPT = (EOFError, OSError, lzma.LZMAError, zlib.error, zipfile.BadZipFile)
+
+_SPREADSHEET = "save it as CSV ({}) and pass that file"
+_DOCUMENT = "save it as plain text, one text per line ({}), and pass that file"
+# Files people try that are not text, by suffix: what they are, and how to make text of them.
+NOT_TEXT = {
+    ".xlsx": ("an Excel workbook", _SPREADSHEET.format("File > Save As > CSV UTF-8")),
+    ".xlsm": ("an Excel workbook", _SPREADSHEET.format("File > Save As > CSV UTF-8")),
+    ".xlsb": ("an Excel workbook", _SPREADSHEET.format("File > Save As > CSV UTF-8")),
+    ".xls": ("an Excel workbook", _SPREADSHEET.format("File > Save As > CSV UTF-8")),
+    ".ods": ("an OpenDocument spreadsheet", _SPREADSHEET.format("File > Save As > Text CSV")),
+    ".numbers": ("a Numbers spreadsheet", _SPREADSHEET.format("File > Export To > CSV")),
+    ".docx": ("a Word document", _DOCUMENT.format("File > Save As > Plain Text")),
+    ".doc": ("a Word document", _DOCUMENT.format("File > Save As > Plain Text")),
+    ".odt": ("an OpenDocument text", _DOCUMENT.format("File > Save As > Text")),
+    ".pdf": ("a PDF document", _DOCUMENT.format("copy its text into a text file")),
+    ".tar": ("a tar archive", "extract the table or text file from it (tar -xf FILE) and pass that file"),
+    ".tgz": ("a tar archive", "extract the table or text file from it (tar -xzf FILE) and pass that file"),
+}
+_OFFICE = (
+    "a Microsoft Office file (an .xls workbook or a .doc document)",
+    "save it as CSV or plain text and pass that file",
+)
+_TAR_HEAD = 262  # a tar archive's first header says "ustar" at byte 257
 
 
 def codec_name(encoding=None):
@@ -27,6 +70,210 @@ def codec_name(encoding=None):
     except LookupError:
         raise DataError(f"unknown encoding {encoding!r} (e.g. utf-8, latin-1, cp1252, utf-16)") from None
     return "utf-8-sig" if name == "utf-8" else name
+
+
+def data_name(path):
+    """The name whose suffix says what a file holds: its own without a compression suffix.
+
+    `reviews.tsv.gz` holds `reviews.tsv`; a zip whose name says nothing more
+    (`reviews.zip`) holds the name of its one file (`reviews.csv`).
+
+    Example:
+
+    >>> data_name("reviews.tsv.gz"), data_name("texts.txt.xz"), data_name("reviews.csv")
+    ('reviews.tsv', 'texts.txt', 'reviews.csv')
+    """
+    path = pathlib.Path(path)
+    kind = COMPRESSIONS.get(path.suffix.lower())
+    if kind is None:
+        return path.name
+    if kind == "zip" and not pathlib.PurePath(path.stem).suffix and path.is_file():
+        try:
+            with zipfile.ZipFile(path) as archive:
+                members = _members(archive)
+        except (zipfile.BadZipFile, OSError):
+            members = []  # open_bytes says what is wrong with it
+        if len(members) == 1:
+            return pathlib.PurePosixPath(members[0].filename).name
+    return path.stem
+
+
+def open_bytes(path, what="file"):
+    """A file's bytes, decompressed when it is compressed; a clear `DataError` when it holds no text to read.
+
+    The compression comes from the name's last suffix (`.gz`, `.bz2`, `.xz`,
+    `.zip`: one file inside), or without one from the first bytes.
+    Decompressing data that is damaged or cut short raises a `DataError`
+    naming the file, whenever it comes to light.
+
+    Args:
+        path: The file.
+        what: What it should be, for the message about a folder (e.g.
+            "table file").
+
+    Returns:
+        A binary file object (close it, or use it in a `with` block).
+
+    Raises:
+        DataError: A folder, a missing file, a spreadsheet, document or tar
+            archive (by its name or content), a zip that does not hold
+            exactly one file, or a damaged compressed file.
+
+    Example:
+
+    >>> import gzip, pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "texts.txt.gz"
+    >>> _ = path.write_bytes(gzip.compress(b"A great film.\\nDull.\\n"))
+    >>> with open_bytes(path) as f:
+    ...     f.read()
+    b'A great film.\\nDull.\\n'
+    >>> try:
+    ...     open_bytes("reviews.xlsx")
+    ... except DataError as error:
+    ...     print(error)
+    reviews.xlsx is an Excel workbook: save it as CSV (File > Save As > CSV UTF-8) and pass that file
+    """
+    path = pathlib.Path(path)
+    for name in (path.name, data_name(path)):
+        known = NOT_TEXT.get(pathlib.PurePath(name).suffix.lower())
+        if known:
+            raise DataError(f"{path} is {known[0]}: {known[1]}")
+    if path.is_dir():
+        raise DataError(f"{path} is a folder, not a {what}")
+    if not path.is_file():
+        raise DataError(f"no such file: {path}")
+    raw = open(path, "rb")
+    try:
+        head = raw.peek(_TAR_HEAD)[:_TAR_HEAD]
+        kind = COMPRESSIONS.get(path.suffix.lower()) or _compression(head)
+        if kind is None:
+            _refuse_content(path, head)
+            return raw
+        return _decompressed(raw, kind, path)
+    except BaseException:
+        raw.close()
+        raise
+
+
+def _compression(head):
+    """The compression that a file's first bytes show, or None."""
+    for magic, kind in _MAGIC.items():
+        if head.startswith(magic):
+            return kind
+    if head.startswith(_BZIP2_MAGIC[0]) and head[3:4] in b"123456789" and head[4:10] == _BZIP2_MAGIC[1]:
+        return "bzip2"
+    return None
+
+
+def _refuse_content(path, head, inside=""):
+    """Refuses a file whose first bytes show a document or tar archive, not text."""
+    if head.startswith(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"):
+        known = _OFFICE
+    elif head.startswith(b"%PDF-"):
+        known = NOT_TEXT[".pdf"]
+    elif head[257:262] == b"ustar":
+        known = NOT_TEXT[".tar"]
+    else:
+        return
+    raise DataError(f"{path} {inside or 'is'} {known[0]}, not text: {known[1]}")
+
+
+def _members(archive):
+    """The files of a zip archive, without folders and the `__MACOSX/` copies that macOS's Compress adds."""
+    return [
+        member
+        for member in archive.infolist()
+        if not member.is_dir()
+        and not member.filename.startswith("__MACOSX/")
+        and not pathlib.PurePosixPath(member.filename).name.startswith("._")
+    ]
+
+
+def _office_zip(archive):
+    """What a zip archive is when it is an office file (Excel, Word, OpenDocument, Numbers), else None."""
+    names = set(archive.namelist())
+    if any(name.startswith("xl/") for name in names):
+        return NOT_TEXT[".xlsx"]
+    if any(name.startswith("word/") for name in names):
+        return NOT_TEXT[".docx"]
+    if "Index/Document.iwa" in names:
+        return NOT_TEXT[".numbers"]
+    if "mimetype" in names and "content.xml" in names:
+        spreadsheet = b"spreadsheet" in archive.read("mimetype")
+        return NOT_TEXT[".ods" if spreadsheet else ".odt"]
+    return None
+
+
+def _decompressed(raw, kind, path):
+    """The decompressed bytes of the open file `raw` (see `open_bytes`)."""
+    try:
+        if kind == "zip":
+            archive = zipfile.ZipFile(raw)
+            known = _office_zip(archive)
+            if known:
+                raise DataError(f"{path} is {known[0]}, not text (by its content): {known[1]}")
+            members = _members(archive)
+            if len(members) != 1:
+                names = ", ".join(m.filename for m in members[:3]) + (", ..." if len(members) > 3 else "")
+                held = f"{len(members)} files ({names})" if members else "no file"
+                raise DataError(
+                    f"{path} holds {held}: a .zip must hold one table or text file; unzip it and pass the one you mean"
+                )
+            if members[0].flag_bits & 0x1:
+                raise DataError(f"{path} is encrypted: unzip it with its password and pass the file")
+            try:
+                stream = archive.open(members[0])
+            except NotImplementedError as error:  # a compression method Python lacks (e.g. Deflate64)
+                raise DataError(f"could not read {path}: {error}; unzip it and pass the file") from None
+            closing = (stream, archive, raw)
+        else:
+            opener = {"gzip": gzip.GzipFile, "bzip2": bz2.BZ2File, "xz": lzma.LZMAFile}[kind]
+            stream = opener(fileobj=raw) if kind == "gzip" else opener(raw)
+            closing = (stream, raw)
+    except _CORRUPT as error:
+        raise _corrupt(path, kind, error) from None
+    reader = io.BufferedReader(_Decompressing(closing, path, kind), 1 << 16)
+    try:
+        _refuse_content(path, reader.peek(_TAR_HEAD)[:_TAR_HEAD], inside="holds")
+    except BaseException:
+        reader.close()
+        raise
+    return reader
+
+
+def _corrupt(path, kind, error):
+    """The `DataError` for a decompressor's `error`; a disk's error (an `OSError` with an errno) is itself."""
+    if isinstance(error, OSError) and error.errno is not None:
+        return error
+    reason = str(error) or type(error).__name__
+    return DataError(f"{path} is not a readable {kind} file: it is damaged or cut short ({reason})")
+
+
+class _Decompressing(io.RawIOBase):
+    """A decompressing stream whose damaged or cut-short data raises a `DataError` naming the file.
+
+    `closing`: the decompressing stream first, then what it reads from,
+    closed with it.
+    """
+
+    def __init__(self, closing, path, kind):
+        super().__init__()
+        self._closing, self._path, self._kind = closing, path, kind
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        try:
+            return self._closing[0].readinto(buffer)
+        except _CORRUPT as error:
+            raise _corrupt(self._path, self._kind, error) from None
+
+    def close(self):
+        if not self.closed:
+            for stream in self._closing:
+                stream.close()
+        super().close()
 
 
 def _allows_nul(codec):
@@ -96,17 +343,34 @@ def iter_lines(stream, source, encoding=None):
         yield decode_line(line, source, number, encoding, codec).rstrip("\r\n")
 
 
-def check_text_file(path, encoding=None):
-    """Refuses a file whose first 64 KiB hold NUL bytes (binary data), before a parser sees it."""
-    with open(path, "rb") as f:
+def check_text_file(path, encoding=None, what="text file"):
+    """Refuses a file that holds no text to read, before a parser sees it.
+
+    That is anything `open_bytes` refuses (a folder, a missing file, a
+    spreadsheet or document, a damaged compressed file), and a file whose
+    first 64 KiB, decompressed, hold NUL bytes (binary data) unless
+    `encoding` is UTF-16 or UTF-32.
+
+    Args:
+        path: The file.
+        encoding: Its text encoding (default UTF-8).
+        what: What it should be, for the message about a folder.
+
+    Raises:
+        DataError: The file holds no text to read.
+    """
+    with open_bytes(path, what) as f:
         head = f.read(_SNIFF_BYTES)
     if b"\0" in head and not _allows_nul(codec_name(encoding)):
         raise _binary(path, head[: head.index(b"\0")].count(b"\n") + 1)
 
 
 def locate_decode_error(path, encoding=None):
-    """The `DataArgumentError` for the first undecodable line of a file (after a parser failed to decode it)."""
-    with open(path, "rb") as f:
+    """The `DataArgumentError` for the first undecodable line of a file (after a parser failed to decode it).
+
+    Lines are counted in the decompressed text of a compressed file.
+    """
+    with open_bytes(path) as f:
         for number, line in enumerate(f, start=1):
             try:
                 decode_line(line, path, number, encoding)

@@ -6,8 +6,8 @@ import multiprocessing
 import os
 
 import numpy as np
-from tqdm.auto import tqdm
 
+from hierattn.data.progress import tqdm
 from hierattn.data.text import Tokenizer
 from hierattn.data.vocabulary import Vocabulary
 

@@ -5,11 +5,11 @@ import pathlib
 import re
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from hierattn.data.archive import download as download_file
 from hierattn.data.archive import iter_folder, iter_tar_gz
 from hierattn.data.dataset import LabelMap, TextDataset
+from hierattn.data.progress import tqdm
 from hierattn.errors import DataError
 
 IMDB_URL = "https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz"

@@ -1,6 +1,12 @@
-"""Any CSV / TSV / JSON-lines file or pandas DataFrame of texts and labels."""
+"""Any CSV / TSV / JSON-lines / Parquet file or pandas DataFrame of texts and labels.
+
+Text tables are read compressed too (`reviews.csv.gz`, `reviews.tsv.bz2`,
+`reviews.jsonl.xz`, `reviews.csv.zip`): the format is the suffix under the
+compression suffix (see `hierattn.data.decoding.open_bytes`).
+"""
 
 import contextlib
+import io
 import json
 import pathlib
 import warnings
@@ -8,7 +14,7 @@ import warnings
 import numpy as np
 
 from hierattn.data.dataset import LabelMap, TextDataset
-from hierattn.data.decoding import check_text_file, codec_name, locate_decode_error
+from hierattn.data.decoding import check_text_file, codec_name, data_name, locate_decode_error, open_bytes
 from hierattn.defaults import ID_COLUMNS, LABEL_COLUMNS, TEXT_COLUMNS  # noqa: F401  (re-exported)
 from hierattn.errors import DataArgumentError, DataError
 
@@ -33,7 +39,17 @@ MISSING_LABELS = frozenset(
         "<NA>",
     }
 )
-FORMATS = {".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl"}
+# Table formats by suffix (under a compression suffix: `reviews.tsv.gz` is TSV).
+FORMATS = {
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".tab": "tsv",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "jsonl",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
 
 
 class DataWarning(UserWarning):
@@ -59,25 +75,44 @@ class DataWarning(UserWarning):
     """
 
 
+def table_format(path):
+    """The table format of a file by its name: `"csv"`, `"tsv"`, `"jsonl"`, `"parquet"`, or None (not a table).
+
+    A compression suffix is looked under (see `hierattn.data.decoding.data_name`).
+
+    Example:
+
+    >>> table_format("reviews.tsv.gz"), table_format("reviews.parquet"), table_format("texts.txt.bz2")
+    ('tsv', 'parquet', None)
+    """
+    return FORMATS.get(pathlib.PurePath(data_name(path)).suffix.lower())
+
+
 def read_table(source, fmt=None, encoding=None, **kwargs):
     """Reads a table file into a DataFrame (format from the file extension).
 
     Text is decoded strictly: a file that is not valid in `encoding` (UTF-8
     by default) is refused with the line and byte at fault, never read with
-    replacement characters.
+    replacement characters. A compressed file (`.gz`, `.bz2`, `.xz`, `.zip`
+    holding one file) is read as it is, in the format of the suffix under
+    the compression suffix (`reviews.tsv.gz` is TSV); a spreadsheet is
+    refused with a line that says to save it as CSV.
 
     Args:
         source: Path of a `.csv`, `.tsv`/`.tab`, `.jsonl`/`.ndjson`/`.json`
-            (JSON lines) file, or a DataFrame (returned as is).
-        fmt: `"csv"`, `"tsv"` or `"jsonl"` to override the extension.
+            (JSON lines) or `.parquet`/`.pq` file (Parquet needs pyarrow or
+            fastparquet), or a DataFrame (returned as is).
+        fmt: `"csv"`, `"tsv"`, `"jsonl"` or `"parquet"` to override the
+            extension.
         encoding: The file's text encoding (default UTF-8, with or without a
             byte-order mark).
         **kwargs: Passed to the pandas reader (e.g. `chunksize`, which makes
             the result an iterator of DataFrames).
 
     Raises:
-        DataError: Missing, empty, binary, undecodable or unparsable file,
-            naming the line where one can be found.
+        DataError: Missing, empty, binary, undecodable, unparsable or damaged
+            file, naming the line where one can be found; a spreadsheet; a
+            Parquet file without a Parquet reader installed.
     """
     # pandas takes half a second to load: imported when a table is read, so `hierattn --help` and
     # commands that read no table start without it.
@@ -86,36 +121,58 @@ def read_table(source, fmt=None, encoding=None, **kwargs):
     if isinstance(source, pd.DataFrame):
         return source
     path = pathlib.Path(source)
-    if path.is_dir():
-        raise DataError(f"{path} is a folder, not a table file")
-    if not path.is_file():
-        raise DataError(f"no such file: {path}")
-    fmt = fmt or FORMATS.get(path.suffix.lower(), "csv")
+    fmt = fmt or table_format(path) or "csv"
+    if fmt == "parquet":
+        chunksize = kwargs.pop("chunksize", None)
+        return _read_parquet(path, chunksize, **kwargs)
     codec = codec_name(encoding)
-    check_text_file(path, encoding)
-    with _read_errors(path, fmt, encoding):
-        if fmt == "jsonl":
-            result = pd.read_json(path, lines=True, dtype=False, encoding=codec, **kwargs)
-        else:
-            result = pd.read_csv(
-                path,
-                sep="\t" if fmt == "tsv" else ",",
-                dtype=object,
-                keep_default_na=False,
-                na_values=[""],
-                encoding=codec,
-                encoding_errors="strict",
-                **kwargs,
-            )
+    check_text_file(path, encoding, "table file")
+    stream = open_bytes(path)
+    try:
+        with _read_errors(path, fmt, encoding):
+            if fmt == "jsonl":
+                result = pd.read_json(stream, lines=True, dtype=False, encoding=codec, **kwargs)
+            else:
+                result = pd.read_csv(
+                    stream,
+                    sep="\t" if fmt == "tsv" else ",",
+                    dtype=object,
+                    keep_default_na=False,
+                    na_values=[""],
+                    encoding=codec,
+                    encoding_errors="strict",
+                    **kwargs,
+                )
+    except BaseException:
+        stream.close()
+        raise
     if kwargs.get("chunksize"):
-        return _chunks(result, path, fmt, encoding)
+        return _chunks(result, stream, path, fmt, encoding)
+    stream.close()
     return result
 
 
-def _chunks(reader, path, fmt, encoding):
-    """The chunks of a pandas reader, with its errors translated as `read_table` does."""
-    with reader, _read_errors(path, fmt, encoding):
+def _chunks(reader, stream, path, fmt, encoding):
+    """The chunks of a pandas reader of `stream`, with its errors translated as `read_table` does."""
+    with stream, reader, _read_errors(path, fmt, encoding):
         yield from reader
+
+
+def _read_parquet(path, chunksize=None, **kwargs):
+    """A Parquet file as `read_table` returns a text table: object columns, missing cells NaN."""
+    import numpy as np
+    import pandas as pd
+
+    with open_bytes(path, "table file") as stream, _read_errors(path, "parquet", None):
+        source = stream if stream.seekable() else io.BytesIO(stream.read())  # a compressed one
+        try:
+            frame = pd.read_parquet(source, **kwargs)
+        except ImportError:  # pandas found neither pyarrow nor fastparquet
+            raise DataError(f"reading {path} needs a Parquet reader: pip install pyarrow") from None
+    frame = frame.astype(object).where(frame.notna(), np.nan)
+    if chunksize:
+        return (frame.iloc[start : start + chunksize] for start in range(0, len(frame), chunksize))
+    return frame
 
 
 @contextlib.contextmanager
@@ -140,7 +197,7 @@ def _read_errors(path, fmt, encoding):
 
 def _bad_json_line(path, encoding):
     """`"line N: problem"` for the first line of a JSON-lines file that is not a JSON object."""
-    with open(path, encoding=codec_name(encoding)) as f:
+    with io.TextIOWrapper(open_bytes(path), encoding=codec_name(encoding)) as f:
         for number, line in enumerate(f, start=1):
             if not line.strip():
                 continue
@@ -154,7 +211,7 @@ def _bad_json_line(path, encoding):
 
 
 def _looks_tab_separated(path, encoding):
-    with open(path, encoding=codec_name(encoding), errors="replace") as f:
+    with io.TextIOWrapper(open_bytes(path), encoding=codec_name(encoding), errors="replace") as f:
         header = f.readline()
     return header.count("\t") > header.count(",")
 

@@ -28,11 +28,10 @@ import dataclasses
 import itertools
 import pathlib
 
-from tqdm.auto import tqdm
-
 from hierattn.atomic import atomic_open
 from hierattn.data import load_imdb
 from hierattn.data.dataset import sample
+from hierattn.data.progress import tqdm
 from hierattn.defaults import CORPUS_MIN_COUNT
 from hierattn.errors import ArgumentError, HierattnError
 from hierattn.scoring import iter_text_chunks, text_rows

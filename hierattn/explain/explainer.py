@@ -290,9 +290,10 @@ class Explainer:
         }
         if ngrams is not None and a == 0.0:
             explanation.warnings.append(
-                "the network has no weight in this classifier (the weights chosen on its "
-                "validation texts): the attention weights do not move its decisions; the "
-                "n-gram contributions account for them"
+                "this classifier decides from its n-gram part alone (the words and short phrases it scores): "
+                "the network has no weight in it (the weighting chosen on texts held out in training gave it "
+                "none), so the attention view is left out: which words the network looked at does not change "
+                "the decision"
             )
 
     def _ngram_evidence(self, explanation, ids, tokens, slots, feature_ids, contributions):

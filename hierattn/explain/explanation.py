@@ -98,6 +98,10 @@ class Explanation:
     evidence, the margin's parts, attention below); `print` gives the text
     view (`hierattn.explain.report.to_text`), `repr` one line.
 
+    `probabilities` holds every class, keyed by the label's string, in the
+    order of the classifier's `label_names`; the picture gives each class
+    the colour of its position there (`hierattn.explain.picture.class_colour`).
+
     Example:
 
     >>> import hierattn
@@ -137,11 +141,15 @@ class Explanation:
     unshown_characters: int = 0
 
     def top_ngrams(self, k=10):
-        """The `k` n-grams with the largest contributions to the decision, for or against, largest first."""
-        return sorted(self.ngrams or [], key=lambda g: (-abs(g.contribution), g.start))[:k]
+        """The `k` n-grams with the largest contributions to the decision, for either class, largest first.
+
+        N-grams that contribute nothing (0) are left out, so fewer than `k` may come back.
+        """
+        grams = [g for g in self.ngrams or [] if g.contribution]
+        return sorted(grams, key=lambda g: (-abs(g.contribution), g.start))[:k]
 
     def top(self, k=10):
-        """The `k` words with the largest evidence, for or against the prediction (`WordWeight`s, largest first).
+        """The `k` words with the largest evidence, for the prediction or the runner-up (`WordWeight`s, largest first).
 
         Words without evidence are left out, so fewer than `k` may come back.
         """

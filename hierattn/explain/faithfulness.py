@@ -47,9 +47,9 @@ import dataclasses
 import math
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from hierattn.data.ids import token_ids
+from hierattn.data.progress import tqdm
 from hierattn.errors import HierattnError
 from hierattn.explain.attributions import gradient_times_input
 from hierattn.explain.explainer import Explainer

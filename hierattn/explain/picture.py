@@ -4,23 +4,37 @@ Every view (`hierattn.explain.report`'s text, JSON and CSV, the HTML page,
 a notebook's `_repr_html_`) reads the same few summaries defined here:
 
 * `prediction_words`: the prediction and its probability in plain words;
-* `top_evidence`: the words with the largest evidence, for or against;
+* `top_evidence`: the words with the largest evidence, for either class;
 * `margin_parts`: how much of the decision's margin came from each part
-  (the network's words, the n-gram part's words, the constant terms);
+  (the network's words, the n-gram part's words, the constant terms), and
+  `margin_shares`: their percentages of it, where percentages mean something;
+* `margin_sentence`: what the margin and the constant terms are, in one
+  plain sentence;
 * `shows_attention`: whether attention, the second layer ("where the network
   read"), is worth showing (not when the network has no weight).
 
-`to_html` draws them: the text with each word shaded green (for the
-prediction) or red (against it), a bar of the margin's parts, then the
-attention as a second, blue layer with its own legend, then the n-grams.
+Evidence is measured between two classes, the prediction and the runner-up,
+and `to_html` shades each word in the colour of the class its evidence
+pushes towards. Each class has its own colour (`class_colour`: a fixed
+colour-blind-safe palette indexed by the class's position among the
+classifier's labels), so a class keeps its colour on every page of the same
+classifier, and the legend names the class of each colour. Then come a bar
+of the margin's parts, the attention as a second layer in a colour of its
+own (`ATTENTION`, not a class's) with its own legend, and the n-grams.
 Its CSS is scoped under one root class (`ROOT`), so the same fragment can sit
 in a notebook without restyling it; `page=True` wraps it in a standalone page.
 """
 
 import html
+import math
+
+from hierattn.defaults import MARGIN_SHARES_UP_TO
 
 ROOT = "hierattn-x"
-GREEN, RED, BLUE = "39,174,96", "192,57,43", "41,128,185"
+# The classes' colours, "r,g,b", by the class's position among the classifier's labels: Okabe & Ito's
+# colour-blind-safe palette without its blues (attention's) and black, then Tol's wine.
+CLASS_COLOURS = ("213,94,0", "0,158,115", "204,121,167", "230,159,0", "136,34,85", "240,228,66")
+ATTENTION = "41,128,185"  # blue: no class's colour
 PART_COLOURS = {"network": "#34495e", "ngrams": "#95a5a6", "constant": "#d5d8dc"}
 
 # Every selector starts with the root class: nothing outside the explanation's own <div> is styled.
@@ -43,10 +57,11 @@ _STYLE = f"""
 .{ROOT} .x-bar span {{ display: block; height: 100%; }}
 .{ROOT} .x-part {{ white-space: nowrap; }}
 .{ROOT} .x-key {{ display: inline-block; width: .8em; height: .8em; margin: 0 .25em 0 .8em; vertical-align: -.05em; }}
+.{ROOT} .x-key.x-first {{ margin-left: 0; }}
 .{ROOT} h4 {{ font-size: .9em; color: #555; margin: .8em 0 .2em; }}
 .{ROOT} .x-sentence {{ display: flex; align-items: flex-start; }}
 .{ROOT} .x-sbar {{ flex: 0 0 4em; height: 1em; margin: .4em .6em 0 0; background: #eee; position: relative; }}
-.{ROOT} .x-sbar span {{ position: absolute; top: 0; left: 0; bottom: 0; background: rgb({BLUE}); }}
+.{ROOT} .x-sbar span {{ position: absolute; top: 0; left: 0; bottom: 0; background: rgb({ATTENTION}); }}
 .{ROOT} .x-gram {{ display: inline-block; margin: .1em .3em .1em 0; padding: 0 .3em; border-radius: 3px;
   font-size: .9em; }}
 """
@@ -59,25 +74,78 @@ def probability(explanation, label):
     return probabilities.get(str(label), probabilities.get(label, 0.0))
 
 
-def prediction_words(explanation):
-    """The prediction in plain words, e.g. ``"pos, probability 0.93 (runner-up: neg, 0.07)"``."""
-    text = f"{explanation.label}, probability {probability(explanation, explanation.label):.2f}"
+def runner_up(explanation):
+    """The class the evidence is measured against: the decision's `versus`, else the second most probable class."""
     versus = (explanation.decision or {}).get("versus")
     if versus is None:
         others = [name for name in explanation.probabilities if str(name) != str(explanation.label)]
         versus = max(others, key=explanation.probabilities.get, default=None)
+    return versus
+
+
+def prediction_words(explanation):
+    """The prediction in plain words, e.g. ``"pos, probability 0.93 (runner-up: neg, 0.07)"``."""
+    text = f"{explanation.label}, probability {probability(explanation, explanation.label):.2f}"
+    versus = runner_up(explanation)
     if versus is not None:
         text += f" (runner-up: {versus}, {probability(explanation, versus):.2f})"
     return text
 
 
+def class_colour(explanation, label):
+    """The colour of `label`, `"r,g,b"`: `CLASS_COLOURS` at the class's position among the classifier's labels.
+
+    The position is the label's among `explanation.probabilities`, which
+    the explainer records in the order of the classifier's `label_names`;
+    so a class has the same colour on every page of the same classifier
+    (the palette repeats after `len(CLASS_COLOURS)` classes).
+
+    >>> from hierattn.explain import Explanation
+    >>> e = Explanation("Fine.", "pos", {"neg": 0.3, "pos": 0.7}, [], [], 0, [])
+    >>> class_colour(e, "neg"), class_colour(e, "pos")
+    ('213,94,0', '0,158,115')
+    """
+    names = [str(name) for name in explanation.probabilities]
+    position = names.index(str(label)) if str(label) in names else 0
+    return CLASS_COLOURS[position % len(CLASS_COLOURS)]
+
+
+def evidence_colours(explanation):
+    """The colours of the two classes evidence is measured between: `(prediction's, runner-up's)`.
+
+    Each is its class's `class_colour`; where the palette repeats and both
+    would get the same colour, the runner-up takes the palette's next one.
+    """
+    mine = class_colour(explanation, explanation.label)
+    versus = runner_up(explanation)
+    theirs = mine if versus is None else class_colour(explanation, versus)
+    if theirs == mine:
+        theirs = CLASS_COLOURS[(CLASS_COLOURS.index(mine) + 1) % len(CLASS_COLOURS)]
+    return mine, theirs
+
+
+def shown(value, digits):
+    """Whether `value` shows as anything but zero with `digits` decimals (lists leave out what would print 0)."""
+    return round(value, digits) != 0
+
+
+def signed(value, digits):
+    """`value` with its sign and `digits` decimals, never `-0.00`."""
+    return f"{round(value, digits) + 0.0:+.{digits}f}"
+
+
 def top_evidence(explanation, k=10):
-    """The `k` words with the largest evidence, for or against the prediction (`WordWeight`s, largest first).
+    """The `k` words with the largest evidence, for either class (`WordWeight`s, largest first).
 
     Words without evidence (0) are left out, so fewer than `k` may come back.
     """
     words = [w for w in explanation.words if w.evidence]
     return sorted(words, key=lambda w: (-abs(w.evidence), w.start))[:k]
+
+
+def top_ngrams(explanation, k=10, digits=4):
+    """The `k` n-grams with the largest contributions, leaving out those that show as 0 with `digits` decimals."""
+    return [g for g in explanation.top_ngrams(len(explanation.ngrams or ())) if shown(g.contribution, digits)][:k]
 
 
 def margin_parts(explanation):
@@ -103,21 +171,95 @@ def margin_parts(explanation):
 PART_NAMES = {"network": "network's words", "ngrams": "n-gram words", "constant": "constant terms"}
 
 
-def _share(parts, key):
-    """A part's percentage of the margin, e.g. `" (41%)"` (nothing for a zero margin)."""
-    if parts["margin"] <= 1e-12:
-        return ""
-    return f" ({round(100 * parts[key] / parts['margin']) + 0}%)"  # + 0: no "-0%"
+def margin_shares(parts):
+    """Each part's percentage of the margin (whole numbers), or `None` where percentages would mislead.
+
+    Percentages are given only when the parts' sizes add up to at most
+    `hierattn.defaults.MARGIN_SHARES_UP_TO` (2) times the margin, so that
+    every share lies between -50% and 150%; beyond it the parts pull against
+    each other so much (or the margin is so near a tie) that a percentage of
+    the small difference would read as nonsense ("-1280%"), and views show
+    the parts' signed values only.
+
+    Args:
+        parts: `margin_parts`' dict.
+
+    Example:
+
+    >>> margin_shares({"margin": 1.0, "network": 0.6, "ngrams": 0.5, "constant": -0.1})
+    {'network': 60, 'ngrams': 50, 'constant': -10}
+    >>> margin_shares({"margin": 0.05, "network": -0.64, "ngrams": 0.66, "constant": 0.03}) is None
+    True
+    """
+    margin = parts["margin"]
+    size = sum(abs(parts[key]) for key in PART_NAMES)
+    if margin <= 0 or size > MARGIN_SHARES_UP_TO * margin:
+        return None
+    return {key: round(100 * parts[key] / margin) + 0 for key in PART_NAMES}  # + 0: no "-0"
 
 
 def parts_words(parts, digits=4):
-    """`margin_parts` in one line: each part signed, with its percentage of the margin."""
-    return ", ".join(f"{name} {parts[key]:+.{digits}f}{_share(parts, key)}" for key, name in PART_NAMES.items())
+    """`margin_parts` in one line: each part signed, with its percentage of the margin where one means something.
+
+    >>> parts_words({"margin": 1.0, "network": 0.6, "ngrams": 0.5, "constant": -0.1}, 2)
+    "network's words +0.60 (60%), n-gram words +0.50 (50%), constant terms -0.10 (-10%)"
+    >>> parts_words({"margin": 0.05, "network": -0.64, "ngrams": 0.66, "constant": 0.03}, 2)
+    "network's words -0.64, n-gram words +0.66, constant terms +0.03"
+    """
+    shares = margin_shares(parts)
+    return ", ".join(
+        f"{name} {signed(parts[key], digits)}" + (f" ({shares[key]}%)" if shares else "")
+        for key, name in PART_NAMES.items()
+    )
+
+
+def _times(margin):
+    """How many times as likely the margin makes the prediction as the runner-up, in words."""
+    ratio = math.exp(min(margin, 50.0))
+    if ratio >= 1e6:
+        return "more than a million times as likely as"
+    if 1 / 1.05 < ratio < 1.05:
+        return "about as likely as"
+    return f"{ratio:.1f} times as likely as" if ratio < 10 else f"{ratio:,.0f} times as likely as"
+
+
+def margin_sentence(explanation):
+    """What the margin and the constant terms are, in plain words, for this explanation (`None` without a decision).
+
+    Example:
+
+    >>> from hierattn.explain import Explanation
+    >>> e = Explanation("Fine.", "pos", {"neg": 0.1, "pos": 0.9}, [], [], 0, [])
+    >>> e.decision = {"versus": "neg", "margin": 2.1972}
+    >>> print(margin_sentence(e))  # doctest: +NORMALIZE_WHITESPACE
+    The margin is how far pos is ahead of neg, in log-odds: 0 is a tie, +0.69 means pos is twice as likely as
+    neg, +2.30 ten times as likely (here pos is 9.0 times as likely as neg). Each word's evidence is its part of
+    the margin (+ towards pos, - towards neg); the constant terms are the part no word owns: what the
+    classifier gives a text without words, and its bias (with the calculation's small error and any words not
+    shown).
+    """
+    parts = margin_parts(explanation)
+    if parts is None:
+        return None
+    label, versus = explanation.label, parts["versus"]
+    return (
+        f"The margin is how far {label} is ahead of {versus}, in log-odds: 0 is a tie, +0.69 means {label} is twice "
+        f"as likely as {versus}, +2.30 ten times as likely (here {label} is {_times(parts['margin'])} {versus}). "
+        f"Each word's evidence is its part of the margin (+ towards {label}, - towards {versus}); the constant "
+        "terms are the part no word owns: what the classifier gives a text without words, and its bias (with the "
+        "calculation's small error and any words not shown)."
+    )
 
 
 def shows_attention(explanation):
     """Whether attention moves the decision at all: `False` when the network has no weight in the classifier."""
     return (explanation.decision or {}).get("network_weight", 1.0) != 0.0
+
+
+def _ink(rgb, alpha):
+    """White text where a shade is dark enough to need it (the shade over white, by its luminance)."""
+    r, g, b = (alpha * int(c) + (1 - alpha) * 255 for c in rgb.split(","))
+    return "; color: #fff" if 0.299 * r + 0.587 * g + 0.114 * b < 128 else ""
 
 
 def _words_html(e, s, colour):
@@ -127,9 +269,8 @@ def _words_html(e, s, colour):
         cells.append(html.escape(e.text[cursor : w.start]))
         classes = "w" + (" oov" if w.oov else "") + ("" if w.used else " cut")
         rgb, alpha, value = colour(w)
-        ink = "; color: #fff" if alpha > 0.6 else ""  # keep dark shades readable
         cells.append(
-            f'<span class="{classes}" style="background: rgba({rgb},{alpha:.3f}){ink}" '
+            f'<span class="{classes}" style="background: rgba({rgb},{alpha:.3f}){_ink(rgb, alpha)}" '
             f'title="{html.escape(value)}">{html.escape(w.text)}</span>'
         )
         cursor = w.end
@@ -137,15 +278,34 @@ def _words_html(e, s, colour):
     return "".join(cells)
 
 
-def _evidence_colour(strongest):
+def _evidence_colour(e, strongest):
+    (mine, theirs), label, versus = evidence_colours(e), str(e.label), str(runner_up(e))
+
     def colour(w):
-        return (GREEN if w.evidence >= 0 else RED), (abs(w.evidence) / strongest) ** 0.5, f"evidence {w.evidence:+.4f}"
+        towards = (mine, label) if w.evidence >= 0 else (theirs, versus)
+        return towards[0], (abs(w.evidence) / strongest) ** 0.5, f"evidence {w.evidence:+.4f} (towards {towards[1]})"
 
     return colour
 
 
+def _key(rgb, first=False):
+    return f'<span class="x-key{" x-first" if first else ""}" style="background: rgb({rgb})"></span>'
+
+
 def _scale(*stops):
     return f'<span class="x-scale" style="background: linear-gradient(to right, {", ".join(stops)})"></span>'
+
+
+def _evidence_legend(e, strongest):
+    if not strongest:
+        return '<p class="x-legend">No word has evidence for either class.</p>'
+    (mine, theirs), label, versus = evidence_colours(e), html.escape(str(e.label)), html.escape(str(runner_up(e)))
+    return (
+        f'<p class="x-legend">{_key(mine, first=True)}pushes towards <b>{label}</b> (the prediction)'
+        f"{_key(theirs)}pushes towards <b>{versus}</b> (the runner-up). The deeper the shade, the stronger the "
+        "word's evidence (hover over a word for its value). Underlined: not in the vocabulary; grey: beyond the "
+        "network's length limits.</p>"
+    )
 
 
 def _parts_html(e):
@@ -155,18 +315,21 @@ def _parts_html(e):
     total = sum(abs(parts[key]) for key in PART_COLOURS) or 1.0
     bar = "".join(
         f'<span style="width: {100 * abs(parts[key]) / total:.1f}%; background: {colour}" '
-        f'title="{key} {parts[key]:+.4f}"></span>'
+        f'title="{key} {signed(parts[key], 4)}"></span>'
         for key, colour in PART_COLOURS.items()
     )
+    shares = margin_shares(parts)
     keys = "".join(
         f'<span class="x-part"><span class="x-key" style="background: {PART_COLOURS[key]}"></span>{name} '
-        f"{parts[key]:+.2f}{_share(parts, key)}</span>"
+        f"{signed(parts[key], 2)}{f' ({shares[key]}%)' if shares else ''}</span>"
         for key, name in PART_NAMES.items()
     )
     versus = html.escape(str(parts["versus"]))
+    plain = "" if shares else " (no percentages: the parts pull against each other, so shares of this margin mislead)"
     return (
         f'<div class="x-bar">{bar}</div><p class="x-legend">Margin of {html.escape(str(e.label))} over {versus}: '
-        f"<b>{parts['margin']:+.2f}</b> (log-odds) ={keys}</p>"
+        f"<b>{signed(parts['margin'], 2)}</b> ={keys}{plain}</p>"
+        f'<p class="x-legend">{html.escape(margin_sentence(e))}</p>'
     )
 
 
@@ -175,7 +338,7 @@ def _attention_html(e):
     top_sentence = max((s["weight"] for s in e.sentences), default=0.0) or 1.0
 
     def attention(w):
-        return BLUE, (w.weight / top) ** 0.5 if w.used else 0.0, f"attention {w.weight:.4f}"
+        return ATTENTION, (w.weight / top) ** 0.5 if w.used else 0.0, f"attention {w.weight:.4f}"
 
     rows = []
     for s in e.sentences:
@@ -187,8 +350,9 @@ def _attention_html(e):
         )
         rows.append(f'<div class="x-sentence">{bar}<div class="x-text">{_words_html(e, s, attention)}</div></div>')
     legend = (
-        f'<p class="x-legend">Attention, not evidence: 0{_scale(f"rgba({BLUE},0)", f"rgba({BLUE},1)")}the most '
-        "attended word (shade grows with the square root of the weight)"
+        f'<p class="x-legend">Attention: where the network read, not which class a word favours (blue, the colour of '
+        f"no class): 0{_scale(f'rgba({ATTENTION},0)', f'rgba({ATTENTION},1)')}the most attended word (shade grows "
+        "with the square root of the weight)"
         + (". Bars: sentence weights, relative to the top sentence." if len(e.sentences) > 1 else ".")
         + "</p>"
     )
@@ -196,18 +360,22 @@ def _attention_html(e):
 
 
 def _ngrams_html(e, k):
-    grams = e.top_ngrams(k)
+    grams = top_ngrams(e, k, digits=2)  # as shown: none that would read +0.00
     if not grams:
         return ""
-    strongest = max(abs(g.contribution) for g in grams) or 1.0
+    mine, theirs = evidence_colours(e)
+    strongest = max(abs(g.contribution) for g in grams)
     chips = "".join(
-        f'<span class="x-gram" style="background: rgba({GREEN if g.contribution >= 0 else RED},'
+        f'<span class="x-gram" style="background: rgba({mine if g.contribution >= 0 else theirs},'
         f'{0.15 + 0.5 * abs(g.contribution) / strongest:.3f})" title="{g.start}:{g.end}'
         f'{"" if g.network_reads else ", beyond the network: read by the n-gram part only"}">'
-        f"{html.escape(g.text)} {g.contribution:+.2f}</span>"
+        f"{html.escape(g.text)} {signed(g.contribution, 2)}</span>"
         for g in grams
     )
-    return f"<h4>The n-grams that weighed most (exact contributions to the margin)</h4><div>{chips}</div>"
+    return (
+        "<h4>The n-grams (single words and short phrases) that weighed most: their exact parts of the margin, coloured like "
+        f"the words</h4><div>{chips}</div>"
+    )
 
 
 def _document_html(e, number, name_it, top_k):
@@ -225,16 +393,11 @@ def _document_html(e, number, name_it, top_k):
     parts.append(f'<p class="x-pred">Predicted <b>{label}</b>{rest}{truth}</p>')
     parts += [f'<p class="x-note">{html.escape(warning)}</p>' for warning in e.warnings]
     strongest = max((abs(w.evidence) for w in e.words), default=0.0)
-    colour = _evidence_colour(strongest) if strongest else lambda w: ("255,255,255", 0.0, "no evidence")
+    colour = _evidence_colour(e, strongest) if strongest else lambda w: ("255,255,255", 0.0, "no evidence")
     parts.append('<div class="x-text">')
     parts += [f"<p>{_words_html(e, s, colour)}</p>" for s in e.sentences]
     parts.append("</div>")
-    against = _scale(f"rgba({RED},1)", "rgba(255,255,255,0)", f"rgba({GREEN},1)")
-    parts.append(
-        f'<p class="x-legend">Evidence: against {label}{against}for {label} (each word\'s share of the margin, '
-        "relative to the strongest word; hover for the value). Underlined: not in the vocabulary; grey: beyond the "
-        "network's length limits.</p>"
-    )
+    parts.append(_evidence_legend(e, strongest))
     parts.append(_parts_html(e))
     if shows_attention(e):
         parts.append(_attention_html(e))
@@ -247,13 +410,17 @@ def to_html(explanations, title="hierattn explanation", page=True, top_k=10):
     """The picture of each explanation, as a standalone page or a notebook fragment.
 
     For each text: the prediction and its probability in words, any warning,
-    then the text with each word shaded green when its evidence
-    (`WordWeight.evidence`) supports the prediction and red when it speaks
-    against it, a bar of how much of the margin came from the network's
-    words, the n-gram part's words and the constant terms, attention as a
-    second layer ("where the network read", blue, with sentence bars; left
-    out when the network has no weight), and the top `top_k` n-grams.
-    Everything is escaped; no scripts or external assets.
+    then the text with each word shaded in the colour of the class its
+    evidence (`WordWeight.evidence`) pushes towards, the prediction's or the
+    runner-up's (`evidence_colours`), with a legend that names both; a bar
+    of how much of the margin came from the network's words, the n-gram
+    part's words and the constant terms (their percentages only where
+    `margin_shares` gives them) and one plain sentence on what the margin
+    and the constant terms are (`margin_sentence`); attention as a second
+    layer ("where the network read", in blue, no class's colour, with
+    sentence bars; left out when the network has no weight); and the top
+    `top_k` n-grams (none that would show as +0.00). Everything is escaped;
+    no scripts or external assets.
 
     Args:
         explanations: `Explanation`s.
@@ -287,12 +454,22 @@ def to_html(explanations, title="hierattn explanation", page=True, top_k=10):
 
 
 __all__ = [
+    "ATTENTION",
+    "CLASS_COLOURS",
     "ROOT",
+    "class_colour",
+    "evidence_colours",
     "margin_parts",
+    "margin_sentence",
+    "margin_shares",
     "parts_words",
     "prediction_words",
     "probability",
+    "runner_up",
+    "shown",
+    "signed",
     "shows_attention",
     "to_html",
     "top_evidence",
+    "top_ngrams",
 ]

@@ -2,11 +2,25 @@
 
 import csv
 import io
+import textwrap
 
 import numpy as np
 
 from hierattn.baseline import NAME
-from hierattn.explain.picture import margin_parts, parts_words, prediction_words, shows_attention, to_html, top_evidence
+from hierattn.explain.picture import (
+    margin_parts,
+    margin_sentence,
+    margin_shares,
+    parts_words,
+    prediction_words,
+    runner_up,
+    shown,
+    shows_attention,
+    signed,
+    to_html,
+    top_evidence,
+    top_ngrams,
+)
 from hierattn.jsonfile import dumps
 
 CSV_COLUMNS = [
@@ -41,11 +55,15 @@ def to_text(explanation, top_k=10, show_sentences=True):
     """The explanation in plain text, most telling first.
 
     The prediction in words; the `top_k` words with most evidence for it and
-    against it; how much of the margin came from each part (the network's
-    words, the n-gram part's words, the constant terms); then, as a second
-    layer, where the network read (its `top_k` most attended words and the
-    sentence weights; left out when the network has no weight); then the
-    top `top_k` n-grams and any notes.
+    for the runner-up (the class the evidence is measured against), each
+    list headed by its class; how much of the margin came from each part
+    (the network's words, the n-gram part's words, the constant terms; with
+    percentages only where `hierattn.explain.picture.margin_shares` gives
+    them) and one plain sentence on what the margin and the constant terms
+    are; then, as a second layer, where the network read (its `top_k` most
+    attended words and the sentence weights; left out when the network has
+    no weight); then the top `top_k` n-grams and any notes. Lists leave out
+    entries that would print as 0 (`+0.0000`).
 
     Example:
 
@@ -54,7 +72,7 @@ def to_text(explanation, top_k=10, show_sentences=True):
     >>> sentences = [{"index": 0, "start": 0, "end": 6, "text": "Great!", "weight": 1.0, "used": True}]
     >>> print(to_text(Explanation("Great!", "pos", {"neg": 0.2, "pos": 0.8}, words, sentences, 0, [])))
     predicted: pos, probability 0.80 (runner-up: neg, 0.20)
-    evidence for pos (each word's share of the margin; * = not in the vocabulary):
+    evidence for pos, the prediction (each word's part of the margin; * = not in the vocabulary):
        +0.8000  Great  s0:w0  [0:5]
     where the network read (attention, not evidence; sentence:word, characters):
         1.0000  Great  s0:w0  [0:5]
@@ -63,25 +81,28 @@ def to_text(explanation, top_k=10, show_sentences=True):
     lines.append(f"predicted: {prediction_words(explanation)}")
     if explanation.true_label is not None:
         lines.append(f"true label: {explanation.true_label}")
-    label = explanation.label
-    evidence = top_evidence(explanation, len(explanation.words))
-    for side, words in (
-        ("for", [w for w in evidence if w.evidence > 0]),
-        ("against", [w for w in evidence if w.evidence < 0]),
+    label, versus = explanation.label, runner_up(explanation)
+    evidence = [w for w in top_evidence(explanation, len(explanation.words)) if shown(w.evidence, 4)]
+    mine, theirs = [w for w in evidence if w.evidence > 0], [w for w in evidence if w.evidence < 0]
+    for heading, words in (
+        (f"evidence for {label}, the prediction (each word's part of the margin; * = not in the vocabulary):", mine),
+        (f"evidence for {versus}, the runner-up (negative: it lowers the margin):", theirs),
     ):
         if words:
-            lines.append(f"evidence {side} {label} (each word's share of the margin; * = not in the vocabulary):")
-            lines += [_word_line(w, f"{w.evidence:+8.4f}") for w in words[:top_k]]
+            lines.append(heading)
+            lines += [_word_line(w, f"{signed(w.evidence, 4):>8}") for w in words[:top_k]]
     parts = margin_parts(explanation)
     if parts is not None:
         d = explanation.decision
+        plain = "" if margin_shares(parts) else " (no percentages: the parts pull against each other)"
         lines.append(
-            f"margin of {label} over {parts['versus']}: {parts['margin']:+.4f} (log-odds) = {parts_words(parts)}"
+            f"margin of {label} over {parts['versus']}: {signed(parts['margin'], 4)} = {parts_words(parts)}{plain}"
         )
+        lines += textwrap.wrap(margin_sentence(explanation), 100, initial_indent="  ", subsequent_indent="  ")
         lines.append(
-            f"  constant terms: network baseline {d.get('network_baseline', 0.0):+.4f}, integration error "
-            f"{d.get('integration_error', 0.0):+.4f}, n-gram bias {d.get('ngram_bias', 0.0):+.4f}, words not shown "
-            f"{d.get('not_shown', 0.0):+.4f}; weights {d['network_weight']:.2f} (network) / "
+            f"  constant terms: network baseline {signed(d.get('network_baseline', 0.0), 4)}, integration error "
+            f"{signed(d.get('integration_error', 0.0), 4)}, n-gram bias {signed(d.get('ngram_bias', 0.0), 4)}, "
+            f"words not shown {signed(d.get('not_shown', 0.0), 4)}; weights {d['network_weight']:.2f} (network) / "
             f"{d['ngram_weight']:.2f} (n-grams)"
         )
     if shows_attention(explanation):
@@ -92,11 +113,11 @@ def to_text(explanation, top_k=10, show_sentences=True):
             for s in explanation.sentences:
                 snippet = s["text"] if len(s["text"]) <= 80 else s["text"][:77] + "..."
                 lines.append(f"  {s['weight']:8.4f}  {snippet}" + ("" if s["used"] else "  (cut)"))
-    grams = explanation.top_ngrams(top_k)
+    grams = top_ngrams(explanation, top_k, digits=4)
     if grams:
-        lines.append(f"n-grams (exact contribution to the margin; + for {label}):")
+        lines.append(f"n-grams (exact contribution to the margin: + towards {label}, - towards {versus}):")
         lines += [
-            f"  {g.contribution:+8.4f}  {g.text}  [{g.start}:{g.end}]"
+            f"  {signed(g.contribution, 4):>8}  {g.text}  [{g.start}:{g.end}]"
             + ("" if g.network_reads else "  (beyond the network's limits: read by the n-gram part only)")
             for g in grams
         ]
@@ -221,14 +242,59 @@ def metrics_text(metrics):
     return "\n".join(lines)
 
 
+def confusion_text(labels, matrix, width=12, row_width=32):
+    """A confusion matrix as an aligned table: true classes down the side, predicted classes across the top.
+
+    Columns are headed by the class names when none is longer than `width`
+    characters; otherwise by the classes' numbers, each row then starting
+    with its class's number and name. Names longer than `row_width` are cut
+    (their end replaced by "...").
+
+    Args:
+        labels: The class names, in the matrix's order.
+        matrix: Counts, `matrix[i][j]` the documents of true class `i`
+            predicted as class `j`.
+        width: The longest name that heads a column.
+        row_width: The longest name shown in full at the start of a row.
+
+    Example:
+
+    >>> print(confusion_text(["neg", "pos"], [[480, 20], [35, 465]]))
+    true \\ predicted  neg  pos
+    neg               480   20
+    pos                35  465
+    >>> print(confusion_text(["comp.sys.mac.hardware", "sci.space"], [[9, 1], [0, 10]]))
+    true \\ predicted         1   2
+    1 comp.sys.mac.hardware  9   1
+    2 sci.space              0  10
+    """
+    names = [str(name) for name in labels]
+    numbered = any(len(name) > width for name in names)
+    cut = [name if len(name) <= row_width else name[: row_width - 3] + "..." for name in names]
+    heads = [str(i + 1) for i in range(len(names))] if numbered else names
+    rows = [f"{i + 1} {name}" for i, name in enumerate(cut)] if numbered else names
+    corner = "true \\ predicted"
+    side = max(len(corner), *(len(row) for row in rows))
+    cells = [[f"{int(v):,}" for v in row] for row in matrix]
+    widths = [max(len(heads[j]), *(len(row[j]) for row in cells)) for j in range(len(heads))]
+    lines = [f"{corner:<{side}}  " + "  ".join(f"{h:>{w}}" for h, w in zip(heads, widths))]
+    lines += [
+        f"{name:<{side}}  " + "  ".join(f"{v:>{w}}" for v, w in zip(row, widths)) for name, row in zip(rows, cells)
+    ]
+    return "\n".join(lines)
+
+
 def evaluation_text(metrics):
-    """Accuracy and macro-F1 of an evaluation (`hierattn.scoring.evaluate_classifier`), then its confusion matrix."""
+    """Accuracy and macro-F1 of an evaluation (`hierattn.scoring.evaluate_classifier`), then its confusion matrix.
+
+    The matrix is labelled (`confusion_text`): true classes down the side, predicted across the top.
+    """
     scores = f"accuracy {metrics['accuracy']:.4f}, macro-F1 {metrics['macro_f1']:.4f}"
     lines = [
         f"{scores} on {metrics['documents']:,} documents",
-        f"confusion matrix (rows: true, columns: predicted; {', '.join(map(str, metrics['labels']))}):",
+        "confusion matrix (rows: true class, columns: predicted class):",
     ]
-    lines += ["  " + " ".join(f"{v:7d}" for v in row) for row in metrics["confusion_matrix"]]
+    lines += ["  " + line for line in confusion_text(metrics["labels"], metrics["confusion_matrix"]).splitlines()]
     return "\n".join(lines)
 
 
@@ -268,6 +334,7 @@ def corpus_text(summary, words=10):
 __all__ = [
     "CSV_COLUMNS",
     "FORMATS",
+    "confusion_text",
     "corpus_text",
     "evaluation_text",
     "metrics_text",

@@ -10,7 +10,9 @@
 
 Importing this package registers every Keras object of hierattn (layers,
 backbones, the preprocessor, the classifier), so `keras.saving.load_model`
-reads hierattn's `.keras` files after `import hierattn.models`.
+reads hierattn's `.keras` files after `import hierattn.models`, or after
+`import hierattn`, which imports this package when Keras loads (see
+`hierattn/__init__.py`).
 """
 
 from hierattn.models.backbone import Backbone

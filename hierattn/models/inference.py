@@ -1,9 +1,9 @@
 """Fast batched inference on id arrays: similar lengths together, padding trimmed."""
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from hierattn.data.batching import sort_batches_by_length, trim_padding
+from hierattn.data.progress import tqdm
 
 
 def _inference_function(model, rank):

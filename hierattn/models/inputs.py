@@ -3,8 +3,11 @@
 Texts: a list or tuple of strings, a NumPy array or pandas Series of
 strings (or UTF-8 bytes), a `tf.Tensor` of strings, or a `tf.data.Dataset`
 of texts or of `(texts, labels)` (batched or not). Labels: class names or
-integers, or one-hot rows `(n, num_classes)`. Tokenizing is Python code, so
-everything is read into Python strings first; a dataset is read once.
+integers, or one-hot rows `(n, num_classes)`. Integers are class ids into
+the classifier's `label_names`, as Keras reads them, unless the class names
+are integers themselves (a classifier fitted on integer labels): then they
+are names (`hierattn.data.LabelMap.class_ids`). Tokenizing is Python code,
+so everything is read into Python strings first; a dataset is read once.
 """
 
 import numpy as np

@@ -35,7 +35,7 @@ class NgramPart:
     >>> clf = hierattn.TextClassifier("han", embeddings="none", min_count=1, embedding_dim=8)
     >>> _ = clf.fit(texts, labels, epochs=1, verbose=0)
     >>> _ = clf.fit_ngrams(texts + ["Great fun.", "Slow and dull."], labels + ["pos", "neg"])
-    >>> clf.ngram_report["recipe"]["weighting"]   # no validation texts: the fallback recipe
+    >>> clf.ngram_report["recipe"]["weighting"]   # no validation texts: the recipe chosen before
     'tfidf'
     >>> a, b = clf.choose_weights((["A wonderful film.", "So boring."], ["pos", "neg"]))
     >>> clf.ngram_report["network_weight"] == a and clf.ngram_report["ngram_weight"] == b
@@ -58,18 +58,21 @@ class NgramPart:
         `fit`'s step after training the backbone: every recipe of
         `hierattn.defaults.NGRAMS["recipes"]` is fitted with scikit-learn and
         the one with the smallest validation log-loss is kept
-        (`hierattn.ngram_recipes.fit_recipes`); without validation texts,
-        `NGRAMS["fallback"]`. The combination's weights stay as they are
-        until `choose_weights`. `ngram_report` then holds `recipe`,
-        `candidates` (each recipe tried, with its validation scores),
-        `train_documents` and `training_seconds`.
+        (`hierattn.ngram_recipes.fit_recipes`, which logs each recipe tried
+        to the `hierattn.ngram_recipes` logger at DEBUG level). Without
+        validation texts, the recipe chosen before (by an earlier fit, and
+        saved with the classifier) is fitted again to these texts, or
+        `NGRAMS["fallback"]` when none was chosen. The combination's weights
+        stay as they are until `choose_weights`. `ngram_report` then holds
+        `recipe`, `candidates` (each recipe fitted, with its validation
+        scores), `train_documents` and `training_seconds`.
 
         Args:
             x: Texts (the forms `fit` takes), or their ids from `preprocessor`.
             y: Their labels: class names, integers or one-hot rows.
             validation_data: `(texts, labels)`, `(ids, labels)` or a dataset
                 of `(texts, labels)` to choose the recipe on, or `None`.
-            verbose: Print each recipe tried and the one chosen.
+            verbose: Print one line: the recipe fitted, and why.
 
         Returns:
             The classifier.
@@ -79,7 +82,8 @@ class NgramPart:
         validation = None
         if validation_data is not None:
             val_x, val_labels = self._ids_and_label_ids(*validation_pair(validation_data), "validation_data")
-            validation = (ngram_ids(val_x), val_labels)
+            validation = (ngram_ids(val_x), val_labels) if len(val_labels) else None
+        before = (self.ngram_report or {}).get("recipe")
         started = time.perf_counter()
 
         def make_layer(ngram_max, tf, normalize):
@@ -87,21 +91,17 @@ class NgramPart:
                 layer.vocabulary_size, layer.num_classes, ngram_max, layer.num_buckets, tf=tf, normalize=normalize
             )
 
-        fitted, report = fit_recipes(make_layer, ngram_ids(x), labels, validation, log=print if verbose else None)
+        recipes = None if validation is not None or before is None else [_as_grid(before)]
+        fitted, report = fit_recipes(make_layer, ngram_ids(x), labels, validation, recipes)
         for name in ("ngram_max", "tf", "normalize"):  # the layer keeps its place in the model; its recipe changes
             setattr(layer, name, getattr(fitted, name))
         layer.set_tables(fitted.kept_ids, fitted.idf, fitted.kernel, fitted.bias, fitted.unseen_idf)
         self._drop_traced()  # they hold the old tables
         report["training_seconds"] = round(time.perf_counter() - started, 1)
         self.ngram_report = report
+        self.__dict__["_ngram_choices"] = {"recipe": _why(validation is not None, before is not None)}
         if verbose:
-            recipe = report["recipe"]
-            print(
-                f"n-gram part: {recipe['weighting']} 1-{recipe['ngram_max']} grams, C={recipe['C']:g}"
-                f"{', balanced' if recipe['class_weight'] else ''} "
-                f"({'chosen on validation' if validation else 'no validation texts: the fallback'}), "
-                f"{layer.num_kept:,} features, fitted on {len(labels):,} documents in {report['training_seconds']} s"
-            )
+            print(self._ngram_line(weights=False))
         return self
 
     def choose_weights(self, validation_data=None, verbose=0):
@@ -109,22 +109,23 @@ class NgramPart:
 
         `fit`'s last step: the weights with the smallest validation log-loss
         (`hierattn.ngrams.choose_mixing`), or without validation texts
-        `hierattn.defaults.NGRAMS["weights"]`. `ngram_report` then holds
-        `network_weight` (`a`), `ngram_weight` (`b`), `network_share`
-        (`a / (a + b)`) and, with validation texts, `validation_accuracy`
-        (each part alone and combined) and `shares` (each share tried).
+        `hierattn.defaults.NGRAMS["weights"]` (`fit` without validation
+        texts does not call it once weights were chosen: it keeps them).
+        `ngram_report` then holds `network_weight` (`a`), `ngram_weight`
+        (`b`), `network_share` (`a / (a + b)`) and, with validation texts,
+        `validation_accuracy` (each part alone and combined) and `shares`
+        (each share tried).
 
         Args:
             validation_data: `(texts, labels)`, `(ids, labels)` or a dataset
                 of `(texts, labels)`; `None` for the default weights.
-            verbose: Print the weights chosen.
+            verbose: Print one line: the weights chosen, and how.
 
         Returns:
             The weights `(a, b)`.
         """
         layer = self._ngram_part()
-        kept = ("recipe", "candidates", "train_documents", "training_seconds")  # of `fit_ngrams`
-        report = {key: value for key, value in (self.ngram_report or {}).items() if key in kept}
+        report = self._fit_report()
         x = None
         if validation_data is not None:
             x, labels = self._ids_and_label_ids(*validation_pair(validation_data), "validation_data")
@@ -132,18 +133,86 @@ class NgramPart:
             probabilities = self.predict_ids(token_ids(x), part="network")
             (a, b), measured = mixing_on_validation(probabilities, ngram_logits(layer, ngram_ids(x)), labels)
             report.update(measured)
-            chosen = "chosen on the validation texts"
+            why = "chosen on validation"
         else:
-            (a, b), chosen = NGRAMS["weights"], "the default (no validation texts)"
+            (a, b), why = NGRAMS["weights"], "the defaults (no validation texts)"
         self.combination.mixing.assign(np.array([a, b], np.float32))
+        self._set_weights_report(report, a, b, why)
+        if verbose:
+            print(self._ngram_line(recipe=False))
+        return float(a), float(b)
+
+    def _fit_ngram_part(self, x, labels, validation, verbose):
+        """`fit`'s n-gram steps: `fit_ngrams`, then `choose_weights`, or the weights chosen before kept without validation."""
+        keep = validation is None and self._weights_chosen()  # decided before fit_ngrams writes a new report
+        a, b = (float(w) for w in np.asarray(self.combination.mixing))
+        self.fit_ngrams(x, labels, validation_data=validation)
+        if keep:
+            self._set_weights_report(self._fit_report(), a, b, "kept (no validation texts)")
+        else:
+            self.choose_weights(validation)
+        if verbose:
+            print(self._ngram_line())
+
+    def _weights_chosen(self):
+        """Whether the combination's weights were chosen (by `fit` or `choose_weights`, or saved so).
+
+        A file saved before the report was kept has none: its weights count
+        as chosen when they are not the combination's starting `(1, 0)`.
+        """
+        if "network_weight" in (self.ngram_report or {}):
+            return True
+        return [float(w) for w in np.asarray(self.combination.mixing)] != [1.0, 0.0]
+
+    def _fit_report(self):
+        """What `fit_ngrams` measured, of `ngram_report` (without the weights' entries)."""
+        kept = ("recipe", "candidates", "train_documents", "training_seconds")
+        return {key: value for key, value in (self.ngram_report or {}).items() if key in kept}
+
+    def _set_weights_report(self, report, a, b, why):
         report.update(network_weight=float(a), ngram_weight=float(b), network_share=float(a / (a + b)))
         self.ngram_report = report
-        if verbose:
-            print(f"weights {a:.2f} (network) and {b:.2f} (n-grams), {chosen}")
-        return float(a), float(b)
+        self.__dict__.setdefault("_ngram_choices", {})["weights"] = why
+
+    def _ngram_line(self, recipe=True, weights=True):
+        """One line on the n-gram part: its recipe and why, its weights and why (`ngram_report`)."""
+        report, why = self.ngram_report, self.__dict__.get("_ngram_choices", {})
+        parts = []
+        if recipe:
+            chosen = report["recipe"]
+            fitted = f"{self.ngram_logits.num_kept:,} features"
+            if "train_documents" in report:
+                fitted += f" from {report['train_documents']:,} documents in {report['training_seconds']} s"
+            parts.append(
+                f"{chosen['weighting']} 1-{chosen['ngram_max']} grams, C={chosen['C']:g}"
+                f"{', balanced' if chosen['class_weight'] else ''}, {why.get('recipe', 'as saved')}, {fitted}"
+            )
+        if weights:
+            parts.append(
+                f"weights {report['network_weight']:.2f} (network) / {report['ngram_weight']:.2f} (n-grams), "
+                f"{why.get('weights', 'as saved')}"
+            )
+        return "n-gram part: " + "; ".join(parts)
 
     def _ngram_part(self):
         if self.ngram_logits is None:
             why = "it was made with ngrams=False" if not self.ngrams else "fit or adapt it first"
             raise ValueError(f"this classifier has no n-gram part ({why})")
         return self.ngram_logits
+
+
+def _as_grid(recipe):
+    """A chosen recipe (`ngram_report["recipe"]`) as a grid of one candidate, for `fit_recipes`."""
+    return {
+        "weighting": recipe["weighting"],
+        "ngram_max": recipe["ngram_max"],
+        "C": (recipe["C"],),
+        "class_weights": (recipe["class_weight"],),
+    }
+
+
+def _why(validated, chosen_before):
+    """Why `fit_ngrams` fitted the recipe it did, in words."""
+    if validated:
+        return "chosen on validation"
+    return "chosen before (no validation texts)" if chosen_before else "the fallback (no validation texts)"

@@ -44,7 +44,7 @@ class Task(keras.Model):
     `evaluate`, `predict` and calling the model take texts as a list, a NumPy
     array or pandas Series, a `tf.Tensor` of strings or a `tf.data.Dataset`
     (of texts, or of `(texts, labels)` for `evaluate`), and labels as class
-    names, integers or one-hot rows.
+    names, integers or one-hot rows (`label_ids` says how integers are read).
 
     Example:
 
@@ -67,8 +67,15 @@ class Task(keras.Model):
         return self.backbone is not None and self.label_names is not None and self.preprocessor.adapted
 
     def label_ids(self, labels):
-        """Class ids of labels (unknown labels raise a `DataError` naming them)."""
-        return LabelMap(self.label_names).to_ids(list(labels))
+        """Class ids of labels: class names, or integers as Keras reads them (`LabelMap.class_ids`).
+
+        Integer labels are class ids into `label_names` (`0 .. C-1`), as in
+        Keras, unless the class names are integers themselves (the classifier
+        was fitted on integer labels, e.g. stars `[1, 2, 5]`): then integers
+        are class names. Unknown labels, and integers out of range, raise a
+        `DataError` naming them.
+        """
+        return LabelMap(self.label_names).class_ids(list(labels))
 
     def __call__(self, inputs, *args, **kwargs):
         # Texts are tokenized (in Python) first; ids go straight to Keras.

@@ -25,6 +25,8 @@ from hierattn.models.transformer_backbone import TransformerBackbone
 # The backbone class of each architecture name.
 BACKBONE_CLASSES = {"han": HANBackbone, "transformer": TransformerBackbone, "rnn": RNNBackbone}
 _MODEL_KWARGS = ("name", "trainable", "dtype")
+# The entries of `ngram_report` saved with the classifier: the n-gram recipe and the weights chosen.
+_SAVED_REPORT = ("recipe", "network_weight", "ngram_weight", "network_share")
 
 
 @keras.saving.register_keras_serializable(package="hierattn")
@@ -51,10 +53,12 @@ class TextClassifier(NgramPart, Task):
     names and `explain` explanations. The first `fit` adapts the classifier
     (`adapt`); every `fit` trains the backbone, then fits the n-gram part
     (`fit_ngrams`) and chooses the two parts' weights (`choose_weights`),
-    steps Keras has no verb for, which can also be called alone. `save`
-    writes one `.keras` file holding all of it, which
-    `keras.saving.load_model` reads back (safe mode on) once
-    `hierattn.models` is imported, as `hierattn.load_classifier` does.
+    steps Keras has no verb for, which can also be called alone; a further
+    `fit` without validation data keeps the recipe and weights chosen
+    before. `save` writes one `.keras` file holding all of it (and refuses
+    Keras's legacy `.h5`), which `keras.saving.load_model` reads back
+    (safe mode on) once `hierattn` is imported, before or after Keras, as
+    `hierattn.load_classifier` does.
 
     Args:
         backbone: `"han"`, `"transformer"` or `"rnn"` (built on the first
@@ -245,10 +249,23 @@ class TextClassifier(NgramPart, Task):
         `choose_weights` chooses the two parts' weights on the validation
         texts.
 
+        A further `fit` without validation data (no `validation_data`,
+        `validation_split=0`) keeps what an earlier one chose on its
+        validation texts: the n-gram part is fitted to the new texts with
+        the recipe chosen then, and the two parts' weights stay as they are.
+        With validation data, both are chosen again. (The first `fit`
+        without validation data takes `NGRAMS["fallback"]` and
+        `NGRAMS["weights"]` of `hierattn.defaults`.) With `verbose`, the
+        n-gram part's recipe and weights are printed in one line; each
+        recipe tried is logged to the `hierattn.ngram_recipes` logger
+        (DEBUG level).
+
         Args:
             x: Training texts (see the class docstring for the forms), or a
                 `tf.data.Dataset` of `(texts, labels)`.
-            y: Their labels: class names, integers or one-hot rows.
+            y: Their labels: class names, integers or one-hot rows (integers
+                are class ids, unless the class names are integers:
+                `Task.label_ids`).
             batch_size: Documents per batch (default 64); under
                 `tf.distribute`, the global batch, split between the replicas.
             epochs: Most epochs. `None` (the default): scaled to the
@@ -319,9 +336,26 @@ class TextClassifier(NgramPart, Task):
         finally:
             self._set_network_only(False)
         if self.ngram_logits is not None:
-            self.fit_ngrams(x_fit, labels, validation_data=validation, verbose=verbose)
-            self.choose_weights(validation, verbose=verbose)
+            self._fit_ngram_part(x_fit, labels, validation, verbose)
         return history
+
+    def save(self, filepath, overwrite=True, zipped=None, **kwargs):
+        """Keras `save`: one `.keras` file holding the whole classifier, which `keras.saving.load_model` reads back.
+
+        Keras's legacy HDF5 format (`.h5`, `.hdf5`) cannot hold the
+        preprocessor or the n-gram part, so a file written in it could not be
+        loaded back: such a path is refused before anything is written.
+
+        Raises:
+            ValueError: `filepath` ends in `.h5` or `.hdf5` (Keras refuses
+                other extensions itself, also before writing).
+        """
+        if str(filepath).lower().endswith((".h5", ".hdf5")):
+            raise ValueError(
+                "a TextClassifier saves only in the native Keras format (the legacy HDF5 format cannot hold "
+                f"its preprocessor or n-gram part): use a path ending in .keras. Received: filepath={filepath}"
+            )
+        return super().save(filepath, overwrite=overwrite, zipped=zipped, **kwargs)
 
     def get_config(self):
         config = super().get_config()
@@ -339,13 +373,19 @@ class TextClassifier(NgramPart, Task):
                 "backbone_options": dict(self.backbone_options) if self.backbone is None else {},
             }
         )
+        chosen = {key: value for key, value in (self.ngram_report or {}).items() if key in _SAVED_REPORT}
+        if "recipe" in chosen:  # what a further `fit` without validation texts keeps (only once chosen)
+            config["ngram_report"] = chosen
         return config
 
     @classmethod
     def from_config(cls, config):
         config = dict(config)
+        report = config.pop("ngram_report", None)
         config["backbone"] = backbone_config(config.get("backbone"))
         for key in ("backbone", "preprocessor"):
             if isinstance(config.get(key), dict):
                 config[key] = keras.saving.deserialize_keras_object(config[key])
-        return cls(**config)
+        classifier = cls(**config)
+        classifier.ngram_report = report
+        return classifier
