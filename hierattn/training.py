@@ -224,6 +224,10 @@ def _train(
         train_data, test_data, unlabeled = (
             sample(data, config.limit, config.seed) for data in (train_data, test_data, unlabeled)
         )
+        sizes = [f"{len(train_data):,} training"] + [
+            f"{len(data):,} {name}" for name, data in (("test", test_data), ("unlabelled", unlabeled)) if data
+        ]
+        log(f"limit {config.limit:,}: a seeded sample of {', '.join(sizes)} texts")
     split = stratified_split(train_data.labels, config.validation_split, config.seed, train_data.label_map.names)
     with claim_run_dir(output, resume), resource_errors(config, output):
         return _train_owned(
