@@ -250,6 +250,9 @@ def resume_run(
         raise
     except KeyboardInterrupt:
         raise TrainingInterrupted(run_dir, True) from None
+    except Exception as error:
+        error.run_dir = pathlib.Path(run_dir)  # which run it ended (see `_train`)
+        raise
 
 
 def check_output(output=None, resume=None, distribute=None):
@@ -349,3 +352,9 @@ def _train(config, dataset, data, output, resume, distribute, log, verbose):
         raise
     except KeyboardInterrupt:
         raise TrainingInterrupted(output, resumable(output)) from None
+    except Exception as error:
+        # Which run it ended: TensorFlow's C++ code can lose a Ctrl-C and raise another error in its place
+        # (e.g. "AttributeError: 'list' object has no attribute '_type_spec'" while a tf.data pipeline is made), and
+        # a program that saw the signal (`hierattn train`) still tells the user how to resume this run.
+        error.run_dir = output
+        raise

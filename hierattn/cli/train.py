@@ -5,6 +5,7 @@ nothing can be resumed) and exits with code 130.
 """
 
 import contextlib
+import signal
 import sys
 
 import click
@@ -184,12 +185,52 @@ def _settings(settings, config_file, output, resume, distribute):
 
 @contextlib.contextmanager
 def _interrupts(distribute):
-    """Ctrl-C: the command that resumes the run, or that nothing can be resumed, on standard error; exit code 130."""
+    """Ctrl-C: the command that resumes the run, or that nothing can be resumed, on standard error; exit code 130.
+
+    TensorFlow's C++ code can lose the `KeyboardInterrupt` of a Ctrl-C that
+    arrives while it runs and raise another error in its place (seen:
+    "AttributeError: 'list' object has no attribute '_type_spec'" while a
+    tf.data pipeline is made). So the program notes the signal while
+    training (its own handler, which then raises `KeyboardInterrupt` as
+    Python's does), and an error that follows it is taken for the interrupt
+    it replaced; the library names the run such an error ended (`run_dir`).
+    What TensorFlow prints of the lost interrupt (through `sys.excepthook`)
+    is not shown once the signal came.
+    """
+    received = []
+
+    def on_interrupt(signum, frame):
+        received.append(signum)
+        signal.default_int_handler(signum, frame)
+
+    def on_printed_error(*exc_info):  # TensorFlow prints the error it lost the interrupt to (PyErr_Print)
+        if not received:
+            excepthook(*exc_info)
+
+    try:
+        previous = signal.signal(signal.SIGINT, on_interrupt)
+    except ValueError:  # not the main thread: Python's own handling
+        previous = None
+    excepthook, sys.excepthook = sys.excepthook, on_printed_error
     try:
         yield
     except KeyboardInterrupt as interrupt:
         click.echo("\n" + interrupted_text(interrupt, distribute), err=True)
         sys.exit(130)
+    except Exception as error:
+        if not received:
+            raise
+        from hierattn.runs import resumable  # loaded already: the training ran
+        from hierattn.train_sources import TrainingInterrupted
+
+        run_dir = getattr(error, "run_dir", None)
+        interrupt = TrainingInterrupted(run_dir, run_dir is not None and resumable(run_dir))
+        click.echo("\n" + interrupted_text(interrupt, distribute), err=True)
+        sys.exit(130)
+    finally:
+        sys.excepthook = excepthook
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
 
 
 def _report(run):
