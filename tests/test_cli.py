@@ -139,6 +139,46 @@ def test_train_reports_the_baseline_beside_the_model_unless_told_not_to(cli_run,
 # Interrupted, then resumed with nothing typed again -------------------------------------------------------------------
 
 
+def test_an_interrupt_that_other_code_loses_still_prints_how_to_resume(tmp_path, capsys):
+    # TensorFlow's C++ code can catch the KeyboardInterrupt of a Ctrl-C, print it and raise another error in its place
+    # (seen: "AttributeError: 'list' object has no attribute '_type_spec'" while a tf.data pipeline is made). A real
+    # SIGINT reaches the program's handler; what TensorFlow then does is done here by hand.
+    from hierattn.cli.train import _interrupts
+
+    run = tmp_path / "my run"
+    (run / "checkpoints").mkdir(parents=True)
+    (run / "checkpoints" / "adapted.keras").write_bytes(b"resumable from here")
+    outside = signal.signal(signal.SIGINT, signal.default_int_handler)  # Python's own, even in a background job
+    with pytest.raises(SystemExit) as exit:
+        with _interrupts(None):
+            try:
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(5)  # the handler raises KeyboardInterrupt here
+            except KeyboardInterrupt:
+                error = AttributeError("'list' object has no attribute '_type_spec'")
+                sys.excepthook(AttributeError, error, None)  # printed, as TensorFlow prints it
+                error.run_dir = run  # as hierattn.train_sources names the run an error ended
+                raise error from None
+    assert exit.value.code == 130
+    printed = capsys.readouterr().err
+    assert (
+        printed.strip().splitlines()[-1]
+        == f"interrupted: resume with  python cli.py train --resume {shlex.quote(str(run))}"
+    )
+    assert "AttributeError" not in printed
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the program's handler is gone again
+    signal.signal(signal.SIGINT, outside)
+    assert sys.excepthook is sys.__excepthook__
+
+
+def test_an_error_without_a_ctrl_c_is_not_taken_for_one():
+    from hierattn.cli.train import _interrupts
+
+    with pytest.raises(AttributeError):
+        with _interrupts(None):
+            raise AttributeError("a real error")
+
+
 @pytest.mark.slow
 def test_ctrl_c_prints_the_command_that_resumes_and_resuming_needs_only_the_run(tmp_path, monkeypatch):
     work = tmp_path / "work"

@@ -207,10 +207,14 @@ def _interrupts(distribute):
         if not received:
             excepthook(*exc_info)
 
-    try:
-        previous = signal.signal(signal.SIGINT, on_interrupt)
-    except ValueError:  # not the main thread: Python's own handling
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is not signal.default_int_handler:  # SIGINT ignored (a background job) or handled by an embedder
         previous = None
+    else:
+        try:
+            signal.signal(signal.SIGINT, on_interrupt)
+        except ValueError:  # not the main thread: Python's own handling
+            previous = None
     excepthook, sys.excepthook = sys.excepthook, on_printed_error
     try:
         yield
