@@ -1,4 +1,4 @@
-"""The baseline every `train` run reports (`hierattn.baseline`), on IMDB and the four devsuite datasets.
+"""The baseline every `train` run reports (`hierattn.runs.baseline`), on IMDB and the four devsuite datasets.
 
 For each dataset, fits TF-IDF (word 1-2 grams) + logistic regression as
 `train` does: on the training part left after the stratified, seeded 10%
@@ -15,10 +15,10 @@ import json
 import pathlib
 import time
 
-from hierattn.baseline import run_baseline
 from hierattn.data import load_imdb, load_table
 from hierattn.data.dataset import stratified_split
 from hierattn.defaults import TRAINING
+from hierattn.runs.baseline import run_baseline
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 

@@ -30,7 +30,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import numpy as np  # noqa: E402
 
 from hierattn.data import load_imdb, stratified_split  # noqa: E402
-from hierattn.evaluation import classification_metrics  # noqa: E402
+from hierattn.metrics import classification_metrics  # noqa: E402
 
 
 def fit_best(kind, values, train_texts, y_train, val_texts, y_val):
@@ -73,9 +73,9 @@ def run_baseline(name, fit, data, fit_idx, val_idx):
 
 
 def run_model(model, data, out, epochs=None):
-    from hierattn.runs import load_run
-    from hierattn.train_config import TrainConfig
-    from hierattn.training import train
+    from hierattn.runs.config import TrainConfig
+    from hierattn.runs.directory import load_run
+    from hierattn.runs.train import train
 
     config = TrainConfig.from_dict({"model": model, **({"epochs": epochs} if epochs else {})})
     run_dir = pathlib.Path(out) / f"run-{model}-{time.strftime('%Y%m%d-%H%M%S')}"

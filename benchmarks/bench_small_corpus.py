@@ -20,8 +20,8 @@ import tempfile
 
 from bench_baseline import load
 
-from hierattn.train_config import TrainConfig
-from hierattn.training import train
+from hierattn.runs.config import TrainConfig
+from hierattn.runs.train import train
 
 
 def main():

@@ -19,7 +19,7 @@ No test text is read.
 from ngram_criterion import candidates, run_studies, split_run, two_fold
 
 from hierattn.data.dataset import stratified_split
-from hierattn.ngrams import choose_mixing, combine, log_loss, scored_at_best_scale
+from hierattn.ngrams.mixing import choose_mixing, combine, log_loss, scored_at_best_scale
 
 
 def study(run_dir):

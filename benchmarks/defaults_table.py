@@ -19,7 +19,7 @@ import argparse
 import json
 import pathlib
 
-from hierattn.train_config import read_config
+from hierattn.runs.config import read_config
 
 HEADER = (
     "| dataset | model | test acc. / macro-F1 | network alone | n-gram part alone | TF-IDF+LR baseline "

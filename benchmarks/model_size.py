@@ -71,10 +71,11 @@ def show(name, model_file):
 
 def imdb_estimate(archive, folder):
     """Builds IMDB's default classifier (network untrained) and saves it both ways under `folder`."""
-    from hierattn import train_config, training
     from hierattn.data import load_imdb
     from hierattn.data.dataset import stratified_split
     from hierattn.models.task import default_optimizer
+    from hierattn.runs import config as train_config
+    from hierattn.runs import train as training
 
     config = train_config.TrainConfig.from_dict({"embeddings": "none"})  # sizes do not depend on the embeddings' values
     train = load_imdb(archive, splits=("train",), download=False, progress=False)["train"]

@@ -18,7 +18,7 @@ import numpy as np
 from ngram_criterion import candidates, run_studies, scores, split_run, two_fold
 
 from hierattn.data.dataset import stratified_split
-from hierattn.ngrams import choose_mixing, combine, log_loss, scored_at_best_scale
+from hierattn.ngrams.mixing import choose_mixing, combine, log_loss, scored_at_best_scale
 
 EXTRA_C = (0.1, 0.3, 3.0)
 

@@ -3,7 +3,7 @@
 Validation only: for each finished default run, the run's own network and its
 validation split (re-made from config.json: the same seeded, stratified
 split), every recipe candidate of `NGRAMS["recipes"]` fitted on the run's
-training part (each alone, `hierattn.ngram_recipes.fit_recipes`), then a
+training part (each alone, `hierattn.ngrams.recipes.fit_recipes`), then a
 2-fold split of the validation texts (stratified, seed 0): each criterion
 chooses the recipe (the part alone, at its best temperature) and the weights
 on one half, and the other half is scored (accuracy and macro-F1 of the
@@ -31,10 +31,10 @@ from sklearn.metrics import f1_score
 from hierattn.data import load_imdb, load_table, locate_imdb
 from hierattn.data.dataset import stratified_split
 from hierattn.defaults import NGRAMS
-from hierattn.layers import NgramLogits
-from hierattn.ngram_recipes import _class_weights, fit_recipes
-from hierattn.ngrams import choose_mixing, combine, log_loss, ngram_logits, scored_at_best_scale
-from hierattn.runs import load_run
+from hierattn.ngrams.logits import NgramLogits
+from hierattn.ngrams.mixing import choose_mixing, combine, log_loss, ngram_logits, scored_at_best_scale
+from hierattn.ngrams.recipes import _class_weights, fit_recipes
+from hierattn.runs.directory import load_run
 
 
 def balanced_log_loss(probabilities, labels):

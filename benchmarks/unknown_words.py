@@ -2,7 +2,7 @@
 
 Validation only (issue #30): for each finished default run, its n-gram part is
 refitted on the run's training part with every recipe candidate
-(`hierattn.ngram_recipes.fit_recipes`) and chosen on the run's validation
+(`hierattn.ngrams.recipes.fit_recipes`) and chosen on the run's validation
 texts, once on the ids as they are (a word outside the vocabulary is id 1, a
 feature of its own, inside n-grams) and once with those ids set to 0 (no
 feature, and no n-gram spans them). Prints the chosen part's validation
@@ -17,9 +17,9 @@ import numpy as np
 from ngram_criterion import run_studies, split_run
 from sklearn.metrics import f1_score
 
-from hierattn.layers import NgramLogits
-from hierattn.ngram_recipes import fit_recipes
-from hierattn.ngrams import ngram_logits, scored_at_best_scale
+from hierattn.ngrams.logits import NgramLogits
+from hierattn.ngrams.mixing import ngram_logits, scored_at_best_scale
+from hierattn.ngrams.recipes import fit_recipes
 
 
 def study(run_dir):

@@ -14,7 +14,7 @@ The package is organised as:
 * :mod:`hierattn.layers`: Keras 3 attention layers (mask-correct,
   serializable, returning their attention weights).
 * :mod:`hierattn.data`: IMDB and table datasets, tokenization, encoding.
-* :mod:`hierattn.training`, :mod:`hierattn.runs`, :mod:`hierattn.explain`:
+* :mod:`hierattn.runs.train`, :mod:`hierattn.runs.directory`, :mod:`hierattn.explain`:
   training runs, loading them, explaining predictions.
 * :mod:`hierattn.defaults`: the tuned defaults, in one place.
 * :mod:`hierattn.cli`: the `hierattn` program (`python -m hierattn`).
@@ -28,7 +28,7 @@ hierattn's `.keras` files (safe mode on), whichever of Keras and hierattn is
 imported first: Keras learns hierattn's classes (every layer, backbone and
 the classifier) when `hierattn.models` is imported, which happens at once
 if Keras is already loaded, and otherwise right after Keras (or TensorFlow)
-is first imported (`hierattn.keras_hook`). `hierattn.load_classifier(path)`
+is first imported (`hierattn.utils.keras_hook`). `hierattn.load_classifier(path)`
 also checks what it loads.
 
 Importing hierattn changes no process-wide setting: it only adds that
@@ -41,7 +41,7 @@ before TensorFlow is imported.
 
 import importlib
 
-from hierattn import keras_hook
+from hierattn.utils import keras_hook
 
 __version__ = "0.5.0"
 
@@ -52,7 +52,7 @@ _EXPORTS = {
     "TextClassifier": "hierattn.models",
     "TextPreprocessor": "hierattn.models",
     "Explainer": "hierattn.explain",
-    "load_run": "hierattn.runs",
+    "load_run": "hierattn.runs.directory",
     "load_classifier": "hierattn.models",
     "Backbone": "hierattn.models",
     "HANBackbone": "hierattn.models",

@@ -6,8 +6,8 @@ import time
 import keras
 import numpy as np
 
-from hierattn.atomic import atomic_path
 from hierattn.errors import DivergedArgumentError
+from hierattn.utils.atomic import atomic_path
 
 
 class StopOnNaN(keras.callbacks.Callback):
@@ -67,7 +67,7 @@ class SaveWeights(keras.callbacks.Callback):
     or of `ModelCheckpoint(save_weights_only=True, save_best_only=True)`
     (with `monitor`: only epochs that lower it below `best`), but the file
     is written under a temporary name and moved into place
-    (`hierattn.atomic`): a full disk or a kill while saving leaves the
+    (`hierattn.utils.atomic`): a full disk or a kill while saving leaves the
     previous file whole and no temporary file, never a truncated checkpoint.
 
     Args:

@@ -78,7 +78,7 @@ TRAINING = {
 }
 CLIPNORM = 1.0
 
-# The epochs of a training not given `epochs` (`hierattn.budget`): the number
+# The epochs of a training not given `epochs` (`hierattn.models.budget`): the number
 # of epochs that makes about `steps` batches, ceil(steps / ceil(training texts
 # / batch size)), kept within `min_epochs` and `max_epochs` (batch 64: 40
 # epochs for 1,000 texts, 38 for 5,000, 9 for 22,500), so that small corpora
@@ -88,11 +88,11 @@ CLIPNORM = 1.0
 EPOCH_BUDGET = {"steps": 3000, "min_epochs": 8, "max_epochs": 40, "seconds": 1200}
 
 # The n-gram reference every `train` run fits beside the model
-# (`hierattn.baseline`): TF-IDF of word 1-2 grams + logistic regression, the
+# (`hierattn.runs.baseline`): TF-IDF of word 1-2 grams + logistic regression, the
 # reference baseline of the development datasets (../shared/datasets/devsuite).
 BASELINE = {"ngram_range": (1, 2), "min_df": 2, "sublinear_tf": True, "C": 10.0, "max_iter": 2000}
 
-# The n-gram part every model gets (`hierattn.ngram_recipes`, `hierattn.ngrams`):
+# The n-gram part every model gets (`hierattn.ngrams.recipes`, `hierattn.ngrams.mixing`):
 # a linear model over the word n-grams of the whole text (up to `length`
 # tokens), hashed into `num_buckets` feature ids, fitted with scikit-learn on
 # the n-grams of at least `min_df` training texts. Every recipe is tried at
@@ -165,7 +165,7 @@ ID_COLUMNS = ("id", "doc_id", "document_id", "review_id", "uid")
 
 # File and folder names that say which part of a dataset a file is, not which
 # dataset: a run on `agnews/train.csv` is named after `agnews`, the first
-# folder up whose name is not one of these (`hierattn.runs.dataset_name`).
+# folder up whose name is not one of these (`hierattn.runs.directory.dataset_name`).
 GENERIC_DATA_NAMES = (
     "train", "training", "test", "testing", "dev", "valid", "validation", "val", "eval", "data", "dataset",
     "datasets", "all", "full", "labeled", "labelled", "unlabeled", "unlabelled", "corpus", "texts", "input",

@@ -102,9 +102,9 @@ TINY_OPTIONS = {
 def make_run(tiny_csv, path, model, epochs=1, **kwargs):
     """Trains a tiny run of `model` on the generated corpus and loads its `TextClassifier`."""
     from hierattn.data import load_table
-    from hierattn.runs import load_run
-    from hierattn.train_config import TrainConfig
-    from hierattn.training import train
+    from hierattn.runs.config import TrainConfig
+    from hierattn.runs.directory import load_run
+    from hierattn.runs.train import train
 
     train_data, _ = load_table(tiny_csv[0])
     backbone = {**TINY_OPTIONS[model], **kwargs.pop("backbone", {})}
@@ -128,7 +128,7 @@ def _session_run(tiny_csv, tmp_path_factory, model):
 
 
 def _classifier(path):
-    from hierattn.runs import load_run
+    from hierattn.runs.directory import load_run
 
     return load_run(path).classifier
 
@@ -198,7 +198,7 @@ def small_disk(tmp_path, monkeypatch):
     Where this process may mount file systems, a real one: a 1 MiB tmpfs
     filled up, so every write fails with ENOSPC as on a full disk. Elsewhere
     the failure is injected where hierattn moves a finished file into place
-    (`hierattn.atomic`), after its bytes were written.
+    (`hierattn.utils.atomic`), after its bytes were written.
     """
     folder = tmp_path / "disk"
     folder.mkdir()
@@ -218,7 +218,7 @@ def small_disk(tmp_path, monkeypatch):
     def full(temporary, path, overwrite):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr("hierattn.atomic._publish", full)
+    monkeypatch.setattr("hierattn.utils.atomic._publish", full)
     yield folder
 
 

@@ -25,7 +25,7 @@ import hierattn
 # Examples that cannot run on their own, with the reason. Their code must still compile.
 NOT_STANDALONE = {
     "hierattn.models.text_classifier.TextClassifier": "trains on `texts` and `labels`, a user's data",
-    "hierattn.runs.Run": "loads a trained run directory, which `python cli.py train` makes in minutes",
+    "hierattn.runs.directory.Run": "loads a trained run directory, which `python cli.py train` makes in minutes",
 }
 
 SKIPPED_MODULES = {"hierattn.__main__"}  # importing it is harmless, but it is the program, not the library

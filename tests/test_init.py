@@ -21,7 +21,7 @@ def state():
     return {"env": dict(os.environ), "filters": [str(f) for f in warnings.filters],
             "tf_log": logging.getLogger("tensorflow").level, "stderr": sys.stderr is sys.__stderr__}
 before = state()
-import hierattn, hierattn.cli, hierattn.runs, hierattn.training, hierattn.explain, hierattn.data
+import hierattn, hierattn.cli, hierattn.runs.directory, hierattn.runs.train, hierattn.explain, hierattn.data
 after = state()
 print(json.dumps([before == after, sorted(set(after["env"].items()) ^ set(before["env"].items()))]))
 """

@@ -1,4 +1,4 @@
-"""`hierattn evaluate`: options onto `hierattn.scoring.evaluate_run`."""
+"""`hierattn evaluate`: options onto `hierattn.runs.evaluate.evaluate_run`."""
 
 import click
 
@@ -10,7 +10,7 @@ from hierattn.cli.options import (
     refuse_existing,
     run_option,
 )
-from hierattn.jsonfile import save_json
+from hierattn.utils.jsonfile import save_json
 
 
 @click.command()
@@ -38,10 +38,10 @@ from hierattn.jsonfile import save_json
 def evaluate(run_dir, split, data_path, text_column, label_column, output, encoding):
     """Evaluate a run (the latest by default) on labelled data."""
     # imported when the command runs: --help, and refusing bad input, come before NumPy, pandas and TensorFlow load
-    from hierattn.explain.report import evaluation_text
+    from hierattn.cli.render import evaluation_text
 
     # imported when the command runs: --help, and refusing bad input, come before pandas and TensorFlow load
-    from hierattn.scoring import evaluate_run
+    from hierattn.runs.evaluate import evaluate_run
 
     refuse_existing(output)
     metrics = evaluate_run(

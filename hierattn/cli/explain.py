@@ -1,10 +1,9 @@
-"""`hierattn explain`: one text onto `hierattn.explain.explain_texts`, a file or standard input onto `explain_file`, a dataset onto `explain_dataset`."""
+"""`hierattn explain`: one text onto `hierattn.runs.explain.explain_texts`, a file or standard input onto `explain_file`, a dataset onto `explain_dataset`."""
 
 import pathlib
 
 import click
 
-from hierattn.atomic import write_text
 from hierattn.cli.options import (
     check_text_or_file,
     echo_err,
@@ -18,6 +17,7 @@ from hierattn.cli.options import (
     text_argument,
     text_column_option,
 )
+from hierattn.utils.atomic import write_text
 
 
 @click.command()
@@ -108,7 +108,7 @@ def explain(
         if text is not None or file_path is not None:
             raise click.UsageError("give either --dataset or texts (a text, --file or -), not both")
         # imported when the command runs: --help, and refusing bad input, come before pandas and TensorFlow load
-        from hierattn.explain import explain_dataset
+        from hierattn.runs.explain import explain_dataset
 
         summary, report = explain_dataset(
             dataset,
@@ -130,7 +130,7 @@ def explain(
     if text is None and file_path is None:
         raise click.UsageError("give a text, --file FILE, - for standard input, or --dataset")
     # imported when the command runs: --help, and refusing bad input, come before pandas and TensorFlow load
-    from hierattn.explain import explain_file, explain_texts
+    from hierattn.runs.explain import explain_file, explain_texts
 
     options = {"check": check, "random_draws": random_draws, "seed": seed, "log": echo_err}
     if text is not None and text != "-":
@@ -147,8 +147,8 @@ def _echo_dataset(summary, report, output):
     """What `explain_dataset` found and wrote."""
     # imported when the command runs: --help, and refusing bad input, come before NumPy, pandas and TensorFlow load
     # imported when the command runs: --help, and refusing bad input, come before pandas and TensorFlow load
-    from hierattn.explain import faithfulness_path
-    from hierattn.explain.report import corpus_text
+    from hierattn.cli.render import corpus_text
+    from hierattn.runs.explain import faithfulness_path
 
     click.echo(corpus_text(summary))
     for path in summary.outputs:

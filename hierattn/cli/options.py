@@ -20,9 +20,9 @@ import warnings
 
 import click
 
-from hierattn.atomic import check_new_file, reason
 from hierattn.defaults import BACKBONES, DISTRIBUTE, EPOCH_BUDGET, MODELS, PREPROCESSING, TRAINING
 from hierattn.errors import ArgumentError, HierattnError
+from hierattn.utils.atomic import check_new_file, reason
 
 
 def configure_process(verbose=False):
@@ -209,7 +209,7 @@ def train_options(function):
     """The options of every `train` command: the run's settings, where the run goes and how it runs.
 
     The settings' options are named after the settings (`--max-length` is
-    `max_length`, see `hierattn.train_config.TrainConfig.from_dict`); the
+    `max_length`, see `hierattn.runs.config.TrainConfig.from_dict`); the
     command receives them as keyword arguments, with `config_file`,
     `output`, `resume` and `distribute`.
     """
@@ -430,7 +430,7 @@ def interrupted_text(interrupt, distribute=None):
 
     Args:
         interrupt: The `KeyboardInterrupt`: a
-            `hierattn.train_sources.TrainingInterrupted` says which run and
+            `hierattn.runs.sources.TrainingInterrupted` says which run and
             whether it can be resumed; any other came before a run began.
         distribute: The `--distribute` the run was trained with, given again
             in the command.
@@ -450,9 +450,9 @@ def echo_err(line):
 
 
 def echo_rows(path, report):
-    """Says how many rows of a table were used (`hierattn.explain.report.rows_text`), and on standard error how many not."""
+    """Says how many rows of a table were used (`hierattn.data.tables.rows_text`), and on standard error how many not."""
     # imported when the command runs: --help, and refusing bad input, come before NumPy, pandas and TensorFlow load
-    from hierattn.explain.report import rows_text
+    from hierattn.data.tables import rows_text
 
     used, skipped = rows_text(path, report)
     click.echo(used)

@@ -1,4 +1,4 @@
-"""`hierattn predict`: one text onto `hierattn.predicting.predict_text`, a file or standard input onto `predict_file`."""
+"""`hierattn predict`: one text onto `hierattn.runs.predict.predict_text`, a file or standard input onto `predict_file`."""
 
 import click
 
@@ -33,10 +33,10 @@ from hierattn.cli.options import (
 def predict(text, run_dir, file_path, text_column, output, encoding):
     """Classify text: predict "text", predict --file FILE, or predict - (standard input)."""
     # imported when the command runs: --help, and refusing bad input, come before NumPy, pandas and TensorFlow load
-    from hierattn.explain.report import prediction_text
+    from hierattn.cli.render import prediction_text
 
     # imported when the command runs: --help, and refusing bad input, come before pandas and TensorFlow load
-    from hierattn.predicting import predict_file, predict_text
+    from hierattn.runs.predict import predict_file, predict_text
 
     check_text_or_file(text, file_path)
     refuse_existing(output)

@@ -1,4 +1,4 @@
-"""`hierattn train imdb`, `hierattn train csv` and `hierattn train --resume`: options onto `hierattn.train_sources`.
+"""`hierattn train imdb`, `hierattn train csv` and `hierattn train --resume`: options onto `hierattn.runs.sources`.
 
 Ctrl-C during training prints the command that resumes the run (or that
 nothing can be resumed) and exits with code 130.
@@ -49,7 +49,7 @@ def train(ctx, resume, distribute):
             "give the data to train on (train imdb, train csv) or a run to resume (--resume RUN_DIR)"
         )
     # imported when the command runs: --help, and refusing bad input, come before pandas and TensorFlow load
-    from hierattn import train_sources
+    from hierattn.runs import sources as train_sources
 
     with _interrupts(distribute):
         run = train_sources.resume_run(resume, distribute=distribute, log=click.echo, on_table=echo_rows)
@@ -69,7 +69,7 @@ def train_imdb(source, config_file, output, resume, distribute, **settings):
     data it recorded, whichever it was.
     """
     # imported when the command runs: --help, and refusing bad input, come before pandas and TensorFlow load
-    from hierattn import train_sources
+    from hierattn.runs import sources as train_sources
 
     settings = _settings(settings, config_file, output, resume, distribute)
     with _interrupts(distribute):
@@ -132,7 +132,7 @@ def train_csv(
     the same).
     """
     # imported when the command runs: --help, and refusing bad input, come before pandas and TensorFlow load
-    from hierattn import train_sources
+    from hierattn.runs import sources as train_sources
 
     settings = _settings(settings, config_file, output, resume, distribute)
     if path is None and not resume:
@@ -171,7 +171,7 @@ def train_csv(
 def _settings(settings, config_file, output, resume, distribute):
     """The flat settings of the options given on the command line, over those of --config FILE; None to resume."""
     # imported when the command runs: --help, and refusing bad input, come before NumPy, pandas and TensorFlow load
-    from hierattn.train_config import read_settings
+    from hierattn.runs.config import read_settings
 
     typed = {name: value for name, value in settings.items() if given(name)}
     if resume:
@@ -224,8 +224,8 @@ def _interrupts(distribute):
     except Exception as error:
         if not received:
             raise
-        from hierattn.runs import resumable  # loaded already: the training ran
-        from hierattn.train_sources import TrainingInterrupted
+        from hierattn.runs.directory import resumable  # loaded already: the training ran
+        from hierattn.runs.sources import TrainingInterrupted
 
         run_dir = getattr(error, "run_dir", None)
         interrupt = TrainingInterrupted(run_dir, run_dir is not None and resumable(run_dir))
@@ -240,7 +240,7 @@ def _interrupts(distribute):
 def _report(run):
     """The run's metrics, and what it wrote."""
     # imported when the command runs: --help, and refusing bad input, come before NumPy, pandas and TensorFlow load
-    from hierattn.explain.report import metrics_text
+    from hierattn.cli.render import metrics_text
 
     text = metrics_text(run.metrics)
     if text:

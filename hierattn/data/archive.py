@@ -7,9 +7,9 @@ import urllib.error
 import urllib.request
 import zlib
 
-from hierattn.atomic import WriteError, atomic_open
 from hierattn.data.progress import tqdm
 from hierattn.errors import DataError
+from hierattn.utils.atomic import WriteError, atomic_open
 
 _BLOCK = 512
 
@@ -142,7 +142,7 @@ def download(url, destination, sha256=None, progress=True, timeout=60, opener=No
     """Downloads `url` to `destination`, verifying its sha256.
 
     The data go to a temporary file of this process's own first
-    (`hierattn.atomic`) and are moved into place only when complete and
+    (`hierattn.utils.atomic`) and are moved into place only when complete and
     verified, so an interrupted, corrupted or concurrent download never
     leaves a file that looks like a good one, nor a temporary file.
 

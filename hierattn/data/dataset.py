@@ -228,3 +228,8 @@ def stratified_split(labels, validation_fraction=0.1, seed=0, names=None):
         np.arange(len(labels)), test_size=validation, random_state=seed, stratify=labels
     )
     return np.sort(train), np.sort(validation)
+
+
+def validation_pair(validation_data):
+    """`(x, y)` of a verb's `validation_data`: `(texts, labels)` as given, or a dataset holding both (`y` `None`)."""
+    return validation_data if isinstance(validation_data, (list, tuple)) else (validation_data, None)

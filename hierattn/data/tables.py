@@ -324,3 +324,21 @@ def plain_label(value):
         stripped = value.strip()
         return int(stripped) if stripped.lstrip("-").isdigit() else stripped
     return value
+
+
+def rows_text(path, report):
+    """What `load_table` read from `path`: the rows used, and a line on those skipped (None if none was).
+
+    Returns:
+        `(used, skipped)`, two strings, or a string and None.
+    """
+    used = (
+        f"{path}: {report['used']:,} of {report['rows']:,} rows used (text column {report['text_column']!r}, "
+        f"label column {report['label_column']!r})"
+    )
+    if report["used"] >= report["rows"]:
+        return used, None
+    return used, (
+        f"  skipped {report['skipped_missing_text']} without text, {report['skipped_missing_label']} "
+        "without a label (empty, NaN, NA, null, ...)"
+    )

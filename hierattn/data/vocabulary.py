@@ -3,7 +3,7 @@
 import collections
 
 from hierattn.errors import DataError
-from hierattn.jsonfile import load_json, save_json
+from hierattn.utils.jsonfile import load_json, save_json
 
 PAD, OOV = 0, 1
 PAD_TOKEN, OOV_TOKEN = "<pad>", "<oov>"

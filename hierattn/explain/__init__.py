@@ -24,9 +24,10 @@ One module per concern, each importing only those listed before it:
 * :mod:`hierattn.explain.corpus`: `explain_corpus`, each predicted class's
   words with the most evidence and the most attention (relative to uniform)
   over a whole dataset, and `open_corpus`.
-* :mod:`hierattn.explain.from_run`: each in one call with a run directory
-  (the library calls behind `hierattn explain`): `explain_texts`,
-  `explain_file` (a file's or a stream's rows) and `explain_dataset`.
+
+With a run directory, each is one call of the application above this
+library (`hierattn.runs.explain`: `explain_texts`, `explain_file`,
+`explain_dataset`), which is what `hierattn explain` calls.
 
 Importing this package loads neither TensorFlow nor Keras (the `hierattn`
 program imports it before it has checked its input, and refuses bad input
@@ -45,7 +46,6 @@ from hierattn.explain.corpus import (
 from hierattn.explain.explainer import Explainer
 from hierattn.explain.explanation import Explanation, Explanations, NgramContribution, WordWeight
 from hierattn.explain.faithfulness import FaithfulnessReport, check_faithfulness
-from hierattn.explain.from_run import explain_dataset, explain_file, explain_texts, faithfulness_path
 from hierattn.explain.report import CSV_COLUMNS, to_html, to_json, to_rows, to_text
 
 __all__ = [
@@ -62,10 +62,6 @@ __all__ = [
     "check_faithfulness",
     "documents_path",
     "explain_corpus",
-    "explain_dataset",
-    "explain_file",
-    "explain_texts",
-    "faithfulness_path",
     "gradient_times_input",
     "open_corpus",
     "to_html",

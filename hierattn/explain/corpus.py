@@ -28,13 +28,13 @@ import dataclasses
 import itertools
 import pathlib
 
-from hierattn.atomic import atomic_open
 from hierattn.data import load_imdb
 from hierattn.data.dataset import sample
 from hierattn.data.progress import tqdm
+from hierattn.data.text_files import iter_text_chunks, text_rows
 from hierattn.defaults import CORPUS_MIN_COUNT
 from hierattn.errors import ArgumentError, HierattnError
-from hierattn.scoring import iter_text_chunks, text_rows
+from hierattn.utils.atomic import atomic_open
 
 WORD_COLUMNS = [
     "predicted",
@@ -247,7 +247,7 @@ def explain_corpus(
                     "output", f"{target} already exists; choose another {{argument}} (nothing was overwritten)"
                 )
     summary = CorpusSummary(0, 0, 0, 0, words, [str(t) for t in targets])
-    with contextlib.ExitStack() as files:  # both tables appear complete, or neither (hierattn.atomic)
+    with contextlib.ExitStack() as files:  # both tables appear complete, or neither (hierattn.utils.atomic)
         writer = None
         if targets:
             word_file = files.enter_context(atomic_open(targets[0], newline="", overwrite=False))

@@ -50,7 +50,7 @@ from hierattn.defaults import EXPLAIN_SHOWN as SHOWN
 from hierattn.errors import HierattnError
 from hierattn.explain.attributions import integrated_gradients
 from hierattn.explain.explanation import Explanation, NgramContribution, WordWeight
-from hierattn.ngrams import combine
+from hierattn.ngrams.mixing import combine
 
 
 class Explainer:

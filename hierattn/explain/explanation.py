@@ -12,7 +12,7 @@ import dataclasses
 
 from hierattn.explain.picture import margin_parts, probability, to_html, top_evidence
 from hierattn.explain.report import to_json, to_text
-from hierattn.jsonfile import dumps
+from hierattn.utils.jsonfile import dumps
 
 
 @dataclasses.dataclass

@@ -4,9 +4,6 @@ import csv
 import io
 import textwrap
 
-import numpy as np
-
-from hierattn.baseline import NAME
 from hierattn.explain.picture import (
     margin_parts,
     margin_sentence,
@@ -21,7 +18,7 @@ from hierattn.explain.picture import (
     top_evidence,
     top_ngrams,
 )
-from hierattn.jsonfile import dumps
+from hierattn.utils.jsonfile import dumps
 
 CSV_COLUMNS = [
     "document",
@@ -191,156 +188,10 @@ def render(explanations, fmt="text", top_k=10):
     raise ValueError(f"unknown format {fmt!r}: choose one of {', '.join(FORMATS)}")
 
 
-def prediction_text(label_names, probabilities):
-    """The predicted class of one text, then each class's probability."""
-    best = int(np.argmax(probabilities))
-    return "\n".join(
-        [f"predicted: {label_names[best]}", *(f"  {name}: {p:.4f}" for name, p in zip(label_names, probabilities))]
-    )
-
-
-def metrics_text(metrics):
-    """A training run's metrics (metrics.json): its epochs and what stopped them, then each split's scores.
-
-    Each split's scores are shown beside its parts' and the baseline's.
-    """
-    baseline, parts = metrics.get("baseline", {}), metrics.get("parts", {})
-    lines = []
-    if "epochs_trained" in metrics:  # the network's epochs, and what ended them (`hierattn.budget`)
-        seconds, trained = metrics.get("time_budget_seconds"), metrics["epochs_trained"]
-        lines.append(
-            f"the network trained {trained} epoch{'s' if trained != 1 else ''} of at most {metrics['epoch_budget']}"
-            + (f" (or {seconds / 60:g} min)" if seconds else "")
-            + f"; stopped: {metrics['stopped_by']}"
-        )
-    if parts:
-        lines.append(
-            f"the network and the n-gram part combined with weights {parts['network_weight']:.2f} and "
-            f"{parts['ngram_weight']:.2f} (network share {parts['network_share']:.2f}, chosen on validation)"
-        )
-        recipe = parts.get("ngram_recipe")
-        if recipe:  # runs before the recipes were chosen have none
-            lines.append(
-                f"the n-gram part: {recipe['weighting']} of word 1-{recipe['ngram_max']} grams, C={recipe['C']:g}"
-                f"{', balanced class weights' if recipe['class_weight'] else ''} (the best of "
-                f"{len(parts.get('recipes_tried') or [])} recipes on validation)"
-            )
-    if "skipped" in baseline:
-        lines.append(f"no baseline: scikit-learn could not fit it ({baseline['skipped']})")
-    for split in ("validation", "test"):
-        if split in metrics:
-            m = metrics[split]
-            line = f"{split}: accuracy {m['accuracy']:.4f}, macro-F1 {m['macro_f1']:.4f} ({m['documents']:,} documents)"
-            for part, label in (("network", "network alone"), ("ngrams", "n-gram part alone")):
-                if split in parts.get(part, {}):
-                    p = parts[part][split]
-                    line += f" | {label}: accuracy {p['accuracy']:.4f}, macro-F1 {p['macro_f1']:.4f}"
-            if split in baseline:
-                b = baseline[split]
-                line += f" | {NAME} baseline: accuracy {b['accuracy']:.4f}, macro-F1 {b['macro_f1']:.4f}"
-            lines.append(line)
-    return "\n".join(lines)
-
-
-def confusion_text(labels, matrix, width=12, row_width=32):
-    """A confusion matrix as an aligned table: true classes down the side, predicted classes across the top.
-
-    Columns are headed by the class names when none is longer than `width`
-    characters; otherwise by the classes' numbers, each row then starting
-    with its class's number and name. Names longer than `row_width` are cut
-    (their end replaced by "...").
-
-    Args:
-        labels: The class names, in the matrix's order.
-        matrix: Counts, `matrix[i][j]` the documents of true class `i`
-            predicted as class `j`.
-        width: The longest name that heads a column.
-        row_width: The longest name shown in full at the start of a row.
-
-    Example:
-
-    >>> print(confusion_text(["neg", "pos"], [[480, 20], [35, 465]]))
-    true \\ predicted  neg  pos
-    neg               480   20
-    pos                35  465
-    >>> print(confusion_text(["comp.sys.mac.hardware", "sci.space"], [[9, 1], [0, 10]]))
-    true \\ predicted         1   2
-    1 comp.sys.mac.hardware  9   1
-    2 sci.space              0  10
-    """
-    names = [str(name) for name in labels]
-    numbered = any(len(name) > width for name in names)
-    cut = [name if len(name) <= row_width else name[: row_width - 3] + "..." for name in names]
-    heads = [str(i + 1) for i in range(len(names))] if numbered else names
-    rows = [f"{i + 1} {name}" for i, name in enumerate(cut)] if numbered else names
-    corner = "true \\ predicted"
-    side = max(len(corner), *(len(row) for row in rows))
-    cells = [[f"{int(v):,}" for v in row] for row in matrix]
-    widths = [max(len(heads[j]), *(len(row[j]) for row in cells)) for j in range(len(heads))]
-    lines = [f"{corner:<{side}}  " + "  ".join(f"{h:>{w}}" for h, w in zip(heads, widths))]
-    lines += [
-        f"{name:<{side}}  " + "  ".join(f"{v:>{w}}" for v, w in zip(row, widths)) for name, row in zip(rows, cells)
-    ]
-    return "\n".join(lines)
-
-
-def evaluation_text(metrics):
-    """Accuracy and macro-F1 of an evaluation (`hierattn.scoring.evaluate_classifier`), then its confusion matrix.
-
-    The matrix is labelled (`confusion_text`): true classes down the side, predicted across the top.
-    """
-    scores = f"accuracy {metrics['accuracy']:.4f}, macro-F1 {metrics['macro_f1']:.4f}"
-    lines = [
-        f"{scores} on {metrics['documents']:,} documents",
-        "confusion matrix (rows: true class, columns: predicted class):",
-    ]
-    lines += ["  " + line for line in confusion_text(metrics["labels"], metrics["confusion_matrix"]).splitlines()]
-    return "\n".join(lines)
-
-
-def rows_text(path, report):
-    """What `load_table` read from `path`: the rows used, and a line on those skipped (None if none was).
-
-    Returns:
-        `(used, skipped)`, two strings, or a string and None.
-    """
-    used = (
-        f"{path}: {report['used']:,} of {report['rows']:,} rows used (text column {report['text_column']!r}, "
-        f"label column {report['label_column']!r})"
-    )
-    if report["used"] >= report["rows"]:
-        return used, None
-    return used, (
-        f"  skipped {report['skipped_missing_text']} without text, {report['skipped_missing_label']} "
-        "without a label (empty, NaN, NA, null, ...)"
-    )
-
-
-def corpus_text(summary, words=10):
-    """What `explain_corpus` did (a `CorpusSummary`): documents, accuracy, each class's top `words` by evidence and attention."""
-    lines = [
-        f"explained {summary.documents:,} documents"
-        + (f" (skipped {summary.skipped_empty} without words)" if summary.skipped_empty else "")
-        + (f"; accuracy {summary.accuracy:.4f}" if summary.labelled else "")
-    ]
-    for label, count in sorted(summary.class_documents.items(), key=lambda item: str(item[0])):
-        lines.append(f"  {label} ({count:,} documents)")
-        for by, what in (("evidence", "most evidence for it"), ("attention", "most attention, relative to uniform")):
-            top = summary.words.top(label, words, by) or [f"(no word occurs {summary.words.min_count}+ times)"]
-            lines.append(f"    {what}: {', '.join(top)}")
-    return "\n".join(lines)
-
-
 __all__ = [
     "CSV_COLUMNS",
     "FORMATS",
-    "confusion_text",
-    "corpus_text",
-    "evaluation_text",
-    "metrics_text",
-    "prediction_text",
     "render",
-    "rows_text",
     "to_csv",
     "to_html",
     "to_json",

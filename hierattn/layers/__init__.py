@@ -7,10 +7,8 @@ serialization, so a `.keras` file that uses them loads with
 
 from hierattn.layers.bahdanau_attention import BahdanauAttention
 from hierattn.layers.context_attention import ContextAttention
-from hierattn.layers.log_linear_combination import LogLinearCombination
 from hierattn.layers.luong_attention import LuongAttention
 from hierattn.layers.multi_head_attention import MultiHeadAttention
-from hierattn.layers.ngram_logits import NgramLogits
 from hierattn.layers.positional_encoding import PositionalEncoding
 from hierattn.layers.sentence_wise import SentenceWise
 from hierattn.layers.token_and_position_embedding import TokenAndPositionEmbedding
@@ -19,10 +17,8 @@ from hierattn.layers.transformer_encoder_block import TransformerEncoderBlock
 __all__ = [
     "BahdanauAttention",
     "ContextAttention",
-    "LogLinearCombination",
     "LuongAttention",
     "MultiHeadAttention",
-    "NgramLogits",
     "PositionalEncoding",
     "SentenceWise",
     "TokenAndPositionEmbedding",

@@ -3,36 +3,41 @@
 * `TextClassifier` (the task): raw strings in, class probabilities out, one
   `.keras` file; `load_classifier` reads one back, checked. Its Keras verbs
   on raw texts come from its base `task.Task`, the named steps of its n-gram
-  part (`fit_ngrams`, `choose_weights`) from `ngram_part.NgramPart`.
+  part (`fit_ngrams`, `choose_weights`) from `hierattn.ngrams.NgramPart`.
 * `TextPreprocessor`: tokenizer, vocabulary and length limits.
 * `Backbone` and its subclasses `HANBackbone`, `TransformerBackbone`,
   `RNNBackbone`: the networks, from token ids to class probabilities.
 
-Importing this package registers every Keras object of hierattn (layers,
-backbones, the preprocessor, the classifier), so `keras.saving.load_model`
-reads hierattn's `.keras` files after `import hierattn.models`, or after
-`import hierattn`, which imports this package when Keras loads (see
-`hierattn/__init__.py`).
+Every Keras object of hierattn (layers, backbones, the preprocessor, the
+classifier) is registered when `text_classifier` is imported, which `import
+hierattn` arranges as soon as Keras loads (`hierattn.utils.keras_hook`), so
+`keras.saving.load_model` reads hierattn's `.keras` files after `import
+hierattn` (or `import hierattn.models`).
+
+Importing this package loads no Keras: each name below loads on first use,
+so the settings' checks (`arguments`) and the epoch budget (`budget`) serve
+the command line before TensorFlow starts.
 """
 
-from hierattn.models.backbone import Backbone
-from hierattn.models.han_backbone import HANBackbone
-from hierattn.models.loading import load_classifier
-from hierattn.models.rnn_backbone import RNNBackbone
-from hierattn.models.text_classifier import TextClassifier
-from hierattn.models.text_preprocessor import TextPreprocessor
-from hierattn.models.transformer_backbone import TransformerBackbone
+import importlib
 
-# The backbone of each architecture name (`TextClassifier("han")`, the CLI's models).
-BACKBONES = {"han": HANBackbone, "transformer": TransformerBackbone, "rnn": RNNBackbone}
+_EXPORTS = {
+    "Backbone": "hierattn.models.backbone",
+    "HANBackbone": "hierattn.models.han_backbone",
+    "load_classifier": "hierattn.models.loading",
+    "RNNBackbone": "hierattn.models.rnn_backbone",
+    "TextClassifier": "hierattn.models.text_classifier",
+    "TextPreprocessor": "hierattn.models.text_preprocessor",
+    "TransformerBackbone": "hierattn.models.transformer_backbone",
+}
+__all__ = sorted(_EXPORTS)
 
-__all__ = [
-    "BACKBONES",
-    "Backbone",
-    "HANBackbone",
-    "RNNBackbone",
-    "TextClassifier",
-    "TextPreprocessor",
-    "TransformerBackbone",
-    "load_classifier",
-]
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'hierattn.models' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS))

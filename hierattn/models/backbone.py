@@ -5,8 +5,8 @@ import contextvars
 
 import keras
 
-from hierattn.arguments import check_backbone_arguments
 from hierattn.layers._attention_utils import check_positive_int
+from hierattn.models.arguments import check_backbone_arguments
 
 # True while `Backbone.from_config` rebuilds a backbone (see `recurrent`).
 _LOADING = contextvars.ContextVar("hierattn_backbone_loading", default=False)
@@ -66,7 +66,7 @@ class Backbone(keras.Model):
         before any data is read. Arguments not given take their defaults
         where two are checked together. A subclass of a built-in
         architecture (`architecture`, e.g. `"han"`) is checked by
-        `hierattn.arguments.check_backbone_arguments`; one without checks
+        `hierattn.models.arguments.check_backbone_arguments`; one without checks
         nothing here.
 
         Args:

@@ -130,11 +130,6 @@ def split_validation(texts, labels, share, seed):
     return tuple(([texts[i] for i in index], [labels[i] for i in index]) for index in (fit_index, val_index))
 
 
-def validation_pair(validation_data):
-    """`(x, y)` of a verb's `validation_data`: `(texts, labels)` as given, or a dataset holding both (`y` `None`)."""
-    return validation_data if isinstance(validation_data, (list, tuple)) else (validation_data, None)
-
-
 def label_values(y, label_names=None):
     """`(labels, num_classes)`: labels as a list of values; one-hot rows become names (see `texts_and_labels`)."""
     if type(y).__module__.startswith("tensorflow"):

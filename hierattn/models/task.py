@@ -27,7 +27,7 @@ from hierattn.models.inputs import (
     labelled_texts,
     texts_and_labels,
 )
-from hierattn.ngrams import combine, ngram_logits, ngram_probabilities
+from hierattn.ngrams.mixing import combine, ngram_logits, ngram_probabilities
 
 
 def default_optimizer(learning_rate=TRAINING["learning_rate"]):

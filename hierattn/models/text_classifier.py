@@ -4,23 +4,23 @@ import sys
 
 import keras
 
-from hierattn.arguments import check_classifier_arguments
-from hierattn.budget import with_budget
-from hierattn.data.dataset import LabelMap
+from hierattn.data.dataset import LabelMap, validation_pair
 from hierattn.data.ids import ngram_ids, token_ids
 from hierattn.data.pipeline import make_eval_dataset, make_train_dataset
 from hierattn.defaults import MODELS, NGRAMS, PREPROCESSING, TRAINING
-from hierattn.embeddings import initial_vectors
-from hierattn.layers import NgramLogits
+from hierattn.models.arguments import check_classifier_arguments
 from hierattn.models.backbone import Backbone
+from hierattn.models.budget import with_budget
+from hierattn.models.embeddings import initial_vectors
 from hierattn.models.han_backbone import HANBackbone
-from hierattn.models.inputs import as_texts, split_validation, validation_pair
+from hierattn.models.inputs import as_texts, split_validation
 from hierattn.models.legacy import backbone_config
-from hierattn.models.ngram_part import NgramPart
 from hierattn.models.rnn_backbone import RNNBackbone
 from hierattn.models.task import Task
 from hierattn.models.text_preprocessor import TextPreprocessor
 from hierattn.models.transformer_backbone import TransformerBackbone
+from hierattn.ngrams.logits import NgramLogits
+from hierattn.ngrams.part import NgramPart
 
 # The backbone class of each architecture name.
 BACKBONE_CLASSES = {"han": HANBackbone, "transformer": TransformerBackbone, "rnn": RNNBackbone}
@@ -41,10 +41,10 @@ class TextClassifier(NgramPart, Task):
     whole text (the preprocessor's second output, `"ngram_ids"`): a linear
     model over its word n-grams (`ngram_logits`, an `NgramLogits` layer),
     its recipe chosen on the validation texts among
-    `hierattn.defaults.NGRAMS["recipes"]` (`hierattn.ngram_recipes`),
+    `hierattn.defaults.NGRAMS["recipes"]` (`hierattn.ngrams.recipes`),
     combined log-linearly with the backbone (`combination`, a
     `LogLinearCombination`: `softmax(a log p_backbone + b z_ngrams)`; see
-    `hierattn.ngrams`).
+    `hierattn.ngrams.mixing`).
 
     Keras's verbs take raw texts (in the forms `hierattn.models.inputs`
     lists) and keep Keras's contract: `predict` gives class probabilities,
@@ -118,7 +118,7 @@ class TextClassifier(NgramPart, Task):
         super().__init__(**model_kwargs)
         options = dict(kwargs.pop("backbone_options", None) or {}, **kwargs)
         limits = {"max_sentences": max_sentences, "max_words": max_words, "sequence_length": sequence_length}
-        check_classifier_arguments(  # before anything is built or read (see hierattn.arguments)
+        check_classifier_arguments(  # before anything is built or read (see hierattn.models.arguments)
             backbone,
             embeddings=embeddings,
             pretrain_epochs=pretrain_epochs,
@@ -174,7 +174,7 @@ class TextClassifier(NgramPart, Task):
 
         Called by the first `fit`; call it yourself to inspect or save the
         untrained classifier. The embeddings start from
-        `hierattn.embeddings.initial_vectors`; `embedding_source` says which.
+        `hierattn.models.embeddings.initial_vectors`; `embedding_source` says which.
 
         Args:
             texts: Training texts (the vocabulary and length limits come from
@@ -257,7 +257,7 @@ class TextClassifier(NgramPart, Task):
         without validation data takes `NGRAMS["fallback"]` and
         `NGRAMS["weights"]` of `hierattn.defaults`.) With `verbose`, the
         n-gram part's recipe and weights are printed in one line; each
-        recipe tried is logged to the `hierattn.ngram_recipes` logger
+        recipe tried is logged to the `hierattn.ngrams.recipes` logger
         (DEBUG level).
 
         Args:
@@ -269,7 +269,7 @@ class TextClassifier(NgramPart, Task):
             batch_size: Documents per batch (default 64); under
                 `tf.distribute`, the global batch, split between the replicas.
             epochs: Most epochs. `None` (the default): scaled to the
-                training texts (`hierattn.budget.epoch_budget`: about 3,000
+                training texts (`hierattn.models.budget.epoch_budget`: about 3,000
                 batches' worth, 8 to 40 epochs; 8 without validation data,
                 where nothing stops training early), and no epoch begun that
                 would end beyond 20 minutes of training (a `TimeBudget`

@@ -4,13 +4,13 @@ import os
 
 import keras
 
-from hierattn.arguments import check_preprocessor_arguments
 from hierattn.data.encoding import TextEncoder
 from hierattn.data.text import Tokenizer
 from hierattn.data.vocabulary import Vocabulary
 from hierattn.defaults import LENGTH_PERCENTILE, PREPROCESSING
 from hierattn.errors import DataError
 from hierattn.layers._attention_utils import check_choice
+from hierattn.models.arguments import check_preprocessor_arguments
 from hierattn.models.inputs import as_texts
 
 MODES = ("hierarchical", "flat")

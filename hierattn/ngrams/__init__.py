@@ -1,0 +1,34 @@
+"""The n-gram part of every classifier, in one home.
+
+A linear model of word n-grams (`NgramLogits`, a Keras layer whose recipe,
+NB-weighted or TF-IDF logistic regression, is chosen on validation texts:
+`recipes`) is combined with the network's log-probabilities by a log-linear
+combination (`LogLinearCombination`, its weights chosen on validation:
+`mixing`), as Mesnil et al. (2015) combined NB-SVM with a neural network.
+`NgramPart` gives the classifier these steps as methods (`fit_ngrams`,
+`choose_weights`).
+
+* `logits`: `NgramLogits`, the layer (its tables are Keras weights).
+* `combination`: `LogLinearCombination`, the layer combining the two parts.
+* `recipes`: fitting the linear model's recipes (scikit-learn).
+* `mixing`: n-gram logits in NumPy, and choosing the combination's weights.
+* `part`: `NgramPart`, the classifier's mixin.
+
+Importing this package loads no Keras: `mixing` (NumPy only) is what an
+explanation needs, and the Keras classes load on first use of their names.
+"""
+
+import importlib
+
+_EXPORTS = {
+    "LogLinearCombination": "hierattn.ngrams.combination",
+    "NgramLogits": "hierattn.ngrams.logits",
+    "NgramPart": "hierattn.ngrams.part",
+}
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'hierattn.ngrams' has no attribute {name!r}")

@@ -1,0 +1,219 @@
+"""`NgramPart`: the n-gram part of a `TextClassifier`, made, fitted and weighted against the backbone.
+
+A plain class mixed into `TextClassifier`, as Keras mixes its `Trainer`
+into `keras.Model`: the steps of `TextClassifier.fit` that Keras has no verb
+for, as named methods that can also be called alone. The part is an
+`NgramLogits` layer (`ngram_logits`) combined with the backbone by a
+`LogLinearCombination` (`combination`): `softmax(a log p_backbone + b
+z_ngrams)`; `hierattn.ngrams.mixing` has the method and the NumPy side.
+"""
+
+import time
+
+import keras
+import numpy as np
+
+from hierattn.data.dataset import validation_pair
+from hierattn.data.ids import ngram_ids, token_ids
+from hierattn.defaults import NGRAMS
+from hierattn.ngrams.combination import LogLinearCombination
+from hierattn.ngrams.logits import NgramLogits
+from hierattn.ngrams.mixing import mixing_on_validation, ngram_logits
+from hierattn.ngrams.recipes import fit_recipes
+
+
+class NgramPart:
+    """The n-gram part's methods of `TextClassifier` (which sets `preprocessor`, `ngrams` and `ngram_report`).
+
+    Example:
+
+    Refit the n-gram part of a trained classifier on more texts, then choose
+    its weight against the network again on held-out texts:
+
+    >>> import hierattn
+    >>> texts = ["A great film. I loved it.", "Dull and far too long.", "Wonderful acting!", "A boring, slow plot."] * 5
+    >>> labels = ["pos", "neg", "pos", "neg"] * 5
+    >>> clf = hierattn.TextClassifier("han", embeddings="none", min_count=1, embedding_dim=8)
+    >>> _ = clf.fit(texts, labels, epochs=1, verbose=0)
+    >>> _ = clf.fit_ngrams(texts + ["Great fun.", "Slow and dull."], labels + ["pos", "neg"])
+    >>> clf.ngram_report["recipe"]["weighting"]   # no validation texts: the recipe chosen before
+    'tfidf'
+    >>> a, b = clf.choose_weights((["A wonderful film.", "So boring."], ["pos", "neg"]))
+    >>> clf.ngram_report["network_weight"] == a and clf.ngram_report["ngram_weight"] == b
+    True
+    """
+
+    def _make_ngram_part(self, layer):
+        if isinstance(layer, dict):
+            layer = keras.saving.deserialize_keras_object(layer)
+        self.ngrams = True
+        self.ngram_logits = layer
+        self.combination = LogLinearCombination(name="combination")
+        if not self.ngram_logits.built:
+            self.ngram_logits.build((None,) * self.preprocessor.input_rank)
+        self.combination.build()
+
+    def fit_ngrams(self, x, y, validation_data=None, verbose=0):
+        """Fits the n-gram part to texts (or their ids) and labels, its recipe chosen on validation texts.
+
+        `fit`'s step after training the backbone: every recipe of
+        `hierattn.defaults.NGRAMS["recipes"]` is fitted with scikit-learn and
+        the one with the smallest validation log-loss is kept
+        (`hierattn.ngrams.recipes.fit_recipes`, which logs each recipe tried
+        to the `hierattn.ngrams.recipes` logger at DEBUG level). Without
+        validation texts, the recipe chosen before (by an earlier fit, and
+        saved with the classifier) is fitted again to these texts, or
+        `NGRAMS["fallback"]` when none was chosen. The combination's weights
+        stay as they are until `choose_weights`. `ngram_report` then holds
+        `recipe`, `candidates` (each recipe fitted, with its validation
+        scores), `train_documents` and `training_seconds`.
+
+        Args:
+            x: Texts (the forms `fit` takes), or their ids from `preprocessor`.
+            y: Their labels: class names, integers or one-hot rows.
+            validation_data: `(texts, labels)`, `(ids, labels)` or a dataset
+                of `(texts, labels)` to choose the recipe on, or `None`.
+            verbose: Print one line: the recipe fitted, and why.
+
+        Returns:
+            The classifier.
+        """
+        layer = self._ngram_part()
+        x, labels = self._ids_and_label_ids(x, y, "fit_ngrams")
+        validation = None
+        if validation_data is not None:
+            val_x, val_labels = self._ids_and_label_ids(*validation_pair(validation_data), "validation_data")
+            validation = (ngram_ids(val_x), val_labels) if len(val_labels) else None
+        before = (self.ngram_report or {}).get("recipe")
+        started = time.perf_counter()
+
+        def make_layer(ngram_max, tf, normalize):
+            return NgramLogits(
+                layer.vocabulary_size, layer.num_classes, ngram_max, layer.num_buckets, tf=tf, normalize=normalize
+            )
+
+        recipes = None if validation is not None or before is None else [_as_grid(before)]
+        fitted, report = fit_recipes(make_layer, ngram_ids(x), labels, validation, recipes)
+        for name in ("ngram_max", "tf", "normalize"):  # the layer keeps its place in the model; its recipe changes
+            setattr(layer, name, getattr(fitted, name))
+        layer.set_tables(fitted.kept_ids, fitted.idf, fitted.kernel, fitted.bias, fitted.unseen_idf)
+        self._drop_traced()  # they hold the old tables
+        report["training_seconds"] = round(time.perf_counter() - started, 1)
+        self.ngram_report = report
+        self.__dict__["_ngram_choices"] = {"recipe": _why(validation is not None, before is not None)}
+        if verbose:
+            print(self._ngram_line(weights=False))
+        return self
+
+    def choose_weights(self, validation_data=None, verbose=0):
+        """Chooses the weights `(a, b)` of `softmax(a log p_backbone + b z_ngrams)` on validation texts.
+
+        `fit`'s last step: the weights with the smallest validation log-loss
+        (`hierattn.ngrams.mixing.choose_mixing`), or without validation texts
+        `hierattn.defaults.NGRAMS["weights"]` (`fit` without validation
+        texts does not call it once weights were chosen: it keeps them).
+        `ngram_report` then holds `network_weight` (`a`), `ngram_weight`
+        (`b`), `network_share` (`a / (a + b)`) and, with validation texts,
+        `validation_accuracy` (each part alone and combined) and `shares`
+        (each share tried).
+
+        Args:
+            validation_data: `(texts, labels)`, `(ids, labels)` or a dataset
+                of `(texts, labels)`; `None` for the default weights.
+            verbose: Print one line: the weights chosen, and how.
+
+        Returns:
+            The weights `(a, b)`.
+        """
+        layer = self._ngram_part()
+        report = self._fit_report()
+        x = None
+        if validation_data is not None:
+            x, labels = self._ids_and_label_ids(*validation_pair(validation_data), "validation_data")
+        if x is not None and len(token_ids(x)):
+            probabilities = self.predict_ids(token_ids(x), part="network")
+            (a, b), measured = mixing_on_validation(probabilities, ngram_logits(layer, ngram_ids(x)), labels)
+            report.update(measured)
+            why = "chosen on validation"
+        else:
+            (a, b), why = NGRAMS["weights"], "the defaults (no validation texts)"
+        self.combination.mixing.assign(np.array([a, b], np.float32))
+        self._set_weights_report(report, a, b, why)
+        if verbose:
+            print(self._ngram_line(recipe=False))
+        return float(a), float(b)
+
+    def _fit_ngram_part(self, x, labels, validation, verbose):
+        """`fit`'s n-gram steps: `fit_ngrams`, then `choose_weights`, or the weights chosen before kept without validation."""
+        keep = validation is None and self._weights_chosen()  # decided before fit_ngrams writes a new report
+        a, b = (float(w) for w in np.asarray(self.combination.mixing))
+        self.fit_ngrams(x, labels, validation_data=validation)
+        if keep:
+            self._set_weights_report(self._fit_report(), a, b, "kept (no validation texts)")
+        else:
+            self.choose_weights(validation)
+        if verbose:
+            print(self._ngram_line())
+
+    def _weights_chosen(self):
+        """Whether the combination's weights were chosen (by `fit` or `choose_weights`, or saved so).
+
+        A file saved before the report was kept has none: its weights count
+        as chosen when they are not the combination's starting `(1, 0)`.
+        """
+        if "network_weight" in (self.ngram_report or {}):
+            return True
+        return [float(w) for w in np.asarray(self.combination.mixing)] != [1.0, 0.0]
+
+    def _fit_report(self):
+        """What `fit_ngrams` measured, of `ngram_report` (without the weights' entries)."""
+        kept = ("recipe", "candidates", "train_documents", "training_seconds")
+        return {key: value for key, value in (self.ngram_report or {}).items() if key in kept}
+
+    def _set_weights_report(self, report, a, b, why):
+        report.update(network_weight=float(a), ngram_weight=float(b), network_share=float(a / (a + b)))
+        self.ngram_report = report
+        self.__dict__.setdefault("_ngram_choices", {})["weights"] = why
+
+    def _ngram_line(self, recipe=True, weights=True):
+        """One line on the n-gram part: its recipe and why, its weights and why (`ngram_report`)."""
+        report, why = self.ngram_report, self.__dict__.get("_ngram_choices", {})
+        parts = []
+        if recipe:
+            chosen = report["recipe"]
+            fitted = f"{self.ngram_logits.num_kept:,} features"
+            if "train_documents" in report:
+                fitted += f" from {report['train_documents']:,} documents in {report['training_seconds']} s"
+            parts.append(
+                f"{chosen['weighting']} 1-{chosen['ngram_max']} grams, C={chosen['C']:g}"
+                f"{', balanced' if chosen['class_weight'] else ''}, {why.get('recipe', 'as saved')}, {fitted}"
+            )
+        if weights:
+            parts.append(
+                f"weights {report['network_weight']:.2f} (network) / {report['ngram_weight']:.2f} (n-grams), "
+                f"{why.get('weights', 'as saved')}"
+            )
+        return "n-gram part: " + "; ".join(parts)
+
+    def _ngram_part(self):
+        if self.ngram_logits is None:
+            why = "it was made with ngrams=False" if not self.ngrams else "fit or adapt it first"
+            raise ValueError(f"this classifier has no n-gram part ({why})")
+        return self.ngram_logits
+
+
+def _as_grid(recipe):
+    """A chosen recipe (`ngram_report["recipe"]`) as a grid of one candidate, for `fit_recipes`."""
+    return {
+        "weighting": recipe["weighting"],
+        "ngram_max": recipe["ngram_max"],
+        "C": (recipe["C"],),
+        "class_weights": (recipe["class_weight"],),
+    }
+
+
+def _why(validated, chosen_before):
+    """Why `fit_ngrams` fitted the recipe it did, in words."""
+    if validated:
+        return "chosen on validation"
+    return "chosen before (no validation texts)" if chosen_before else "the fallback (no validation texts)"

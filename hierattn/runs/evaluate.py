@@ -1,0 +1,186 @@
+"""Evaluating a trained run on labelled data (the data chosen and checked before the run loads)."""
+
+import pathlib
+
+import numpy as np
+
+from hierattn.data import LabelMap, load_imdb, load_table, locate_imdb
+from hierattn.data.tables import (
+    LABEL_COLUMNS,
+    TEXT_COLUMNS,
+    pick_column,
+    read_table,
+    table_format,
+)
+from hierattn.data.text_files import TABLE_SUFFIXES
+from hierattn.errors import ArgumentError, DataError
+from hierattn.metrics import classification_metrics
+from hierattn.runs.data_record import data_changes, recorded_data
+from hierattn.runs.directory import DEFAULT_ROOT, find_run, load_run, read_status, run_line
+
+
+def evaluate_classifier(classifier, dataset, batch_size=32, progress=True):
+    """Accuracy, macro-F1 and confusion matrix of a classifier on a labelled `TextDataset` (in its classes)."""
+    names = list(classifier.label_names)
+    if list(dataset.label_map.names) != names:
+        raise DataError(f"the data's classes {dataset.label_map.names} differ from the model's {names}")
+    probabilities = classifier.predict(dataset.texts, batch_size=batch_size, verbose=int(progress))
+    return classification_metrics(dataset.labels, np.argmax(probabilities, axis=1), names)
+
+
+
+
+class EvaluationData:
+    """Labelled data chosen to evaluate a run on (see `evaluation_data`), read once the model's classes are known.
+
+    Attributes:
+        path: The table file, or the IMDB archive or folder.
+        split: The IMDB split to read (`"test"` or `"train"`).
+        recorded: Whether it is the run's own test file, as config.json records it.
+
+    Example:
+
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"review": ["A great film.", "Dull."], "sentiment": ["pos", "neg"]})
+    >>> data = EvaluationData("reviews.csv", frame, text_column="review", label_column="sentiment")
+    >>> dataset, report = data.load(["neg", "pos"])   # the classifier's label_names
+    >>> dataset.texts, dataset.labels, report["used"]
+    (['A great film.', 'Dull.'], array([1, 0], dtype=int32), 2)
+    """
+
+    def __init__(self, path, frame=None, text_column=None, label_column=None, split="test", recorded=False):
+        self.path, self.frame, self.split, self.recorded = path, frame, split, recorded
+        self.text_column, self.label_column = text_column, label_column
+
+    def load(self, label_names):
+        """The data in the model's classes.
+
+        Args:
+            label_names: The classifier's `label_names`.
+
+        Returns:
+            `(dataset, report)`: a labelled `TextDataset`, and for a table
+            `load_table`'s report of the rows it used (None for IMDB).
+        """
+
+        if self.frame is None:
+            return load_imdb(self.path, splits=(self.split,))[self.split], None
+        return load_table(self.frame, self.text_column, self.label_column, label_map=LabelMap(label_names))
+
+
+def evaluation_data(run_dir, data=None, split="test", text_column=None, label_column=None, encoding="utf-8", log=None):
+    """The labelled data to evaluate the run in `run_dir` on, chosen and checked before its model loads.
+
+    Without `data`: the run's own test file, with the columns and encoding
+    it was trained with, or for a run trained on IMDB its IMDB source, as
+    config.json records them; a recorded file that changed since is refused.
+    A table's file and columns are read and checked here.
+
+    Args:
+        run_dir: The run directory.
+        data: A labelled CSV/TSV/JSON-lines file, or for a run trained on
+            IMDB an IMDB archive or folder.
+        split: The IMDB split, for runs trained on IMDB.
+        text_column: Column of the texts (default: found by name).
+        label_column: Column of the labels (default: found by name).
+        encoding: Text encoding of the table.
+        log: Called with a line saying which data was chosen, when it is the
+            run's own test file.
+
+    Returns:
+        An `EvaluationData`.
+
+    Raises:
+        ArgumentError: No data given and none recorded, the recorded file
+            changed, or `data` is not a table for a run not trained on IMDB.
+        DataError: The table or its columns cannot be read.
+    """
+
+    recorded = recorded_data(run_dir)
+    own = data is None and "test" in recorded
+    if own:  # the run's own test file, with its columns and encoding
+        _check_recorded(recorded, "test")
+        data, text_column = recorded["test"]["path"], text_column or recorded.get("text_column")
+        label_column, encoding = label_column or recorded.get("label_column"), recorded.get("encoding", encoding)
+        if log:
+            log(f"data: {data} (the run's test file)")
+    if data and table_format(data):
+        frame = read_table(data, encoding=encoding)  # file and column errors come before TensorFlow's import
+        pick_column(frame.columns, text_column, TEXT_COLUMNS, "text")
+        pick_column(frame.columns, label_column, LABEL_COLUMNS, "label")
+        return EvaluationData(data, frame, text_column, label_column, recorded=own)
+    # what config.json recorded says whether the run was trained on IMDB (the run's name may be "imdb" for a table
+    # in an imdb/ folder); runs that recorded no data fall back on run.json's dataset
+    if "imdb" in recorded or (not recorded and read_status(run_dir).get("dataset") == "imdb"):
+        if data is None and "imdb" in recorded:
+            _check_recorded(recorded, "imdb")
+        return EvaluationData(locate_imdb(data or recorded.get("imdb", {}).get("path")), split=split)
+    if data:
+        raise ArgumentError(
+            "data",
+            f"{{argument}} {data}: give a labelled {'/'.join(TABLE_SUFFIXES)} file (this run was not trained on IMDB)",
+        )
+    raise ArgumentError("data", "this run was trained without a test file: pass labelled data with {argument} FILE")
+
+
+def _check_recorded(recorded, name):
+    """Refuses to evaluate on a recorded data file that changed since the run was trained."""
+
+    change = data_changes({name: recorded[name]}).get(name)
+    if change:
+        file = recorded[name]["path"]
+        remedy = (
+            f"to evaluate on it as it is now, pass it with {{argument}} {file}"
+            if pathlib.Path(file).exists()
+            else "pass labelled data with {argument} FILE"
+        )
+        raise ArgumentError("data", f"{change}; {remedy}")
+
+
+def evaluate_run(
+    run_dir=None,
+    data=None,
+    split="test",
+    text_column=None,
+    label_column=None,
+    encoding="utf-8",
+    log=None,
+    on_table=None,
+):
+    """Evaluates a run (the latest under runs/ by default) on labelled data: find it, choose the data, load, score.
+
+    The run directory and the data (see `evaluation_data`) are checked
+    before the run's model, and with it TensorFlow, loads.
+
+    Args:
+        run_dir: The run directory (default: the latest complete run under runs/).
+        data: A labelled CSV/TSV/JSON-lines file, or for a run trained on
+            IMDB an IMDB archive or folder (default: the run's own test data).
+        split: The IMDB split, for runs trained on IMDB.
+        text_column: Column of the texts (default: found by name).
+        label_column: Column of the labels (default: found by name).
+        encoding: Text encoding of the table.
+        log: Called with a line saying which data (when it is the run's own
+            test file) and which run were chosen.
+        on_table: Called with `(path, report)` once a table is read, before
+            the model predicts: `report` is `load_table`'s count of the rows
+            used and skipped.
+
+    Returns:
+        The metrics (see `evaluate_classifier`).
+
+    Raises:
+        RunError: No such run, or a run that cannot be loaded.
+        ArgumentError: No labelled data to evaluate on (see `evaluation_data`).
+        DataError: The data cannot be read, or its classes differ from the model's.
+    """
+
+    path = find_run(run_dir)
+    chosen = evaluation_data(path, data, split, text_column, label_column, encoding, log=log)
+    run = load_run(path)
+    if log:
+        log(run_line(path, DEFAULT_ROOT if run_dir is None else None))
+    dataset, report = chosen.load(run.classifier.label_names)
+    if report is not None and on_table is not None:
+        on_table(chosen.path, report)
+    return evaluate_classifier(run.classifier, dataset)

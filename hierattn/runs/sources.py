@@ -1,0 +1,367 @@
+"""A training run on a data source in one call: `train_imdb`, `train_table`, and `resume_run` to continue one.
+
+Each checks the settings and the run directory first, then finds and reads
+the data, then trains (`hierattn.runs.train.train`), so a bad setting or an
+unusable run directory is refused before any data is read, and bad data
+before TensorFlow loads. The `hierattn train imdb`, `hierattn train csv` and
+`hierattn train --resume` commands map their options onto these functions.
+Interrupted (Ctrl-C), they raise `TrainingInterrupted`, which says whether
+the run can be resumed.
+
+Example:
+
+```python
+run = hierattn.runs.sources.train_table("reviews.csv", {"model": "rnn", "epochs": 4}, test="test.csv")
+run.metrics["test"]["accuracy"], run.path
+run = hierattn.runs.sources.resume_run("runs/han-reviews-20261124-101500")  # after an interruption
+```
+"""
+
+import dataclasses
+import functools
+import pathlib
+
+from hierattn.data import load_imdb, load_table, locate_imdb
+from hierattn.distribute import is_chief_in_tf_config
+from hierattn.errors import ArgumentError
+from hierattn.data.tables import rows_text
+from hierattn.runs.config import TrainConfig, load_config
+from hierattn.runs.data_record import data_to_resume, describe_source
+from hierattn.runs.directory import (
+    DEFAULT_ROOT,
+    dataset_name,
+    ensure_new_or_resumable,
+    new_run_dir,
+    read_status,
+    resumable,
+)
+from hierattn.data.text_files import read_texts
+
+
+class TrainingInterrupted(KeyboardInterrupt):
+    """A training run stopped by Ctrl-C (a `KeyboardInterrupt`), with where the run is and whether it can be resumed.
+
+    Args:
+        run_dir: The run directory, or None when it was not chosen yet.
+        resumable: Whether the run can be resumed (`resume_run`): it had its
+            first checkpoint. A new run interrupted before then is removed.
+
+    Example:
+
+    >>> error = TrainingInterrupted("runs/han-agnews-20261124-101500", resumable=True)
+    >>> isinstance(error, KeyboardInterrupt), str(error.run_dir), error.resumable
+    (True, 'runs/han-agnews-20261124-101500', True)
+    """
+
+    def __init__(self, run_dir=None, resumable=False):
+        super().__init__()
+        self.run_dir = None if run_dir is None else pathlib.Path(run_dir)
+        self.resumable = resumable
+
+
+def train_imdb(source=None, settings=None, output=None, resume=None, distribute=None, log=print, verbose="auto"):
+    """Trains on IMDB: its train split (validation held out of it), its test split evaluated once.
+
+    The 50,000 unlabelled reviews feed word2vec (when the classifier's
+    `embeddings` is `"word2vec"`, the default).
+
+    Args:
+        source: aclImdb_v1.tar.gz or an aclImdb/ folder; `None`: the data/
+            cache, else the official download (checksum verified).
+        settings: Flat settings (`TrainConfig.from_dict`: `{"model": "rnn",
+            "epochs": 4, "embedding_dim": 64, ...}`) or a `TrainConfig`;
+            `None`: the defaults.
+        output: The run directory (never overwritten); `None`:
+            runs/<model>-imdb-<time>.
+        resume: An unfinished run directory to continue, with its own
+            settings and data (give no `settings` or `output` then; see
+            `resume_run`, which `source` is given to).
+        distribute: `None`, `"none"`, `"mirrored"` or `"multi-worker"`
+            (see `hierattn.runs.train.train`).
+        log: Function printing progress messages.
+        verbose: Keras `fit` verbosity.
+
+    Returns:
+        The finished `hierattn.runs.directory.Run`.
+
+    Raises:
+        HierattnError: Bad settings, an unusable run directory, or data
+            that cannot be read; in one line.
+        TrainingInterrupted: Ctrl-C.
+    """
+
+    config = _checked(settings, output, resume, distribute)
+    if resume is not None:
+        return resume_run(resume, imdb=source, distribute=distribute, log=log, verbose=verbose)
+    located = locate_imdb(source)
+    config = dataclasses.replace(config, data={"imdb": describe_source(located)})
+    splits = ("train", "test", "unsup") if config.uses_unlabeled else ("train", "test")
+    datasets = load_imdb(located, splits=splits)  # train() cuts every part to the limit
+    unlabeled = datasets["unsup"].texts if "unsup" in datasets else None
+    run = (datasets["train"], datasets["test"], unlabeled)
+    return _train(config, "imdb", run, output, None, distribute, log, verbose)
+
+
+def train_table(
+    path,
+    settings=None,
+    test=None,
+    text_column=None,
+    label_column=None,
+    unlabeled=None,
+    encoding=None,
+    output=None,
+    resume=None,
+    distribute=None,
+    log=print,
+    verbose="auto",
+    on_table=None,
+):
+    """Trains on a table of texts and labels (CSV, TSV or JSON lines), a validation part held out of it.
+
+    Args:
+        path: The training table.
+        settings: Flat settings or a `TrainConfig` (see `train_imdb`).
+        test: A labelled table evaluated once at the end, or `None`.
+        text_column: The column of the texts; `None`: the first of
+            `hierattn.defaults.TEXT_COLUMNS` there is.
+        label_column: The column of the labels; `None`: the first of
+            `hierattn.defaults.LABEL_COLUMNS` there is.
+        unlabeled: A file of unlabelled texts for word2vec (one per line, or
+            a table's `text_column`), or `None`.
+        encoding: The files' text encoding; `None`: UTF-8.
+        output, resume, distribute, log, verbose: As for `train_imdb`
+            (`output` defaults to runs/<model>-<dataset>-<time>, the
+            dataset named by `hierattn.runs.directory.dataset_name`: `agnews` for
+            agnews/train.csv). Resuming (`resume_run`), the files and
+            columns given are checked against the recorded ones, and those
+            not given are the recorded ones.
+        on_table: Called with `(path, report)` for each table read (the
+            rows used and skipped, `hierattn.data.load_table`); `None`: their
+            counts go to `log`.
+
+    Returns:
+        The finished `hierattn.runs.directory.Run`.
+
+    Raises:
+        HierattnError: Bad settings, an unusable run directory, data that
+            cannot be read, or unlabelled texts that would go unused; in
+            one line.
+        TrainingInterrupted: Ctrl-C.
+    """
+
+    config = _checked(settings, output, resume, distribute)
+    if resume is not None:
+        return resume_run(
+            resume,
+            train=path,
+            test=test,
+            unlabeled=unlabeled,
+            text_column=text_column,
+            label_column=label_column,
+            encoding=encoding,
+            distribute=distribute,
+            log=log,
+            verbose=verbose,
+            on_table=on_table,
+        )
+    encoding = encoding or "utf-8"
+    files = {"train": path, "test": test, "unlabeled": unlabeled}
+    config = dataclasses.replace(config, data={name: describe_source(f) for name, f in files.items() if f})
+    if unlabeled and not config.uses_unlabeled:
+        raise ArgumentError(
+            "unlabeled", "{argument} texts would go unused: only word2vec embeddings use them, and the run's are not"
+        )
+    train_data, test_data, columns = _read_tables(path, test, text_column, label_column, encoding, on_table, log)
+    texts = read_texts(unlabeled, text_column, encoding=encoding) if unlabeled else None
+    if texts:
+        log(f"{unlabeled}: {len(texts):,} unlabelled texts")
+    config.data.update(columns, encoding=encoding)
+    return _train(config, dataset_name(path), (train_data, test_data, texts), output, None, distribute, log, verbose)
+
+
+def resume_run(
+    run_dir,
+    train=None,
+    test=None,
+    unlabeled=None,
+    imdb=None,
+    text_column=None,
+    label_column=None,
+    encoding=None,
+    distribute=None,
+    log=print,
+    verbose="auto",
+    on_table=None,
+):
+    """Continues an interrupted run with what it recorded: its settings, its data files, columns and encoding.
+
+    Nothing needs to be given again but the run directory: an IMDB run
+    resumes on the IMDB archive or folder it recorded, a run on tables on
+    its training and test tables, with their columns and encoding.
+    config.json records each file's absolute path, so a run resumes from
+    any working directory. What is given again must be what the run
+    recorded (a file with the same content, wherever it is now); a recorded
+    file that is missing or changed is refused, before any is read. The
+    network is not trained further when it had finished (its epochs, early
+    stopping or time budget; `hierattn.runs.train.train`): the run goes on to
+    what remained (the n-gram part, the test evaluation, the baseline, the
+    model file).
+
+    Args:
+        run_dir: The unfinished run directory.
+        train, test, unlabeled: Table files (and unlabelled texts) of a run
+            on tables, given again; `None`: the recorded ones (unlabelled
+            texts are not read again: word2vec was trained before the run's
+            first checkpoint).
+        imdb: The IMDB archive or folder of a run on IMDB, given again;
+            `None`: the recorded one.
+        text_column, label_column, encoding: A table run's columns and
+            encoding, given again; `None`: the recorded ones.
+        distribute, log, verbose: As for `train_imdb`.
+        on_table: As for `train_table`.
+
+    Returns:
+        The finished `hierattn.runs.directory.Run`.
+
+    Raises:
+        HierattnError: A run that is complete, not a run, or held by
+            another process; data given for another kind of run than the
+            run's, or not what it recorded; a recorded file missing or
+            changed; in one line.
+        TrainingInterrupted: Ctrl-C (the run stays resumable).
+    """
+    check_output(resume=run_dir, distribute=distribute)
+    try:  # from here on a Ctrl-C leaves the run as resumable as it was (reading and hashing the data take time)
+        config = load_config(run_dir).validate()
+        if imdb is not None:
+            imdb = locate_imdb(imdb, download=False)  # a folder holding the archive: the archive, as recorded
+        given = {"train": train, "test": test, "unlabeled": unlabeled, "imdb": imdb}
+        files = data_to_resume(run_dir, config.data, given)
+        options = {
+            name: _as_recorded(run_dir, config.data, name, value)
+            for name, value in (("text_column", text_column), ("label_column", label_column), ("encoding", encoding))
+        }
+        log("resuming on the data the run recorded: " + ", ".join(f"{k} {v}" for k, v in files.items()))
+        if "imdb" in files:
+            datasets = load_imdb(files["imdb"], splits=("train", "test"))
+            data = (datasets["train"], datasets["test"], None)
+        else:
+            train_data, test_data, _ = _read_tables(
+                files["train"], files.get("test"), **options, on_table=on_table, log=log
+            )
+            data = (train_data, test_data, None)
+        dataset = read_status(run_dir).get("dataset") or "data"
+        return _train(config, dataset, data, None, run_dir, distribute, log, verbose)
+    except TrainingInterrupted:
+        raise
+    except KeyboardInterrupt:
+        raise TrainingInterrupted(run_dir, True) from None
+    except Exception as error:
+        error.run_dir = pathlib.Path(run_dir)  # which run it ended (see `_train`)
+        raise
+
+
+def check_output(output=None, resume=None, distribute=None):
+    """Refuses a run directory that cannot be written (or resumed), before any data is read.
+
+    Raises:
+        RunError: `output` exists and is not empty, or `resume` is not an
+            unfinished run that this process may continue.
+        ArgumentError: A multi-worker run without its run directory.
+    """
+
+    if distribute == "multi-worker":
+        if not (output or resume):
+            raise ArgumentError("output", "a multi-worker run needs {argument}: the same run directory on every worker")
+        if not is_chief_in_tf_config():
+            return  # the chief writes the run directory, and may have made it already
+    if output:
+        ensure_new_or_resumable(output, False)
+    if resume:
+        ensure_new_or_resumable(resume, True)
+
+
+def _checked(settings, output, resume, distribute):
+    """The `TrainConfig` of `settings`, with the run directory checked, before any data is read; None to resume."""
+    if resume is not None:
+        if settings or output:
+            raise ArgumentError(
+                "resume", "{argument} continues a run with its own settings and directory: give neither"
+            )
+        return None
+    # from_dict validates what it makes; a TrainConfig given as it is gets the same check here
+    config = settings.validate() if isinstance(settings, TrainConfig) else TrainConfig.from_dict(settings or {})
+    check_output(output, None, distribute)
+    return config
+
+
+def _as_recorded(run_dir, recorded, name, given):
+    """A table option to resume with: the one the run recorded, which one given again must equal."""
+    value = recorded.get(name)
+    if given is not None and value is not None and given != value:
+        raise ArgumentError(
+            name,
+            f"cannot resume {run_dir} with {{argument}} {given!r}: it was trained with {value!r}; leave "
+            "{argument} out to resume with the recorded one",
+        )
+    return value if value is not None else given
+
+
+def _read_tables(path, test, text_column, label_column, encoding, on_table, log):
+    """The training and test tables (`load_table`, each reported to `on_table`), and the columns they were read from."""
+    encoding = encoding or "utf-8"
+    on_table = on_table or functools.partial(_log_rows, log)
+    train_data, report = load_table(path, text_column, label_column, encoding=encoding)
+    on_table(path, report)
+    test_data = None
+    if test:
+        test_data, test_report = load_table(
+            test, text_column, label_column, label_map=train_data.label_map, encoding=encoding
+        )
+        on_table(test, test_report)
+    return train_data, test_data, {"text_column": report["text_column"], "label_column": report["label_column"]}
+
+
+def _log_rows(log, path, report):
+    """Says how many rows of a table were used, and how many skipped (`hierattn.data.tables.rows_text`)."""
+
+    for line in rows_text(path, report):
+        if line:
+            log(line)
+
+
+def _train(config, dataset, data, output, resume, distribute, log, verbose):
+    """Trains on `data` (training, test and unlabelled texts) into `output` (a new one by default) or `resume`.
+
+    Ctrl-C raises `TrainingInterrupted`, with the run directory.
+    """
+    output = pathlib.Path(resume or output or new_run_dir(DEFAULT_ROOT, config.model, dataset))
+    try:
+        # Keras (TensorFlow) loads only here, once the settings, output and data were checked without it.
+        from hierattn.runs.train import train
+
+        log(f"run directory: {output}")
+        train_data, test_data, unlabeled = data
+        return train(
+            train_data,
+            test_data,
+            config,
+            output,
+            unlabeled=unlabeled,
+            resume=resume is not None,
+            dataset_name=dataset,
+            log=log,
+            verbose=verbose,
+            distribute=distribute,
+        )
+    except TrainingInterrupted:
+        raise
+    except KeyboardInterrupt:
+        raise TrainingInterrupted(output, resumable(output)) from None
+    except Exception as error:
+        # Which run it ended: TensorFlow's C++ code can lose a Ctrl-C and raise another error in its place
+        # (e.g. "AttributeError: 'list' object has no attribute '_type_spec'" while a tf.data pipeline is made), and
+        # a program that saw the signal (`hierattn train`) still tells the user how to resume this run.
+        error.run_dir = output
+        raise

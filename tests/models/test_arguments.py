@@ -1,0 +1,50 @@
+"""Tests for hierattn.models.arguments: the checks of a classifier's arguments, one place for each."""
+
+import pytest
+
+from hierattn.defaults import BACKBONES
+from hierattn.models.arguments import (
+    check_backbone_arguments,
+    check_classifier_arguments,
+    check_fraction,
+    check_preprocessor_arguments,
+    check_whole,
+)
+
+
+@pytest.mark.parametrize("value", [0, -3, 2.0, "3", True, None])
+def test_a_whole_number_is_an_int_and_not_a_bool(value):
+    with pytest.raises(ValueError, match=f"^units must be a whole number of at least 1, not {value!r}$"):
+        check_whole("units", value)
+
+
+def test_limits_and_fractions():
+    check_whole("window", 0, minimum=0)
+    check_whole("max_words", None, allow_none=True)
+    check_fraction("dropout", 0)
+    check_fraction("split", 0.5, min_open=True)
+    for value in (1, 1.0, -0.1, float("nan"), "0.1", False):
+        with pytest.raises(ValueError, match="^dropout must be a fraction from 0 \\(included\\) up to 1"):
+            check_fraction("dropout", value)
+    with pytest.raises(ValueError, match="^split must be a fraction from 0 \\(excluded\\)"):
+        check_fraction("split", 0, min_open=True)
+
+
+@pytest.mark.parametrize("architecture", list(BACKBONES))
+def test_the_tuned_defaults_pass_their_own_checks(architecture):
+    check_backbone_arguments(architecture, {})
+    check_backbone_arguments(architecture, BACKBONES[architecture])
+    check_classifier_arguments(architecture, **BACKBONES[architecture])
+
+
+def test_preprocessor_and_classifier_arguments():
+    check_preprocessor_arguments(max_sentences=3, max_words=4, min_count=1, max_vocab=None)
+    with pytest.raises(ValueError, match="^max_vocab must be a whole number of at least 3, or None, not 0$"):
+        check_preprocessor_arguments(max_vocab=0)
+    with pytest.raises(ValueError, match="^backbone must be one of han, transformer, rnn or a Backbone, not 'bert'$"):
+        check_classifier_arguments("bert")
+    with pytest.raises(ValueError, match="^unknown transformer argument\\(s\\) units: choose from dropout"):
+        check_classifier_arguments("transformer", units=3)
+    check_classifier_arguments("han", backbone_options={"word_units": 3}, min_count=2, name="clf", dtype="float32")
+    with pytest.raises(ValueError, match="^word_units must be a whole number"):
+        check_classifier_arguments("han", backbone_options={"word_units": 0})

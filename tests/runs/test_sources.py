@@ -1,0 +1,139 @@
+"""Tests for hierattn.runs.sources: a training run on IMDB or a table in one call, bad input refused first."""
+
+import json
+import shutil
+
+import pytest
+
+from hierattn.errors import ArgumentError, HierattnError, RunError
+from hierattn.runs.config import TrainConfig
+from hierattn.runs.data_record import describe_source
+from hierattn.runs.sources import check_output, resume_run, train_imdb, train_table
+
+from conftest import TINY_OPTIONS, StopAfterFirstEpoch, mini_imdb, write_corpus
+
+TINY = {"epochs": 1, "batch_size": 16, "embeddings": "none", "min_count": 1, "baseline": False}
+
+
+def test_train_table_reads_the_data_trains_and_records_it(tiny_csv, tmp_path):
+    lines = []
+    settings = {**TINY, "model": "rnn", **TINY_OPTIONS["rnn"], "max_length": "12"}
+    run = train_table(tiny_csv[0], settings, test=tiny_csv[1], output=tmp_path / "run", log=lines.append, verbose=0)
+    assert run.path == tmp_path / "run" and run.metrics["test"]["documents"] == 40
+    assert lines[0].endswith("160 of 160 rows used (text column 'text', label column 'label')")
+    assert f"run directory: {tmp_path / 'run'}" in lines
+    config = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert config["classifier"]["backbone"] == "rnn" and config["epochs"] == 1
+    assert config["classifier"]["preprocessor"]["config"]["sequence_length"] == 12
+    assert (config["data"]["text_column"], config["data"]["encoding"]) == ("text", "utf-8")
+    assert set(config["data"]) >= {"train", "test"}
+
+
+def test_train_imdb_takes_a_train_config_too(tmp_path):
+    archive = mini_imdb(tmp_path / "aclImdb_v1.tar.gz")
+    config = TrainConfig.from_dict({**TINY, **TINY_OPTIONS["han"]})
+    run = train_imdb(archive, config, output=tmp_path / "run", log=lambda line: None, verbose=0)
+    assert (
+        run.metrics["test"]["documents"] == 60 and json.loads((run.path / "run.json").read_text())["dataset"] == "imdb"
+    )
+    assert config.data == {}  # the config given is not changed: the run records its own
+
+
+def test_bad_settings_and_outputs_are_refused_before_any_data_is_read(tmp_path):
+    missing = tmp_path / "missing.csv"
+    with pytest.raises(HierattnError, match="^embedding_dim must be a whole number of at least 1, not 0$"):
+        train_table(missing, {"embedding_dim": 0})
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "file").write_text("x")
+    with pytest.raises(RunError, match="already exists and is not empty"):
+        train_table(missing, {}, output=tmp_path / "taken")
+    with pytest.raises(RunError, match="nothing to resume"):
+        train_imdb(tmp_path / "nowhere", resume=tmp_path / "taken")
+    with pytest.raises(ArgumentError, match="^resume continues a run with its own settings and directory"):
+        train_table(missing, {"epochs": 2}, resume=tmp_path / "taken")
+    with pytest.raises(ArgumentError, match="^unlabeled texts would go unused: only word2vec embeddings use them"):
+        train_table(missing, {"embeddings": "none"}, unlabeled=tmp_path / "taken" / "file")
+    with pytest.raises(ArgumentError, match="^a multi-worker run needs output"):
+        check_output(distribute="multi-worker")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"]  # nothing written
+
+
+def interrupted_table_run(folder, epochs=2):
+    """A run on `folder`'s train.csv and test.csv as `train_table` records it, interrupted after its first epoch."""
+    from hierattn.data import load_table
+    from hierattn.runs.train import train
+
+    data = {
+        "train": describe_source(folder / "train.csv"),
+        "test": describe_source(folder / "test.csv"),
+        "text_column": "text",
+        "label_column": "label",
+        "encoding": "utf-8",
+    }
+    config = TrainConfig.from_dict({**TINY, **TINY_OPTIONS["han"], "epochs": epochs, "patience": 5, "data": data})
+    train_data, _ = load_table(folder / "train.csv")
+    test_data, _ = load_table(folder / "test.csv", label_map=train_data.label_map)
+    run = folder.parent / "runs" / "han-agnews"
+    with pytest.raises(KeyboardInterrupt):
+        train(
+            train_data,
+            test_data,
+            config,
+            run,
+            dataset_name="agnews",
+            log=lambda line: None,
+            verbose=0,
+            callbacks=[StopAfterFirstEpoch()],
+        )
+    return run
+
+
+@pytest.fixture(scope="module")
+def unfinished(tmp_path_factory):
+    """An interrupted run on agnews/train.csv and agnews/test.csv (copy it before resuming it)."""
+    folder = tmp_path_factory.mktemp("corpus") / "agnews"
+    folder.mkdir()
+    return interrupted_table_run(write_corpus(folder))
+
+
+@pytest.fixture
+def unfinished_copy(unfinished, tmp_path):
+    copy = tmp_path / "run"
+    shutil.copytree(unfinished, copy)
+    return copy
+
+
+def test_resume_run_needs_only_the_run_directory_from_any_working_directory(unfinished_copy, tmp_path, monkeypatch):
+    recorded = json.loads((unfinished_copy / "config.json").read_text())["data"]
+    monkeypatch.chdir(tmp_path)  # not where it was trained: config.json holds absolute paths
+    lines = []
+    run = resume_run(unfinished_copy, log=lines.append, verbose=0)
+    assert lines[0] == (
+        f"resuming on the data the run recorded: train {recorded['train']['path']}, test {recorded['test']['path']}"
+    )
+    assert lines[1].endswith("160 of 160 rows used (text column 'text', label column 'label')")
+    assert run.metrics["test"]["documents"] == 40  # the recorded test file, not typed again
+    history = (unfinished_copy / "history.csv").read_text().splitlines()
+    assert [row.split(",")[0] for row in history[1:]] == ["0", "1"]  # the first epoch was not trained again
+    status = json.loads((unfinished_copy / "run.json").read_text())
+    assert (status["status"], status["dataset"]) == ("complete", "agnews")
+    with pytest.raises(RunError, match="is already complete: nothing to resume"):
+        resume_run(unfinished_copy)
+
+
+def test_resuming_with_other_data_or_columns_is_refused_before_any_is_read(unfinished_copy, tmp_path):
+    recorded = json.loads((unfinished_copy / "config.json").read_text())["data"]
+    with pytest.raises(
+        ArgumentError,
+        match=rf"^cannot resume {unfinished_copy} with text_column 'review': it was trained with 'text'; leave "
+        "text_column out to resume with the recorded one$",
+    ):
+        resume_run(unfinished_copy, text_column="review")
+    archive = mini_imdb(tmp_path / "aclImdb_v1.tar.gz")
+    with pytest.raises(RunError, match=rf"^cannot resume {unfinished_copy} on IMDB \({archive}\): it was trained on "):
+        train_imdb(archive, resume=unfinished_copy)  # an IMDB source for a run on tables
+    (tmp_path / "other").mkdir()
+    other = write_corpus(tmp_path / "other", train=20, test=10)
+    with pytest.raises(RunError, match=rf"{other / 'test.csv'} is not the test data the run recorded \("):
+        train_table(recorded["train"]["path"], test=other / "test.csv", resume=unfinished_copy)
+    assert json.loads((unfinished_copy / "run.json").read_text())["status"] == "training"  # unchanged

@@ -1,0 +1,175 @@
+"""The package's shape: a library under an application under the command line, imports only going down.
+
+Every `import` of a hierattn module is read from the source (at the top of
+a module and inside functions alike, and `importlib.import_module` of a
+literal name), so an import that climbs a layer cannot hide in a function.
+"""
+
+import ast
+import pathlib
+
+import pytest
+
+PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "hierattn"
+
+# Lowest first. A module may import its own part and any part on a lower layer, never a higher one.
+LAYERS = [
+    {"errors", "defaults", "utils"},  # shared leaves
+    {"metrics", "callbacks", "distribute"},  # shared leaves that use the ones above
+    {"layers"},  # the library: Keras layers,
+    {"data"},  # datasets, tokenizer, encoding,
+    {"ngrams"},  # the n-gram part,
+    {"explain"},  # explanations of a classifier,
+    {"models"},  # the classifier, its preprocessor and backbones
+    {"runs"},  # the application: training runs and what is done with them
+    {"cli"},  # the command line, one application call per command
+    {"__init__", "__main__"},  # the package's front
+]
+RANK = {part: rank for rank, parts in enumerate(LAYERS) for part in parts}
+# Imports by name that go up on purpose, each with its reason.
+ALLOWED_UP = {
+    # The import hook `import hierattn` installs registers hierattn's Keras classes when Keras loads: the front's
+    # job, kept beside the other Keras meeting points.
+    ("utils", "models"),
+}
+MAX_MODULE_LINES = 400
+MAX_FUNCTION_LINES = 80
+
+
+def part_of(module):
+    """The part of the package a dotted module name belongs to: `hierattn.runs.train` → `runs`."""
+    names = module.split(".")
+    return names[1] if len(names) > 1 else "__init__"
+
+
+def module_name(path, root=PACKAGE):
+    relative = path.relative_to(root.parent).with_suffix("")
+    names = list(relative.parts)
+    if names[-1] == "__init__" and len(names) > 1:
+        names.pop()
+    return ".".join(names)
+
+
+def imported_modules(path, root=PACKAGE):
+    """`(line, module)` for every hierattn module that `path` imports, anywhere in it."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    name = module_name(path, root)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(
+                    package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else [])
+                )
+            found.append((node.lineno, base))
+            found += [(node.lineno, f"{base}.{alias.name}") for alias in node.names]
+        elif (
+            isinstance(node, ast.Call)
+            and getattr(node.func, "attr", getattr(node.func, "id", None)) == "import_module"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+        ):
+            found.append((node.lineno, node.args[0].value))
+    return [(line, name) for line, name in found if name == "hierattn" or name.startswith("hierattn.")]
+
+
+MODULES = sorted(PACKAGE.rglob("*.py"))
+
+
+def test_every_part_has_a_layer():
+    parts = {path.relative_to(PACKAGE).parts[0].removesuffix(".py") for path in MODULES}
+    assert parts <= set(RANK), f"parts of hierattn/ on no layer: {sorted(parts - set(RANK))}"
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_imports_go_down(path):
+    own = part_of(module_name(path))
+    climbs = []
+    for line, name in imported_modules(path):
+        if name == "hierattn":  # `from hierattn import __version__`: the front's one constant
+            if own != "__init__":
+                assert RANK[own] >= RANK["cli"] or own == "runs", f"{path}:{line} imports the package's front"
+            continue
+        target = part_of(name)
+        if target in RANK and RANK[target] > RANK[own] and (own, target) not in ALLOWED_UP:
+            climbs.append(f"{path.relative_to(PACKAGE.parent)}:{line} ({own}) imports {name} ({target})")
+    assert not climbs, "imports that go up a layer:\n" + "\n".join(climbs)
+
+
+def test_the_library_imports_no_module_of_the_application():
+    for path in MODULES:
+        own = part_of(module_name(path))
+        if RANK.get(own, 0) < RANK["runs"]:
+            for line, name in imported_modules(path):
+                assert part_of(name) not in {"runs", "cli"} or (own, part_of(name)) in ALLOWED_UP, f"{path}:{line}"
+
+
+def test_no_loop_between_modules():
+    """No module imports, through others, a module that imports it (a loop hidden in function-level imports too)."""
+    graph = {}
+    names = {module_name(path) for path in MODULES}
+    for path in MODULES:
+        targets = set()
+        for _, name in imported_modules(path):
+            while name and name not in names:  # `from hierattn.data.tables import rows_text` → hierattn.data.tables
+                name = name.rpartition(".")[0]
+            if name and name != module_name(path):
+                targets.add(name)
+        graph[module_name(path)] = targets
+    loops = []
+    state = {}
+
+    def visit(node, stack):
+        state[node] = "open"
+        for target in sorted(graph.get(node, ())):
+            # A package's __init__ re-exporting its own modules is not a loop back into it.
+            if node.startswith(target + ".") or target.startswith(node + "."):
+                continue
+            if state.get(target) == "open":
+                loops.append(" → ".join([*stack[stack.index(target) :], target]))
+            elif target not in state:
+                visit(target, [*stack, target])
+        state[node] = "done"
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+    assert not loops, "import loops:\n" + "\n".join(loops)
+
+
+def test_no_loose_module_at_the_top():
+    loose = {path.stem for path in PACKAGE.glob("*.py")}
+    leaves = set().union(*LAYERS[:2]) | LAYERS[-1]
+    assert loose <= leaves, f"modules at the top of hierattn/ that belong in a package: {sorted(loose - leaves)}"
+
+
+def test_modules_and_functions_are_short():
+    long_modules, long_functions = [], []
+    for path in MODULES:
+        text = path.read_text(encoding="utf-8")
+        if len(text.splitlines()) > MAX_MODULE_LINES:
+            long_modules.append(f"{path.relative_to(PACKAGE.parent)}: {len(text.splitlines())} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                length = node.end_lineno - node.lineno + 1
+                if length > MAX_FUNCTION_LINES:
+                    long_functions.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno} {node.name}: {length}")
+    assert not long_modules, f"modules over {MAX_MODULE_LINES} lines: {long_modules}"
+    assert not long_functions, f"functions over {MAX_FUNCTION_LINES} lines: {long_functions}"
+
+
+def test_the_check_sees_imports_hidden_in_functions_relative_or_by_name(tmp_path):
+    root = tmp_path / "hierattn"
+    module = root / "layers" / "sneaky.py"
+    module.parent.mkdir(parents=True)
+    module.write_text(
+        "import importlib\n\n\ndef f():\n    from hierattn.runs.train import train\n    from ..cli import main\n"
+        "    return train, main, importlib.import_module('hierattn.models')\n"
+    )
+    found = imported_modules(module, root)
+    assert {name for _, name in found} >= {"hierattn.runs.train", "hierattn.cli", "hierattn.models"}
+    assert all(RANK[part_of(name)] > RANK["layers"] for _, name in found)
