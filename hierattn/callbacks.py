@@ -6,7 +6,7 @@ import time
 import keras
 import numpy as np
 
-from hierattn.errors import DivergedArgumentError
+from hierattn.errors import TrainingDiverged
 from hierattn.utils.atomic import atomic_path
 
 
@@ -50,12 +50,12 @@ class StopOnNaN(keras.callbacks.Callback):
             return
         loss = float(np.asarray(loss))
         if not np.isfinite(loss):
-            raise DivergedArgumentError(
-                "learning_rate",
+            raise TrainingDiverged(
                 f"training diverged: the loss became {loss} at epoch {self.epoch + 1}, batch {batch + 1}; "
                 f"{self.output} stays unfinished"
                 + (f", its last good epoch ({self.epoch}) kept" if self.epoch else "")
                 + ". Try a lower {argument}.",
+                argument="learning_rate",
             )
 
 

@@ -1,8 +1,24 @@
-"""Errors meant for users: the CLI prints them as one line, without a traceback."""
+"""Errors meant for users: the CLI prints them as one line, without a traceback.
+
+One base class, `HierattnError`, and the kinds a caller catches: `ArgumentError`
+(a bad argument value), `DataError` (missing or malformed data), `RunError` (a
+run directory or model file that cannot be used), `TrainingDiverged` and
+`ResourceError`, and `WriteError` (a file that could not be written: an
+`OSError` too). Every one is raised the same way, `Kind(message, argument=None)`:
+when the fix is another value of one argument, `argument` names it and the
+message says where with `{argument}`, so a program that names its options
+otherwise words the same message with `error.naming("--max-length")`.
+"""
 
 
 class HierattnError(Exception):
     """Base class of the errors a user can fix (bad input, missing data, ...).
+
+    Args:
+        message: What went wrong and what to do; `{argument}` where the
+            argument is named, when there is one.
+        argument: The name, in the library call, of the argument whose value
+            to change (e.g. `"max_length"`), or None.
 
     Example:
 
@@ -12,7 +28,21 @@ class HierattnError(Exception):
     ... except HierattnError as error:   # the user can fix it: one line, no traceback
     ...     print(f"Error: {error}")
     Error: a classifier needs at least two classes; found 1: ['pos'].
+    >>> error = DataError("texts.txt is not valid utf-8 text; pass its encoding with {argument}", argument="encoding")
+    >>> str(error), error.naming("--encoding")
+    ('texts.txt is not valid utf-8 text; pass its encoding with encoding', 'texts.txt is not valid utf-8 text; pass its encoding with --encoding')
     """
+
+    def __init__(self, message, argument=None):
+        self.template, self.argument = message, argument
+        super().__init__(self.naming(argument) if argument else message)
+
+    def naming(self, name):
+        """The message with the argument named `name` (the message itself when it names no argument)."""
+        return self.template.replace("{argument}", name) if self.argument else self.template
+
+    def __reduce__(self):  # pickled (e.g. from a worker process) with the argument
+        return type(self), (self.template, self.argument)
 
 
 class DataError(HierattnError, ValueError):
@@ -78,70 +108,37 @@ class RunError(HierattnError):
 class ArgumentError(HierattnError, ValueError):
     """A bad or missing value of one argument of a library call, named in the message.
 
-    The message is a template with `{argument}` where the argument is named:
-    `str(error)` names it as the library does (`max_length`), and a program
-    that names it otherwise words the same message with `naming` (the command
-    line names its options after the arguments: `--max-length`).
-
-    Args:
-        argument: The argument's name in the library call, e.g. `"data"`.
-        template: The message, with `{argument}` where the argument is named.
-
     Example:
 
-    >>> error = ArgumentError("max_length", "{argument} must be SxW; got '5'")
+    >>> error = ArgumentError("{argument} must be SxW; got '5'", argument="max_length")
     >>> str(error), error.naming("--max-length")
     ("max_length must be SxW; got '5'", "--max-length must be SxW; got '5'")
     """
 
-    def __init__(self, argument, template):
-        self.argument, self.template = argument, template
-        super().__init__(self.naming(argument))
 
-    def naming(self, name):
-        """The message with the argument named `name`."""
-        return self.template.replace("{argument}", name)
+class WriteError(HierattnError, OSError):
+    """A file could not be written; nothing was left behind under its name or a temporary one.
 
-    def __reduce__(self):  # pickled (e.g. from a worker process) with both arguments
-        return type(self), (self.argument, self.template)
-
-
-class DataArgumentError(ArgumentError, DataError):
-    """Data that does not fit the value of an argument, which the message names: both kinds of error.
-
-    Bytes that the `encoding` given cannot decode, or a table without the
-    column a `text_column` or `label_column` would name, are bad data that
-    an argument can fix; catching either `DataError` or `ArgumentError`
-    catches it.
+    An `OSError` with the reason's `errno`, whose message is one plain line.
 
     Example:
 
-    >>> error = DataArgumentError("encoding", "texts.txt is not valid utf-8 text; pass its encoding with {argument}")
-    >>> isinstance(error, DataError), error.naming("--encoding")
-    (True, 'texts.txt is not valid utf-8 text; pass its encoding with --encoding')
+    >>> import errno
+    >>> from hierattn.utils.atomic import atomic_open
+    >>> try:
+    ...     with atomic_open("no/such/folder/results.csv") as f:
+    ...         _ = f.write("a,b\\n")
+    ... except WriteError as error:
+    ...     print(error, error.errno == errno.ENOENT)
+    no such file or directory while writing no/such/folder/results.csv True
     """
 
+    def __init__(self, message, errno=None):
+        OSError.__init__(self, errno, message)
+        self.template, self.argument = message, None
 
-class RunArgumentError(ArgumentError, RunError):
-    """A run directory that cannot be used as the value of an argument, which the message names: both kinds of error.
+    def __str__(self):
+        return self.strerror
 
-    E.g. an `output` that already holds a run, or a run that is unfinished,
-    to continue with `resume`.
-
-    Example:
-
-    >>> error = RunArgumentError("output", "runs/a already exists; choose another {argument}")
-    >>> isinstance(error, RunError), str(error)
-    (True, 'runs/a already exists; choose another output')
-    """
-
-
-class DivergedArgumentError(ArgumentError, TrainingDiverged):
-    """A training run whose loss became NaN or infinite, with the argument to change named: both kinds of error.
-
-    Example:
-
-    >>> error = DivergedArgumentError("learning_rate", "the loss became nan; try a lower {argument}")
-    >>> isinstance(error, TrainingDiverged), error.naming("--learning-rate")
-    (True, 'the loss became nan; try a lower --learning-rate')
-    """
+    def __reduce__(self):
+        return type(self), (self.strerror, self.errno)

@@ -9,18 +9,17 @@ import pytest
 
 from hierattn.errors import (
     ArgumentError,
-    DataArgumentError,
     DataError,
-    DivergedArgumentError,
     HierattnError,
-    RunArgumentError,
+    ResourceError,
     RunError,
     TrainingDiverged,
+    WriteError,
 )
 
 
 def test_argument_error_names_the_argument_as_the_library_or_as_the_caller_does():
-    error = ArgumentError("max_length", "{argument} for the han model is SENTENCESxWORDS; got '5'")
+    error = ArgumentError("{argument} for the han model is SENTENCESxWORDS; got '5'", argument="max_length")
     assert isinstance(error, HierattnError) and isinstance(error, ValueError)
     assert str(error) == "max_length for the han model is SENTENCESxWORDS; got '5'"
     assert error.naming("--max-length") == "--max-length for the han model is SENTENCESxWORDS; got '5'"
@@ -29,7 +28,7 @@ def test_argument_error_names_the_argument_as_the_library_or_as_the_caller_does(
 
 
 def test_argument_error_survives_pickling():
-    again = pickle.loads(pickle.dumps(ArgumentError("data", "pass labelled data with {argument} FILE")))
+    again = pickle.loads(pickle.dumps(ArgumentError("pass labelled data with {argument} FILE", argument="data")))
     assert (again.argument, str(again), again.naming("--data")) == (
         "data",
         "pass labelled data with data FILE",
@@ -38,19 +37,28 @@ def test_argument_error_survives_pickling():
 
 
 @pytest.mark.parametrize(
-    "kind, base, argument",
-    [
-        (DataArgumentError, DataError, "encoding"),
-        (RunArgumentError, RunError, "output"),
-        (DivergedArgumentError, TrainingDiverged, "learning_rate"),
-    ],
+    "kind, argument",
+    [(DataError, "encoding"), (RunError, "output"), (TrainingDiverged, "learning_rate"), (ResourceError, "batch_size")],
 )
-def test_errors_of_a_kind_that_name_an_argument_are_both_kinds_and_survive_pickling(kind, base, argument):
-    error = kind(argument, "try another {argument}")
-    assert isinstance(error, base) and isinstance(error, ArgumentError)
+def test_every_kind_names_an_argument_the_same_way_and_survives_pickling(kind, argument):
+    error = kind("try another {argument}", argument=argument)
+    assert isinstance(error, HierattnError) and error.argument == argument
     assert (str(error), error.naming("--x")) == (f"try another {argument}", "try another --x")
     again = pickle.loads(pickle.dumps(error))
     assert (type(again), again.argument, str(again)) == (kind, argument, f"try another {argument}")
+
+
+def test_one_base_class_and_each_kind_with_one_parent_of_hierattn():
+    kinds = [ArgumentError, DataError, RunError, TrainingDiverged, ResourceError, WriteError]
+    assert all(
+        [base for base in kind.__bases__ if issubclass(base, HierattnError)] == [HierattnError] for kind in kinds
+    )
+    assert {cls.__name__ for cls in HierattnError.__subclasses__()} == {kind.__name__ for kind in kinds}
+
+
+def test_an_error_without_an_argument_keeps_its_braces():
+    error = DataError("{not an argument}")
+    assert (str(error), error.naming("--x"), error.argument) == ("{not an argument}", "{not an argument}", None)
 
 
 # The library names arguments; only hierattn.cli names the program's options and commands.

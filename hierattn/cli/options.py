@@ -21,7 +21,7 @@ import warnings
 import click
 
 from hierattn.defaults import BACKBONES, DISTRIBUTE, EPOCH_BUDGET, MODELS, PREPROCESSING, TRAINING
-from hierattn.errors import ArgumentError, HierattnError
+from hierattn.errors import HierattnError
 from hierattn.utils.atomic import check_new_file, reason
 
 
@@ -127,7 +127,7 @@ def option_name(argument):
 def friendly_errors(command):
     """Turns library errors, and files that cannot be read or written, into one `Error: ...` line and exit code 1.
 
-    An `ArgumentError` names the option of the argument it is about
+    An error that names an argument names the option of that argument
     (`option_name`): the options are named after the library's arguments.
     """
 
@@ -135,10 +135,8 @@ def friendly_errors(command):
     def wrapper(*args, **kwargs):
         try:
             return command(*args, **kwargs)
-        except ArgumentError as error:
-            raise click.ClickException(error.naming(option_name(error.argument))) from None
-        except HierattnError as error:
-            raise click.ClickException(str(error)) from None
+        except HierattnError as error:  # one that names an argument names its option
+            raise click.ClickException(error.naming(option_name(error.argument) if error.argument else "")) from None
         except OSError as error:  # permissions, a full disk, a name too long, a path under /proc, ...
             raise click.ClickException((f"{error.filename}: " if error.filename else "") + reason(error)) from None
         except MemoryError:

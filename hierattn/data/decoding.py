@@ -2,7 +2,7 @@
 
 Bytes that are not valid in the file's encoding are never replaced silently
 (that turned `café` into `caf` in a vocabulary): they raise a
-`DataArgumentError` (a `DataError`) that names the source, the line and the
+`DataError` (naming the `encoding` argument) that names the source, the line and the
 byte, and says how to pass the right `encoding`. NUL bytes mean binary data
 (or UTF-16 read as UTF-8) and are refused the same way.
 
@@ -23,7 +23,7 @@ import pathlib
 import zipfile
 import zlib
 
-from hierattn.errors import DataArgumentError, DataError
+from hierattn.errors import DataError
 
 DEFAULT_ENCODING = "utf-8"
 _SNIFF_BYTES = 1 << 16
@@ -283,11 +283,11 @@ def _allows_nul(codec):
 def _not_decoded(message, encoding):
     """The error for text that `encoding` does not decode: `message`, then how to pass another encoding."""
     other = "latin-1 or cp1252" if codec_name(encoding).startswith("utf-8") else "utf-8"
-    return DataArgumentError("encoding", f"{message}; pass the file's encoding with {{argument}} (e.g. {other})")
+    return DataError(f"{message}; pass the file's encoding with {{argument}} (e.g. {other})", argument="encoding")
 
 
 def undecodable(source, number, line, error, encoding):
-    """The `DataArgumentError` (about `encoding`) for line `number` (1-based) whose bytes `line` failed to decode."""
+    """The `DataError` (about `encoding`) for line `number` (1-based) whose bytes `line` failed to decode."""
     byte = line[error.start : error.start + 1]
     return _not_decoded(
         f"{source} is not valid {encoding or DEFAULT_ENCODING} text: line {number} has the byte "
@@ -299,9 +299,9 @@ def undecodable(source, number, line, error, encoding):
 def _binary(source, number):
     """The error for NUL bytes, read in an encoding that has none (`_allows_nul`)."""
     where = f" (line {number})" if number else ""
-    return DataArgumentError(
-        "encoding",
+    return DataError(
         f"{source} holds NUL bytes{where}: it looks like binary data, not text (for UTF-16 text pass {{argument}} utf-16)",
+        argument="encoding",
     )
 
 
@@ -366,7 +366,7 @@ def check_text_file(path, encoding=None, what="text file"):
 
 
 def locate_decode_error(path, encoding=None):
-    """The `DataArgumentError` for the first undecodable line of a file (after a parser failed to decode it).
+    """The `DataError` for the first undecodable line of a file (after a parser failed to decode it).
 
     Lines are counted in the decompressed text of a compressed file.
     """

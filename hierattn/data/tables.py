@@ -16,7 +16,7 @@ import numpy as np
 from hierattn.data.dataset import LabelMap, TextDataset
 from hierattn.data.decoding import check_text_file, codec_name, data_name, locate_decode_error, open_bytes
 from hierattn.defaults import ID_COLUMNS, LABEL_COLUMNS, TEXT_COLUMNS  # noqa: F401  (re-exported)
-from hierattn.errors import DataArgumentError, DataError
+from hierattn.errors import DataError
 
 # Label values that mean "no label" (pandas' own missing-value spellings).
 MISSING_LABELS = frozenset(
@@ -228,10 +228,10 @@ def pick_column(columns, wanted, defaults, role):
         if name in lowered:
             return lowered[name]
     tabs = " (the file looks tab-separated: name it .tsv)" if any("\t" in c for c in columns) else ""
-    raise DataArgumentError(
-        f"{role}_column",
+    raise DataError(
         f"no {role} column found (tried {', '.join(defaults)}); the columns are: {', '.join(columns)}"
         f"{tabs}. Name it with {{argument}}.",
+        argument=f"{role}_column",
     )
 
 

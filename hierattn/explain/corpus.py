@@ -98,9 +98,9 @@ class CorpusWords:
 
     def __init__(self, top_k=10, min_count=CORPUS_MIN_COUNT):
         if top_k < 1:
-            raise ArgumentError("top_k", "{argument} must be at least 1")
+            raise ArgumentError("{argument} must be at least 1", argument="top_k")
         if min_count < 1:
-            raise ArgumentError("min_count", "{argument} must be at least 1")
+            raise ArgumentError("{argument} must be at least 1", argument="min_count")
         self.top_k = top_k
         self.min_count = min_count
         self.class_documents = collections.Counter()
@@ -244,7 +244,7 @@ def explain_corpus(
         for target in targets:
             if target.exists():
                 raise ArgumentError(
-                    "output", f"{target} already exists; choose another {{argument}} (nothing was overwritten)"
+                    f"{target} already exists; choose another {{argument}} (nothing was overwritten)", argument="output"
                 )
     summary = CorpusSummary(0, 0, 0, 0, words, [str(t) for t in targets])
     with contextlib.ExitStack() as files:  # both tables appear complete, or neither (hierattn.utils.atomic)
@@ -352,7 +352,7 @@ def open_corpus(dataset, split="test", data=None, text_column=None, limit=None, 
         A `CorpusSource`.
     """
     if limit is not None and limit < 1:
-        raise ArgumentError("limit", "{argument} must be at least 1")
+        raise ArgumentError("{argument} must be at least 1", argument="limit")
     if dataset == "imdb":
         documents = load_imdb(data, splits=(split,), progress=progress)[split]
         if limit is not None:

@@ -62,7 +62,7 @@ def length_settings(model, max_length):
     hierarchical = model == "han"
     if len(numbers) != (2 if hierarchical else 1) or min(numbers) < 1:
         form = "SENTENCESxWORDS, e.g. 30x40" if hierarchical else "a number of words, e.g. 400"
-        raise ArgumentError("max_length", f"{{argument}} for the {model} model is {form}; got {max_length!r}")
+        raise ArgumentError(f"{{argument}} for the {model} model is {form}; got {max_length!r}", argument="max_length")
     if hierarchical:
         return {"max_sentences": numbers[0], "max_words": numbers[1]}
     return {"sequence_length": numbers[0]}

@@ -27,7 +27,7 @@ import re
 import shutil
 
 from hierattn.defaults import GENERIC_DATA_NAMES
-from hierattn.errors import HierattnError, RunArgumentError, RunError
+from hierattn.errors import HierattnError, RunError
 from hierattn.runs.config import CONFIG_FORMAT, read_config
 from hierattn.utils.atomic import remove_temporary_files
 from hierattn.utils.jsonfile import load_json, save_json
@@ -100,7 +100,7 @@ def find_latest_run(root=DEFAULT_ROOT):
     """The most recently finished complete run under `root`.
 
     Raises:
-        RunArgumentError: No complete run found (`find_run` and `load_run` take a `run_dir`).
+        RunError: No complete run found (`find_run` and `load_run` take a `run_dir`).
     """
     candidates = []
     for status_file in pathlib.Path(root).glob("*/run.json"):
@@ -111,8 +111,8 @@ def find_latest_run(root=DEFAULT_ROOT):
         if status.get("status") == "complete":
             candidates.append((status.get("finished", ""), str(status_file.parent)))
     if not candidates:
-        raise RunArgumentError(
-            "run_dir", f"no trained run found under {root}/: train one first, or name a run directory with {{argument}}"
+        raise RunError(
+            f"no trained run found under {root}/: train one first, or name a run directory with {{argument}}", argument="run_dir"
         )
     return pathlib.Path(max(candidates)[1])
 
@@ -189,10 +189,9 @@ def load_run(run_dir=None, root=DEFAULT_ROOT, log=None):
     path = find_run(run_dir, root)
     status = read_status(path)
     if status.get("status") != "complete":
-        raise RunArgumentError(
-            "run_dir",
+        raise RunError(
             f"{path} is an unfinished run (status: {status.get('status')}): resume its training first, "
-            "or name a complete run with {argument}",
+            "or name a complete run with {argument}", argument="run_dir",
         )
     config = _read_part(path / "config.json", read_config)
     metrics_file = path / "metrics.json"
@@ -238,21 +237,20 @@ def ensure_new_or_resumable(path, resume, check_lock=True):
             raise RunError(f"nothing to resume at {path}: it is not a run directory")
         status = read_status(path)
         if status.get("status") == "complete":
-            raise RunArgumentError(
-                "output", f"{path} is already complete: nothing to resume; use it, or train into a new {{argument}}"
+            raise RunError(
+                f"{path} is already complete: nothing to resume; use it, or train into a new {{argument}}", argument="output"
             )
         if not resumable(path):
-            raise RunArgumentError(
-                "output",
+            raise RunError(
                 f"nothing to resume at {path}: the run stopped before its first checkpoint; start a new "
-                "run (into another {argument}, or remove this one first)",
+                "run (into another {argument}, or remove this one first)", argument="output",
             )
         if check_lock:
             _lock(path, probe=True)
         return True
     if exists:
-        raise RunArgumentError(
-            "output", f"{path} already exists and is not empty; choose another {{argument}} (nothing was overwritten)"
+        raise RunError(
+            f"{path} already exists and is not empty; choose another {{argument}} (nothing was overwritten)", argument="output"
         )
     return False
 
@@ -278,10 +276,9 @@ def _lock(path, probe=False):
         return None
     if not held:
         os.close(descriptor)
-        raise RunArgumentError(
-            "output",
+        raise RunError(
             f"{path} is in use by another hierattn process (training or resuming it); wait for it to "
-            "finish, or train into another {argument}",
+            "finish, or train into another {argument}", argument="output",
         )
     if probe:
         os.close(descriptor)

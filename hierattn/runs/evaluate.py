@@ -117,10 +117,9 @@ def evaluation_data(run_dir, data=None, split="test", text_column=None, label_co
         return EvaluationData(locate_imdb(data or recorded.get("imdb", {}).get("path")), split=split)
     if data:
         raise ArgumentError(
-            "data",
-            f"{{argument}} {data}: give a labelled {'/'.join(TABLE_SUFFIXES)} file (this run was not trained on IMDB)",
+            f"{{argument}} {data}: give a labelled {'/'.join(TABLE_SUFFIXES)} file (this run was not trained on IMDB)", argument="data",
         )
-    raise ArgumentError("data", "this run was trained without a test file: pass labelled data with {argument} FILE")
+    raise ArgumentError("this run was trained without a test file: pass labelled data with {argument} FILE", argument="data")
 
 
 def _check_recorded(recorded, name):
@@ -134,7 +133,7 @@ def _check_recorded(recorded, name):
             if pathlib.Path(file).exists()
             else "pass labelled data with {argument} FILE"
         )
-        raise ArgumentError("data", f"{change}; {remedy}")
+        raise ArgumentError(f"{change}; {remedy}", argument="data")
 
 
 def evaluate_run(

@@ -170,7 +170,7 @@ def train_table(
     config = dataclasses.replace(config, data={name: describe_source(f) for name, f in files.items() if f})
     if unlabeled and not config.uses_unlabeled:
         raise ArgumentError(
-            "unlabeled", "{argument} texts would go unused: only word2vec embeddings use them, and the run's are not"
+            "{argument} texts would go unused: only word2vec embeddings use them, and the run's are not", argument="unlabeled"
         )
     train_data, test_data, columns = _read_tables(path, test, text_column, label_column, encoding, on_table, log)
     texts = read_texts(unlabeled, text_column, encoding=encoding) if unlabeled else None
@@ -273,7 +273,7 @@ def check_output(output=None, resume=None, distribute=None):
 
     if distribute == "multi-worker":
         if not (output or resume):
-            raise ArgumentError("output", "a multi-worker run needs {argument}: the same run directory on every worker")
+            raise ArgumentError("a multi-worker run needs {argument}: the same run directory on every worker", argument="output")
         if not is_chief_in_tf_config():
             return  # the chief writes the run directory, and may have made it already
     if output:
@@ -287,7 +287,7 @@ def _checked(settings, output, resume, distribute):
     if resume is not None:
         if settings or output:
             raise ArgumentError(
-                "resume", "{argument} continues a run with its own settings and directory: give neither"
+                "{argument} continues a run with its own settings and directory: give neither", argument="resume"
             )
         return None
     # from_dict validates what it makes; a TrainConfig given as it is gets the same check here
@@ -301,9 +301,8 @@ def _as_recorded(run_dir, recorded, name, given):
     value = recorded.get(name)
     if given is not None and value is not None and given != value:
         raise ArgumentError(
-            name,
             f"cannot resume {run_dir} with {{argument}} {given!r}: it was trained with {value!r}; leave "
-            "{argument} out to resume with the recorded one",
+            "{argument} out to resume with the recorded one", argument=name,
         )
     return value if value is not None else given
 

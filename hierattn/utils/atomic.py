@@ -18,29 +18,9 @@ import os
 import pathlib
 import secrets
 
-from hierattn.errors import ArgumentError, HierattnError
+from hierattn.errors import ArgumentError, WriteError
 
 PARTIAL = ".partial"
-
-
-class WriteError(HierattnError, OSError):
-    """A file could not be written; nothing was left behind under its name or a temporary one.
-
-    An `OSError` with the reason's `errno`, whose message is one plain line.
-
-    Example:
-
-    >>> import errno
-    >>> try:
-    ...     with atomic_open("no/such/folder/results.csv") as f:
-    ...         _ = f.write("a,b\\n")
-    ... except WriteError as error:
-    ...     print(error, error.errno == errno.ENOENT)
-    no such file or directory while writing no/such/folder/results.csv True
-    """
-
-    def __str__(self):
-        return self.strerror
 
 
 # The reasons an OSError without a file name is a failure to write (a full disk, quota, read-only, too large, I/O).
@@ -63,8 +43,8 @@ def write_error(error, path):
     if isinstance(error, WriteError):
         return error
     if error.errno == errno.EEXIST:
-        return WriteError(errno.EEXIST, f"{path} already exists (another process wrote it); nothing was overwritten")
-    return WriteError(error.errno, f"{reason(error)} while writing {path}")
+        return WriteError(f"{path} already exists (another process wrote it); nothing was overwritten", errno.EEXIST)
+    return WriteError(f"{reason(error)} while writing {path}", error.errno)
 
 
 def temporary_name(path):
@@ -179,10 +159,12 @@ def check_new_file(path, argument="output"):
     """
     target = pathlib.Path(path)
     if target.exists():
-        raise ArgumentError(argument, f"{path} already exists; choose another {{argument}} (nothing was overwritten)")
+        raise ArgumentError(
+            f"{path} already exists; choose another {{argument}} (nothing was overwritten)", argument=argument
+        )
     if not target.parent.is_dir():
         problem = "is a file" if target.parent.exists() else "does not exist; create it first"
-        raise ArgumentError(argument, f"the folder of {{argument}} {path} {problem}")
+        raise ArgumentError(f"the folder of {{argument}} {path} {problem}", argument=argument)
 
 
 __all__ = [

@@ -19,7 +19,7 @@ from hierattn.cli.options import (
     option_name,
     program_name,
 )
-from hierattn.errors import ArgumentError, DataArgumentError, HierattnError, RunArgumentError
+from hierattn.errors import ArgumentError, DataError, HierattnError, RunError
 from hierattn.runs.directory import CONFIG_FORMAT, write_status
 from hierattn.utils.jsonfile import save_json
 
@@ -199,9 +199,9 @@ def test_friendly_errors_turn_each_kind_of_failure_into_one_line():
         return command
 
     cases = [
-        (ArgumentError("top_k", "{argument} must be at least 1"), 1, "Error: --top-k must be at least 1\n"),
-        (RunArgumentError("run_dir", "no run; name one with {argument}"), 1, "Error: no run; name one with --run\n"),
-        (DataArgumentError("text_column", "Name it with {argument}."), 1, "Error: Name it with --text-column.\n"),
+        (ArgumentError("{argument} must be at least 1", argument="top_k"), 1, "Error: --top-k must be at least 1\n"),
+        (RunError("no run; name one with {argument}", argument="run_dir"), 1, "Error: no run; name one with --run\n"),
+        (DataError("Name it with {argument}.", argument="text_column"), 1, "Error: Name it with --text-column.\n"),
         (HierattnError("the run is damaged"), 1, "Error: the run is damaged\n"),
         (OSError(errno.EACCES, "Permission denied", "/root/x.csv"), 1, "Error: /root/x.csv: permission denied\n"),
         (MemoryError(), 1, "Error: out of memory: the data does not fit in this machine's memory; try --limit N\n"),

@@ -20,7 +20,7 @@ from hierattn.data.decoding import (
     locate_decode_error,
     open_bytes,
 )
-from hierattn.errors import ArgumentError, DataError
+from hierattn.errors import DataError
 
 
 def test_codec_names():
@@ -38,7 +38,7 @@ def test_lines_decode_strictly_and_name_the_line():
         r"the file's encoding with encoding \(e.g. latin-1 or cp1252\)$",
     ) as undecodable:
         list(iter_lines(io.BytesIO(b"ok\ncaf\xe9\n"), "in"))
-    assert isinstance(undecodable.value, ArgumentError) and undecodable.value.argument == "encoding"
+    assert undecodable.value.argument == "encoding"
     assert list(iter_lines(io.BytesIO(b"caf\xe9\n"), "in", "cp1252")) == ["caf\u00e9"]
     with pytest.raises(DataError, match=r"in holds NUL bytes \(line 1\): it looks like binary data"):
         list(iter_lines(io.BytesIO(b"a\0b\n"), "in"))
