@@ -1,6 +1,6 @@
 """Cleaning, sentence splitting and word tokenization with character offsets.
 
-Design (see README "Text processing"): cleaning is *length-preserving*
+Design (see docs/data.md, "Text processing"): cleaning is *length-preserving*
 (HTML tags and control characters become spaces, `<br />` becomes a line
 break padded with spaces), so every token's `(start, end)` points into the
 user's original text. Sentences are split by one regular expression for
