@@ -39,9 +39,8 @@ BENCHMARKS.md); a Python program gets the same by setting that variable
 before TensorFlow is imported.
 """
 
-import importlib
-
 from hierattn.utils import keras_hook
+from hierattn.utils.lazy import lazy_names
 
 __version__ = "0.5.0"
 
@@ -68,18 +67,6 @@ _EXPORTS = {
     "TransformerEncoderBlock": "hierattn.layers",
 }
 __all__ = ["__version__", *_EXPORTS]
-
-
-def __getattr__(name):
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(_EXPORTS[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'hierattn' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_EXPORTS))
-
+__getattr__, __dir__ = lazy_names(__name__, _EXPORTS)
 
 keras_hook.install()

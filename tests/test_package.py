@@ -1,5 +1,7 @@
 """The package's shape: a library under an application under the command line, imports only going down.
 
+(`tests/test_imports.py` checks that no module imports itself back.)
+
 Every `import` of a hierattn module is read from the source (at the top of
 a module and inside functions alike, and `importlib.import_module` of a
 literal name), so an import that climbs a layer cannot hide in a function.
@@ -106,39 +108,6 @@ def test_the_library_imports_no_module_of_the_application():
         if RANK.get(own, 0) < RANK["runs"]:
             for line, name in imported_modules(path):
                 assert part_of(name) not in {"runs", "cli"} or (own, part_of(name)) in ALLOWED_UP, f"{path}:{line}"
-
-
-def test_no_loop_between_modules():
-    """No module imports, through others, a module that imports it (a loop hidden in function-level imports too)."""
-    graph = {}
-    names = {module_name(path) for path in MODULES}
-    for path in MODULES:
-        targets = set()
-        for _, name in imported_modules(path):
-            while name and name not in names:  # `from hierattn.data.tables import rows_text` → hierattn.data.tables
-                name = name.rpartition(".")[0]
-            if name and name != module_name(path):
-                targets.add(name)
-        graph[module_name(path)] = targets
-    loops = []
-    state = {}
-
-    def visit(node, stack):
-        state[node] = "open"
-        for target in sorted(graph.get(node, ())):
-            # A package's __init__ re-exporting its own modules is not a loop back into it.
-            if node.startswith(target + ".") or target.startswith(node + "."):
-                continue
-            if state.get(target) == "open":
-                loops.append(" → ".join([*stack[stack.index(target) :], target]))
-            elif target not in state:
-                visit(target, [*stack, target])
-        state[node] = "done"
-
-    for node in sorted(graph):
-        if node not in state:
-            visit(node, [node])
-    assert not loops, "import loops:\n" + "\n".join(loops)
 
 
 def test_no_loose_module_at_the_top():

@@ -19,7 +19,7 @@ so the settings' checks (`arguments`) and the epoch budget (`budget`) serve
 the command line before TensorFlow starts.
 """
 
-import importlib
+from hierattn.utils.lazy import lazy_names
 
 _EXPORTS = {
     "Backbone": "hierattn.models.backbone",
@@ -31,13 +31,4 @@ _EXPORTS = {
     "TransformerBackbone": "hierattn.models.transformer_backbone",
 }
 __all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name):
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'hierattn.models' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_names(__name__, _EXPORTS)

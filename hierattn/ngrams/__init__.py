@@ -18,7 +18,7 @@ Importing this package loads no Keras: `mixing` (NumPy only) is what an
 explanation needs, and the Keras classes load on first use of their names.
 """
 
-import importlib
+from hierattn.utils.lazy import lazy_names
 
 _EXPORTS = {
     "LogLinearCombination": "hierattn.ngrams.combination",
@@ -26,9 +26,4 @@ _EXPORTS = {
     "NgramPart": "hierattn.ngrams.part",
 }
 __all__ = list(_EXPORTS)
-
-
-def __getattr__(name):
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'hierattn.ngrams' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_names(__name__, _EXPORTS)
