@@ -145,7 +145,7 @@ EXPLAIN_SHOWN = 2
 
 # When an explanation shows the margin's parts (the network's words, the
 # n-gram words, the constant terms) with their percentages of the margin
-# (`hierattn.explain.picture.margin_shares`): only when the parts' sizes add
+# (`hierattn.explain.summaries.margin_shares`): only when the parts' sizes add
 # up to at most this many times the margin, so every share lies between -50%
 # and 150%. Beyond it (a near tie, or large parts cancelling each other) a
 # percentage of the small difference reads as nonsense ("-1280%"), and the

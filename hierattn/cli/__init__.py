@@ -16,7 +16,7 @@ import click
 
 from hierattn import __version__
 from hierattn.cli import evaluate, explain, predict, train
-from hierattn.cli.options import configure_process
+from hierattn.cli.process import configure_process
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

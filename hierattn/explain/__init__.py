@@ -7,8 +7,9 @@
 
 One module per concern, each importing only those listed before it:
 
-* :mod:`hierattn.explain.picture`: the one picture every view shows (the
-  prediction in words, the top evidence, the margin's parts) and `to_html`.
+* :mod:`hierattn.explain.summaries`: the numbers every view reads (the
+  prediction in words, the top evidence, the margin's parts and shares).
+* :mod:`hierattn.explain.picture`: the one picture every view shows, and `to_html`.
 * :mod:`hierattn.explain.report`: text, CSV rows and JSON renderings.
 * :mod:`hierattn.explain.explanation`: `Explanation`, `WordWeight`,
   `NgramContribution`: what an explanation holds; `Explanations`, several.
@@ -18,6 +19,8 @@ One module per concern, each importing only those listed before it:
 * :mod:`hierattn.explain.explainer`: `Explainer`, which gives every word of
   the original text its evidence (its share of the decision's margin) and
   its attention.
+* :mod:`hierattn.explain.erasure`: erasing words by rank and scoring what is
+  left (the ERASER measures, their bins).
 * :mod:`hierattn.explain.faithfulness`: `check_faithfulness`, whether the
   explanations are faithful to the classifier (ERASER comprehensiveness and
   sufficiency, with a verdict).

@@ -16,6 +16,7 @@ import numpy as np
 
 from hierattn.data.batching import sort_batches_by_length, trim_padding
 from hierattn.errors import HierattnError
+from hierattn.utils.keras_compat import untracked_attribute
 
 
 def gradient_times_input(model, x, classes, batch_size=32):
@@ -179,7 +180,7 @@ def _path_function(model, rank, single=False):
     import keras  # not at the top: the CLI imports this package before it needs Keras
     import tensorflow as tf
 
-    cache = model.__dict__.setdefault("_hierattn_path", {})
+    cache = untracked_attribute(model, "_hierattn_path", dict)
     if rank in cache:
         return cache[rank]
     eager = single and ("eager", rank) not in cache

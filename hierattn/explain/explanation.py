@@ -10,8 +10,9 @@ returns them for a list of texts) show themselves in a notebook
 
 import dataclasses
 
-from hierattn.explain.picture import margin_parts, probability, to_html, top_evidence
+from hierattn.explain.picture import to_html
 from hierattn.explain.report import to_json, to_text
+from hierattn.explain.summaries import margin_parts, probability, top_evidence
 from hierattn.utils.jsonfile import dumps
 
 
@@ -185,7 +186,7 @@ class Explanation:
         Every word with its `evidence`, `network_evidence` and
         `ngram_evidence`; the `top_k` words by evidence (`top_evidence`) and
         by attention (`top_words`); with a decision, its terms (`decision`),
-        `margin_parts` (see `hierattn.explain.picture.margin_parts`) and the
+        `margin_parts` (see `hierattn.explain.summaries.margin_parts`) and the
         `top_k` n-grams.
         """
         return {

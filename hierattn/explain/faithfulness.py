@@ -20,6 +20,7 @@ within its limits and the n-gram part reads the whole remaining text, as
 `predict` does; erasing nothing gives back `predict(text)`. Words of a long
 text beyond what the explanation shows are never ranked; they stay in for
 comprehensiveness and go with sufficiency (only the rationale is kept).
+The erasing itself is `hierattn.explain.erasure`'s.
 
 Rankings compared:
 
@@ -44,7 +45,6 @@ Reference:
 """
 
 import dataclasses
-import math
 
 import numpy as np
 
@@ -52,23 +52,11 @@ from hierattn.data.ids import token_ids
 from hierattn.data.progress import tqdm
 from hierattn.errors import HierattnError
 from hierattn.explain.attributions import gradient_times_input
+from hierattn.explain.erasure import BINS, MEASURES, Document, erasure_scores
 from hierattn.explain.explainer import Explainer
 
-BINS = (0.01, 0.05, 0.1, 0.2, 0.5)
 RANKINGS = ("evidence", "attention", "gradient", "random")
-MEASURES = ("comprehensiveness", "sufficiency")
 FAITHFUL_RATIO, NO_EFFECT = 2.0, 0.005  # the verdict's bars (see the module docstring)
-
-
-def bin_sizes(n, bins=BINS):
-    """The number of top words each bin erases in an `n`-word document: `max(1, ceil(f * n))`, at most `n`.
-
-    Example:
-
-    >>> bin_sizes(3), bin_sizes(30), bin_sizes(200)
-    ([1, 1, 1, 1, 2], [1, 2, 3, 6, 15], [2, 10, 20, 40, 100])
-    """
-    return [min(n, max(1, math.ceil(round(f * n, 9)))) for f in bins]  # round: 0.1 * 30 is 3.0000000000000004
 
 
 def rank(scores, read=None):
@@ -82,93 +70,6 @@ def rank(scores, read=None):
     scores = np.asarray(scores, dtype=float)
     read = np.ones(len(scores), bool) if read is None else np.asarray(read, bool)
     return np.lexsort((np.arange(len(scores)), -scores, ~read))
-
-
-@dataclasses.dataclass
-class Document:
-    """A text as the check erases it: its tokens' forms by sentence, and where the shown words sit among them.
-
-    Attributes:
-        sentences: Lists of token forms, one per sentence, the whole text.
-        shown: `(sentence, index)` of each word the explanation shows.
-
-    Example:
-
-    >>> document = Document([["a", "great", "film"], ["loved", "it"]], [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1)])
-    >>> document.erase([3, 4]), document.erase([1, 0], keep=True)
-    ([['a', 'great', 'film']], [['a', 'great']])
-    """
-
-    sentences: list
-    shown: list
-
-    @classmethod
-    def of(cls, explanation, tokenizer):
-        """The whole text of `explanation` tokenized, and its shown words found in it by their offsets."""
-        tokens = tokenizer.tokenize(explanation.text)
-        where = {t.start: (s, t.index) for s, sentence in enumerate(tokens) for t in sentence}
-        missing = [w.text for w in explanation.words if w.start not in where]
-        if missing:
-            raise HierattnError(f"the explanation's words are not the text's (e.g. {missing[0]!r}): explain it again")
-        return cls([[t.form for t in sentence] for sentence in tokens], [where[w.start] for w in explanation.words])
-
-    def erase(self, words, keep=False):
-        """The sentences without the shown `words` (indices), or with `keep` only them, in order; empty ones dropped."""
-        chosen = {self.shown[i] for i in words}
-        if keep:
-            kept = [[] for _ in self.sentences]
-            for s, t in sorted(chosen):
-                kept[s].append(self.sentences[s][t])
-        else:
-            kept = [[f for t, f in enumerate(forms) if (s, t) not in chosen] for s, forms in enumerate(self.sentences)]
-        return [sentence for sentence in kept if sentence]
-
-
-def erasure_scores(predict, documents, orders, bins=BINS, base=None):
-    """Comprehensiveness and sufficiency of each document for each ranking and bin.
-
-    Args:
-        predict: Function from documents (lists of sentences of token forms)
-            to class probabilities `(n, classes)`.
-        documents: `Document`s.
-        orders: `{ranking: [[order, ...] per document]}`: one or more orders
-            (draws, averaged) of each document's shown words, most important first.
-        bins: Shares of each document's words to erase.
-        base: The probabilities of the documents unerased, if known.
-
-    Returns:
-        `({ranking: {measure: array (documents, bins)}}, base)`.
-
-    Example:
-
-    >>> def predict(documents):   # decided by one word
-    ...     p = np.array([0.9 if any("great" in s for s in d) else 0.3 for d in documents])
-    ...     return np.stack([1 - p, p], 1)
-    >>> document = Document([["a", "great", "film"]], [(0, 0), (0, 1), (0, 2)])
-    >>> scores, _ = erasure_scores(predict, [document], {"oracle": [[[1, 0, 2]]]}, bins=(0.1, 0.5))
-    >>> scores["oracle"]["comprehensiveness"].round(3).tolist(), scores["oracle"]["sufficiency"].tolist()
-    ([[0.6, 0.6]], [[0.0, 0.0]])
-    """
-    if base is None:
-        base = predict([d.erase([]) for d in documents])
-    predicted = base.argmax(1)
-    variants, rows, jobs = [], {}, []
-    for i, document in enumerate(documents):
-        sizes = bin_sizes(len(document.shown), bins)
-        for ranking, draws in orders.items():
-            for order in draws[i]:
-                for m, keep in enumerate((False, True)):  # comprehensiveness erases the top k, sufficiency keeps them
-                    for b, k in enumerate(sizes):
-                        key = (i, keep, frozenset(int(w) for w in order[:k]))  # the same erasure is predicted once
-                        if key not in rows:
-                            rows[key] = len(variants)
-                            variants.append(document.erase(order[:k], keep=keep))
-                        jobs.append((ranking, len(draws[i]), m, i, b, rows[key]))
-    probabilities = predict(variants) if variants else np.zeros((0, base.shape[1]))
-    scores = {r: {m: np.zeros((len(documents), len(bins))) for m in MEASURES} for r in orders}
-    for ranking, draws, m, i, b, row in jobs:
-        scores[ranking][MEASURES[m]][i, b] += (base[i, predicted[i]] - probabilities[row, predicted[i]]) / draws
-    return scores, base
 
 
 def word_orders(explanations, gradients, random_draws, seed, numbers=None):
@@ -315,6 +216,27 @@ def _bin(f):
     return f"{100 * f:g}%"
 
 
+def _chunk_scores(classifier, explanations, numbers, bins, random_draws, seed, batch_size):
+    """The erasure scores of one chunk of explanations with words (`erasure_scores`' first value).
+
+    `numbers` are the explanations' places among all the documents checked
+    (they seed the random orders, `word_orders`); the gradient ranking is
+    towards the class predicted for each whole text (`word_gradients`), and
+    each erasure is predicted by the whole classifier through its own
+    preprocessor.
+    """
+    documents = [Document.of(e, classifier.preprocessor.tokenizer) for e in explanations]
+    ids = classifier.preprocessor.encode_tokens([d.erase([]) for d in documents])
+    base = classifier.predict_ids(ids, batch_size)
+    gradients = word_gradients(classifier, explanations, token_ids(ids), base.argmax(1))
+    orders = word_orders(explanations, gradients, random_draws, seed, numbers)
+
+    def predict(documents):  # the classifier's own preprocessor: the n-gram part reads the whole remaining text
+        return classifier.predict_ids(classifier.preprocessor.encode_tokens(documents), batch_size)
+
+    return erasure_scores(predict, documents, orders, bins, base)[0]
+
+
 def check_faithfulness(
     classifier,
     texts=None,
@@ -369,11 +291,6 @@ def check_faithfulness(
         explainer, total = Explainer(classifier), len(texts)
     else:
         explanations, total = list(explanations), len(explanations)
-
-    def predict(documents):  # the classifier's own preprocessor: the n-gram part reads the whole remaining text
-        return classifier.predict_ids(classifier.preprocessor.encode_tokens(documents), batch_size)
-
-    tokenizer = classifier.preprocessor.tokenizer
     parts, words = [], []
     bar = tqdm(total=total, desc="faithfulness check", unit="doc", disable=not progress)
     for start in range(0, total, chunk_size):
@@ -382,12 +299,7 @@ def check_faithfulness(
         numbers = [start + j for j, e in enumerate(chunk) if e.words]
         chunk = [e for e in chunk if e.words]
         if chunk:
-            documents = [Document.of(e, tokenizer) for e in chunk]
-            ids = classifier.preprocessor.encode_tokens([d.erase([]) for d in documents])
-            base = classifier.predict_ids(ids, batch_size)
-            gradients = word_gradients(classifier, chunk, token_ids(ids), base.argmax(1))
-            orders = word_orders(chunk, gradients, random_draws, seed, numbers)
-            parts.append(erasure_scores(predict, documents, orders, bins, base)[0])
+            parts.append(_chunk_scores(classifier, chunk, numbers, bins, random_draws, seed, batch_size))
             words += [len(e.words) for e in chunk]
         bar.update(min(chunk_size, total - start))
     bar.close()

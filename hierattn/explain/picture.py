@@ -1,17 +1,10 @@
 """The one picture of an explanation: the text shaded by evidence, the prediction in words, the margin's parts.
 
 Every view (`hierattn.explain.report`'s text, JSON and CSV, the HTML page,
-a notebook's `_repr_html_`) reads the same few summaries defined here:
-
-* `prediction_words`: the prediction and its probability in plain words;
-* `top_evidence`: the words with the largest evidence, for either class;
-* `margin_parts`: how much of the decision's margin came from each part
-  (the network's words, the n-gram part's words, the constant terms), and
-  `margin_shares`: their percentages of it, where percentages mean something;
-* `margin_sentence`: what the margin and the constant terms are, in one
-  plain sentence;
-* `shows_attention`: whether attention, the second layer ("where the network
-  read"), is worth showing (not when the network has no weight).
+a notebook's `_repr_html_`) reads the same few summaries, those of
+`hierattn.explain.summaries` (the prediction in words, the top evidence,
+the margin's parts and their shares, the margin in one sentence, whether
+attention is worth showing); this module draws them as HTML (`to_html`).
 
 Evidence is measured between two classes, the prediction and the runner-up,
 and `to_html` shades each word in the colour of the class its evidence
@@ -26,9 +19,18 @@ in a notebook without restyling it; `page=True` wraps it in a standalone page.
 """
 
 import html
-import math
 
-from hierattn.defaults import MARGIN_SHARES_UP_TO
+from hierattn.explain.summaries import (
+    PART_NAMES,
+    margin_parts,
+    margin_sentence,
+    margin_shares,
+    prediction_words,
+    runner_up,
+    shows_attention,
+    signed,
+    top_ngrams,
+)
 
 ROOT = "hierattn-x"
 # The classes' colours, "r,g,b", by the class's position among the classifier's labels: Okabe & Ito's
@@ -68,30 +70,6 @@ _STYLE = f"""
 _PAGE_STYLE = "body { margin: 2em auto; max-width: 62em; padding: 0 1em; background: #fff; }"
 
 
-def probability(explanation, label):
-    """The probability `explanation` gives `label` (its probabilities are keyed by the label's string)."""
-    probabilities = explanation.probabilities
-    return probabilities.get(str(label), probabilities.get(label, 0.0))
-
-
-def runner_up(explanation):
-    """The class the evidence is measured against: the decision's `versus`, else the second most probable class."""
-    versus = (explanation.decision or {}).get("versus")
-    if versus is None:
-        others = [name for name in explanation.probabilities if str(name) != str(explanation.label)]
-        versus = max(others, key=explanation.probabilities.get, default=None)
-    return versus
-
-
-def prediction_words(explanation):
-    """The prediction in plain words, e.g. ``"pos, probability 0.93 (runner-up: neg, 0.07)"``."""
-    text = f"{explanation.label}, probability {probability(explanation, explanation.label):.2f}"
-    versus = runner_up(explanation)
-    if versus is not None:
-        text += f" (runner-up: {versus}, {probability(explanation, versus):.2f})"
-    return text
-
-
 def class_colour(explanation, label):
     """The colour of `label`, `"r,g,b"`: `CLASS_COLOURS` at the class's position among the classifier's labels.
 
@@ -122,138 +100,6 @@ def evidence_colours(explanation):
     if theirs == mine:
         theirs = CLASS_COLOURS[(CLASS_COLOURS.index(mine) + 1) % len(CLASS_COLOURS)]
     return mine, theirs
-
-
-def shown(value, digits):
-    """Whether `value` shows as anything but zero with `digits` decimals (lists leave out what would print 0)."""
-    return round(value, digits) != 0
-
-
-def signed(value, digits):
-    """`value` with its sign and `digits` decimals, never `-0.00`."""
-    return f"{round(value, digits) + 0.0:+.{digits}f}"
-
-
-def top_evidence(explanation, k=10):
-    """The `k` words with the largest evidence, for either class (`WordWeight`s, largest first).
-
-    Words without evidence (0) are left out, so fewer than `k` may come back.
-    """
-    words = [w for w in explanation.words if w.evidence]
-    return sorted(words, key=lambda w: (-abs(w.evidence), w.start))[:k]
-
-
-def top_ngrams(explanation, k=10, digits=4):
-    """The `k` n-grams with the largest contributions, leaving out those that show as 0 with `digits` decimals."""
-    return [g for g in explanation.top_ngrams(len(explanation.ngrams or ())) if shown(g.contribution, digits)][:k]
-
-
-def margin_parts(explanation):
-    """How much of the decision's margin came from each part, or `None` without a decision.
-
-    Returns:
-        A dict: `margin`, `versus`, `network` (the network's words: the
-        sum of their `network_evidence`), `ngrams` (the n-gram part's words:
-        the sum of their `ngram_evidence`) and `constant` (the network's
-        baseline value, the integration's error, the n-gram bias and the
-        words not shown); the three parts add up to the margin.
-    """
-    d = explanation.decision
-    if d is None:
-        return None
-    network = sum(w.network_evidence for w in explanation.words)
-    ngrams = sum(w.ngram_evidence for w in explanation.words)
-    terms = ("network_baseline", "integration_error", "ngram_bias", "not_shown")
-    constant = sum(d.get(term, 0.0) for term in terms)
-    return {"margin": d["margin"], "versus": d["versus"], "network": network, "ngrams": ngrams, "constant": constant}
-
-
-PART_NAMES = {"network": "network's words", "ngrams": "n-gram words", "constant": "constant terms"}
-
-
-def margin_shares(parts):
-    """Each part's percentage of the margin (whole numbers), or `None` where percentages would mislead.
-
-    Percentages are given only when the parts' sizes add up to at most
-    `hierattn.defaults.MARGIN_SHARES_UP_TO` (2) times the margin, so that
-    every share lies between -50% and 150%; beyond it the parts pull against
-    each other so much (or the margin is so near a tie) that a percentage of
-    the small difference would read as nonsense ("-1280%"), and views show
-    the parts' signed values only.
-
-    Args:
-        parts: `margin_parts`' dict.
-
-    Example:
-
-    >>> margin_shares({"margin": 1.0, "network": 0.6, "ngrams": 0.5, "constant": -0.1})
-    {'network': 60, 'ngrams': 50, 'constant': -10}
-    >>> margin_shares({"margin": 0.05, "network": -0.64, "ngrams": 0.66, "constant": 0.03}) is None
-    True
-    """
-    margin = parts["margin"]
-    size = sum(abs(parts[key]) for key in PART_NAMES)
-    if margin <= 0 or size > MARGIN_SHARES_UP_TO * margin:
-        return None
-    return {key: round(100 * parts[key] / margin) + 0 for key in PART_NAMES}  # + 0: no "-0"
-
-
-def parts_words(parts, digits=4):
-    """`margin_parts` in one line: each part signed, with its percentage of the margin where one means something.
-
-    >>> parts_words({"margin": 1.0, "network": 0.6, "ngrams": 0.5, "constant": -0.1}, 2)
-    "network's words +0.60 (60%), n-gram words +0.50 (50%), constant terms -0.10 (-10%)"
-    >>> parts_words({"margin": 0.05, "network": -0.64, "ngrams": 0.66, "constant": 0.03}, 2)
-    "network's words -0.64, n-gram words +0.66, constant terms +0.03"
-    """
-    shares = margin_shares(parts)
-    return ", ".join(
-        f"{name} {signed(parts[key], digits)}" + (f" ({shares[key]}%)" if shares else "")
-        for key, name in PART_NAMES.items()
-    )
-
-
-def _times(margin):
-    """How many times as likely the margin makes the prediction as the runner-up, in words."""
-    ratio = math.exp(min(margin, 50.0))
-    if ratio >= 1e6:
-        return "more than a million times as likely as"
-    if 1 / 1.05 < ratio < 1.05:
-        return "about as likely as"
-    return f"{ratio:.1f} times as likely as" if ratio < 10 else f"{ratio:,.0f} times as likely as"
-
-
-def margin_sentence(explanation):
-    """What the margin and the constant terms are, in plain words, for this explanation (`None` without a decision).
-
-    Example:
-
-    >>> from hierattn.explain import Explanation
-    >>> e = Explanation("Fine.", "pos", {"neg": 0.1, "pos": 0.9}, [], [], 0, [])
-    >>> e.decision = {"versus": "neg", "margin": 2.1972}
-    >>> print(margin_sentence(e))  # doctest: +NORMALIZE_WHITESPACE
-    The margin is how far pos is ahead of neg, in log-odds: 0 is a tie, +0.69 means pos is twice as likely as
-    neg, +2.30 ten times as likely (here pos is 9.0 times as likely as neg). Each word's evidence is its part of
-    the margin (+ towards pos, - towards neg); the constant terms are the part no word owns: what the
-    classifier gives a text without words, and its bias (with the calculation's small error and any words not
-    shown).
-    """
-    parts = margin_parts(explanation)
-    if parts is None:
-        return None
-    label, versus = explanation.label, parts["versus"]
-    return (
-        f"The margin is how far {label} is ahead of {versus}, in log-odds: 0 is a tie, +0.69 means {label} is twice "
-        f"as likely as {versus}, +2.30 ten times as likely (here {label} is {_times(parts['margin'])} {versus}). "
-        f"Each word's evidence is its part of the margin (+ towards {label}, - towards {versus}); the constant "
-        "terms are the part no word owns: what the classifier gives a text without words, and its bias (with the "
-        "calculation's small error and any words not shown)."
-    )
-
-
-def shows_attention(explanation):
-    """Whether attention moves the decision at all: `False` when the network has no weight in the classifier."""
-    return (explanation.decision or {}).get("network_weight", 1.0) != 0.0
 
 
 def _ink(rgb, alpha):
@@ -459,17 +305,5 @@ __all__ = [
     "ROOT",
     "class_colour",
     "evidence_colours",
-    "margin_parts",
-    "margin_sentence",
-    "margin_shares",
-    "parts_words",
-    "prediction_words",
-    "probability",
-    "runner_up",
-    "shown",
-    "signed",
-    "shows_attention",
     "to_html",
-    "top_evidence",
-    "top_ngrams",
 ]

@@ -4,7 +4,8 @@ import csv
 import io
 import textwrap
 
-from hierattn.explain.picture import (
+from hierattn.explain.picture import to_html
+from hierattn.explain.summaries import (
     margin_parts,
     margin_sentence,
     margin_shares,
@@ -14,7 +15,6 @@ from hierattn.explain.picture import (
     shown,
     shows_attention,
     signed,
-    to_html,
     top_evidence,
     top_ngrams,
 )
@@ -55,7 +55,7 @@ def to_text(explanation, top_k=10, show_sentences=True):
     for the runner-up (the class the evidence is measured against), each
     list headed by its class; how much of the margin came from each part
     (the network's words, the n-gram part's words, the constant terms; with
-    percentages only where `hierattn.explain.picture.margin_shares` gives
+    percentages only where `hierattn.explain.summaries.margin_shares` gives
     them) and one plain sentence on what the margin and the constant terms
     are; then, as a second layer, where the network read (its `top_k` most
     attended words and the sentence weights; left out when the network has

@@ -45,7 +45,7 @@ class _RegisterWithKeras(importlib.abc.MetaPathFinder):
     """A one-shot import hook: at the first import of Keras or TensorFlow, `_ThenRegister` wraps its loader.
 
     It finds nothing itself: it wraps the loader the other finders give,
-    as the program's `hierattn.cli.options._WithoutScikitLearn` does (the
+    as the program's `hierattn.cli.process._WithoutScikitLearn` does (the
     two compose), and removes itself when it fires.
     """
 
