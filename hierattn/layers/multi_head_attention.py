@@ -1,7 +1,6 @@
 """Multi-head scaled dot-product attention with zero weights on padding."""
 
 import keras
-from keras import ops
 
 
 @keras.saving.register_keras_serializable(package="hierattn")
@@ -16,12 +15,15 @@ class MultiHeadAttention(keras.layers.MultiHeadAttention):
         output = concat(head_1, ..., head_h) W_O + b_O
 
     One difference: a query row whose every key is masked out (a padded
-    query, or a query in an all-padding document) gets zero attention weights
-    and a zero context, where Keras gives it a uniform distribution over the
-    padding. Attention weights shown to a user therefore never put weight on
-    padding, and an all-padding document never turns into NaN. To keep that
-    guarantee, attention always runs through the explicit softmax path
-    (`_compute_attention`), never the fused kernel.
+    query, or a query in an all-padding document) always gets zero attention
+    weights and a zero context, where Keras's layer, when it runs its fused
+    kernel (no scores asked for, no dropout), gives it a context averaged over
+    the padding. Attention weights shown to a user therefore never put weight
+    on padding, and an all-padding document never turns into NaN. To keep
+    that guarantee, attention always runs through Keras's explicit softmax
+    path, never the fused kernel: the layer overrides only
+    `_compute_attention`, the method Keras documents for customising the
+    attention computation.
 
     Args:
         num_heads: Number of attention heads.
@@ -63,16 +65,6 @@ class MultiHeadAttention(keras.layers.MultiHeadAttention):
         "Attention Is All You Need." NeurIPS 2017, section 3.2.
     """
 
-    def _masked_softmax(self, attention_scores, attention_mask=None):
-        weights = super()._masked_softmax(attention_scores, attention_mask)
-        if attention_mask is None:
-            return weights
-        mask = ops.cast(attention_mask, "bool")
-        while len(mask.shape) < len(weights.shape):
-            mask = ops.expand_dims(mask, axis=-3)  # the heads axis, as Keras expands it
-        any_key = ops.any(mask, axis=-1, keepdims=True)
-        return weights * ops.cast(any_key, weights.dtype)
-
     def _compute_attention(
         self,
         query,
@@ -83,9 +75,14 @@ class MultiHeadAttention(keras.layers.MultiHeadAttention):
         return_attention_scores=False,
         use_causal_mask=False,
     ):
-        # The fused kernel would give fully masked rows a uniform (or NaN)
-        # distribution; asking for the scores selects Keras's explicit path,
-        # which goes through `_masked_softmax` above.
+        # Keras's documented place to customise attention ("Users can override
+        # this function for customized attention implementation"). Asking Keras
+        # for the scores selects its explicit softmax, which gives a query row
+        # with no key allowed zero weights and so a zero context (Keras's
+        # `Softmax` zeros masked positions since keras-team/keras#21123); its
+        # fused kernel would give that row a context averaged over the padding.
+        # `use_causal_mask` is passed on only when set, as Keras's `call` does,
+        # for Keras versions whose method does not take it.
         output, scores = super()._compute_attention(
             query,
             key,
@@ -93,6 +90,6 @@ class MultiHeadAttention(keras.layers.MultiHeadAttention):
             attention_mask=attention_mask,
             training=training,
             return_attention_scores=True,
-            use_causal_mask=use_causal_mask,
+            **({"use_causal_mask": True} if use_causal_mask else {}),
         )
         return output, (scores if return_attention_scores else None)

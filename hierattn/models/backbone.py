@@ -1,6 +1,5 @@
 """`Backbone`: the network of a `TextClassifier`, from token ids to class probabilities."""
 
-import contextlib
 import contextvars
 
 import keras
@@ -148,33 +147,15 @@ class Backbone(keras.Model):
             _LOADING.reset(token)
 
 
-@contextlib.contextmanager
-def policy_scope(dtype):
-    """Layers made inside take the dtype policy `dtype` (e.g. `"mixed_float16"`); `None` keeps the current one.
-
-    Keras layers take the global policy when made without a `dtype`; it is
-    restored on leaving, so no setting outlives the construction.
-    """
-    if dtype is None:
-        yield
-        return
-    previous = keras.config.dtype_policy()
-    keras.config.set_dtype_policy(dtype)
-    try:
-        yield
-    finally:
-        keras.config.set_dtype_policy(previous)
-
-
-def classifier_head(features, num_classes, dropout):
-    """Dropout and a softmax layer named `probabilities`, computed in float32 also under mixed precision."""
+def classifier_head(features, num_classes, dropout, dtype=None):
+    """Dropout (with the dtype policy `dtype`) and a softmax layer named `probabilities`, computed in float32."""
     if dropout:
-        features = keras.layers.Dropout(dropout, name="head_dropout")(features)
+        features = keras.layers.Dropout(dropout, dtype=dtype, name="head_dropout")(features)
     return keras.layers.Dense(num_classes, activation="softmax", dtype="float32", name="probabilities")(features)
 
 
-def recurrent(cell, units, name, return_sequences=True, return_state=False):
-    """A bidirectional GRU or LSTM.
+def recurrent(cell, units, name, return_sequences=True, return_state=False, dtype=None):
+    """A bidirectional GRU or LSTM, with the dtype policy `dtype`.
 
     While a backbone is rebuilt from its config (`Backbone.from_config`,
     inside `keras.saving.load_model`), the backward layer is made here
@@ -187,10 +168,10 @@ def recurrent(cell, units, name, return_sequences=True, return_state=False):
     usual, so a seeded backbone starts from the same weights as before.
     """
     layer = keras.layers.GRU if cell == "gru" else keras.layers.LSTM
-    options = {"return_sequences": return_sequences, "return_state": return_state}
+    options = {"return_sequences": return_sequences, "return_state": return_state, "dtype": dtype}
     forward = layer(units, **options)
     backward = layer(units, go_backwards=True, name=f"backward_{forward.name}", **options) if _LOADING.get() else None
-    return keras.layers.Bidirectional(forward, backward_layer=backward, name=name)
+    return keras.layers.Bidirectional(forward, backward_layer=backward, dtype=dtype, name=name)
 
 
 def check_common(vocabulary_size, num_classes):

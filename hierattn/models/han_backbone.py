@@ -4,7 +4,7 @@ import keras
 
 from hierattn.defaults import BACKBONES
 from hierattn.layers import ContextAttention, SentenceWise
-from hierattn.models.backbone import Backbone, check_common, classifier_head, policy_scope, recurrent
+from hierattn.models.backbone import Backbone, check_common, classifier_head, recurrent
 
 _HAN = BACKBONES["han"]
 
@@ -71,19 +71,20 @@ class HANBackbone(Backbone):
             cell=cell,
             dropout=dropout,
         )
-        with policy_scope(dtype):
-            tokens = keras.Input((None, None), dtype="int32", name="tokens")
-            embedding = keras.layers.Embedding(vocabulary_size, embedding_dim, mask_zero=True, name="embedding")
-            x = embedding(tokens)
-            if dropout:
-                x = keras.layers.Dropout(dropout, name="embedding_dropout")(x)
-            x = SentenceWise(recurrent(cell, word_units, "word_rnn"), name="word_encoder")(x)
-            word_attention = ContextAttention(attention_units, name="word_attention")
-            sentences, _ = word_attention(x, return_attention_scores=True)
-            x = recurrent(cell, sentence_units, "sentence_encoder")(sentences)
-            sentence_attention = ContextAttention(attention_units, name="sentence_attention")
-            document, _ = sentence_attention(x, return_attention_scores=True)
-            probabilities = classifier_head(document, num_classes, dropout)
+        tokens = keras.Input((None, None), dtype="int32", name="tokens")
+        embedding = keras.layers.Embedding(
+            vocabulary_size, embedding_dim, mask_zero=True, dtype=dtype, name="embedding"
+        )
+        x = embedding(tokens)
+        if dropout:
+            x = keras.layers.Dropout(dropout, dtype=dtype, name="embedding_dropout")(x)
+        x = SentenceWise(recurrent(cell, word_units, "word_rnn", dtype=dtype), dtype=dtype, name="word_encoder")(x)
+        word_attention = ContextAttention(attention_units, dtype=dtype, name="word_attention")
+        sentences, _ = word_attention(x, return_attention_scores=True)
+        x = recurrent(cell, sentence_units, "sentence_encoder", dtype=dtype)(sentences)
+        sentence_attention = ContextAttention(attention_units, dtype=dtype, name="sentence_attention")
+        document, _ = sentence_attention(x, return_attention_scores=True)
+        probabilities = classifier_head(document, num_classes, dropout, dtype)
         super().__init__(tokens, probabilities, name=name, dtype=dtype, **kwargs)
         self.token_embedding = embedding
         self.attention_layers = {"word_attention": word_attention, "sentence_attention": sentence_attention}

@@ -4,6 +4,7 @@ import numpy as np
 
 from hierattn.data.batching import sort_batches_by_length, trim_padding
 from hierattn.data.progress import tqdm
+from hierattn.utils.keras_compat import untracked_attribute
 
 
 def _inference_function(model, rank):
@@ -14,7 +15,7 @@ def _inference_function(model, rank):
     """
     import tensorflow as tf  # keras.ops has no tf.function with a dynamic input signature
 
-    cache = model.__dict__.setdefault("_hierattn_inference", {})
+    cache = untracked_attribute(model, "_hierattn_inference", dict)
     if rank not in cache:
         spec = tf.TensorSpec((None,) * rank, tf.int32)
         cache[rank] = tf.function(lambda x: model(x, training=False), input_signature=[spec], reduce_retracing=True)
@@ -44,7 +45,7 @@ def batched_outputs(model, x, batch_size=32, progress=False):
     """
     groups = sort_batches_by_length(x, batch_size)
     order = np.concatenate(groups)
-    cache = model.__dict__.setdefault("_hierattn_inference", {})
+    cache = untracked_attribute(model, "_hierattn_inference", dict)
     if len(groups) == 1 and ("eager", x.ndim) not in cache:
         # A model's first single batch (e.g. the CLI explaining one text) runs
         # eagerly: ~0.2 s, against ~0.7 s to trace. Later calls are traced.

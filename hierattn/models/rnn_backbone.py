@@ -4,7 +4,7 @@ import keras
 
 from hierattn.defaults import BACKBONES
 from hierattn.layers import BahdanauAttention, ContextAttention, LuongAttention
-from hierattn.models.backbone import Backbone, check_common, classifier_head, policy_scope, recurrent
+from hierattn.models.backbone import Backbone, check_common, classifier_head, recurrent
 
 _RNN = BACKBONES["rnn"]
 
@@ -71,31 +71,32 @@ class RNNBackbone(Backbone):
             local_mode=local_mode,
             dropout=dropout,
         )
-        with policy_scope(dtype):
-            tokens = keras.Input((None,), dtype="int32", name="tokens")
-            embedding = keras.layers.Embedding(vocabulary_size, embedding_dim, mask_zero=True, name="embedding")
-            x = embedding(tokens)
-            if dropout:
-                x = keras.layers.Dropout(dropout, name="embedding_dropout")(x)
-            if attention == "context":
-                x = recurrent(cell, units, "encoder")(x)
-                layer = ContextAttention(name="attention")
-                features, _ = layer(x, return_attention_scores=True)
+        tokens = keras.Input((None,), dtype="int32", name="tokens")
+        embedding = keras.layers.Embedding(
+            vocabulary_size, embedding_dim, mask_zero=True, dtype=dtype, name="embedding"
+        )
+        x = embedding(tokens)
+        if dropout:
+            x = keras.layers.Dropout(dropout, dtype=dtype, name="embedding_dropout")(x)
+        if attention == "context":
+            x = recurrent(cell, units, "encoder", dtype=dtype)(x)
+            layer = ContextAttention(dtype=dtype, name="attention")
+            features, _ = layer(x, return_attention_scores=True)
+        else:
+            outputs = recurrent(cell, units, "encoder", return_state=True, dtype=dtype)(x)
+            sequence, states = outputs[0], outputs[1:]
+            # Final hidden states of both directions (LSTM also returns cell states).
+            hidden = states if cell == "gru" else [states[0], states[2]]
+            query = keras.layers.Concatenate(dtype=dtype, name="query")(hidden)
+            if attention == "bahdanau":
+                layer = BahdanauAttention(units, dtype=dtype, name="attention")
             else:
-                outputs = recurrent(cell, units, "encoder", return_state=True)(x)
-                sequence, states = outputs[0], outputs[1:]
-                # Final hidden states of both directions (LSTM also returns cell states).
-                hidden = states if cell == "gru" else [states[0], states[2]]
-                query = keras.layers.Concatenate(name="query")(hidden)
-                if attention == "bahdanau":
-                    layer = BahdanauAttention(units, name="attention")
-                else:
-                    layer = LuongAttention(
-                        attention.split("-")[1], window=window, local_mode=local_mode, name="attention"
-                    )
-                context, _ = layer([query, sequence], return_attention_scores=True)
-                features = keras.layers.Concatenate(name="context_and_query")([context, query])
-            probabilities = classifier_head(features, num_classes, dropout)
+                layer = LuongAttention(
+                    attention.split("-")[1], window=window, local_mode=local_mode, dtype=dtype, name="attention"
+                )
+            context, _ = layer([query, sequence], return_attention_scores=True)
+            features = keras.layers.Concatenate(dtype=dtype, name="context_and_query")([context, query])
+        probabilities = classifier_head(features, num_classes, dropout, dtype)
         super().__init__(tokens, probabilities, name=name, dtype=dtype, **kwargs)
         self.token_embedding = embedding
         self.attention_layers = {"attention": layer}

@@ -28,6 +28,7 @@ from hierattn.models.inputs import (
     texts_and_labels,
 )
 from hierattn.ngrams.mixing import combine, ngram_logits, ngram_probabilities
+from hierattn.utils.keras_compat import BuildFromKnownShapes, drop_untracked_attribute, untracked_attribute
 
 
 def default_optimizer(learning_rate=TRAINING["learning_rate"]):
@@ -35,7 +36,7 @@ def default_optimizer(learning_rate=TRAINING["learning_rate"]):
     return keras.optimizers.Adam(learning_rate, clipnorm=CLIPNORM)
 
 
-class Task(keras.Model):
+class Task(BuildFromKnownShapes, keras.Model):
     """A Keras model that also takes raw texts: `preprocessor` turns them into ids for `backbone`.
 
     Subclasses (`TextClassifier`) set `preprocessor` (a `TextPreprocessor`),
@@ -113,26 +114,21 @@ class Task(keras.Model):
     def test_step(self, data):
         return step_logs_for(self.distribute_strategy, super().test_step(data))
 
-    def _maybe_symbolic_build(self, iterator=None, data_batch=None):
-        # No public way: under a strategy, Keras's fit and evaluate learn the
-        # input shapes by averaging the first distributed batch over the
-        # replicas before anything else, which breaks when replicas hold
-        # batches of different lengths and under MultiWorkerMirroredStrategy
-        # (keras-team/keras#20585). The classifier knows its input and target
-        # shapes, so it builds from those instead.
-        if self.adapted and data_batch is None:
-            data_batch = (
-                np.ones((1,) * self.backbone.input_rank, np.int32),
-                np.zeros((1, len(self.label_names)), np.float32),
-            )
-            iterator = None
-        super()._maybe_symbolic_build(iterator=iterator, data_batch=data_batch)
+    def _build_batch(self):
+        # Under a strategy, Keras's fit and evaluate build from this batch of
+        # the input and target shapes (`BuildFromKnownShapes`, which says why).
+        if not self.adapted:
+            return None
+        return (
+            np.ones((1,) * self.backbone.input_rank, np.int32),
+            np.zeros((1, len(self.label_names)), np.float32),
+        )
 
     def _drop_traced(self):
         # Traced functions keep what they were traced with (the n-gram part's
         # tables, the graph `call` chose): they are traced again when next used.
         self.train_function = self.test_function = self.predict_function = None
-        self.__dict__.pop("_hierattn_inference", None)
+        drop_untracked_attribute(self, "_hierattn_inference")
 
     def _texts_and_labels(self, x, y, verb):
         texts, labels, num_classes = labelled_texts(x, y, verb, self.label_names)
@@ -247,10 +243,8 @@ class Task(keras.Model):
             (`Backbone.attention_model`): the backbone alone, without the
             n-gram part.
         """
-        # Kept out of Keras's tracking (set in __dict__): it shares the backbone's layers, it adds none.
-        model = self.__dict__.get("_attention_model")
-        if model is None:
-            model = self.__dict__["_attention_model"] = self.backbone.attention_model()
+        # Kept out of Keras's tracking: it shares the backbone's layers, it adds none.
+        model = untracked_attribute(self, "_attention_model", self.backbone.attention_model)
         return batched_outputs(model, token_ids(x), batch_size)
 
     def explain(self, texts, ids=None, labels=None):

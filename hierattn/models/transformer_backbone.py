@@ -5,7 +5,7 @@ import numpy as np
 
 from hierattn.defaults import BACKBONES
 from hierattn.layers import ContextAttention, TokenAndPositionEmbedding, TransformerEncoderBlock
-from hierattn.models.backbone import Backbone, check_common, classifier_head, policy_scope
+from hierattn.models.backbone import Backbone, check_common, classifier_head
 
 _TRANSFORMER = BACKBONES["transformer"]
 
@@ -77,31 +77,36 @@ class TransformerBackbone(Backbone):
             position=position,
             normalize_first=normalize_first,
         )
-        with policy_scope(dtype):
-            tokens = keras.Input((None,), dtype="int32", name="tokens")
-            embedding = TokenAndPositionEmbedding(
-                vocabulary_size, embedding_dim, sequence_length=sequence_length, position=position, name="embedding"
-            )
-            x = embedding(tokens)
-            if dropout:
-                x = keras.layers.Dropout(dropout, name="embedding_dropout")(x)
-            for i in range(num_layers):
-                x = TransformerEncoderBlock(
-                    num_heads,
-                    intermediate_dim,
-                    dropout=dropout,
-                    normalize_first=normalize_first,
-                    name=f"encoder_{i + 1}",
-                )(x)
-            if normalize_first:  # pre-norm blocks leave the residual stream unnormalised
-                x = keras.layers.LayerNormalization(epsilon=1e-6, name="final_norm")(x)
-            pooling_layer = None
-            if pooling == "attention":
-                pooling_layer = ContextAttention(name="attention_pooling")
-                x, _ = pooling_layer(x, return_attention_scores=True)
-            else:
-                x = keras.layers.GlobalAveragePooling1D(name="mean_pooling")(x)
-            probabilities = classifier_head(x, num_classes, dropout)
+        tokens = keras.Input((None,), dtype="int32", name="tokens")
+        embedding = TokenAndPositionEmbedding(
+            vocabulary_size,
+            embedding_dim,
+            sequence_length=sequence_length,
+            position=position,
+            dtype=dtype,
+            name="embedding",
+        )
+        x = embedding(tokens)
+        if dropout:
+            x = keras.layers.Dropout(dropout, dtype=dtype, name="embedding_dropout")(x)
+        for i in range(num_layers):
+            x = TransformerEncoderBlock(
+                num_heads,
+                intermediate_dim,
+                dropout=dropout,
+                normalize_first=normalize_first,
+                dtype=dtype,
+                name=f"encoder_{i + 1}",
+            )(x)
+        if normalize_first:  # pre-norm blocks leave the residual stream unnormalised
+            x = keras.layers.LayerNormalization(epsilon=1e-6, dtype=dtype, name="final_norm")(x)
+        pooling_layer = None
+        if pooling == "attention":
+            pooling_layer = ContextAttention(dtype=dtype, name="attention_pooling")
+            x, _ = pooling_layer(x, return_attention_scores=True)
+        else:
+            x = keras.layers.GlobalAveragePooling1D(dtype=dtype, name="mean_pooling")(x)
+        probabilities = classifier_head(x, num_classes, dropout, dtype)
         super().__init__(tokens, probabilities, name=name, dtype=dtype, **kwargs)
         self.embedding = embedding
         self.token_embedding = embedding.token_embedding

@@ -20,6 +20,7 @@ from hierattn.ngrams.combination import LogLinearCombination
 from hierattn.ngrams.logits import NgramLogits
 from hierattn.ngrams.mixing import mixing_on_validation, ngram_logits
 from hierattn.ngrams.recipes import fit_recipes
+from hierattn.utils.keras_compat import drop_untracked_attribute, untracked_attribute
 
 
 class NgramPart:
@@ -100,7 +101,8 @@ class NgramPart:
         self._drop_traced()  # they hold the old tables
         report["training_seconds"] = round(time.perf_counter() - started, 1)
         self.ngram_report = report
-        self.__dict__["_ngram_choices"] = {"recipe": _why(validation is not None, before is not None)}
+        drop_untracked_attribute(self, "_ngram_choices")
+        untracked_attribute(self, "_ngram_choices", dict)["recipe"] = _why(validation is not None, before is not None)
         if verbose:
             print(self._ngram_line(weights=False))
         return self
@@ -173,11 +175,11 @@ class NgramPart:
     def _set_weights_report(self, report, a, b, why):
         report.update(network_weight=float(a), ngram_weight=float(b), network_share=float(a / (a + b)))
         self.ngram_report = report
-        self.__dict__.setdefault("_ngram_choices", {})["weights"] = why
+        untracked_attribute(self, "_ngram_choices", dict)["weights"] = why
 
     def _ngram_line(self, recipe=True, weights=True):
         """One line on the n-gram part: its recipe and why, its weights and why (`ngram_report`)."""
-        report, why = self.ngram_report, self.__dict__.get("_ngram_choices", {})
+        report, why = self.ngram_report, untracked_attribute(self, "_ngram_choices", dict)
         parts = []
         if recipe:
             chosen = report["recipe"]

@@ -98,3 +98,20 @@ def test_is_the_keras_layer():
     layer = MultiHeadAttention(num_heads=2, key_dim=4, value_dim=3, dropout=0.1)
     assert isinstance(layer, keras.layers.MultiHeadAttention)
     assert MultiHeadAttention.from_config(layer.get_config()).get_config() == layer.get_config()
+
+
+def test_rows_without_keys_attend_to_nothing_over_two_attention_axes(rng):
+    # A (batch, 3, 4, d) grid attended over both axes; the first document's last two rows and the second
+    # document are padding.
+    x = rng.normal(size=(2, 3, 4, 8)).astype("float32")
+    mask = np.ones((2, 3, 4), bool)
+    mask[0, 2:] = False
+    mask[1] = False
+    pairs = mask[:, :, :, None, None] & mask[:, None, None, :, :]
+    layer = MultiHeadAttention(num_heads=2, key_dim=4, attention_axes=(1, 2))
+    out, w = layer(x, x, attention_mask=pairs, return_attention_scores=True)
+    w = ops.convert_to_numpy(w)  # (batch, heads, 3, 4, 3, 4)
+    np.testing.assert_allclose(w.sum(axis=(-2, -1)), np.broadcast_to(mask[:, None], w.shape[:4]), atol=1e-6)
+    assert np.all(w[:, :, :, :, ~mask[0]][0] == 0) and np.all(w[1] == 0)
+    bias = layer._output_dense.bias.numpy()
+    np.testing.assert_allclose(ops.convert_to_numpy(out)[1], np.broadcast_to(bias, (3, 4, 8)), atol=1e-6)

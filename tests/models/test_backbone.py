@@ -270,3 +270,43 @@ def test_loading_builds_the_backward_layers_without_keras_copying_them():
         for layer in rebuilt._flatten_layers()
         if isinstance(layer, keras.layers.Bidirectional)
     )
+
+
+def layer_policies(model):
+    """The dtype policy of each layer inside `model` (recursively), by name, but its input's (int32 ids)."""
+    return [
+        (layer.name, layer.dtype_policy.name)
+        for layer in model._flatten_layers(include_self=False, recursive=True)
+        if not isinstance(layer, keras.layers.InputLayer)
+    ]
+
+
+@pytest.mark.parametrize("dtype, global_policy", [("mixed_float16", "float32"), ("float32", "mixed_float16")])
+@pytest.mark.parametrize(
+    "builder",
+    [
+        lambda dtype: HANBackbone(30, 3, embedding_dim=8, word_units=4, sentence_units=4, dropout=0.1, dtype=dtype),
+        lambda dtype: RNNBackbone(30, 2, embedding_dim=8, units=4, cell="lstm", dropout=0.1, dtype=dtype),
+        lambda dtype: RNNBackbone(30, 2, embedding_dim=8, units=4, attention="context", dtype=dtype),
+        lambda dtype: TransformerBackbone(
+            30, 2, embedding_dim=8, num_heads=2, intermediate_dim=8, normalize_first=True, dropout=0.1, dtype=dtype
+        ),
+        lambda dtype: TransformerBackbone(
+            30, 2, embedding_dim=8, num_heads=2, intermediate_dim=8, pooling="mean", dtype=dtype
+        ),
+    ],
+)
+def test_dtype_reaches_every_layer_and_the_global_policy_is_never_switched(builder, dtype, global_policy, monkeypatch):
+    # Keras's public way: `dtype=` given to each layer (as keras-hub's backbones do), down to the layers inside
+    # Keras's own (a GRU's cell, a Bidirectional's copy, an attention's projections); only the head is float32.
+    keras.config.set_dtype_policy(global_policy)
+    switched = []
+    monkeypatch.setattr(keras.config, "set_dtype_policy", switched.append)
+    model = builder(dtype)
+    rebuilt = type(model).from_config(model.get_config())  # as `load_model` does: `recurrent` makes the backward RNNs
+    for backbone in (model, rebuilt):
+        policies = layer_policies(backbone)
+        assert backbone.dtype_policy.name == dtype and ("probabilities", "float32") in policies
+        others = {policy for name, policy in policies if name != "probabilities"}
+        assert others == {dtype} and len(policies) >= 10, policies
+    assert switched == [] and keras.config.dtype_policy().name == global_policy
