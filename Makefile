@@ -4,7 +4,7 @@
 #
 #   make train                  # default HAN on IMDB, evaluated on its test split
 #   make train IMDB=/path/to/aclImdb_v1.tar.gz
-#   make test                   # ruff check, ruff format --check, then the tests
+#   make test                   # ruff check, ruff format --check, then the tests (two processes)
 #   make quickstart             # a 5,000-review run, one review explained (about two minutes)
 
 PYTHON ?= python3
@@ -33,7 +33,7 @@ train: $(INSTALLED)
 test: $(INSTALLED)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/python -m pytest -q
+	$(VENV)/bin/python -m pytest -q -n 2 --dist loadfile
 
 # The quick start's settings were chosen on IMDB training reviews the run does not read
 # (benchmarks/quickstart_settings.py, BENCHMARKS.md "The quick start"); the run and its page go to
