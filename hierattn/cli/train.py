@@ -71,14 +71,14 @@ def train_imdb(source, config_file, output, resume, distribute, **settings):
     # imported when the command runs: --help, and refusing bad input, come before pandas and TensorFlow load
     from hierattn.runs import sources as train_sources
 
-    settings = _settings(settings, config_file, output, resume, distribute)
+    config = _config(_settings(settings, config_file, output, resume, distribute))
     with _interrupts(distribute):
         if resume:
             run = train_sources.resume_run(
                 resume, imdb=source, distribute=distribute, log=click.echo, on_table=echo_rows
             )
         else:
-            run = train_sources.train_imdb(source, settings, output=output, distribute=distribute, log=click.echo)
+            run = train_sources.train_imdb(source, config, output=output, distribute=distribute, log=click.echo)
     _report(run)
 
 
@@ -137,6 +137,7 @@ def train_csv(
     settings = _settings(settings, config_file, output, resume, distribute)
     if path is None and not resume:
         raise click.UsageError("Missing argument 'PATH': the training table (or --resume RUN_DIR).")
+    config = _config(settings)
     with _interrupts(distribute):
         if resume:
             run = train_sources.resume_run(
@@ -154,7 +155,7 @@ def train_csv(
         else:
             run = train_sources.train_table(
                 path,
-                settings,
+                config,
                 test=test_path,
                 text_column=text_column,
                 label_column=label_column,
@@ -181,6 +182,13 @@ def _settings(settings, config_file, output, resume, distribute):
     if distribute == "multi-worker" and not output:
         raise click.UsageError("--distribute multi-worker needs --output: the same run directory on every worker")
     return {**(read_settings(config_file) if config_file else {}), **typed}
+
+
+def _config(settings):
+    """The run's `TrainConfig`, made (and so checked) once, here, from flat settings, and handed down as it is."""
+    from hierattn.runs.config import TrainConfig
+
+    return None if settings is None else TrainConfig.from_dict(settings)
 
 
 @contextlib.contextmanager

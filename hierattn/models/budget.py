@@ -1,12 +1,16 @@
-"""How long a network trains when no `epochs` is given: an epoch budget scaled to the corpus, and a time budget.
+"""How long a network trains: its epochs, and when no `epochs` is given, an epoch budget scaled to the corpus and a time budget.
 
-The epoch budget (`epoch_budget`) depends only on the number of training
-texts and the batch size, so a resumed run has the same one; the time budget
+`decide_budget` is the one place that decides it, for `TextClassifier.fit`
+and for a run (`hierattn.runs.train`), which decides it before its `fit`
+(to log and record it) and hands `fit` the epochs decided. The epoch budget
+(`epoch_budget`) depends only on the number of training texts and the batch
+size, so a resumed run has the same one; the time budget
 (`hierattn.callbacks.TimeBudget`) bounds each `fit`. Early stopping on the
 validation loss usually ends training before either. The constants are
 `hierattn.defaults.EPOCH_BUDGET`.
 """
 
+import dataclasses
 import math
 
 from hierattn.callbacks import TimeBudget
@@ -49,60 +53,103 @@ def timed(strategy):
     return not in_multi_worker_mode(strategy)
 
 
-def with_budget(epochs, callbacks, num_texts, batch_size, strategy, validated=True):
-    """What `TextClassifier.fit` trains with: `epochs`, or the budget's, and its callbacks with the time budget.
+@dataclasses.dataclass(frozen=True)
+class Budget:
+    """How long a training may go on, as `decide_budget` decided it.
 
-    Given `epochs` (the caller's own cap, as in Keras), both are returned
-    unchanged. Without (`None`): `epoch_budget(num_texts, batch_size)` and
-    the callbacks with a `TimeBudget(EPOCH_BUDGET["seconds"])` added,
-    unless they hold one or the training spans several workers (`timed`).
-    Without validation texts (`validated=False`) nothing stops training
-    early, so the budget is `EPOCH_BUDGET["min_epochs"]`.
+    Attributes:
+        epochs: The most epochs.
+        time_budget: The `TimeBudget` callback that bounds the training's
+            time, or `None`.
+        budgeted: Whether `epochs` is the epoch budget (no `epochs` was
+            given), not the caller's own number.
+
+    Example:
+
+    >>> budget = decide_budget(None, 5000, 64, strategy=None)
+    >>> budget.epochs, budget.budgeted, budget.seconds
+    (38, True, 1200)
+    >>> budget.text(5000, 64)
+    'up to 38 epochs (3,000 steps of 64 over 5,000 texts), or 20 min'
+    """
+
+    epochs: int
+    time_budget: TimeBudget = None
+    budgeted: bool = False
+
+    @property
+    def seconds(self):
+        """The time budget in seconds, or `None` for none."""
+        return None if self.time_budget is None else self.time_budget.seconds
+
+    def with_callbacks(self, callbacks):
+        """`callbacks` as a new list, with the time budget added unless they hold it already."""
+        callbacks = list(callbacks or [])
+        if self.time_budget is not None and not any(c is self.time_budget for c in callbacks):
+            callbacks.append(self.time_budget)
+        return callbacks
+
+    def text(self, num_texts, batch_size):
+        """The budget in words: "up to 38 epochs (3,000 steps of 64 over 5,000 texts), or 20 min".
+
+        Args:
+            num_texts: Training texts.
+            batch_size: Documents per batch.
+        """
+        if not self.budgeted:
+            text = f"up to {self.epochs} epoch{'s' if self.epochs != 1 else ''} (the epochs setting)"
+        else:
+            text = (
+                f"up to {self.epochs} epochs ({EPOCH_BUDGET['steps']:,} steps of {batch_size} over {num_texts:,} texts)"
+            )
+        return text + (f", or {self.seconds / 60:g} min" if self.seconds is not None else "")
+
+    def stop_reason(self, early_stopping, epochs_trained):
+        """What ended a finished training, in words (metrics.json's `stopped_by`).
+
+        Args:
+            early_stopping: The training's `keras.callbacks.EarlyStopping`.
+            epochs_trained: Epochs trained in all (every process of a resumed run).
+        """
+        if early_stopping.stopped_epoch:
+            return f"validation loss stopped improving (patience {early_stopping.patience})"
+        if self.time_budget is not None and self.time_budget.stopped:
+            return "time budget"
+        if epochs_trained >= self.epochs:
+            return "epoch budget" if self.budgeted else "epochs setting"
+        return "training stopped early"  # a callback given by the caller
+
+
+def decide_budget(epochs, num_texts, batch_size, strategy, validated=True, callbacks=()):
+    """How long a training may go on: the one place that decides it (`TextClassifier.fit`'s and a run's).
+
+    Given `epochs` (the caller's own cap, as in Keras), that many and no
+    time budget. Without (`None`): `epoch_budget(num_texts, batch_size)`,
+    and a `TimeBudget(EPOCH_BUDGET["seconds"])` unless `callbacks` hold one
+    (which is then the training's) or the training spans several workers
+    (`timed`). Without validation texts (`validated=False`) nothing stops
+    training early, so the epoch budget is `EPOCH_BUDGET["min_epochs"]`.
+
+    Args:
+        epochs: The most epochs given, or `None`.
+        num_texts: Training texts (the validation texts not counted).
+        batch_size: Documents per batch (the global batch when distributed).
+        strategy: The `tf.distribute` strategy the training runs under.
+        validated: Whether the training has validation texts.
+        callbacks: The training's callbacks (a `TimeBudget` among them is kept).
 
     Returns:
-        `(epochs, callbacks)`, the second a new list.
-    """
-    callbacks = list(callbacks or [])
-    if epochs is not None:
-        return epochs, callbacks
-    if timed(strategy) and not any(isinstance(c, TimeBudget) for c in callbacks):
-        callbacks.append(TimeBudget(EPOCH_BUDGET["seconds"]))
-    return (epoch_budget(num_texts, batch_size) if validated else EPOCH_BUDGET["min_epochs"]), callbacks
+        A `Budget`.
 
+    Example:
 
-def budget_text(epochs, num_texts, batch_size, seconds=None):
-    """The budget in words: "up to 38 epochs (3,000 steps of 64 over 5,000 texts), or 20 min".
-
-    Args:
-        epochs: The given `epochs`, or `None` for the epoch budget.
-        num_texts: Training texts.
-        batch_size: Documents per batch.
-        seconds: The time budget, or `None` for none.
+    >>> decide_budget(3, 5000, 64, None)
+    Budget(epochs=3, time_budget=None, budgeted=False)
     """
     if epochs is not None:
-        text = f"up to {epochs} epoch{'s' if epochs != 1 else ''} (the epochs setting)"
-    else:
-        text = (
-            f"up to {epoch_budget(num_texts, batch_size)} epochs ({EPOCH_BUDGET['steps']:,} steps of "
-            f"{batch_size} over {num_texts:,} texts)"
-        )
-    return text + (f", or {seconds / 60:g} min" if seconds is not None else "")
-
-
-def stop_reason(early_stopping, time_budget, epochs_trained, epochs, budgeted):
-    """What ended a finished training, in words (metrics.json's `stopped_by`).
-
-    Args:
-        early_stopping: The training's `keras.callbacks.EarlyStopping`.
-        time_budget: Its `TimeBudget`, or `None`.
-        epochs_trained: Epochs trained in all (every process of a resumed run).
-        epochs: The most epochs.
-        budgeted: Whether `epochs` is the epoch budget (not the setting).
-    """
-    if early_stopping.stopped_epoch:
-        return f"validation loss stopped improving (patience {early_stopping.patience})"
-    if time_budget is not None and time_budget.stopped:
-        return "time budget"
-    if epochs_trained >= epochs:
-        return "epoch budget" if budgeted else "epochs setting"
-    return "training stopped early"  # a callback given by the caller
+        return Budget(epochs)
+    time_budget = next((c for c in callbacks or () if isinstance(c, TimeBudget)), None)
+    if time_budget is None and timed(strategy):
+        time_budget = TimeBudget(EPOCH_BUDGET["seconds"])
+    epochs = epoch_budget(num_texts, batch_size) if validated else EPOCH_BUDGET["min_epochs"]
+    return Budget(epochs, time_budget, budgeted=True)

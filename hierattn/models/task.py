@@ -18,7 +18,7 @@ from hierattn.data.pipeline import make_eval_dataset
 from hierattn.defaults import CLIPNORM, TRAINING
 from hierattn.distribute import step_logs_for
 from hierattn.errors import DataError
-from hierattn.metrics import ExamplesSeen
+from hierattn.models.examples_seen import ExamplesSeen
 from hierattn.models.inference import batched_outputs, predict_batches
 from hierattn.models.inputs import (
     as_texts,
@@ -89,7 +89,7 @@ class Task(BuildFromKnownShapes, keras.Model):
 
         `"auto"`: Adam (learning rate 1e-3, gradients clipped to norm 1),
         categorical cross-entropy, accuracy, and `examples`
-        (`hierattn.metrics.ExamplesSeen`: the documents of the epoch, counted
+        (`hierattn.models.examples_seen.ExamplesSeen`: the documents of the epoch, counted
         over all replicas and workers under `tf.distribute`).
         """
         if metrics == "auto":

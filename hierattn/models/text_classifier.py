@@ -10,7 +10,7 @@ from hierattn.data.pipeline import make_eval_dataset, make_train_dataset
 from hierattn.defaults import MODELS, NGRAMS, PREPROCESSING, TRAINING
 from hierattn.models.arguments import check_classifier_arguments
 from hierattn.models.backbone import Backbone
-from hierattn.models.budget import with_budget
+from hierattn.models.budget import decide_budget
 from hierattn.models.embeddings import initial_vectors
 from hierattn.models.han_backbone import HANBackbone
 from hierattn.models.inputs import as_texts, split_validation
@@ -53,9 +53,16 @@ class TextClassifier(NgramPart, Task):
     names and `explain` explanations. The first `fit` adapts the classifier
     (`adapt`); every `fit` trains the backbone, then fits the n-gram part
     (`fit_ngrams`) and chooses the two parts' weights (`choose_weights`),
-    steps Keras has no verb for, which can also be called alone; a further
-    `fit` without validation data keeps the recipe and weights chosen
-    before. `save` writes one `.keras` file holding all of it (and refuses
+    steps Keras has no verb for, which can also be called alone. A further
+    `fit` without validation data (no `validation_data`,
+    `validation_split=0`) keeps what an earlier one chose on its validation
+    texts: the n-gram part is fitted to the new texts with the recipe chosen
+    then, and the two parts' weights stay as they are (the first `fit`
+    without validation data takes `NGRAMS["fallback"]` and
+    `NGRAMS["weights"]` of `hierattn.defaults`). With `verbose`, `fit`
+    prints the n-gram part's recipe and weights in one line; each recipe
+    tried is logged to the `hierattn.ngrams.recipes` logger (DEBUG level).
+    `save` writes one `.keras` file holding all of it (and refuses
     Keras's legacy `.h5`), which `keras.saving.load_model` reads back
     (safe mode on) once `hierattn` is imported, before or after Keras, as
     `hierattn.load_classifier` does.
@@ -238,27 +245,14 @@ class TextClassifier(NgramPart, Task):
         """Keras `fit` of the backbone on raw texts and their labels, then `fit_ngrams` and `choose_weights`.
 
         The first call adapts the classifier (`adapt`) to the training part.
-        Keras's fit then trains the backbone alone. Batches group documents
-        of similar length and trim their padding. Under a `tf.distribute`
-        strategy (the classifier made in its scope), each replica gets its
-        share of every batch, and each text is seen once per epoch across all
-        replicas and workers. Unless `callbacks` holds an `EarlyStopping`,
-        training with validation data stops when the validation loss has not
-        improved for 2 epochs and keeps the best epoch's weights. With an
-        n-gram part, `fit_ngrams` fits it to the same training texts and
-        `choose_weights` chooses the two parts' weights on the validation
-        texts.
-
-        A further `fit` without validation data (no `validation_data`,
-        `validation_split=0`) keeps what an earlier one chose on its
-        validation texts: the n-gram part is fitted to the new texts with
-        the recipe chosen then, and the two parts' weights stay as they are.
-        With validation data, both are chosen again. (The first `fit`
-        without validation data takes `NGRAMS["fallback"]` and
-        `NGRAMS["weights"]` of `hierattn.defaults`.) With `verbose`, the
-        n-gram part's recipe and weights are printed in one line; each
-        recipe tried is logged to the `hierattn.ngrams.recipes` logger
-        (DEBUG level).
+        Keras's fit then trains the backbone alone, on batches of similar
+        length (padding trimmed; under `tf.distribute`, each text seen once
+        per epoch across all replicas and workers). Unless `callbacks` holds
+        an `EarlyStopping`, training with validation data stops when the
+        validation loss has not improved for 2 epochs and keeps the best
+        epoch's weights. With an n-gram part, `fit_ngrams` then fits it to
+        the same texts and `choose_weights` weighs the two parts on the
+        validation texts (without any: see the class docstring).
 
         Args:
             x: Training texts (see the class docstring for the forms), or a
@@ -268,64 +262,39 @@ class TextClassifier(NgramPart, Task):
                 `Task.label_ids`).
             batch_size: Documents per batch (default 64); under
                 `tf.distribute`, the global batch, split between the replicas.
-            epochs: Most epochs. `None` (the default): scaled to the
-                training texts (`hierattn.models.budget.epoch_budget`: about 3,000
-                batches' worth, 8 to 40 epochs; 8 without validation data,
-                where nothing stops training early), and no epoch begun that
-                would end beyond 20 minutes of training (a `TimeBudget`
-                callback added); the numbers are
-                `hierattn.defaults.EPOCH_BUDGET`. A number is your own cap,
-                as in Keras.
+            epochs: Most epochs, your own cap as in Keras. `None` (the
+                default): the budget `hierattn.models.budget.decide_budget`
+                decides: about 3,000 batches' worth, 8 to 40 epochs (8
+                without validation data, where nothing stops training
+                early), within 20 minutes (`hierattn.defaults.EPOCH_BUDGET`).
             verbose: Keras verbosity; `"auto"`: a progress bar on a terminal,
                 one line per epoch otherwise.
-            callbacks: Keras callbacks.
             validation_split: Share of the training texts held out for
                 validation, stratified by class and seeded by `seed` (Keras
                 takes the last share instead).
             validation_data: `(texts, labels)` or a dataset of them to
                 validate on instead.
-            class_weight: As in Keras (`{class id: weight}`).
-            initial_epoch: As in Keras.
+            callbacks, class_weight, initial_epoch, **kwargs: As in `keras.Model.fit`.
             unlabeled: More texts for word2vec at the first call.
-            **kwargs: Other `keras.Model.fit` arguments.
 
         Returns:
             The Keras `History`.
         """
-        texts, labels = self._texts_and_labels(x, y, "fit")
-        batch_size = batch_size or TRAINING["batch_size"]
         verbose = (1 if sys.stdout.isatty() else 2) if verbose == "auto" else verbose
-        if validation_data is None and validation_split:
-            (texts, labels), validation_data = split_validation(texts, labels, validation_split, self.seed)
-        if not self.adapted:
-            self.adapt(texts, labels, unlabeled=unlabeled, verbose=verbose)
-        if not self.compiled:
-            self.compile()
-        num_classes = len(self.label_names)
-        strategy = self.distribute_strategy
-        x_fit, y_fit = self.preprocessor(texts, progress=bool(verbose)), self.label_ids(labels)
-        train_set = make_train_dataset(
-            token_ids(x_fit), y_fit, batch_size, self.seed, num_classes, first_epoch=initial_epoch, strategy=strategy
-        )
+        batch_size = batch_size or TRAINING["batch_size"]
+        texts, labels, validation_data = self._fit_inputs(x, y, validation_split, validation_data, unlabeled, verbose)
         validated = validation_data is not None
-        epochs, callbacks = with_budget(epochs, callbacks, len(texts), batch_size, strategy, validated)
-        val_set = validation = None
-        if validation_data is not None:
-            val_texts, val_labels = self._texts_and_labels(*validation_pair(validation_data), "validation_data")
-            validation = (self.preprocessor(val_texts), val_labels)
-            val_set = make_eval_dataset(
-                token_ids(validation[0]), self.label_ids(val_labels), batch_size * 4, num_classes, strategy=strategy
-            )
-            if not any(isinstance(c, keras.callbacks.EarlyStopping) for c in callbacks):
-                callbacks.append(
-                    keras.callbacks.EarlyStopping(patience=TRAINING["patience"], restore_best_weights=True)
-                )
+        budget = decide_budget(epochs, len(texts), batch_size, self.distribute_strategy, validated, callbacks)
+        callbacks = budget.with_callbacks(callbacks)  # the time budget, then early stopping (`_datasets`)
+        x_fit, train_set, validation, val_set = self._datasets(
+            texts, labels, validation_data, batch_size, initial_epoch, verbose, callbacks
+        )
         self._set_network_only(True)
         try:
             history = super().fit(
                 train_set,
                 validation_data=val_set,
-                epochs=epochs,
+                epochs=budget.epochs,
                 verbose=verbose,
                 callbacks=callbacks,
                 class_weight=class_weight,
@@ -338,6 +307,35 @@ class TextClassifier(NgramPart, Task):
         if self.ngram_logits is not None:
             self._fit_ngram_part(x_fit, labels, validation, verbose)
         return history
+
+    def _fit_inputs(self, x, y, validation_split, validation_data, unlabeled, verbose):
+        """`fit`'s training texts, labels and validation data (a share held out), the classifier adapted and compiled."""
+        texts, labels = self._texts_and_labels(x, y, "fit")
+        if validation_data is None and validation_split:
+            (texts, labels), validation_data = split_validation(texts, labels, validation_split, self.seed)
+        if not self.adapted:
+            self.adapt(texts, labels, unlabeled=unlabeled, verbose=verbose)
+        if not self.compiled:
+            self.compile()
+        return texts, labels, validation_data
+
+    def _datasets(self, texts, labels, validation_data, batch_size, initial_epoch, verbose, callbacks):
+        """`fit`'s training ids and batches, and validation `(ids, labels)` and batches; early stopping in `callbacks`."""
+        strategy, num_classes = self.distribute_strategy, len(self.label_names)
+        x_fit, y_fit = self.preprocessor(texts, progress=bool(verbose)), self.label_ids(labels)
+        train_set = make_train_dataset(
+            token_ids(x_fit), y_fit, batch_size, self.seed, num_classes, first_epoch=initial_epoch, strategy=strategy
+        )
+        if validation_data is None:
+            return x_fit, train_set, None, None
+        texts, labels = self._texts_and_labels(*validation_pair(validation_data), "validation_data")
+        validation = (self.preprocessor(texts), labels)
+        val_set = make_eval_dataset(
+            token_ids(validation[0]), self.label_ids(labels), batch_size * 4, num_classes, strategy=strategy
+        )
+        if not any(isinstance(c, keras.callbacks.EarlyStopping) for c in callbacks):
+            callbacks.append(keras.callbacks.EarlyStopping(patience=TRAINING["patience"], restore_best_weights=True))
+        return x_fit, train_set, validation, val_set
 
     def save(self, filepath, overwrite=True, zipped=None, **kwargs):
         """Keras `save`: one `.keras` file holding the whole classifier, which `keras.saving.load_model` reads back.

@@ -5,7 +5,9 @@ A run's settings are the config of the classifier it trains (what
 `batch_size`, `learning_rate`, `patience`, `validation_split`, `limit`,
 `baseline` and where the data came from. Each is checked in one place: the
 classifier's arguments by the classes that take them (`hierattn.models.arguments`),
-the run's own by `TrainConfig.validate`.
+the run's own by `TrainConfig.validate`, which runs when a `TrainConfig` is
+made (from flat settings, by hand or from a run's config.json), so a
+`TrainConfig` that exists is valid: it is handed down a run as it is.
 
 Flat settings are one dict of both kinds, as the command line's options and
 a `--config` JSON file give them (`TrainConfig.from_dict`): `model` names the
@@ -15,6 +17,7 @@ length limits (`length_settings`) and `mixed_precision` its dtype
 before TensorFlow loads.
 """
 
+import copy
 import dataclasses
 import math
 import pathlib
@@ -68,9 +71,13 @@ def length_settings(model, max_length):
     return {"sequence_length": numbers[0]}
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class TrainConfig:
-    """Everything that determines a training run (saved as its config.json).
+    """Everything that determines a training run (saved as its config.json): checked when made, then not changed.
+
+    The run's own settings are checked when the config is made (`validate`);
+    the classifier's by `from_dict` before anything is built, and by the
+    classifier when the run makes it.
 
     Args:
         classifier: The config of the untrained `TextClassifier` the run
@@ -112,6 +119,9 @@ class TrainConfig:
     baseline: bool = True
     data: dict = dataclasses.field(default_factory=dict)
 
+    def __post_init__(self):
+        self.validate()
+
     @classmethod
     def from_dict(cls, settings):
         """A checked config from flat settings: the run's own, and the classifier's (`classifier_arguments`).
@@ -119,7 +129,7 @@ class TrainConfig:
         Each value is checked here, before anything is built or read: the
         classifier's by `hierattn.models.arguments.check_classifier_arguments` (the
         checks `TextClassifier` makes when constructed), the run's by
-        `validate`.
+        `validate` (as the config is made).
 
         Raises:
             HierattnError: An unknown setting or a bad value, in one line.
@@ -134,10 +144,23 @@ class TrainConfig:
             raise
         except ValueError as error:
             raise HierattnError(str(error)) from None
-        return cls(classifier=arguments, data=data, **run).validate()
+        return cls(classifier=arguments, data=data, **run)
+
+    def with_data(self, data):
+        """A copy of this config that records where the run's texts came from (config.json's `data`).
+
+        Its settings are this config's, checked when it was made, so the
+        copy is not checked again (`validate` does not look at `data`).
+        """
+        config = copy.copy(self)
+        object.__setattr__(config, "data", dict(data))  # frozen: set once, on the new copy
+        return config
 
     def validate(self):
         """Checks the run's own settings (the classifier checks its arguments itself); returns the config.
+
+        Called when the config is made: a `TrainConfig` with a bad setting
+        is never made.
 
         Raises:
             HierattnError: A bad value, in one line.
@@ -281,10 +304,21 @@ def _with_classifier(config, path):
 
 
 def load_config(output):
-    """The `TrainConfig` saved in a run directory (for resuming), or a one-line `RunError`."""
+    """The `TrainConfig` saved in a run directory (for resuming), checked as it is made.
+
+    Raises:
+        RunError: config.json is missing, unreadable or of another kind, or
+            has no classifier settings or an unknown setting; in one line.
+        HierattnError: A run setting of config.json has a bad value
+            (`TrainConfig.validate`), in one line.
+    """
     try:
-        return TrainConfig(**_with_classifier(read_config(output), pathlib.Path(output) / "config.json"))
-    except (TypeError, HierattnError) as error:
+        record = _with_classifier(read_config(output), pathlib.Path(output) / "config.json")
+    except HierattnError as error:
+        raise RunError(f"{output}/config.json does not describe a training run ({error})") from None
+    try:
+        return TrainConfig(**record)
+    except TypeError as error:
         raise RunError(f"{output}/config.json does not describe a training run ({error})") from None
 
 

@@ -112,7 +112,8 @@ def find_latest_run(root=DEFAULT_ROOT):
             candidates.append((status.get("finished", ""), str(status_file.parent)))
     if not candidates:
         raise RunError(
-            f"no trained run found under {root}/: train one first, or name a run directory with {{argument}}", argument="run_dir"
+            f"no trained run found under {root}/: train one first, or name a run directory with {{argument}}",
+            argument="run_dir",
         )
     return pathlib.Path(max(candidates)[1])
 
@@ -191,7 +192,8 @@ def load_run(run_dir=None, root=DEFAULT_ROOT, log=None):
     if status.get("status") != "complete":
         raise RunError(
             f"{path} is an unfinished run (status: {status.get('status')}): resume its training first, "
-            "or name a complete run with {argument}", argument="run_dir",
+            "or name a complete run with {argument}",
+            argument="run_dir",
         )
     config = _read_part(path / "config.json", read_config)
     metrics_file = path / "metrics.json"
@@ -238,19 +240,22 @@ def ensure_new_or_resumable(path, resume, check_lock=True):
         status = read_status(path)
         if status.get("status") == "complete":
             raise RunError(
-                f"{path} is already complete: nothing to resume; use it, or train into a new {{argument}}", argument="output"
+                f"{path} is already complete: nothing to resume; use it, or train into a new {{argument}}",
+                argument="output",
             )
         if not resumable(path):
             raise RunError(
                 f"nothing to resume at {path}: the run stopped before its first checkpoint; start a new "
-                "run (into another {argument}, or remove this one first)", argument="output",
+                "run (into another {argument}, or remove this one first)",
+                argument="output",
             )
         if check_lock:
             _lock(path, probe=True)
         return True
     if exists:
         raise RunError(
-            f"{path} already exists and is not empty; choose another {{argument}} (nothing was overwritten)", argument="output"
+            f"{path} already exists and is not empty; choose another {{argument}} (nothing was overwritten)",
+            argument="output",
         )
     return False
 
@@ -278,7 +283,8 @@ def _lock(path, probe=False):
         os.close(descriptor)
         raise RunError(
             f"{path} is in use by another hierattn process (training or resuming it); wait for it to "
-            "finish, or train into another {argument}", argument="output",
+            "finish, or train into another {argument}",
+            argument="output",
         )
     if probe:
         os.close(descriptor)

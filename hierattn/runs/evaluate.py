@@ -28,8 +28,6 @@ def evaluate_classifier(classifier, dataset, batch_size=32, progress=True):
     return classification_metrics(dataset.labels, np.argmax(probabilities, axis=1), names)
 
 
-
-
 class EvaluationData:
     """Labelled data chosen to evaluate a run on (see `evaluation_data`), read once the model's classes are known.
 
@@ -117,9 +115,12 @@ def evaluation_data(run_dir, data=None, split="test", text_column=None, label_co
         return EvaluationData(locate_imdb(data or recorded.get("imdb", {}).get("path")), split=split)
     if data:
         raise ArgumentError(
-            f"{{argument}} {data}: give a labelled {'/'.join(TABLE_SUFFIXES)} file (this run was not trained on IMDB)", argument="data",
+            f"{{argument}} {data}: give a labelled {'/'.join(TABLE_SUFFIXES)} file (this run was not trained on IMDB)",
+            argument="data",
         )
-    raise ArgumentError("this run was trained without a test file: pass labelled data with {argument} FILE", argument="data")
+    raise ArgumentError(
+        "this run was trained without a test file: pass labelled data with {argument} FILE", argument="data"
+    )
 
 
 def _check_recorded(recorded, name):

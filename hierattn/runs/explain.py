@@ -16,12 +16,12 @@ comprehensiveness and sufficiency, with a one-line verdict):
 
 import pathlib
 
+from hierattn.data.text_files import iter_text_chunks, text_rows
 from hierattn.errors import DataError
 from hierattn.explain.corpus import documents_path, explain_corpus, open_corpus
 from hierattn.explain.explainer import Explainer
 from hierattn.explain.faithfulness import check_faithfulness
 from hierattn.runs.directory import load_run
-from hierattn.data.text_files import iter_text_chunks, text_rows
 from hierattn.runs.predict import texts_with_words
 from hierattn.utils.atomic import check_new_file
 from hierattn.utils.jsonfile import save_json

@@ -82,8 +82,6 @@ def predict_file(source, output, run_dir=None, text_column=None, encoding=None, 
 __all__ = ["predict_file", "predict_text"]
 
 
-
-
 def score_to_csv(classifier, chunks, output, progress=True):
     """Writes one CSV row per text: row number, id and label (if a table has them), prediction, probabilities.
 

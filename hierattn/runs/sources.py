@@ -17,14 +17,14 @@ run = hierattn.runs.sources.resume_run("runs/han-reviews-20261124-101500")  # af
 ```
 """
 
-import dataclasses
 import functools
 import pathlib
 
 from hierattn.data import load_imdb, load_table, locate_imdb
+from hierattn.data.tables import rows_text
+from hierattn.data.text_files import read_texts
 from hierattn.distribute import is_chief_in_tf_config
 from hierattn.errors import ArgumentError
-from hierattn.data.tables import rows_text
 from hierattn.runs.config import TrainConfig, load_config
 from hierattn.runs.data_record import data_to_resume, describe_source
 from hierattn.runs.directory import (
@@ -35,7 +35,7 @@ from hierattn.runs.directory import (
     read_status,
     resumable,
 )
-from hierattn.data.text_files import read_texts
+from hierattn.runs.run_context import RunData
 
 
 class TrainingInterrupted(KeyboardInterrupt):
@@ -94,12 +94,12 @@ def train_imdb(source=None, settings=None, output=None, resume=None, distribute=
     if resume is not None:
         return resume_run(resume, imdb=source, distribute=distribute, log=log, verbose=verbose)
     located = locate_imdb(source)
-    config = dataclasses.replace(config, data={"imdb": describe_source(located)})
+    config = config.with_data({"imdb": describe_source(located)})
     splits = ("train", "test", "unsup") if config.uses_unlabeled else ("train", "test")
     datasets = load_imdb(located, splits=splits)  # train() cuts every part to the limit
     unlabeled = datasets["unsup"].texts if "unsup" in datasets else None
-    run = (datasets["train"], datasets["test"], unlabeled)
-    return _train(config, "imdb", run, output, None, distribute, log, verbose)
+    data = RunData(datasets["train"], datasets["test"], unlabeled, "imdb")
+    return _train(config, data, output=output, distribute=distribute, log=log, verbose=verbose)
 
 
 def train_table(
@@ -167,17 +167,19 @@ def train_table(
         )
     encoding = encoding or "utf-8"
     files = {"train": path, "test": test, "unlabeled": unlabeled}
-    config = dataclasses.replace(config, data={name: describe_source(f) for name, f in files.items() if f})
+    recorded = {name: describe_source(f) for name, f in files.items() if f}
     if unlabeled and not config.uses_unlabeled:
         raise ArgumentError(
-            "{argument} texts would go unused: only word2vec embeddings use them, and the run's are not", argument="unlabeled"
+            "{argument} texts would go unused: only word2vec embeddings use them, and the run's are not",
+            argument="unlabeled",
         )
     train_data, test_data, columns = _read_tables(path, test, text_column, label_column, encoding, on_table, log)
     texts = read_texts(unlabeled, text_column, encoding=encoding) if unlabeled else None
     if texts:
         log(f"{unlabeled}: {len(texts):,} unlabelled texts")
-    config.data.update(columns, encoding=encoding)
-    return _train(config, dataset_name(path), (train_data, test_data, texts), output, None, distribute, log, verbose)
+    config = config.with_data({**recorded, **columns, "encoding": encoding})
+    data = RunData(train_data, test_data, texts, dataset_name(path))
+    return _train(config, data, output=output, distribute=distribute, log=log, verbose=verbose)
 
 
 def resume_run(
@@ -233,7 +235,7 @@ def resume_run(
     """
     check_output(resume=run_dir, distribute=distribute)
     try:  # from here on a Ctrl-C leaves the run as resumable as it was (reading and hashing the data take time)
-        config = load_config(run_dir).validate()
+        config = load_config(run_dir)
         if imdb is not None:
             imdb = locate_imdb(imdb, download=False)  # a folder holding the archive: the archive, as recorded
         given = {"train": train, "test": test, "unlabeled": unlabeled, "imdb": imdb}
@@ -245,14 +247,13 @@ def resume_run(
         log("resuming on the data the run recorded: " + ", ".join(f"{k} {v}" for k, v in files.items()))
         if "imdb" in files:
             datasets = load_imdb(files["imdb"], splits=("train", "test"))
-            data = (datasets["train"], datasets["test"], None)
+            train_data, test_data = datasets["train"], datasets["test"]
         else:
             train_data, test_data, _ = _read_tables(
                 files["train"], files.get("test"), **options, on_table=on_table, log=log
             )
-            data = (train_data, test_data, None)
-        dataset = read_status(run_dir).get("dataset") or "data"
-        return _train(config, dataset, data, None, run_dir, distribute, log, verbose)
+        data = RunData(train_data, test_data, name=read_status(run_dir).get("dataset") or "data")
+        return _train(config, data, resume=run_dir, distribute=distribute, log=log, verbose=verbose)
     except TrainingInterrupted:
         raise
     except KeyboardInterrupt:
@@ -273,7 +274,9 @@ def check_output(output=None, resume=None, distribute=None):
 
     if distribute == "multi-worker":
         if not (output or resume):
-            raise ArgumentError("a multi-worker run needs {argument}: the same run directory on every worker", argument="output")
+            raise ArgumentError(
+                "a multi-worker run needs {argument}: the same run directory on every worker", argument="output"
+            )
         if not is_chief_in_tf_config():
             return  # the chief writes the run directory, and may have made it already
     if output:
@@ -290,8 +293,8 @@ def _checked(settings, output, resume, distribute):
                 "{argument} continues a run with its own settings and directory: give neither", argument="resume"
             )
         return None
-    # from_dict validates what it makes; a TrainConfig given as it is gets the same check here
-    config = settings.validate() if isinstance(settings, TrainConfig) else TrainConfig.from_dict(settings or {})
+    # a TrainConfig was checked when it was made (from_dict makes and checks one from flat settings)
+    config = settings if isinstance(settings, TrainConfig) else TrainConfig.from_dict(settings or {})
     check_output(output, None, distribute)
     return config
 
@@ -302,7 +305,8 @@ def _as_recorded(run_dir, recorded, name, given):
     if given is not None and value is not None and given != value:
         raise ArgumentError(
             f"cannot resume {run_dir} with {{argument}} {given!r}: it was trained with {value!r}; leave "
-            "{argument} out to resume with the recorded one", argument=name,
+            "{argument} out to resume with the recorded one",
+            argument=name,
         )
     return value if value is not None else given
 
@@ -330,26 +334,25 @@ def _log_rows(log, path, report):
             log(line)
 
 
-def _train(config, dataset, data, output, resume, distribute, log, verbose):
-    """Trains on `data` (training, test and unlabelled texts) into `output` (a new one by default) or `resume`.
+def _train(config, data, output=None, resume=None, distribute=None, log=print, verbose="auto"):
+    """Trains on `data` (a `RunData`) into `output` (a new one by default) or `resume` (`hierattn.runs.train.train`).
 
     Ctrl-C raises `TrainingInterrupted`, with the run directory.
     """
-    output = pathlib.Path(resume or output or new_run_dir(DEFAULT_ROOT, config.model, dataset))
+    output = pathlib.Path(resume or output or new_run_dir(DEFAULT_ROOT, config.model, data.name))
     try:
         # Keras (TensorFlow) loads only here, once the settings, output and data were checked without it.
         from hierattn.runs.train import train
 
         log(f"run directory: {output}")
-        train_data, test_data, unlabeled = data
         return train(
-            train_data,
-            test_data,
+            data.train,
+            data.test,
             config,
             output,
-            unlabeled=unlabeled,
+            unlabeled=data.unlabeled,
             resume=resume is not None,
-            dataset_name=dataset,
+            dataset_name=data.name,
             log=log,
             verbose=verbose,
             distribute=distribute,

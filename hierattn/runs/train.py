@@ -1,12 +1,15 @@
 """Training a `TextClassifier` into a run directory: resumable, checkpointed, evaluated once.
 
-What a run is given is a `hierattn.runs.config.TrainConfig`; `hierattn.runs.sources` finds and reads the data first.
+What a run is given is a `hierattn.runs.config.TrainConfig`, checked when it was made;
+`hierattn.runs.sources` finds and reads the data first. `train` hands the config down
+as it is, with the data (`hierattn.runs.run_context.RunData`, cut into a `Split`) and
+how this process runs it (`RunContext`): `hierattn.runs.network` makes and fits the
+classifier, within the budget `hierattn.models.budget.decide_budget` decides; this
+module evaluates and saves the run.
 """
 
 import contextlib
-import csv
 import dataclasses
-import os
 import pathlib
 import shutil
 import tempfile
@@ -14,34 +17,15 @@ import time
 
 import keras
 
-from hierattn import __version__
-from hierattn.callbacks import (
-    RestoreBestWeights,
-    ResumableEarlyStopping,
-    SaveWeights,
-    StopOnNaN,
-    TimeBudget,
-    early_stopping_state,
-)
-from hierattn.data.dataset import sample, stratified_split
-from hierattn.defaults import EPOCH_BUDGET
-from hierattn.distribute import describe, is_chief, make_strategy
+from hierattn.distribute import is_chief, make_strategy
 from hierattn.errors import HierattnError, ResourceError
 from hierattn.metrics import classification_metrics
-from hierattn.models import load_classifier
-from hierattn.models.budget import budget_text, epoch_budget, stop_reason, timed
-from hierattn.models.task import default_optimizer
 from hierattn.runs.baseline import NAME, run_baseline
-from hierattn.runs.config import CONFIG_FORMAT, load_config, make_classifier, read_config, size_settings
+from hierattn.runs.config import load_config, size_settings
 from hierattn.runs.data_record import check_same_data
-from hierattn.runs.directory import (
-    Run,
-    claim_run_dir,
-    ensure_new_or_resumable,
-    now,
-    read_status,
-    write_status,
-)
+from hierattn.runs.directory import Run, claim_run_dir, ensure_new_or_resumable, now, write_status
+from hierattn.runs.network import fit_network, prepare_classifier
+from hierattn.runs.run_context import RunContext, RunData
 from hierattn.utils.atomic import atomic_path, is_write_failure, write_error
 from hierattn.utils.jsonfile import save_json
 
@@ -70,14 +54,6 @@ def resource_errors(config, output):
             f"out of memory: the {config.model} model does not fit in this machine's memory with "
             f"{size_settings(config)}; lower one of these settings"
         ) from None
-
-
-def _history(history_file):
-    """The rows of a run's history.csv, one per finished epoch (none yet: [])."""
-    if not history_file.exists():
-        return []
-    with open(history_file, newline="") as f:
-        return list(csv.DictReader(f))
 
 
 def train(
@@ -142,38 +118,101 @@ def train(
         holds (on a non-chief worker: the validation metrics only).
     """
     strategy = make_strategy(distribute)  # first: MultiWorkerMirroredStrategy must precede any TensorFlow work
+    data = RunData(train_data, test_data, unlabeled, dataset_name)
+    context = RunContext(
+        pathlib.Path(output),
+        resume=resume,
+        log=log,
+        verbose=verbose,
+        callbacks=tuple(callbacks or ()),
+        strategy=strategy,
+    )
     if is_chief(strategy):
-        return _train(
-            train_data, test_data, config, output, unlabeled, resume, dataset_name, log, verbose, callbacks, strategy
-        )
-    output = pathlib.Path(output)
+        return _train(data, config, context)
+    return _train_as_worker(data, config, context)
+
+
+def _train_as_worker(data, config, context):
+    """`train` on a worker of a cluster other than the chief: in a private copy of the run directory, deleted at the end."""
     scratch = pathlib.Path(tempfile.mkdtemp(prefix="hierattn-worker-"))
     try:
         private = scratch / "run"
-        if resume:
-            ensure_new_or_resumable(output, True, check_lock=False)  # the chief holds it
-            shutil.copytree(output, private)
-        log(
-            f"{strategy.cluster_resolver.task_type} {strategy.cluster_resolver.task_id}: training in {private}; "
-            f"the chief writes {output}"
+        if context.resume:
+            ensure_new_or_resumable(context.output, True, check_lock=False)  # the chief holds it
+            shutil.copytree(context.output, private)
+        resolver = context.strategy.cluster_resolver
+        context.log(
+            f"{resolver.task_type} {resolver.task_id}: training in {private}; the chief writes {context.output}"
         )
-        run = _train(
-            train_data,
-            test_data,
-            config,
-            private,
-            unlabeled,
-            resume,
-            dataset_name,
-            lambda message: None,
-            0,
-            callbacks,
-            strategy,
-            chief=False,
-        )
-        return Run(output, run.classifier, run.config, run.metrics, chief=False)
+        worker = dataclasses.replace(context, output=private, log=lambda message: None, verbose=0, chief=False)
+        run = _train(data, config, worker)
+        return Run(context.output, run.classifier, run.config, run.metrics, chief=False)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _train(data, config, context):
+    """`train` in one process: everything checked first, then the run directory owned throughout (`claim_run_dir`).
+
+    Resuming, the run's own settings (its config.json) replace `config`,
+    whose `data`, if any, must be the data the run recorded. A worker that
+    is not the chief (`context.chief` false) skips the test evaluation and
+    the final model file.
+    """
+    if context.resume:
+        ensure_new_or_resumable(context.output, True, check_lock=False)  # the claim below checks the lock
+        recorded = load_config(context.output)
+        if config.data:
+            check_same_data(context.output, recorded.data, config.data)
+        config = recorded
+    if config.limit:  # the whole run small: training, test and unlabelled texts
+        data = data.limited(config.limit, config.seed)
+        context.log(f"limit {config.limit:,}: a seeded sample of {data.sizes()} texts")
+    split = data.split(config.validation_split, config.seed)
+    with claim_run_dir(context.output, context.resume), resource_errors(config, context.output):
+        return _train_owned(data, split, config, context)
+
+
+def _train_owned(data, split, config, context):
+    """The run in its directory: the network fitted (`hierattn.runs.network`), then evaluated and saved."""
+    keras.utils.set_random_seed(config.seed)
+    classifier, record = prepare_classifier(data, split, config, context)
+    metrics = fit_network(classifier, data, split, config, context)
+    x_val = classifier.preprocessor(split.val_texts)
+    metrics["validation"] = classification_metrics(
+        split.val_labels, classifier.predict_ids(x_val).argmax(1), data.train.label_map.names
+    )
+    if not context.chief:
+        return Run(context.output, classifier, record, metrics)
+    _evaluate(classifier, data, split, config, context, metrics, x_val)
+    with atomic_path(context.output / "model.keras") as partial:
+        save_without_optimizer(classifier, partial)
+    save_json(context.output / "metrics.json", "hierattn.metrics/1", metrics, indent=2)
+    write_status(context.output, status="complete", finished=now())
+    shutil.rmtree(context.checkpoints, ignore_errors=True)  # only once complete: the run is never without both
+    return Run(context.output, classifier, record, metrics)
+
+
+def _evaluate(classifier, data, split, config, context, metrics, x_val):
+    """Adds to `metrics` the test evaluation (with `data.test`), each part alone (`parts`) and the baseline."""
+    names, test = data.train.label_map.names, data.test
+    evaluate = {"validation": (x_val, split.val_labels)}
+    if test is not None and len(test):
+        x_test = classifier.preprocessor(test.texts, progress=True)
+        started = time.perf_counter()
+        probabilities = classifier.predict_ids(x_test, progress=True)
+        seconds = time.perf_counter() - started
+        metrics["test"] = classification_metrics(test.labels, probabilities.argmax(1), names)
+        metrics["test"]["prediction_reviews_per_second"] = round(len(test) / seconds, 1)
+        evaluate["test"] = (x_test, test.labels)
+    if classifier.ngram_logits is not None:
+        metrics["parts"] = _parts(classifier, evaluate)
+    if config.baseline:
+        context.log(f"fitting the {NAME} baseline on the same {len(split.fit_texts):,} training documents")
+        evaluate = {"validation": (split.val_texts, split.val_labels)}
+        if "test" in metrics:
+            evaluate["test"] = (test.texts, test.labels)
+        metrics["baseline"] = run_baseline(split.fit_texts, split.fit_labels, names, evaluate)
 
 
 def _parts(classifier, evaluate):
@@ -194,118 +233,6 @@ def _parts(classifier, evaluate):
     return parts
 
 
-def _train(
-    train_data,
-    test_data,
-    config,
-    output,
-    unlabeled,
-    resume,
-    dataset_name,
-    log,
-    verbose,
-    callbacks,
-    strategy,
-    chief=True,
-):
-    """`train` in one process: everything checked first, then `output` owned throughout (`claim_run_dir`).
-
-    `chief=False`: skip the test evaluation and the final model file.
-    """
-    output = pathlib.Path(output)
-    if resume:
-        ensure_new_or_resumable(output, True, check_lock=False)  # the claim below checks the lock
-        recorded = load_config(output)
-        if config.data:
-            check_same_data(output, recorded.data, config.data)
-        config = recorded
-    config.validate()
-    if config.limit:  # the whole run small: training, test and unlabelled texts
-        train_data, test_data, unlabeled = (
-            sample(data, config.limit, config.seed) for data in (train_data, test_data, unlabeled)
-        )
-        sizes = [f"{len(train_data):,} training"] + [
-            f"{len(data):,} {name}" for name, data in (("test", test_data), ("unlabelled", unlabeled)) if data
-        ]
-        log(f"limit {config.limit:,}: a seeded sample of {', '.join(sizes)} texts")
-    split = stratified_split(train_data.labels, config.validation_split, config.seed, train_data.label_map.names)
-    with claim_run_dir(output, resume), resource_errors(config, output):
-        return _train_owned(
-            train_data,
-            test_data,
-            config,
-            output,
-            unlabeled,
-            resume,
-            split,
-            dataset_name,
-            log,
-            verbose,
-            callbacks,
-            strategy,
-            chief,
-        )
-
-
-class RecordStop(keras.callbacks.Callback):
-    """Writes why the network's training ended to run.json's `stopped_by` when it ends (not when it is interrupted).
-
-    Keras calls `on_train_end` only when the epochs end normally, so a run
-    interrupted after this point (while its n-gram part, test evaluation or
-    baseline ran) is known, when resumed, to need no further epoch, even
-    where its history cannot tell (the time budget).
-
-    Args:
-        output: The run directory.
-        early_stopping, time_budget, epochs, budgeted: What
-            `hierattn.models.budget.stop_reason` takes.
-        epochs_before: The epochs trained before this `fit` (a resumed run's).
-
-    Example:
-
-    ```python
-    import pathlib
-
-    pathlib.Path("run").mkdir()
-    model = keras.Sequential([keras.Input((1,)), keras.layers.Dense(1)])
-    model.compile("sgd", "mse")
-    x = np.arange(8.0).reshape(-1, 1) / 8
-    early_stopping = keras.callbacks.EarlyStopping(patience=2)
-    record = RecordStop("run", early_stopping, None, epochs=2, budgeted=False)
-    model.fit(x, x, validation_split=0.25, epochs=2, verbose=0, callbacks=[early_stopping, record])
-    print(read_status("run")["stopped_by"])  # epochs setting
-    ```
-    """
-
-    def __init__(self, output, early_stopping, time_budget, epochs, budgeted, epochs_before=0):
-        super().__init__()
-        self.output = output
-        self.early_stopping, self.time_budget, self.epochs, self.budgeted = (
-            early_stopping,
-            time_budget,
-            epochs,
-            budgeted,
-        )
-        self.epochs_trained = epochs_before
-
-    def on_epoch_end(self, epoch, logs=None):
-        self.epochs_trained = epoch + 1
-
-    def on_train_end(self, logs=None):
-        reason = stop_reason(self.early_stopping, self.time_budget, self.epochs_trained, self.epochs, self.budgeted)
-        write_status(self.output, stopped_by=reason)
-
-
-def _stopped_before(output, losses, patience):
-    """Why the network of an unfinished run had finished training (run.json's `stopped_by`, or early stopping its history shows), or None."""
-    recorded = read_status(output).get("stopped_by")
-    if recorded:
-        return recorded
-    if early_stopping_state(losses, patience)[3]:
-        return f"validation loss stopped improving (patience {patience})"
-    return None
-
-
 def save_without_optimizer(classifier, path):
     """Saves `classifier` as a `.keras` file without its optimizer: a run's `model.keras`, for use, not to resume.
 
@@ -319,142 +246,3 @@ def save_without_optimizer(classifier, path):
     classifier.save(path)
     if classifier.compiled:
         keras.saving.load_model(path, compile=False).save(path)
-
-
-def _train_owned(
-    train_data,
-    test_data,
-    config,
-    output,
-    unlabeled,
-    resuming,
-    split,
-    dataset_name,
-    log,
-    verbose,
-    callbacks,
-    strategy,
-    chief,
-):
-    fit_idx, val_idx = split
-    names = train_data.label_map.names
-    fit_texts = [train_data.texts[i] for i in fit_idx]
-    fit_labels = [names[train_data.labels[i]] for i in fit_idx]
-    validation = ([train_data.texts[i] for i in val_idx], [names[train_data.labels[i]] for i in val_idx])
-    checkpoints = output / "checkpoints"
-    adapted_file = checkpoints / "adapted.keras"
-    keras.utils.set_random_seed(config.seed)
-    with strategy.scope():
-        if resuming:
-            log(f"resuming {output}")
-            classifier = load_classifier(adapted_file)
-            record = read_config(output)
-        else:
-            write_status(output, status="training", dataset=dataset_name, created=now(), hierattn_version=__version__)
-            classifier = make_classifier(config, names)
-            # The settings as given (a limit None is chosen by adapt, and kept in model.keras).
-            record = {**dataclasses.asdict(config), "classifier": classifier.get_config()}
-            save_json(output / "config.json", CONFIG_FORMAT, record, indent=2)
-            classifier.adapt(fit_texts, fit_labels, unlabeled=unlabeled, verbose=verbose)
-            write_status(output, embeddings=classifier.embedding_source)
-            checkpoints.mkdir(exist_ok=True)
-            with atomic_path(adapted_file) as partial:  # the first checkpoint: from here on the run is resumable
-                classifier.save(partial)
-        classifier.compile(optimizer=default_optimizer(config.learning_rate))
-    write_status(output, distribution=describe(strategy))
-    preprocessor = classifier.preprocessor
-    log(
-        f"vocabulary {len(preprocessor.vocabulary):,} ids; limits: "
-        + (
-            f"{preprocessor.max_sentences} sentences x {preprocessor.max_words} words"
-            if config.model == "han"
-            else f"{preprocessor.sequence_length} words"
-        )
-    )
-
-    best_weights = checkpoints / "best.weights.h5"
-    legacy = checkpoints / "backup" / "latest.weights.h5"  # an unfinished run of hierattn 0.5.0 (BackupAndRestore)
-    if resuming and legacy.exists() and not (checkpoints / "latest.weights.h5").exists():
-        os.replace(legacy, checkpoints / "latest.weights.h5")
-    history = _history(output / "history.csv") if resuming else []
-    losses = [float(row["val_loss"]) for row in history if row.get("val_loss")]
-    # Without `epochs`, the budget (`hierattn.models.budget`): the same epochs when resumed, and this process's time.
-    epochs = config.epochs or epoch_budget(len(fit_texts), config.batch_size)
-    time_budget = TimeBudget(EPOCH_BUDGET["seconds"]) if config.epochs is None and timed(strategy) else None
-    early_stopping = ResumableEarlyStopping(losses, monitor="val_loss", patience=config.patience)
-    stopped_by = _stopped_before(output, losses, config.patience) if resuming else None
-    if stopped_by:
-        log(f"the network finished training before the interruption ({stopped_by}): no further epoch")
-    callbacks = [
-        SaveWeights(checkpoints / "latest.weights.h5"),
-        SaveWeights(best_weights, monitor="val_loss", best=min(losses, default=None)),
-        early_stopping,
-        *([time_budget] if time_budget else []),
-        keras.callbacks.CSVLogger(str(output / "history.csv"), append=resuming),
-        keras.callbacks.TensorBoard(str(output / "logs")),
-        StopOnNaN(output),
-        RestoreBestWeights(best_weights),  # before fit fits the n-gram part
-        # before the caller's: the reason is recorded even if one of theirs fails at the end
-        *(
-            []
-            if stopped_by
-            else [RecordStop(output, early_stopping, time_budget, epochs, config.epochs is None, len(history))]
-        ),
-        *(callbacks or []),
-    ]
-    budget = budget_text(config.epochs, len(fit_texts), config.batch_size, time_budget.seconds if time_budget else None)
-    log(f"training {config.model} on {len(fit_texts):,} documents, validating on {len(validation[0]):,}: {budget}")
-    started = time.perf_counter()
-    classifier.fit(
-        fit_texts,
-        fit_labels,
-        validation_data=validation,
-        epochs=len(history) if stopped_by else epochs,  # finished: no epoch, on to the n-gram part
-        batch_size=config.batch_size,
-        callbacks=callbacks,
-        verbose=verbose,
-        initial_epoch=len(history),
-    )
-    training_seconds = time.perf_counter() - started
-    epochs_trained = len(_history(output / "history.csv"))  # every process's, when resumed
-
-    metrics = {
-        "training_seconds": round(training_seconds, 1),
-        "epochs_trained": epochs_trained,
-        "epoch_budget": epochs,
-        "time_budget_seconds": time_budget.seconds if time_budget else None,
-        "stopped_by": stopped_by
-        or stop_reason(early_stopping, time_budget, epochs_trained, epochs, config.epochs is None),
-        "train_documents": len(fit_texts),
-        "embeddings": read_status(output).get("embeddings"),
-    }
-    x_val = preprocessor(validation[0])
-    metrics["validation"] = classification_metrics(
-        train_data.labels[val_idx], classifier.predict_ids(x_val).argmax(1), names
-    )
-    if not chief:
-        return Run(output, classifier, record, metrics)
-    evaluate = {"validation": (x_val, train_data.labels[val_idx])}
-    if test_data is not None and len(test_data):
-        x_test = preprocessor(test_data.texts, progress=True)
-        started = time.perf_counter()
-        probabilities = classifier.predict_ids(x_test, progress=True)
-        seconds = time.perf_counter() - started
-        metrics["test"] = classification_metrics(test_data.labels, probabilities.argmax(1), names)
-        metrics["test"]["prediction_reviews_per_second"] = round(len(test_data) / seconds, 1)
-        evaluate["test"] = (x_test, test_data.labels)
-    if classifier.ngram_logits is not None:
-        metrics["parts"] = _parts(classifier, evaluate)
-    if config.baseline:
-        log(f"fitting the {NAME} baseline on the same {len(fit_texts):,} training documents")
-        evaluate = {"validation": (validation[0], train_data.labels[val_idx])}
-        if "test" in metrics:
-            evaluate["test"] = (test_data.texts, test_data.labels)
-        metrics["baseline"] = run_baseline(fit_texts, train_data.labels[fit_idx], names, evaluate)
-
-    with atomic_path(output / "model.keras") as partial:
-        save_without_optimizer(classifier, partial)
-    save_json(output / "metrics.json", "hierattn.metrics/1", metrics, indent=2)
-    write_status(output, status="complete", finished=now())
-    shutil.rmtree(checkpoints, ignore_errors=True)  # only once complete: the run is never without both
-    return Run(output, classifier, record, metrics)

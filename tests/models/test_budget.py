@@ -1,4 +1,4 @@
-"""Tests for hierattn.models.budget: the epoch budget scaled to the corpus, the time budget added by fit, the stop reason."""
+"""Tests for hierattn.models.budget: the epoch budget scaled to the corpus, the time budget, decided in one place, the stop reason."""
 
 import types
 
@@ -8,7 +8,7 @@ import tensorflow as tf
 import hierattn
 from hierattn.callbacks import TimeBudget
 from hierattn.defaults import EPOCH_BUDGET
-from hierattn.models.budget import budget_text, epoch_budget, stop_reason, with_budget
+from hierattn.models.budget import Budget, decide_budget, epoch_budget
 
 from conftest import TINY_OPTIONS, make_reviews
 
@@ -36,35 +36,49 @@ def test_epoch_budget_follows_the_defaults(monkeypatch):
     assert epoch_budget(0, 16) == 18  # no texts: one step an epoch, not a division by zero
 
 
-def test_with_budget_adds_the_time_budget_only_without_epochs():
+def test_the_budget_has_a_time_budget_only_without_epochs():
     strategy = tf.distribute.get_strategy()
     mine = [TimeBudget(5)]
-    assert with_budget(3, None, 5_000, 64, strategy) == (3, [])  # the caller's own cap, as in Keras
-    epochs, callbacks = with_budget(None, None, 5_000, 64, strategy)
-    assert epochs == 38 and [type(c) for c in callbacks] == [TimeBudget]
-    assert callbacks[0].seconds == EPOCH_BUDGET["seconds"]
-    epochs, callbacks = with_budget(None, mine, 5_000, 64, strategy)
-    assert epochs == 38 and callbacks == mine and callbacks is not mine  # a time budget given is kept, not doubled
-    epochs, _ = with_budget(None, None, 5_000, 64, strategy, validated=False)
-    assert epochs == EPOCH_BUDGET["min_epochs"]  # nothing would stop training early
+    budget = decide_budget(3, 5_000, 64, strategy)  # the caller's own cap, as in Keras
+    assert budget == Budget(3) and (budget.time_budget, budget.budgeted, budget.seconds) == (None, False, None)
+    assert budget.with_callbacks(None) == [] and budget.with_callbacks(mine) == mine
+    budget = decide_budget(None, 5_000, 64, strategy)
+    assert (budget.epochs, budget.budgeted, budget.seconds) == (38, True, EPOCH_BUDGET["seconds"])
+    assert budget.with_callbacks(None) == [budget.time_budget] and isinstance(budget.time_budget, TimeBudget)
+    callbacks = budget.with_callbacks([])
+    assert budget.with_callbacks(callbacks) == callbacks  # added once
+    budget = decide_budget(None, 5_000, 64, strategy, callbacks=mine)
+    assert budget.time_budget is mine[0] and budget.seconds == 5  # a time budget given is kept, not doubled
+    callbacks = budget.with_callbacks(mine)
+    assert callbacks == mine and callbacks is not mine
+    budget = decide_budget(None, 5_000, 64, strategy, validated=False)
+    assert budget.epochs == EPOCH_BUDGET["min_epochs"]  # nothing would stop training early
+
+
+def test_no_time_budget_across_several_workers(monkeypatch):
+    monkeypatch.setattr("hierattn.models.budget.in_multi_worker_mode", lambda strategy: True)
+    budget = decide_budget(None, 5_000, 64, tf.distribute.get_strategy())
+    assert (budget.epochs, budget.time_budget, budget.budgeted) == (38, None, True)
 
 
 def test_budget_text():
-    assert budget_text(None, 6_694, 64, 1200) == "up to 29 epochs (3,000 steps of 64 over 6,694 texts), or 20 min"
-    assert budget_text(None, 5_000, 64) == "up to 38 epochs (3,000 steps of 64 over 5,000 texts)"
-    assert budget_text(1, 5_000, 64) == "up to 1 epoch (the epochs setting)"
+    strategy = tf.distribute.get_strategy()
+    budget = decide_budget(None, 6_694, 64, strategy, callbacks=[TimeBudget(1200)])
+    assert budget.text(6_694, 64) == "up to 29 epochs (3,000 steps of 64 over 6,694 texts), or 20 min"
+    assert Budget(38, budgeted=True).text(5_000, 64) == "up to 38 epochs (3,000 steps of 64 over 5,000 texts)"
+    assert decide_budget(1, 5_000, 64, strategy).text(5_000, 64) == "up to 1 epoch (the epochs setting)"
 
 
 def test_stop_reason_names_what_ended_training():
     early = types.SimpleNamespace(stopped_epoch=0, patience=2)
     timer = types.SimpleNamespace(stopped=False)
-    assert stop_reason(early, timer, 38, 38, True) == "epoch budget"
-    assert stop_reason(early, None, 3, 3, False) == "epochs setting"
-    assert stop_reason(early, None, 2, 3, False) == "training stopped early"
+    assert Budget(38, timer, budgeted=True).stop_reason(early, 38) == "epoch budget"
+    assert Budget(3).stop_reason(early, 3) == "epochs setting"
+    assert Budget(3).stop_reason(early, 2) == "training stopped early"
     timer.stopped = True
-    assert stop_reason(early, timer, 7, 38, True) == "time budget"
+    assert Budget(38, timer, budgeted=True).stop_reason(early, 7) == "time budget"
     early.stopped_epoch = 6  # early stopping first: the time budget does not stop an epoch already stopped
-    assert stop_reason(early, timer, 7, 38, True) == "validation loss stopped improving (patience 2)"
+    assert Budget(38, timer, budgeted=True).stop_reason(early, 7) == "validation loss stopped improving (patience 2)"
 
 
 def test_fit_without_epochs_trains_the_budget_within_the_time_budget(monkeypatch):
@@ -72,15 +86,15 @@ def test_fit_without_epochs_trains_the_budget_within_the_time_budget(monkeypatch
     monkeypatch.setitem(EPOCH_BUDGET, "min_epochs", 2)
     texts, labels = make_reviews(48)
     seen = []
-    original = with_budget
+    original = decide_budget
 
     def recording(*args):
-        epochs, callbacks = original(*args)
-        seen.append(epochs)
-        seen.extend(type(c).__name__ for c in callbacks)
-        return epochs, callbacks
+        budget = original(*args)
+        seen.append(budget.epochs)
+        seen.extend(type(c).__name__ for c in budget.with_callbacks(None))
+        return budget
 
-    monkeypatch.setattr("hierattn.models.text_classifier.with_budget", recording)
+    monkeypatch.setattr("hierattn.models.text_classifier.decide_budget", recording)
     clf = hierattn.TextClassifier("rnn", embeddings="none", min_count=1, ngrams=False, **TINY_OPTIONS["rnn"])
     history = clf.fit(texts, labels, batch_size=16, verbose=0, validation_data=(texts[:8], labels[:8]))
     assert seen == [4, "TimeBudget"] and 1 <= len(history.epoch) <= 4  # early stopping may end it first

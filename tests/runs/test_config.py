@@ -1,5 +1,6 @@
 """Tests for hierattn.runs.config: flat settings, their checks, and reading config.json of either format."""
 
+import dataclasses
 import json
 import pathlib
 
@@ -77,15 +78,41 @@ def test_a_file_that_is_not_word_vectors_is_refused_by_its_own_error(tmp_path):
         TrainConfig.from_dict({"embeddings": str(tmp_path / "vectors.bin")})
 
 
-def test_validate_checks_the_run_settings_of_a_config_made_by_hand():
+def test_a_config_is_checked_when_made_and_not_changed_after():
     assert TrainConfig(epochs=2).validate().epochs == 2
-    assert TrainConfig().validate().epochs is None and TRAINING["epochs"] is None  # scaled to the corpus
+    assert TrainConfig().epochs is None and TRAINING["epochs"] is None  # scaled to the corpus
     with pytest.raises(HierattnError, match="epochs must be a whole number of at least 1, or None, not 2.5"):
-        TrainConfig(epochs=2.5).validate()
+        TrainConfig(epochs=2.5)
     with pytest.raises(HierattnError, match="batch_size must be a whole number of at least 1, not 0"):
-        TrainConfig(batch_size=0).validate()
+        TrainConfig(batch_size=0)
     with pytest.raises(HierattnError, match="its config names its backbone"):
-        TrainConfig({"backbone": {"class_name": "HANBackbone"}}).validate()
+        TrainConfig({"backbone": {"class_name": "HANBackbone"}})
+    config = TrainConfig(epochs=2)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        config.epochs = 0
+    assert dataclasses.replace(config, batch_size=8).batch_size == 8
+    with pytest.raises(HierattnError, match="batch_size must be a whole number of at least 1, not 0"):
+        dataclasses.replace(config, batch_size=0)  # a new config: checked as it is made
+
+
+def test_with_data_records_the_data_on_a_copy_not_checked_again(monkeypatch):
+    config = TrainConfig.from_dict({"model": "rnn", "epochs": 3})
+    checked = []
+    monkeypatch.setattr(TrainConfig, "validate", lambda self: checked.append(self) or self)
+    recorded = config.with_data({"train": {"path": "/data/train.csv"}})
+    assert (recorded.data, recorded.epochs, recorded.classifier) == (
+        {"train": {"path": "/data/train.csv"}},
+        3,
+        config.classifier,
+    )
+    assert config.data == {} and checked == []  # the config given is not changed, and its settings not checked again
+    assert dataclasses.replace(config, epochs=4).epochs == 4 and len(checked) == 1  # a config made anew is
+
+
+def test_a_bad_run_setting_in_config_json_is_refused_when_read(tmp_path):
+    save_json(tmp_path / "config.json", CONFIG_FORMAT, {"classifier": {"backbone": "rnn"}, "batch_size": 0, "data": {}})
+    with pytest.raises(HierattnError, match="^batch_size must be a whole number of at least 1, not 0$"):
+        load_config(tmp_path)
 
 
 @pytest.mark.parametrize(
@@ -193,7 +220,7 @@ def test_a_config_json_without_epochs_has_the_budget_and_one_with_epochs_keeps_t
         assert load_config(tmp_path).epochs == expected
         assert read_settings(tmp_path / "config.json")["epochs"] == expected
     save_json(tmp_path / "config.json", CONFIG_FORMAT, {"classifier": classifier, "data": {}})  # no epochs at all
-    assert load_config(tmp_path).validate().epochs is None
+    assert load_config(tmp_path).epochs is None
 
 
 def test_config_json_of_another_kind_is_refused(tmp_path):

@@ -14,6 +14,7 @@ from hierattn.data import load_table
 from hierattn.data.dataset import sample
 from hierattn.data.pipeline import make_train_dataset
 from hierattn.errors import HierattnError
+from hierattn.models.budget import decide_budget
 from hierattn.runs.config import FLAT_FORMAT, TrainConfig
 from hierattn.runs.directory import RunError, load_run, read_status
 from hierattn.runs.train import train
@@ -181,9 +182,22 @@ def test_without_epochs_a_run_trains_within_the_epoch_budget_the_same_when_resum
     monkeypatch.setitem(EPOCH_BUDGET, "seconds", 6000)
     train_data, _ = data
     config = tiny_config("rnn", epochs=None, patience=5, ngrams=False, baseline=False)
-    output, lines = tmp_path / "run", []
+    output, lines, decided = tmp_path / "run", [], []
+
+    def recording(module):
+        def decide(epochs, *args, **kwargs):
+            budget = decide_budget(epochs, *args, **kwargs)
+            decided.append((module, epochs, budget.epochs, budget.budgeted))
+            return budget
+
+        return decide
+
+    for module in ("hierattn.runs.network", "hierattn.models.text_classifier"):
+        monkeypatch.setattr(f"{module}.decide_budget", recording(module))
     with pytest.raises(KeyboardInterrupt):
         train(train_data, None, config, output, log=lines.append, verbose=0, callbacks=[StopAfterFirstEpoch()])
+    # Decided once, by the run; fit is given the epochs decided, and keeps them.
+    assert decided == [("hierattn.runs.network", None, 2, True), ("hierattn.models.text_classifier", 2, 2, False)]
     assert (
         "training rnn on 144 documents, validating on 16: up to 2 epochs (18 steps of 16 over 144 texts), or 100 min"
         in lines
@@ -317,17 +331,18 @@ def test_training_inside_a_distribution_strategy_scope(data, tmp_path):
 
 def test_bad_configs_are_refused_and_leave_no_run_directory(data, tmp_path):
     train_data, _ = data
-    for config, error, message in [
-        (TrainConfig(limit=2), HierattnError, "limit must be a whole number of at least 4"),
-        (TrainConfig(learning_rate=float("nan")), HierattnError, "learning_rate must be a finite number above 0"),
-        (TrainConfig(validation_split=1.0), HierattnError, "validation_split must be a fraction"),
-        (TrainConfig(patience=0), HierattnError, "patience must be a whole number of at least 1, not 0"),
+    for settings, error, message in [
+        # The run's own settings, when the config is made.
+        ({"limit": 2}, HierattnError, "limit must be a whole number of at least 4"),
+        ({"learning_rate": float("nan")}, HierattnError, "learning_rate must be a finite number above 0"),
+        ({"validation_split": 1.0}, HierattnError, "validation_split must be a fraction"),
+        ({"patience": 0}, HierattnError, "patience must be a whole number of at least 1, not 0"),
         # The classifier checks its own arguments, when the run makes it.
-        (TrainConfig({"backbone": "han", "embedding_dim": 0}), ValueError, "embedding_dim must be a whole number"),
-        (TrainConfig({"backbone": "rnn", "max_words": 10}), ValueError, "max_words applies to the han"),
+        ({"classifier": {"backbone": "han", "embedding_dim": 0}}, ValueError, "embedding_dim must be a whole number"),
+        ({"classifier": {"backbone": "rnn", "max_words": 10}}, ValueError, "max_words applies to the han"),
     ]:
         with pytest.raises(error, match=message):
-            train(train_data, None, config, tmp_path / "x", log=lambda m: None, verbose=0)
+            train(train_data, None, TrainConfig(**settings), tmp_path / "x", log=lambda m: None, verbose=0)
         assert not (tmp_path / "x").exists()
 
 
