@@ -34,8 +34,8 @@ import numpy as np
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from hierattn import train_sources  # noqa: E402
 from hierattn.data import load_imdb  # noqa: E402
+from hierattn.runs import sources as train_sources  # noqa: E402
 
 IMDB = REPO.parent / "shared" / "datasets" / "aclImdb_v1.tar.gz"
 CANDIDATES = ["1000:1:auto", "2000:3:auto", "2000:3:15x30", "3000:3:15x30", "4000:2:15x30", "3000:4:10x30"]

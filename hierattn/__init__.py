@@ -26,9 +26,10 @@ once a command needs it, refuses bad input in under a second.
 `import hierattn` is enough for `keras.saving.load_model` to read
 hierattn's `.keras` files (safe mode on), whichever of Keras and hierattn is
 imported first: Keras learns hierattn's classes (every layer, backbone and
-the classifier) when `hierattn.models` is imported, which happens at once
-if Keras is already loaded, and otherwise right after Keras (or TensorFlow)
-is first imported (`hierattn.utils.keras_hook`). `hierattn.load_classifier(path)`
+the classifier) when `hierattn.models.text_classifier` is imported, which
+happens at once if Keras is already loaded, otherwise right after Keras (or
+TensorFlow) is first imported (`hierattn.utils.keras_hook`), and whenever a
+name of `hierattn.models` or `hierattn.ngrams` is first used. `hierattn.load_classifier(path)`
 also checks what it loads.
 
 Importing hierattn changes no process-wide setting: it only adds that

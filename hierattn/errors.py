@@ -34,6 +34,8 @@ class HierattnError(Exception):
     """
 
     def __init__(self, message, argument=None):
+        if argument is not None and "{argument}" not in message:
+            raise TypeError(f"the message of an error about {argument!r} must say where with {{argument}}: {message!r}")
         self.template, self.argument = message, argument
         super().__init__(self.naming(argument) if argument else message)
 
@@ -41,8 +43,8 @@ class HierattnError(Exception):
         """The message with the argument named `name` (the message itself when it names no argument)."""
         return self.template.replace("{argument}", name) if self.argument else self.template
 
-    def __reduce__(self):  # pickled (e.g. from a worker process) with the argument
-        return type(self), (self.template, self.argument)
+    def __reduce__(self):  # pickled (e.g. from a worker process) with the argument and any attribute set on it
+        return type(self), (self.template, self.argument), self.__dict__
 
 
 class DataError(HierattnError, ValueError):
@@ -141,4 +143,4 @@ class WriteError(HierattnError, OSError):
         return self.strerror
 
     def __reduce__(self):
-        return type(self), (self.strerror, self.errno)
+        return type(self), (self.strerror, self.errno), self.__dict__

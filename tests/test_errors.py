@@ -56,6 +56,17 @@ def test_one_base_class_and_each_kind_with_one_parent_of_hierattn():
     assert {cls.__name__ for cls in HierattnError.__subclasses__()} == {kind.__name__ for kind in kinds}
 
 
+def test_an_error_about_an_argument_must_say_where_it_is_named_and_keeps_its_attributes_when_pickled():
+    with pytest.raises(TypeError, match="must say where with {argument}"):
+        ArgumentError("max_length", "{argument} must be SxW")  # the order of old releases: a mistake, not a message
+    error = RunError("stopped; resume {argument}", argument="run_dir")
+    error.run_dir = "runs/a"
+    again = pickle.loads(pickle.dumps(error))
+    assert (again.run_dir, str(again)) == ("runs/a", "stopped; resume run_dir")
+    written = pickle.loads(pickle.dumps(WriteError("disk full while writing x", 28)))
+    assert (str(written), written.errno) == ("disk full while writing x", 28)
+
+
 def test_an_error_without_an_argument_keeps_its_braces():
     error = DataError("{not an argument}")
     assert (str(error), error.naming("--x"), error.argument) == ("{not an argument}", "{not an argument}", None)

@@ -124,7 +124,15 @@ def saved_classifier(tmp_path_factory):
 
 
 @pytest.mark.parametrize(
-    "imports", ["import hierattn", "import keras; import hierattn", "import hierattn; import tensorflow"]
+    "imports",
+    [
+        "import hierattn",
+        "import keras; import hierattn",
+        "import hierattn; import tensorflow",
+        # a name that loads Keras itself, before the classifier is ever named, registers every class too
+        "import hierattn; hierattn.HANBackbone",
+        "from hierattn.ngrams import NgramLogits",
+    ],
 )
 def test_import_hierattn_is_enough_for_keras_load_model_in_either_order(saved_classifier, imports):
     path, expected = saved_classifier

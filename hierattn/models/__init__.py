@@ -12,13 +12,15 @@ Every Keras object of hierattn (layers, backbones, the preprocessor, the
 classifier) is registered when `text_classifier` is imported, which `import
 hierattn` arranges as soon as Keras loads (`hierattn.utils.keras_hook`), so
 `keras.saving.load_model` reads hierattn's `.keras` files after `import
-hierattn` (or `import hierattn.models`).
+hierattn` (or `import hierattn.models`); the first use of any name below
+registers them too.
 
 Importing this package loads no Keras: each name below loads on first use,
-so the settings' checks (`arguments`) and the epoch budget (`budget`) serve
-the command line before TensorFlow starts.
+so the settings' checks (`arguments`) serve the command line before
+TensorFlow starts.
 """
 
+from hierattn.utils.keras_hook import REGISTERS
 from hierattn.utils.lazy import lazy_names
 
 _EXPORTS = {
@@ -31,4 +33,4 @@ _EXPORTS = {
     "TransformerBackbone": "hierattn.models.transformer_backbone",
 }
 __all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_names(__name__, _EXPORTS)
+__getattr__, __dir__ = lazy_names(__name__, _EXPORTS, then=REGISTERS)

@@ -39,7 +39,7 @@ def batched_outputs(model, x, batch_size=32, progress=False):
     """A model's outputs for id arrays `x`, in input order.
 
     Like `predict_batches`, but for any model from int ids, including one with
-    a dict of outputs (`hierattn.models.attention_outputs`). Per-position
+    a dict of outputs (`Backbone.attention_model`). Per-position
     outputs (attention weights, every key but `"probabilities"`) come from
     length-trimmed batches and are zero-padded back to the width of `x`.
     """

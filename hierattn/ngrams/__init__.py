@@ -18,6 +18,7 @@ Importing this package loads no Keras: `mixing` (NumPy only) is what an
 explanation needs, and the Keras classes load on first use of their names.
 """
 
+from hierattn.utils.keras_hook import REGISTERS
 from hierattn.utils.lazy import lazy_names
 
 _EXPORTS = {
@@ -26,4 +27,4 @@ _EXPORTS = {
     "NgramPart": "hierattn.ngrams.part",
 }
 __all__ = list(_EXPORTS)
-__getattr__, __dir__ = lazy_names(__name__, _EXPORTS)
+__getattr__, __dir__ = lazy_names(__name__, _EXPORTS, then=REGISTERS)

@@ -17,7 +17,6 @@ length limits (`length_settings`) and `mixed_precision` its dtype
 before TensorFlow loads.
 """
 
-import copy
 import dataclasses
 import math
 import pathlib
@@ -149,12 +148,10 @@ class TrainConfig:
     def with_data(self, data):
         """A copy of this config that records where the run's texts came from (config.json's `data`).
 
-        Its settings are this config's, checked when it was made, so the
-        copy is not checked again (`validate` does not look at `data`).
+        The copy is checked again when made, as every config is (cheaply:
+        `validate` does not look at `data`).
         """
-        config = copy.copy(self)
-        object.__setattr__(config, "data", dict(data))  # frozen: set once, on the new copy
-        return config
+        return dataclasses.replace(self, data=dict(data))
 
     def validate(self):
         """Checks the run's own settings (the classifier checks its arguments itself); returns the config.

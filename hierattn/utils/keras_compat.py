@@ -47,7 +47,7 @@ class BuildFromKnownShapes:
 
     Example:
 
-    `hierattn.models.Task` is such a model; any model knowing its shapes can be:
+    `hierattn.models.task.Task` is such a model; any model knowing its shapes can be:
 
     >>> import keras
     >>> import numpy as np

@@ -4,12 +4,15 @@ import importlib
 import sys
 
 
-def lazy_names(package, exports):
+def lazy_names(package, exports, then=None):
     """`(__getattr__, __dir__)` for `package`, whose names in `exports` load from their modules on first use.
 
     Args:
         package: The package's name (`__name__`).
         exports: Each public name → the module that defines it.
+        then: A module imported after the first name's, if any: the one
+            that registers every Keras class of hierattn, for packages whose
+            names all need Keras (`hierattn.utils.keras_hook.REGISTERS`).
 
     Example:
 
@@ -21,6 +24,8 @@ def lazy_names(package, exports):
     def __getattr__(name):
         if name in exports:
             value = getattr(importlib.import_module(exports[name]), name)
+            if then:
+                importlib.import_module(then)
             setattr(sys.modules[package], name, value)  # found directly from now on
             return value
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
