@@ -170,7 +170,7 @@ def _setting_options():
             show_default="none",
             help="JSON object of any other setting: training ones (patience, validation_split, min_count, "
             'max_vocab, pretrain_epochs, ngrams) or the model builder\'s (e.g. {"num_layers": 2} or '
-            '{"attention": "luong-dot"}; README, Models), or a run\'s config.json. Options given here win.',
+            '{"attention": "luong-dot"}; docs/models.md), or a run\'s config.json. Options given here win.',
         ),
         click.option(
             "--mixed-precision",
@@ -219,7 +219,7 @@ def distribute_option(function):
         default="none",
         show_default=True,
         help="TensorFlow's MirroredStrategy (this machine's GPUs) or MultiWorkerMirroredStrategy "
-        "(machines in TF_CONFIG; README, More than one machine); the batch size is the global one.",
+        "(machines in TF_CONFIG; docs/distributed.md); the batch size is the global one.",
     )(function)
 
 
