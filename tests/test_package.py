@@ -22,6 +22,7 @@ LAYERS = [
     {"data"},  # datasets, tokenizer, encoding,
     {"ngrams"},  # the n-gram part,
     {"explain"},  # explanations of a classifier,
+    {"runtime"},  # an exported classifier run without TensorFlow,
     {"models"},  # the classifier, its preprocessor and backbones
     {"runs"},  # the application: training runs and what is done with them
     {"cli"},  # the command line, one application call per command

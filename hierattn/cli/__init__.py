@@ -1,7 +1,7 @@
 """The `hierattn` command line: `hierattn COMMAND`, `python -m hierattn COMMAND` or `python cli.py COMMAND`.
 
 Each command maps its options onto the library (sqlite-utils' layout): a
-module per command (`train`, `evaluate`, `predict`, `explain`), and the
+module per command (`train`, `evaluate`, `predict`, `explain`, `export`), and the
 options several of them share defined once in `hierattn.cli.options`. Errors
 a user can fix are printed as one line with a non-zero exit code.
 
@@ -15,7 +15,7 @@ program, in `main`, never on import.
 import click
 
 from hierattn import __version__
-from hierattn.cli import evaluate, explain, predict, train
+from hierattn.cli import evaluate, explain, export, predict, train
 from hierattn.cli.process import configure_process
 
 
@@ -38,6 +38,7 @@ cli.add_command(train.train)
 cli.add_command(evaluate.evaluate)
 cli.add_command(predict.predict)
 cli.add_command(explain.explain)
+cli.add_command(export.export)
 
 
 def main(args=None):

@@ -27,6 +27,8 @@ def tqdm(*args, **kwargs):
     >>> [x for x in tqdm(range(3), disable=True)]
     [0, 1, 2]
     """
+    if not _has_tqdm():  # a bare install (`pip install --no-deps hierattn onnxruntime numpy`): no bar
+        return _NoBar(*args[:1])
     if "ipykernel" in sys.modules:  # a Jupyter kernel (the check tqdm.autonotebook makes)
         if _has_widgets():
             from tqdm.auto import tqdm as bar
@@ -37,6 +39,36 @@ def tqdm(*args, **kwargs):
     from tqdm.std import tqdm as bar
 
     return bar(*args, **kwargs)
+
+
+@functools.cache
+def _has_tqdm():
+    return importlib.util.find_spec("tqdm") is not None
+
+
+class _NoBar:
+    """What `tqdm` gives where tqdm is not installed: the same calls, nothing shown."""
+
+    def __init__(self, iterable=()):
+        self.iterable = iterable
+
+    def __iter__(self):
+        return iter(self.iterable)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def update(self, n=1):
+        pass
+
+    def close(self):
+        pass
+
+    def set_postfix(self, *args, **kwargs):
+        pass
 
 
 @functools.cache

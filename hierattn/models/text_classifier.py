@@ -340,13 +340,9 @@ class TextClassifier(NgramPart, Task):
     def save(self, filepath, overwrite=True, zipped=None, **kwargs):
         """Keras `save`: one `.keras` file holding the whole classifier, which `keras.saving.load_model` reads back.
 
-        Keras's legacy HDF5 format (`.h5`, `.hdf5`) cannot hold the
-        preprocessor or the n-gram part, so a file written in it could not be
-        loaded back: such a path is refused before anything is written.
-
         Raises:
-            ValueError: `filepath` ends in `.h5` or `.hdf5` (Keras refuses
-                other extensions itself, also before writing).
+            ValueError: `filepath` ends in `.h5` or `.hdf5`: Keras's legacy format cannot hold the preprocessor or
+                the n-gram part, so the path is refused before anything is written.
         """
         if str(filepath).lower().endswith((".h5", ".hdf5")):
             raise ValueError(
@@ -354,6 +350,21 @@ class TextClassifier(NgramPart, Task):
                 f"its preprocessor or n-gram part): use a path ending in .keras. Received: filepath={filepath}"
             )
         return super().save(filepath, overwrite=overwrite, zipped=zipped, **kwargs)
+
+    def export(self, filepath, format="bundle", verbose=True, input_signature=None, **kwargs):
+        """Keras `export`; by default (`"bundle"`) the whole classifier and its tokenizer in one ONNX file.
+
+        `hierattn.runtime.load` runs it without TensorFlow, with this classifier's answers (`export_bundle` of
+        `hierattn.models.export`). Keras's formats (`"tf_saved_model"`, `"onnx"`...) take `preprocessor`'s ids.
+        """
+        from hierattn.models import export
+
+        if format != "bundle":
+            signature = input_signature or export.input_signature(self)
+            return super().export(filepath, format=format, verbose=verbose, input_signature=signature, **kwargs)
+        if input_signature is not None or kwargs:
+            raise ValueError("a bundle's inputs are the preprocessor's ids: give no input_signature or options")
+        return export.export_bundle(self, filepath, verbose=verbose)
 
     def get_config(self):
         config = super().get_config()

@@ -6,6 +6,7 @@ from keras import ops
 
 from hierattn.defaults import NGRAMS
 from hierattn.layers._attention_utils import check_positive_int
+from hierattn.ngrams.search import lower_bound
 
 # The hash of an n-gram of order 2 or more: its ids as one integer in base
 # `vocabulary_size`, reduced modulo a Mersenne prime and multiplied by a fixed
@@ -198,11 +199,13 @@ class NgramLogits(keras.layers.Layer):
             )
         # One row past the kept ones: a sentinel id above every feature id,
         # the unseen idf and a zero kernel row, where every other feature is
-        # looked up (so an empty table needs no special case).
-        self._ids = ops.convert_to_tensor(np.append(kept_ids.astype(np.int32), np.int32(self.num_buckets)))
-        self._idf = ops.convert_to_tensor(np.append(idf, unseen_idf))
-        self._kernel = ops.convert_to_tensor(np.concatenate([kernel, np.zeros((1, self.num_classes), np.float32)]))
-        self._bias = ops.convert_to_tensor(bias)
+        # looked up (so an empty table needs no special case). Held as NumPy
+        # arrays, so that a traced function (`predict`, an export) holds them
+        # as constants of its graph rather than as inputs it must be given.
+        self._ids = np.append(kept_ids.astype(np.int32), np.int32(self.num_buckets))
+        self._idf = np.append(idf, unseen_idf).astype(np.float32)
+        self._kernel = np.concatenate([kernel, np.zeros((1, self.num_classes), np.float32)])
+        self._bias = bias
 
     @property
     def kept_ids(self):
@@ -232,11 +235,11 @@ class NgramLogits(keras.layers.Layer):
     @property
     def num_kept(self):
         """The number of features kept (seen in training)."""
-        return int(self._ids.shape[0]) - 1
+        return len(self._ids) - 1
 
     def save_own_variables(self, store):
         for name in _TABLES:
-            store[name] = ops.convert_to_numpy(getattr(self, name))
+            store[name] = np.asarray(getattr(self, name))
 
     def load_own_variables(self, store):
         keys = set(store.keys())
@@ -315,24 +318,27 @@ class NgramLogits(keras.layers.Layer):
         """
         flat = self._sorted_features(inputs)
         firsts = self._firsts(flat)
-        shape = ops.shape(flat)
-        # Number the runs of equal ids over the whole flattened batch (each
-        # row starts a run), then count each run's entries.
-        run = ops.cumsum(ops.cast(ops.reshape(firsts, (-1,)), "int32")) - 1
-        sizes = ops.segment_sum(ops.ones_like(run), run, num_segments=shape[0] * shape[1])
+        # A run of equal ids ends where the next one starts: sorting the
+        # positions of the runs' first entries (the others set to the row's
+        # width) lists, after run r's start, the start of run r + 1.
+        width = ops.shape(flat)[1]
+        positions = ops.broadcast_to(ops.arange(width, dtype="int32")[None, :], ops.shape(flat))
+        starts = ops.sort(ops.where(firsts, positions, width), axis=-1)
+        starts = ops.concatenate([starts, ops.full_like(starts[:, :1], width)], axis=-1)
+        run = ops.cumsum(ops.cast(firsts, "int32"), axis=-1)  # run r + 1 for each entry of run r
+        counts = ops.take_along_axis(starts, run, axis=-1) - positions
         distinct = ops.logical_and(firsts, flat >= 0)
-        counts = ops.where(distinct, ops.reshape(ops.take(sizes, run), shape), 0)
-        return ops.where(firsts, flat, -1), counts
+        return ops.where(firsts, flat, -1), ops.where(distinct, counts, 0)
 
     def _rows(self, feature_ids):
         """Each feature id's row in the tables: its own if kept, else the last (unseen idf, zero kernel)."""
         flat = ops.reshape(ops.cast(feature_ids, "int32"), (-1,))
-        row = ops.searchsorted(self._ids, flat)  # in [0, n]: the sentinel id is above every feature id
+        row = lower_bound(self._ids, flat)  # in [0, n]: the sentinel id is above every feature id
         row = ops.where(ops.take(self._ids, row) == flat, row, self.num_kept)
         return ops.reshape(row, ops.shape(feature_ids))
 
     def _feature_values(self, feature_ids, rows, counts):
-        x = ops.where(feature_ids >= 0, ops.take(self._idf, rows), 0.0)
+        x = ops.where(feature_ids >= 0, ops.take(ops.convert_to_tensor(self._idf), rows), 0.0)
         if self.tf == "sublinear" and counts is not None:
             counts = ops.cast(counts, "float32")
             x = x * ops.where(counts > 0, 1.0 + ops.log(ops.maximum(counts, 1.0)), 0.0)
@@ -363,8 +369,10 @@ class NgramLogits(keras.layers.Layer):
             feature_ids, counts = self.feature_ids(inputs), None
         rows = self._rows(feature_ids)
         values = self._feature_values(feature_ids, rows, counts)
-        contributions = ops.take(self._kernel, rows, axis=0) * values[..., None]  # (batch, k, classes)
-        logits = ops.sum(contributions, axis=1) + self._bias
+        contributions = ops.take(ops.convert_to_tensor(self._kernel), rows, axis=0) * values[..., None]
+        logits = ops.sum(contributions, axis=1) + ops.convert_to_tensor(
+            self._bias
+        )  # contributions: (batch, k, classes)
         # Computed in float32 (the tables' dtype); given in the compute dtype.
         logits, contributions = ops.cast(logits, self.compute_dtype), ops.cast(contributions, self.compute_dtype)
         if return_contributions:

@@ -5,6 +5,9 @@ A run directory holds:
     model.keras         the whole TextClassifier: preprocessor (tokenizer,
                         vocabulary, length limits), backbone, label names
                         (written atomically at the end)
+    model.onnx          the same classifier exported as one bundle, which
+                        `predict` runs without TensorFlow (`hierattn.runtime`);
+                        written after model.keras
     config.json         the settings as given: the untrained classifier's
                         config, the run's own settings, and where the data
                         came from (paths and sha256); see
@@ -33,6 +36,7 @@ from hierattn.utils.atomic import remove_temporary_files
 from hierattn.utils.jsonfile import load_json, save_json
 
 RUN_FORMAT = "hierattn.run/1"
+BUNDLE_FILE = "model.onnx"
 DEFAULT_ROOT = "runs"
 
 
@@ -132,6 +136,24 @@ def find_run(run_dir=None, root=DEFAULT_ROOT):
     return path
 
 
+def find_complete_run(run_dir=None, root=DEFAULT_ROOT):
+    """`find_run`, refusing a run that is not complete.
+
+    Raises:
+        RunError: Not a run directory, no complete run under `root`, or an
+            unfinished run.
+    """
+    path = find_run(run_dir, root)
+    status = read_status(path)
+    if status.get("status") != "complete":
+        raise RunError(
+            f"{path} is an unfinished run (status: {status.get('status')}): resume its training first, "
+            "or name a complete run with {argument}",
+            argument="run_dir",
+        )
+    return path
+
+
 def run_line(path, latest_under=None):
     """The line that says which run answers: `run: PATH`, and when it was chosen for the caller, that it is the latest.
 
@@ -187,14 +209,7 @@ def load_run(run_dir=None, root=DEFAULT_ROOT, log=None):
     Raises:
         RunError: Missing, incomplete, damaged or inconsistent run, in one line.
     """
-    path = find_run(run_dir, root)
-    status = read_status(path)
-    if status.get("status") != "complete":
-        raise RunError(
-            f"{path} is an unfinished run (status: {status.get('status')}): resume its training first, "
-            "or name a complete run with {argument}",
-            argument="run_dir",
-        )
+    path = find_complete_run(run_dir, root)
     config = _read_part(path / "config.json", read_config)
     metrics_file = path / "metrics.json"
     metrics = _read_part(metrics_file, lambda f: load_json(f, "hierattn.metrics/1")) if metrics_file.exists() else None
@@ -365,6 +380,7 @@ __all__ = [
     "ensure_new_or_resumable",
     "resumable",
     "dataset_name",
+    "find_complete_run",
     "find_latest_run",
     "load_run",
     "new_run_dir",

@@ -1,8 +1,9 @@
 """Predicting with a run directory: one text, or every text of a file or stream into a CSV.
 
 Each function finds the run (the latest complete one under runs/ by
-default), checks its input before the run's model, and with it TensorFlow,
-loads, then predicts:
+default), checks its input before the run's model loads, then predicts with
+the run's bundle on `hierattn.runtime` (without TensorFlow), or its Keras
+classifier when it has none (`hierattn.runs.export.load_model`):
 
     from hierattn.runs.predict import predict_file, predict_text
 
@@ -21,7 +22,7 @@ from hierattn.data.ids import take_documents, token_ids
 from hierattn.data.progress import tqdm
 from hierattn.data.text_files import iter_text_chunks
 from hierattn.errors import DataError
-from hierattn.runs.directory import load_run
+from hierattn.runs.export import load_model
 from hierattn.utils.atomic import atomic_open, check_new_file
 
 
@@ -40,10 +41,10 @@ def predict_text(text, run_dir=None, log=None):
         RunError: No such run, or a run that cannot be loaded.
         DataError: The text has no word to read (only markup, symbols or spaces).
     """
-    classifier = load_run(run_dir, log=log).classifier
-    texts_with_words(classifier, [text])
-    probabilities = classifier.predict([text], verbose=0)[0]
-    return {name: float(p) for name, p in zip(classifier.label_names, probabilities)}
+    model = load_model(run_dir, log=log)
+    texts_with_words(model, [text])
+    probabilities = model.predict_ids(encode(model, [text]))[0]
+    return {name: float(p) for name, p in zip(model.label_names, probabilities)}
 
 
 def predict_file(source, output, run_dir=None, text_column=None, encoding=None, stream=None, progress=True, log=None):
@@ -75,11 +76,15 @@ def predict_file(source, output, run_dir=None, text_column=None, encoding=None, 
     if isinstance(output, (str, os.PathLike)):
         check_new_file(output)
     chunks = iter_text_chunks(source, text_column, stream=stream, encoding=encoding)  # reads the first chunk
-    classifier = load_run(run_dir, log=log).classifier
-    return score_to_csv(classifier, chunks, output, progress=progress)
+    return score_to_csv(load_model(run_dir, log=log), chunks, output, progress=progress)
 
 
 __all__ = ["predict_file", "predict_text"]
+
+
+def encode(model, texts):
+    """The ids `model` reads for `texts`: a `hierattn.runtime.Predictor`'s, or a `TextClassifier` preprocessor's."""
+    return model.preprocess(texts) if hasattr(model, "preprocess") else model.preprocessor(texts)
 
 
 def score_to_csv(classifier, chunks, output, progress=True):
@@ -94,7 +99,7 @@ def score_to_csv(classifier, chunks, output, progress=True):
     moved into place at the end.
 
     Args:
-        classifier: A trained `TextClassifier`.
+        classifier: A trained `TextClassifier`, or a `hierattn.runtime.Predictor`.
         chunks: Iterable of lists of texts (see `iter_text_chunks`).
         output: Path of the CSV, or a writable text stream.
         progress: Show a progress bar.
@@ -122,7 +127,7 @@ def _score_rows(classifier, chunks, handle, header, names, carried, progress):
     writer.writerow(header)
     with tqdm(desc="scoring", unit="doc", disable=not progress) as bar:
         for texts in chunks:
-            x = classifier.preprocessor(texts)
+            x = encode(classifier, texts)
             ids = token_ids(x)
             filled = np.flatnonzero(ids.reshape(len(ids), -1).any(axis=1))
             probabilities = dict(zip(filled, classifier.predict_ids(take_documents(x, filled))))
@@ -144,7 +149,7 @@ def texts_with_words(classifier, texts):
     """The positions of the texts that have a word for `classifier` to read.
 
     Args:
-        classifier: A trained `TextClassifier`.
+        classifier: A trained `TextClassifier`, or a `hierattn.runtime.Predictor`.
         texts: A list of strings.
 
     Returns:
@@ -154,7 +159,8 @@ def texts_with_words(classifier, texts):
     Raises:
         DataError: None of the texts has a word.
     """
-    kept = [i for i, text in enumerate(texts) if classifier.preprocessor.has_words(text)]
+    has_words = getattr(classifier, "preprocessor", classifier).has_words
+    kept = [i for i, text in enumerate(texts) if has_words(text)]
     if not kept:
         raise DataError(
             ("the text has no word" if len(texts) == 1 else "none of the texts has a word")

@@ -24,6 +24,7 @@ from hierattn.runs.baseline import NAME, run_baseline
 from hierattn.runs.config import load_config, size_settings
 from hierattn.runs.data_record import check_same_data
 from hierattn.runs.directory import Run, claim_run_dir, ensure_new_or_resumable, now, write_status
+from hierattn.runs.export import write_bundle
 from hierattn.runs.network import fit_network, prepare_classifier
 from hierattn.runs.run_context import RunContext, RunData
 from hierattn.utils.atomic import atomic_path, is_write_failure, write_error
@@ -187,8 +188,9 @@ def _train_owned(data, split, config, context):
     _evaluate(classifier, data, split, config, context, metrics, x_val)
     with atomic_path(context.output / "model.keras") as partial:
         save_without_optimizer(classifier, partial)
+    bundle = write_bundle(classifier, context.output, context.log)
     save_json(context.output / "metrics.json", "hierattn.metrics/1", metrics, indent=2)
-    write_status(context.output, status="complete", finished=now())
+    write_status(context.output, status="complete", finished=now(), bundle=bundle)
     shutil.rmtree(context.checkpoints, ignore_errors=True)  # only once complete: the run is never without both
     return Run(context.output, classifier, record, metrics)
 

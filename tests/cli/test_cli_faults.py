@@ -406,10 +406,31 @@ def _preprocessor(payload):
 def test_corrupt_and_tampered_runs(workdir, tiny_csv, tamper, message, command):
     import re
 
+    if command == "predict":  # the Keras path's checks: predict reads the run's bundle when it has one
+        (workdir / "run" / "model.onnx").unlink()
     tamper(workdir / "run")
     args = ["--data", tiny_csv[1]] if command == "evaluate" else ["a great film"]
     error = refused(command, "--run", workdir / "run", *args, folders=[workdir])
     assert re.search(message, error), error
+
+
+@pytest.mark.parametrize(
+    ("damage", "note"),
+    [
+        (lambda path: path.write_bytes(path.read_bytes()[:2000]), "not an ONNX model onnxruntime can load"),
+        (lambda path: path.write_bytes(b"\x00\x01garbage" * 100), "not an ONNX model onnxruntime can load"),
+        (lambda path: path.write_text(""), "not an ONNX model onnxruntime can load"),
+    ],
+    ids=["truncated", "random", "empty"],
+)
+def test_a_damaged_bundle_falls_back_to_the_keras_model(workdir, damage, note):
+    """A run whose model.onnx cannot be loaded still predicts, from model.keras, with the same answer, and says so."""
+    before = CliRunner().invoke(cli, ["predict", "--run", str(workdir / "run"), "a great film"])
+    damage(workdir / "run" / "model.onnx")
+    after = CliRunner().invoke(cli, ["predict", "--run", str(workdir / "run"), "a great film"])
+    assert before.exit_code == after.exit_code == 0, after.output
+    assert after.stdout == before.stdout
+    assert note in after.stderr and "predicting with model.keras" in after.stderr
 
 
 def test_a_foreign_folder_and_a_file_as_the_run(workdir, monkeypatch):

@@ -1,0 +1,165 @@
+"""Exporting a `TextClassifier` as one bundle: the whole classifier as an ONNX graph, with its tokenizer's settings.
+
+The graph (token ids to class probabilities: the backbone, the n-gram part
+and their combination) is written by Keras's own exporter
+(`keras.Model.export(format="onnx")`, which converts with tf2onnx); the
+tokenizer's settings, vocabulary, length limits and class names go into the
+ONNX file's metadata (`hierattn.runtime.bundle`). The file is then loaded
+by onnxruntime and checked against the classifier on probe texts before it
+is moved into place: a converter that meets an operator it cannot express
+only logs it, so a finished conversion proves nothing.
+"""
+
+import contextlib
+import json
+import os
+
+import keras
+import numpy as np
+
+from hierattn.errors import ArgumentError
+from hierattn.runtime import load
+from hierattn.runtime.bundle import FORMAT, METADATA_KEY
+from hierattn.utils.atomic import atomic_path
+
+# The largest difference of a probability allowed between the exported graph and the classifier on the probe texts.
+TOLERANCE = 1e-5
+# The ONNX operator set the graph is written in (onnxruntime 1.16 and later run it).
+OPSET = 17
+
+
+def input_signature(classifier):
+    """The id inputs of `classifier` as Keras's exporter wants them: one dict of `tf.TensorSpec`, or one spec."""
+    import tensorflow as tf  # Keras's exporter takes TensorFlow specs under the TensorFlow backend
+
+    ids = tf.TensorSpec((None,) * classifier.preprocessor.input_rank, tf.int32, name="token_ids")
+    if classifier.preprocessor.ngram_length is None:
+        return [ids]
+    return [{"token_ids": ids, "ngram_ids": tf.TensorSpec((None, None), tf.int32, name="ngram_ids")}]
+
+
+def export_bundle(classifier, filepath, verbose=True):
+    """Writes `classifier` as one bundle (`.onnx`) that `hierattn.runtime.load` runs without TensorFlow.
+
+    Args:
+        classifier: A trained `TextClassifier`.
+        filepath: The bundle's path (an existing file is replaced, once
+            the new one is complete and checked).
+        verbose: Print one line: where the bundle went, and its size.
+
+    Returns:
+        The path written.
+
+    Raises:
+        ArgumentError: The classifier is not trained.
+        RuntimeError: The exported graph does not give the classifier's
+            answers on the probe texts (nothing is written).
+    """
+    if not classifier.adapted or classifier.backbone is None or classifier.label_names is None:
+        raise ArgumentError("the classifier is not trained: fit it before exporting it")
+    filepath = os.fspath(filepath)
+    import onnx  # tf2onnx, which Keras's exporter uses, depends on it
+
+    with atomic_path(filepath) as temporary:
+        with _without_cudnn(classifier):
+            keras.Model.export(
+                classifier,
+                temporary,
+                format="onnx",
+                input_signature=input_signature(classifier),
+                verbose=False,
+                opset_version=OPSET,
+            )
+        model = onnx.load(temporary)
+        names = [graph_input.name for graph_input in model.graph.input]
+        inputs = {"token_ids": next(n for n in names if n.endswith("token_ids"))}
+        if len(names) > 1:
+            inputs["ngram_ids"] = next(n for n in names if n.endswith("ngram_ids"))
+        metadata = bundle_metadata(classifier, inputs, model.graph.output[0].name)
+        onnx.helper.set_model_props(model, {METADATA_KEY: json.dumps(metadata)})
+        model.doc_string = (
+            f"hierattn {metadata['architecture']} text classifier ({', '.join(map(str, classifier.label_names))}): "
+            "token ids in, class probabilities out; the tokenizer is described in the 'hierattn' metadata"
+        )
+        onnx.checker.check_model(model)
+        onnx.save(model, temporary)
+        check_bundle(classifier, temporary)
+    if verbose:
+        print(f"exported {filepath} ({os.path.getsize(filepath) / 2**20:.1f} MiB)")
+    return filepath
+
+
+def bundle_metadata(classifier, inputs, output):
+    """The bundle's metadata (`hierattn.runtime.bundle`) for `classifier`."""
+    from hierattn import __version__
+
+    preprocessor = classifier.preprocessor
+    vocabulary = preprocessor.vocabulary
+    return {
+        "format": FORMAT,
+        "hierattn_version": __version__,
+        "architecture": classifier.architecture,
+        "label_names": [str(name) for name in classifier.label_names],
+        "preprocessor": {
+            "mode": preprocessor.mode,
+            "max_sentences": preprocessor.max_sentences,
+            "max_words": preprocessor.max_words,
+            "sequence_length": preprocessor.sequence_length,
+            "ngram_length": preprocessor.ngram_length,
+            "tokenizer": preprocessor.tokenizer.get_config(),
+        },
+        "vocabulary": vocabulary.get_config(),
+        "inputs": inputs,
+        "output": output,
+    }
+
+
+def probe_texts(classifier):
+    """Texts that reach every path of the graph: short, beyond the length limits, without known words, wordless."""
+    words = classifier.preprocessor.vocabulary.tokens[2:202] or ["word"]
+    sentence = " ".join(words[:12]) + "."
+    long = " ".join(f"{' '.join(words[i : i + 25])}." for i in range(0, len(words), 5)) * 3
+    return [sentence, words[0], long, "Qwxzv blorptk zzyzx.", "", sentence + " " + long]
+
+
+def check_bundle(classifier, path):
+    """Loads the bundle at `path` with onnxruntime and compares it with `classifier` on `probe_texts`.
+
+    Raises:
+        RuntimeError: A probability differs by more than `TOLERANCE`.
+    """
+    texts = probe_texts(classifier)
+    expected = classifier.predict(texts, verbose=0)
+    predictor = load(path)
+    for batch_size in (1, len(texts)):
+        found = predictor.predict(texts, batch_size=batch_size)
+        difference = float(np.abs(found - expected).max())
+        if not difference <= TOLERANCE:
+            raise RuntimeError(
+                f"the exported graph does not give the classifier's answers (largest difference of a probability "
+                f"{difference:.2g} on the probe texts, batches of {batch_size}); nothing was written"
+            )
+
+
+@contextlib.contextmanager
+def _without_cudnn(classifier):
+    """Traces the recurrent layers without cuDNN's kernel (which neither ONNX nor a CPU runs), GPU or not."""
+    layers = [layer for layer in _sublayers(classifier) if hasattr(layer, "use_cudnn")]
+    before = [layer.use_cudnn for layer in layers]
+    for layer in layers:
+        layer.use_cudnn = False
+    try:
+        yield
+    finally:
+        for layer, value in zip(layers, before):
+            layer.use_cudnn = value
+
+
+def _sublayers(layer):
+    """`layer` and every layer inside it: a model's `layers`, a wrapper's `layer`, a bidirectional's two."""
+    yield layer
+    inner = list(getattr(layer, "layers", []))
+    inner += [getattr(layer, name, None) for name in ("backbone", "layer", "forward_layer", "backward_layer")]
+    for child in inner:
+        if isinstance(child, keras.layers.Layer) and child is not layer:
+            yield from _sublayers(child)

@@ -1,0 +1,91 @@
+"""A run's classifier as one bundle: written when training ends, exported again on request, loaded to predict.
+
+from hierattn.runs.export import export_run, load_model
+
+export_run("runs/han-imdb-20261125-120000", "model.onnx")  # the run's classifier as one bundle
+model = load_model()  # the latest run's bundle on hierattn.runtime, or its Keras classifier without one
+"""
+
+import os
+import time
+
+from hierattn.errors import DataError
+from hierattn.runs.directory import BUNDLE_FILE, DEFAULT_ROOT, find_complete_run, load_run, run_line
+from hierattn.utils.atomic import check_new_file
+
+
+def export_run(run_dir=None, output=None, log=None):
+    """Exports a complete run's classifier as one bundle (`TextClassifier.export`).
+
+    Args:
+        run_dir: The run directory (default: the latest complete run under runs/).
+        output: The bundle's path; it must not exist. Default: the run's
+            own `model.onnx`, replaced if there is one.
+        log: Called with a line naming the run once it is loaded.
+
+    Returns:
+        The path written.
+
+    Raises:
+        ArgumentError: `output` exists, or its folder does not.
+        RunError: No such run, or a run that cannot be loaded.
+    """
+    if output is not None:
+        check_new_file(output)
+    run = load_run(run_dir, log=log)
+    return run.classifier.export(run.path / BUNDLE_FILE if output is None else output, verbose=False)
+
+
+def write_bundle(classifier, folder, log=print):
+    """Writes a run's bundle (`model.onnx`) into `folder` when training ends; says why in one line if it cannot.
+
+    A run is complete without its bundle (`predict` then uses model.keras),
+    so a classifier the exporter cannot convert does not fail the run.
+
+    Returns:
+        What run.json records: `{"file", "bytes", "seconds"}`, or `{"error"}`.
+    """
+    started = time.perf_counter()
+    path = os.path.join(folder, BUNDLE_FILE)
+    try:
+        classifier.export(path, verbose=False)
+    except Exception as error:  # any converter failure: the run stays complete and usable
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        log(f"no bundle written ({reason}); predict will use model.keras")
+        return {"error": reason}
+    return {"file": BUNDLE_FILE, "bytes": os.path.getsize(path), "seconds": round(time.perf_counter() - started, 1)}
+
+
+def load_model(run_dir=None, root=DEFAULT_ROOT, log=None):
+    """A complete run's model to predict with: its bundle on `hierattn.runtime` if it has one, else its classifier.
+
+    Both give `label_names`, `predict(texts)` and the same probabilities;
+    the bundle loads in a fraction of a second without TensorFlow.
+
+    Args:
+        run_dir: The run directory (default: the latest complete run under `root`).
+        root: Where to look for the latest run.
+        log: Called with a line naming the run once it is loaded.
+
+    Returns:
+        A `hierattn.runtime.Predictor`, or a `TextClassifier` for a run
+        without a bundle (or with one that cannot be loaded, which `log` is told).
+
+    Raises:
+        RunError: No such run, or a run that cannot be loaded.
+    """
+    path = find_complete_run(run_dir, root)
+    bundle = path / BUNDLE_FILE
+    if bundle.is_file():
+        from hierattn.runtime import load
+
+        try:
+            predictor = load(bundle)
+        except DataError as error:
+            if log:
+                log(f"{error}: predicting with model.keras")
+        else:
+            if log:
+                log(run_line(path, root if run_dir is None else None))
+            return predictor
+    return load_run(path, log=log).classifier

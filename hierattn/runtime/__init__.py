@@ -1,0 +1,20 @@
+"""Running an exported classifier without TensorFlow: onnxruntime and NumPy only.
+
+`TextClassifier.export(path)` (or `hierattn export`) writes the whole
+classifier as one bundle, an ONNX file that carries its tokenizer's
+settings and vocabulary (`hierattn.runtime.bundle`). `load` reads it back
+into a `Predictor` that gives the classifier's answers. Importing this
+package loads neither TensorFlow nor Keras, so it runs where only
+`pip install --no-deps hierattn onnxruntime numpy` was done:
+
+    from hierattn import runtime
+
+    predictor = runtime.load("model.onnx")
+    predictor.predict(["A superb film."])         # probabilities, columns in predictor.label_names order
+    predictor.predict_labels(["A superb film."])  # class names
+"""
+
+from hierattn.runtime.bundle import FORMAT
+from hierattn.runtime.predictor import Predictor, load
+
+__all__ = ["FORMAT", "Predictor", "load"]

@@ -1,0 +1,59 @@
+"""The exported bundle's format: one ONNX file whose metadata holds everything its tokenizer needs.
+
+A bundle is a standard ONNX model (any ONNX tool opens it) from token ids
+to class probabilities, the whole classifier in one graph: the network, the
+n-gram part and their combination. Its metadata (ONNX `metadata_props`)
+has one entry, `"hierattn"`, a JSON object:
+
+    format            "hierattn.bundle/1"
+    hierattn_version  the version that exported it
+    architecture      "han", "transformer" or "rnn"
+    label_names       the class names, in the order of the output's columns
+    preprocessor      mode ("hierarchical" or "flat"), max_sentences,
+                      max_words, sequence_length, ngram_length (null
+                      without an n-gram input), tokenizer (its settings)
+    vocabulary        tokens (the words of ids 2, 3, ...), min_count, max_size
+    inputs            the graph's input names: "token_ids" and, with an
+                      n-gram part reading the whole text, "ngram_ids"
+    output            the graph's output name
+
+A caller outside hierattn tokenizes as `hierattn.data.Tokenizer` with those
+settings, maps words to ids (0 padding, 1 unknown, word i+2 of `tokens`),
+cuts documents to the length limits, and feeds int32 arrays:
+`token_ids` `(batch, max_sentences, max_words)` (hierarchical) or
+`(batch, sequence_length)` (flat), and `ngram_ids` `(batch, tokens)`, every
+token of each text up to `ngram_length`. Any axis but the batch may be
+shorter (padding trimmed), none may be empty.
+"""
+
+import json
+
+from hierattn.errors import DataError
+
+FORMAT = "hierattn.bundle/1"
+METADATA_KEY = "hierattn"
+_REQUIRED = ("format", "label_names", "preprocessor", "vocabulary", "inputs", "output")
+
+
+def read_metadata(metadata_map, path):
+    """The bundle's metadata from an ONNX model's `metadata_props` (a dict), checked.
+
+    Raises:
+        DataError: `path` is an ONNX model but not a hierattn bundle, or one
+            of a format this version cannot read.
+    """
+    text = metadata_map.get(METADATA_KEY)
+    if text is None:
+        raise DataError(f"{path} is an ONNX model but not a hierattn bundle (no '{METADATA_KEY}' metadata)")
+    try:
+        metadata = json.loads(text)
+    except ValueError as error:
+        raise DataError(f"{path}: its hierattn metadata is not JSON ({error})") from None
+    if not isinstance(metadata, dict) or any(key not in metadata for key in _REQUIRED):
+        raise DataError(f"{path}: its hierattn metadata lacks {', '.join(k for k in _REQUIRED if k not in metadata)}")
+    if metadata["format"] != FORMAT:
+        raise DataError(
+            f"{path} is a bundle of format {metadata['format']!r}; this hierattn reads {FORMAT!r} "
+            "(export it again with this version)"
+        )
+    return metadata

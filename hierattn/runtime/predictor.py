@@ -1,0 +1,151 @@
+"""`Predictor`: an exported bundle run by onnxruntime and NumPy, without TensorFlow or Keras."""
+
+import os
+
+import numpy as np
+
+from hierattn.data.batching import sort_batches_by_length, trim_padding
+from hierattn.data.encoding import TextEncoder
+from hierattn.data.progress import tqdm
+from hierattn.data.text import Tokenizer
+from hierattn.data.vocabulary import Vocabulary
+from hierattn.errors import DataError
+from hierattn.runtime.bundle import read_metadata
+
+
+def load(path, threads=None):
+    """Loads an exported bundle (`TextClassifier.export`, `hierattn export`) into a `Predictor`.
+
+    Args:
+        path: The bundle's `.onnx` file.
+        threads: Threads onnxruntime computes with (default: one per core).
+
+    Returns:
+        A `Predictor`.
+
+    Raises:
+        DataError: No such file, or not a hierattn bundle onnxruntime can load.
+    """
+    import onnxruntime  # here, so that `import hierattn.runtime` costs nothing until a bundle is loaded
+
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise DataError(f"no bundle at {path}")
+    options = onnxruntime.SessionOptions()
+    if threads:
+        options.intra_op_num_threads = threads
+    options.log_severity_level = 3  # errors only: onnxruntime's warnings are about its own graph rewrites
+    try:
+        session = onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    except Exception as error:  # onnxruntime raises its own classes, not exported by name
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise DataError(f"{path} is not an ONNX model onnxruntime can load ({first})") from None
+    return Predictor(session, read_metadata(session.get_modelmeta().custom_metadata_map, path), path)
+
+
+class Predictor:
+    """A trained classifier as exported: raw texts in, class probabilities out, without TensorFlow.
+
+    Gives the `TextClassifier`'s answers (`predict`, `predict_labels`) from
+    the bundle alone: hierattn's tokenizer and the bundle's vocabulary and
+    length limits make the ids, onnxruntime runs the graph. Texts are
+    batched by length with their padding trimmed, as the classifier does;
+    many texts are tokenized in worker processes.
+
+    Made by `load(path)`.
+
+    Attributes:
+        label_names: The class names, in the order of `predict`'s columns.
+        metadata: The bundle's metadata (`hierattn.runtime.bundle`).
+        path: The bundle's file.
+
+    Example:
+
+    ```python
+    from hierattn import runtime
+
+    predictor = runtime.load("runs/han-imdb-20261125-120000/model.onnx")
+    predictor.predict(["A superb film."])          # (1, classes), in predictor.label_names order
+    predictor.predict_labels(["A superb film."])   # ["pos"]
+    ```
+    """
+
+    def __init__(self, session, metadata, path):
+        self.path = path
+        self.metadata = metadata
+        self.label_names = list(metadata["label_names"])
+        settings = metadata["preprocessor"]
+        vocabulary = metadata["vocabulary"]
+        self.tokenizer = Tokenizer.from_config(settings["tokenizer"])
+        self.encoder = TextEncoder(
+            Vocabulary(vocabulary["tokens"], vocabulary.get("min_count", 1), vocabulary.get("max_size")),
+            self.tokenizer,
+            max_sentences=settings["max_sentences"] or 1,
+            max_words=settings["max_words"] or 1,
+            sequence_length=settings["sequence_length"] or 1,
+        )
+        self._mode = settings["mode"]
+        self._ngram_length = settings.get("ngram_length") if "ngram_ids" in metadata["inputs"] else None
+        self._inputs = dict(metadata["inputs"])
+        self._output = metadata["output"]
+        self._session = session
+
+    def preprocess(self, texts, progress=False):
+        """The ids of raw texts the graph reads: `{"token_ids": ..., "ngram_ids": ...}` (the latter with an n-gram part)."""
+        texts = _as_texts(texts)
+        if self._ngram_length is None:
+            return {"token_ids": self.encoder.encode(texts, mode=self._mode, progress=progress)}
+        ids, whole = self.encoder.encode(
+            texts, mode=(self._mode, "whole"), whole_length=self._ngram_length, progress=progress
+        )
+        return {"token_ids": ids, "ngram_ids": whole}
+
+    def predict(self, texts, batch_size=32, progress=False):
+        """Class probabilities of raw texts, `(len(texts), classes)` float32, columns in `label_names` order.
+
+        Args:
+            texts: A list (or array, Series, tuple) of strings.
+            batch_size: Documents per batch.
+            progress: Show progress bars (tokenizing, predicting).
+        """
+        return self.predict_ids(self.preprocess(texts, progress=progress), batch_size, progress)
+
+    def predict_labels(self, texts, batch_size=32):
+        """The predicted class names of raw texts (the most probable class of each)."""
+        probabilities = self.predict(texts, batch_size)
+        return [self.label_names[i] for i in probabilities.argmax(axis=1)]
+
+    def predict_ids(self, x, batch_size=32, progress=False):
+        """Class probabilities of ids as `preprocess` gives them, in input order.
+
+        Documents are sorted by length so that each batch carries little
+        padding; every axis keeps at least one position (onnxruntime refuses
+        empty axes, and padding changes nothing).
+        """
+        ids = x["token_ids"]
+        result = np.zeros((len(ids), len(self.label_names)), np.float32)
+        with tqdm(total=len(ids), desc="predicting", unit="doc", disable=not progress) as bar:
+            for index in sort_batches_by_length(ids, batch_size) if len(ids) else []:
+                feed = {self._inputs[key]: trim_padding(value[index]).astype(np.int32) for key, value in x.items()}
+                result[index] = self._session.run([self._output], feed)[0]
+                bar.update(len(index))
+        return result
+
+    def has_words(self, text):
+        """Whether the tokenizer keeps any word of `text` (markup, spaces and nothing are wordless)."""
+        return bool(self.tokenizer.tokenize(text, max_tokens=1))
+
+    def __repr__(self):
+        return f"<Predictor {self.metadata.get('architecture', '?')} {self.label_names} from {self.path}>"
+
+
+def _as_texts(texts):
+    """A list of strings from a list, tuple, array or Series of them; a single string is refused."""
+    if isinstance(texts, (str, bytes)):
+        raise DataError("give a list of texts, not a single string (e.g. [text])")
+    texts = texts.tolist() if isinstance(texts, np.ndarray) or type(texts).__name__ == "Series" else list(texts)
+    texts = [text.decode("utf-8") if isinstance(text, bytes) else text for text in texts]
+    bad = next((text for text in texts if not isinstance(text, str)), None)
+    if bad is not None:
+        raise DataError(f"texts must be strings; got {type(bad).__name__}")
+    return texts

@@ -1,0 +1,146 @@
+"""`hierattn.runtime`: an exported bundle, loaded by onnxruntime, gives the Keras classifier's answers."""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from conftest import TINY_OPTIONS, make_reviews
+from hierattn import runtime
+from hierattn.errors import DataError
+
+pytestmark = pytest.mark.slow
+
+BACKBONES = {
+    "han": {},
+    "transformer": {},
+    "rnn": {},
+    "rnn-lstm": {"cell": "lstm"},
+}
+
+
+def _trained(name):
+    import hierattn
+
+    architecture = name.split("-")[0]
+    texts, labels = make_reviews(120)
+    clf = hierattn.TextClassifier(
+        architecture, embeddings="none", min_count=1, **TINY_OPTIONS[architecture], **BACKBONES[name]
+    )
+    clf.fit(texts, labels, epochs=1, batch_size=16, verbose=0, validation_split=0.25)
+    return clf
+
+
+@pytest.fixture(scope="module", params=list(BACKBONES))
+def exported(request, tmp_path_factory):
+    """A tiny trained classifier of each backbone and its bundle."""
+    clf = _trained(request.param)
+    path = tmp_path_factory.mktemp(request.param) / "model.onnx"
+    assert clf.export(path, verbose=False) == os.fspath(path)
+    return clf, path
+
+
+def _edge_texts(clf):
+    words = clf.preprocessor.vocabulary.tokens[2:]
+    long = " ".join(f"{' '.join(words[i % len(words) : i % len(words) + 30])}." for i in range(400))
+    return [
+        "The film was wonderful.",  # short
+        long,  # beyond every length limit
+        "Qwxzv blorptk zzyzx!",  # no known word
+        "",  # no word at all
+        "<br /><br />",  # markup only
+        "Great. " * 3,
+        *make_reviews(40, seed=7)[0],
+    ]
+
+
+def test_the_runtime_gives_the_classifiers_answers(exported):
+    clf, path = exported
+    predictor = runtime.load(path)
+    texts = _edge_texts(clf)
+    expected = clf.predict(texts, verbose=0)
+    for batch_size in (1, 7, 64):
+        np.testing.assert_allclose(predictor.predict(texts, batch_size=batch_size), expected, rtol=0, atol=1e-5)
+    assert predictor.label_names == list(clf.label_names)
+    assert predictor.predict_labels(texts) == clf.predict_labels(texts)
+    assert predictor.predict([]).shape == (0, len(clf.label_names))
+
+
+def test_the_bundle_describes_its_tokenizer(exported):
+    clf, path = exported
+    metadata = runtime.load(path).metadata
+    assert metadata["format"] == runtime.FORMAT
+    assert metadata["architecture"] == clf.architecture
+    assert metadata["vocabulary"]["tokens"] == clf.preprocessor.vocabulary.tokens[2:]
+    settings = metadata["preprocessor"]
+    assert (settings["mode"], settings["ngram_length"]) == (clf.preprocessor.mode, clf.preprocessor.ngram_length)
+    assert settings["tokenizer"] == clf.preprocessor.tokenizer.get_config()
+
+
+def _bare_install(folder):
+    """A folder holding only hierattn, NumPy and onnxruntime, as `pip install --no-deps hierattn onnxruntime numpy` leaves."""
+    import numpy
+    import onnxruntime
+
+    import hierattn
+
+    for module in (hierattn, numpy, onnxruntime):
+        package = pathlib.Path(module.__file__).parent
+        (folder / package.name).symlink_to(package)
+    libs = pathlib.Path(numpy.__file__).parents[1] / "numpy.libs"  # NumPy's own shared libraries, where a wheel has them
+    if libs.is_dir():
+        (folder / libs.name).symlink_to(libs)
+    return folder
+
+
+def test_the_runtime_runs_without_tensorflow(exported, tmp_path):
+    """Where only hierattn, NumPy and onnxruntime are installed: no TensorFlow, Keras, pandas, tqdm..."""
+    clf, path = exported
+    texts = _edge_texts(clf)[:8]
+    bare = _bare_install(tmp_path)
+    script = textwrap.dedent(
+        f"""
+        import json, sys
+        sys.path.insert(0, {os.fspath(bare)!r})
+        from hierattn import runtime
+        predictor = runtime.load({os.fspath(path)!r})
+        print(json.dumps(predictor.predict(json.loads(sys.stdin.read())).tolist()))
+        print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in ("tensorflow", "keras", "pandas"))))
+        """
+    )
+    # -I -S: no site-packages, no user site, no PYTHONPATH: only the folder's packages and the standard library.
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", script], input=json.dumps(texts), capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    probabilities, loaded = (json.loads(line) for line in done.stdout.splitlines())
+    np.testing.assert_allclose(probabilities, clf.predict(texts, verbose=0), atol=1e-5)
+    assert loaded == []
+
+
+def test_load_refuses_what_is_not_a_bundle(exported, tmp_path):
+    clf, _ = exported
+    with pytest.raises(DataError, match="no bundle at"):
+        runtime.load(tmp_path / "missing.onnx")
+    (tmp_path / "notes.onnx").write_text("not a model")
+    with pytest.raises(DataError, match="not an ONNX model onnxruntime can load"):
+        runtime.load(tmp_path / "notes.onnx")
+    if clf.architecture == "han":  # Keras's own ONNX export: the graph from ids, without the tokenizer
+        clf.export(tmp_path / "ids.onnx", format="onnx", verbose=False)
+        with pytest.raises(DataError, match="not a hierattn bundle"):
+            runtime.load(tmp_path / "ids.onnx")
+
+
+def test_predict_refuses_a_single_string(exported):
+    _, path = exported
+    predictor = runtime.load(path)
+    with pytest.raises(DataError, match="not a single string"):
+        predictor.predict("one text")
+    with pytest.raises(DataError, match="texts must be strings"):
+        predictor.predict(["a text", 3])
+    assert predictor.has_words("A film.") and not predictor.has_words("<br />")
