@@ -14,6 +14,8 @@ The package is organised as:
 * :mod:`hierattn.layers`: Keras 3 attention layers (mask-correct,
   serializable, returning their attention weights).
 * :mod:`hierattn.data`: IMDB and table datasets, tokenization, encoding.
+* :mod:`hierattn.runtime`: an exported classifier (`TextClassifier.export`)
+  run by onnxruntime and NumPy, without TensorFlow.
 * :mod:`hierattn.runs.train`, :mod:`hierattn.runs.directory`, :mod:`hierattn.explain`:
   training runs, loading them, explaining predictions.
 * :mod:`hierattn.defaults`: the tuned defaults, in one place.

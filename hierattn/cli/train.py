@@ -257,8 +257,9 @@ def _report(run):
         click.echo(f"\nthis worker wrote nothing; the chief wrote {run.path}/")
         return
     logs = command_line("tensorboard", "--logdir", run.path / "logs", program=False)
+    bundle = ", model.onnx (the same, run without TensorFlow)" if (run.path / "model.onnx").is_file() else ""
     click.echo(
-        f"\nwrote {run.path}/: model.keras (the whole classifier), config.json, history.csv, metrics.json, "
+        f"\nwrote {run.path}/: model.keras (the whole classifier){bundle}, config.json, history.csv, metrics.json, "
         f"logs/ (TensorBoard: {logs})"
     )
     explain = command_line("explain", "your text", "--run", run.path)

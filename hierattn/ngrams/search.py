@@ -4,7 +4,7 @@ from keras import ops
 
 
 def lower_bound(table, values):
-    """The index of the first entry of the sorted `table` (NumPy) not below each of `values`, by binary search.
+    """The index of the first entry of the sorted, non-empty `table` (NumPy) not below each of `values`.
 
     `ops.searchsorted` is TensorFlow's `LowerBound`, which ONNX has no
     operator for; this search is unrolled into `ceil(log2(len(table) + 1))`
@@ -20,4 +20,4 @@ def lower_bound(table, values):
         below = ops.take(table, ops.minimum(found + step, size) - 1) < values
         found = ops.where(below, found + step, found)
         step >>= 1
-    return found
+    return ops.minimum(found, size)  # a value above every entry: past the end

@@ -368,6 +368,7 @@ def test_error_paths(trained, tiny_csv, tmp_path):
     broken = tmp_path / "broken"
     shutil.copytree(run_dir, broken)
     (broken / "model.keras").write_bytes(b"garbage")
+    (broken / "model.onnx").unlink()  # predict reads the bundle first, model.keras without one
     assert "is not a Keras model file" in one_line_error(invoke("predict", "text", "--run", broken))
     assert "IMDB" in one_line_error(invoke("train", "imdb", tmp_path / "nowhere", *TINY))
     assert "nothing to resume" in one_line_error(invoke("train", "csv", tiny_csv[0], "--resume", tmp_path / "x"))

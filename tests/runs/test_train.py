@@ -58,7 +58,7 @@ def test_each_model_trains_saves_and_reloads_identically(data, tmp_path, model, 
         config = tiny_config(model, backbone=backbone)
         run = train(train_data, test_data, config, tmp_path / "run", log=lambda m: None, verbose=0)
     files = {p.name for p in run.path.iterdir()}
-    assert files == {"model.keras", "config.json", "history.csv", "metrics.json", "logs", "run.json"}
+    assert files == {"model.keras", "model.onnx", "config.json", "history.csv", "metrics.json", "logs", "run.json"}
     assert "checkpoints" not in files  # resume state is cleaned up once complete
     metrics = json.loads((run.path / "metrics.json").read_text())
     assert metrics["test"]["documents"] == 40 and 0.0 <= metrics["test"]["accuracy"] <= 1.0

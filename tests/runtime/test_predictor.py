@@ -3,6 +3,7 @@
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 import textwrap
@@ -144,3 +145,14 @@ def test_predict_refuses_a_single_string(exported):
     with pytest.raises(DataError, match="texts must be strings"):
         predictor.predict(["a text", 3])
     assert predictor.has_words("A film.") and not predictor.has_words("<br />")
+
+
+def test_readme_export_runs_as_written(han_run, tmp_path, monkeypatch, capsys):
+    clf = han_run
+    readme = (pathlib.Path(__file__).resolve().parents[2] / "README.md").read_text()
+    code = re.search(r"```python\n(.*?)```", readme.split("## Export", 1)[1], re.S).group(1)
+    monkeypatch.chdir(tmp_path)
+    namespace = {"clf": clf}
+    exec(compile(code, "README.md", "exec"), namespace)  # as written, with a trained `clf`
+    assert (tmp_path / "reviews.onnx").is_file() and isinstance(namespace["predictor"], runtime.Predictor)
+    assert str(clf.predict_labels(["A gripping film."])) in capsys.readouterr().out
