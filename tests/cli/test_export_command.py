@@ -45,7 +45,11 @@ def test_predict_from_a_cold_start_loads_no_tensorflow(han_run_dir):
     )
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-c", script, str(han_run_dir)], capture_output=True, text=True, cwd=ROOT, timeout=120,
+        [sys.executable, "-c", script, str(han_run_dir)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     seconds = time.perf_counter() - started

@@ -7,10 +7,11 @@ import onnx
 import onnxruntime
 import pytest
 
-from conftest import make_reviews
 from hierattn.errors import ArgumentError
 from hierattn.models import export
 from hierattn.runtime.bundle import METADATA_KEY
+
+from conftest import make_reviews
 
 pytestmark = pytest.mark.slow
 

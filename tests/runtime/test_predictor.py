@@ -11,9 +11,10 @@ import textwrap
 import numpy as np
 import pytest
 
-from conftest import TINY_OPTIONS, make_reviews
 from hierattn import runtime
 from hierattn.errors import DataError
+
+from conftest import TINY_OPTIONS, make_reviews
 
 pytestmark = pytest.mark.slow
 
@@ -93,7 +94,9 @@ def _bare_install(folder):
     for module in (hierattn, numpy, onnxruntime):
         package = pathlib.Path(module.__file__).parent
         (folder / package.name).symlink_to(package)
-    libs = pathlib.Path(numpy.__file__).parents[1] / "numpy.libs"  # NumPy's own shared libraries, where a wheel has them
+    libs = (
+        pathlib.Path(numpy.__file__).parents[1] / "numpy.libs"
+    )  # NumPy's own shared libraries, where a wheel has them
     if libs.is_dir():
         (folder / libs.name).symlink_to(libs)
     return folder
