@@ -61,7 +61,9 @@ def export_bundle(classifier, filepath, verbose=True):
     import onnx  # tf2onnx, which Keras's exporter uses, depends on it
 
     with atomic_path(filepath) as temporary:
-        with _without_cudnn(classifier):
+        from hierattn.models.fused_rnn import fused_recurrent  # registers its tf2onnx handler: only when exporting
+
+        with _without_cudnn(classifier), fused_recurrent(classifier):
             keras.Model.export(
                 classifier,
                 temporary,
@@ -144,7 +146,9 @@ def check_bundle(classifier, path):
 @contextlib.contextmanager
 def _without_cudnn(classifier):
     """Traces the recurrent layers without cuDNN's kernel (which neither ONNX nor a CPU runs), GPU or not."""
-    layers = [layer for layer in _sublayers(classifier) if hasattr(layer, "use_cudnn")]
+    from hierattn.models.fused_rnn import sublayers
+
+    layers = [layer for layer in sublayers(classifier) if hasattr(layer, "use_cudnn")]
     before = [layer.use_cudnn for layer in layers]
     for layer in layers:
         layer.use_cudnn = False
@@ -153,13 +157,3 @@ def _without_cudnn(classifier):
     finally:
         for layer, value in zip(layers, before):
             layer.use_cudnn = value
-
-
-def _sublayers(layer):
-    """`layer` and every layer inside it: a model's `layers`, a wrapper's `layer`, a bidirectional's two."""
-    yield layer
-    inner = list(getattr(layer, "layers", []))
-    inner += [getattr(layer, name, None) for name in ("backbone", "layer", "forward_layer", "backward_layer")]
-    for child in inner:
-        if isinstance(child, keras.layers.Layer) and child is not layer:
-            yield from _sublayers(child)

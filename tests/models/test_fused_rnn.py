@@ -1,0 +1,73 @@
+"""`hierattn.models.fused_rnn`: Keras's GRU and LSTM layers exported as ONNX's own GRU and LSTM operators, with Keras's answers."""
+
+import collections
+
+import keras
+import numpy as np
+import onnx
+import onnxruntime
+import pytest
+import tensorflow as tf
+
+from hierattn.models.fused_rnn import fused_recurrent
+
+pytestmark = pytest.mark.slow
+
+
+def _model(cell, bidirectional, **options):
+    ids = keras.Input((None,), dtype="int32")
+    x = keras.layers.Embedding(50, 8, mask_zero=True)(ids)
+    layer = (keras.layers.GRU if cell == "gru" else keras.layers.LSTM)(6, bias_initializer="random_normal", **options)
+    if bidirectional:
+        layer = keras.layers.Bidirectional(layer, merge_mode=options.pop("merge_mode", "concat"))
+    out = layer(x)
+    return keras.Model(ids, list(out) if isinstance(out, (list, tuple)) else [out])
+
+
+def _ids(rng, lengths, width):
+    """Right-padded rows of the given lengths (0: a row of padding only)."""
+    ids = np.zeros((len(lengths), width), np.int32)
+    for row, length in enumerate(lengths):
+        ids[row, :length] = rng.integers(1, 50, length)
+    return ids
+
+
+CASES = {
+    "bigru-sequences": ("gru", True, {"return_sequences": True}),
+    "bilstm-sequences": ("lstm", True, {"return_sequences": True}),
+    "bigru-last": ("gru", True, {}),
+    "bilstm-last-states": ("lstm", True, {"return_state": True}),
+    "gru-sequences": ("gru", False, {"return_sequences": True}),
+    "lstm-sequences-states": ("lstm", False, {"return_sequences": True, "return_state": True}),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_fused_layers_give_keras_answers_as_one_onnx_node(case, tmp_path, rng):
+    cell, bidirectional, options = CASES[case]
+    model = _model(cell, bidirectional, **dict(options))
+    path = tmp_path / "model.onnx"
+    with fused_recurrent(model) as fused:
+        model.export(path, format="onnx", input_signature=[tf.TensorSpec((None, None), tf.int32)], verbose=False)
+    assert len(fused) == 1
+    ops = collections.Counter(node.op_type for node in onnx.load(path).graph.node)
+    assert ops[cell.upper()] == 1 and "Loop" not in ops
+    session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+    for lengths, width in (([5, 0, 2, 1], 5), ([0], 3), ([1], 1), ([7], 7), ([3, 3], 4)):
+        ids = _ids(rng, lengths, width)
+        found = session.run(None, {session.get_inputs()[0].name: ids})
+        for want, got in zip(
+            model.predict(ids, verbose=0) if len(model.outputs) > 1 else [model.predict(ids, verbose=0)], found
+        ):
+            np.testing.assert_allclose(got, want, atol=1e-5)
+    assert "call" not in vars(model.layers[-1])  # the layer's own call is back
+
+
+def test_a_layer_onnx_cannot_express_keeps_keras_loop(tmp_path):
+    model = _model("gru", False, return_sequences=True, reset_after=False)
+    with fused_recurrent(model) as fused:
+        model.export(
+            tmp_path / "m.onnx", format="onnx", input_signature=[tf.TensorSpec((None, None), tf.int32)], verbose=False
+        )
+    assert fused == []
+    assert "GRU" not in {node.op_type for node in onnx.load(tmp_path / "m.onnx").graph.node}
