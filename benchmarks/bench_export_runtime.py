@@ -124,6 +124,14 @@ def main():
     predictor = runtime.load(pathlib.Path(args.run) / "model.onnx")
     predictor.predict(warm)
     p_runtime, results["runtime"] = timed(predictor.predict, sample)
+    started = time.perf_counter()
+    ids = predictor.preprocess(sample)
+    encoded = time.perf_counter()
+    predictor.predict_ids(ids)
+    results["runtime"]["parts"] = {
+        "tokenize_seconds": round(encoded - started, 2),
+        "model_seconds": round(time.perf_counter() - encoded, 2),
+    }
 
     classifier = load_run(args.run).classifier
     classifier.predict(warm, verbose=0)

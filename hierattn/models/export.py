@@ -12,7 +12,9 @@ only logs it, so a finished conversion proves nothing.
 
 import contextlib
 import json
+import logging
 import os
+import warnings
 
 import keras
 import numpy as np
@@ -63,7 +65,7 @@ def export_bundle(classifier, filepath, verbose=True):
     with atomic_path(filepath) as temporary:
         from hierattn.models.fused_rnn import fused_recurrent  # registers its tf2onnx handler: only when exporting
 
-        with _without_cudnn(classifier), fused_recurrent(classifier):
+        with _without_cudnn(classifier), fused_recurrent(classifier), _quiet_converter():
             keras.Model.export(
                 classifier,
                 temporary,
@@ -141,6 +143,23 @@ def check_bundle(classifier, path):
                 f"the exported graph does not give the classifier's answers (largest difference of a probability "
                 f"{difference:.2g} on the probe texts, batches of {batch_size}); nothing was written"
             )
+
+
+@contextlib.contextmanager
+def _quiet_converter():
+    """While converting: tf2onnx's own warnings (shapes it leaves to onnxruntime) and Keras's NumPy warning unsaid.
+
+    What matters is checked after: the graph is loaded and compared with the classifier (`check_bundle`).
+    """
+    logger = logging.getLogger("tf2onnx")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="In the future `np.object`", category=FutureWarning)
+            yield
+    finally:
+        logger.setLevel(level)
 
 
 @contextlib.contextmanager

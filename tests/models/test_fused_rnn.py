@@ -63,6 +63,26 @@ def test_fused_layers_give_keras_answers_as_one_onnx_node(case, tmp_path, rng):
     assert "call" not in vars(model.layers[-1])  # the layer's own call is back
 
 
+def test_sentences_folded_from_documents_run_in_groups_of_similar_length(tmp_path, rng):
+    """Inside a `SentenceWise`, rows are grouped by length (`chunks`): the same answers, empty sentences included."""
+    from hierattn.layers import SentenceWise
+
+    ids = keras.Input((None, None), dtype="int32")
+    x = keras.layers.Embedding(50, 8, mask_zero=True)(ids)
+    gru = keras.layers.GRU(6, return_sequences=True, bias_initializer="random_normal")
+    model = keras.Model(ids, SentenceWise(keras.layers.Bidirectional(gru))(x))
+    path = tmp_path / "model.onnx"
+    signature = [tf.TensorSpec((None, None, None), tf.int32)]
+    with fused_recurrent(model, chunks=3) as fused:
+        model.export(path, format="onnx", input_signature=signature, verbose=False)
+    assert len(fused) == 1 and collections.Counter(n.op_type for n in onnx.load(path).graph.node)["GRU"] == 3
+    session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+    for lengths in ([[5, 0, 2], [1, 3, 0]], [[0, 0, 0]], [[1]], [[4, 4], [2, 0], [7, 1], [0, 0]]):
+        documents = np.stack([_ids(rng, row, 7) for row in lengths])
+        (found,) = session.run(None, {session.get_inputs()[0].name: documents})
+        np.testing.assert_allclose(found, model.predict(documents, verbose=0), atol=1e-5)
+
+
 def test_a_layer_onnx_cannot_express_keeps_keras_loop(tmp_path):
     model = _model("gru", False, return_sequences=True, reset_after=False)
     with fused_recurrent(model) as fused:
