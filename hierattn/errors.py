@@ -3,8 +3,9 @@
 One base class, `HierattnError`, and the kinds a caller catches: `ArgumentError`
 (a bad argument value), `DataError` (missing or malformed data), `RunError` (a
 run directory or model file that cannot be used), `TrainingDiverged` and
-`ResourceError`, and `WriteError` (a file that could not be written: an
-`OSError` too). Every one is raised the same way, `Kind(message, argument=None)`:
+`ResourceError`, `ExportError` (a classifier that could not be exported as a
+bundle: a `RuntimeError` too) and `WriteError` (a file that could not be
+written: an `OSError` too). Every one is raised the same way, `Kind(message, argument=None)`:
 when the fix is another value of one argument, `argument` names it and the
 message says where with `{argument}`, so a program that names its options
 otherwise words the same message with `error.naming("--max-length")`.
@@ -104,6 +105,17 @@ class RunError(HierattnError):
     ... except RunError as error:
     ...     print(error)
     no run directory at runs/no-such-run
+    """
+
+
+class ExportError(HierattnError, RuntimeError):
+    """A classifier that could not be exported as a bundle (`TextClassifier.export`); nothing was written.
+
+    Example:
+
+    >>> error = ExportError("the exported graph does not give the classifier's answers")
+    >>> isinstance(error, RuntimeError)   # the `hierattn` program prints it as one line
+    True
     """
 
 

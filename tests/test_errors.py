@@ -10,6 +10,7 @@ import pytest
 from hierattn.errors import (
     ArgumentError,
     DataError,
+    ExportError,
     HierattnError,
     ResourceError,
     RunError,
@@ -49,7 +50,7 @@ def test_every_kind_names_an_argument_the_same_way_and_survives_pickling(kind, a
 
 
 def test_one_base_class_and_each_kind_with_one_parent_of_hierattn():
-    kinds = [ArgumentError, DataError, RunError, TrainingDiverged, ResourceError, WriteError]
+    kinds = [ArgumentError, DataError, RunError, TrainingDiverged, ResourceError, WriteError, ExportError]
     assert all(
         [base for base in kind.__bases__ if issubclass(base, HierattnError)] == [HierattnError] for kind in kinds
     )

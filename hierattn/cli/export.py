@@ -22,6 +22,8 @@ def export(run_dir, output):
     Load it with hierattn.runtime.load(PATH) (onnxruntime and NumPy only);
     `hierattn predict` uses a run's model.onnx when it has one. See docs/export.md.
     """
+    if output == "-":
+        raise click.UsageError("--output names a file: a bundle is binary, not for standard output")
     refuse_existing(output)
     # imported when the command runs: --help, and refusing bad input, come before TensorFlow loads
     from hierattn.runs.export import export_run

@@ -19,7 +19,7 @@ import warnings
 import keras
 import numpy as np
 
-from hierattn.errors import ArgumentError
+from hierattn.errors import ArgumentError, ExportError
 from hierattn.runtime import load
 from hierattn.runtime.bundle import FORMAT, METADATA_KEY
 from hierattn.utils.atomic import atomic_path
@@ -40,7 +40,7 @@ def input_signature(classifier):
     return [{"token_ids": ids, "ngram_ids": tf.TensorSpec((None, None), tf.int32, name="ngram_ids")}]
 
 
-def export_bundle(classifier, filepath, verbose=True):
+def export_bundle(classifier, filepath, verbose=True, overwrite=True):
     """Writes `classifier` as one bundle (`.onnx`) that `hierattn.runtime.load` runs without TensorFlow.
 
     Args:
@@ -48,32 +48,25 @@ def export_bundle(classifier, filepath, verbose=True):
         filepath: The bundle's path (an existing file is replaced, once
             the new one is complete and checked).
         verbose: Print one line: where the bundle went, and its size.
+        overwrite: Replace a file at `filepath`; with False a file that
+            appeared there meanwhile is kept and a `WriteError` raised.
 
     Returns:
         The path written.
 
     Raises:
         ArgumentError: The classifier is not trained.
-        RuntimeError: The exported graph does not give the classifier's
-            answers on the probe texts (nothing is written).
+        ExportError: The converter failed, or the exported graph does not
+            give the classifier's answers on the probe texts (nothing is
+            written).
     """
     if not classifier.adapted or classifier.backbone is None or classifier.label_names is None:
         raise ArgumentError("the classifier is not trained: fit it before exporting it")
     filepath = os.fspath(filepath)
     import onnx  # tf2onnx, which Keras's exporter uses, depends on it
 
-    with atomic_path(filepath) as temporary:
-        from hierattn.models.fused_rnn import fused_recurrent  # registers its tf2onnx handler: only when exporting
-
-        with _without_cudnn(classifier), fused_recurrent(classifier), _quiet_converter():
-            keras.Model.export(
-                classifier,
-                temporary,
-                format="onnx",
-                input_signature=input_signature(classifier),
-                verbose=False,
-                opset_version=OPSET,
-            )
+    with atomic_path(filepath, overwrite=overwrite) as temporary:
+        _convert(classifier, temporary)
         model = onnx.load(temporary)
         names = [graph_input.name for graph_input in model.graph.input]
         inputs = {"token_ids": next(n for n in names if n.endswith("token_ids"))}
@@ -91,6 +84,25 @@ def export_bundle(classifier, filepath, verbose=True):
     if verbose:
         print(f"exported {filepath} ({os.path.getsize(filepath) / 2**20:.1f} MiB)")
     return filepath
+
+
+def _convert(classifier, path):
+    """Keras's ONNX exporter on `classifier`, recurrent layers fused; any converter failure as one `ExportError`."""
+    from hierattn.models.fused_rnn import fused_recurrent  # registers its tf2onnx handler: only when exporting
+
+    try:
+        with _without_cudnn(classifier), fused_recurrent(classifier), _quiet_converter():
+            keras.Model.export(
+                classifier,
+                path,
+                format="onnx",
+                input_signature=input_signature(classifier),
+                verbose=False,
+                opset_version=OPSET,
+            )
+    except Exception as error:  # tf2onnx and TensorFlow raise many classes: one line, the first of theirs
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise ExportError(f"the classifier could not be converted to ONNX ({type(error).__name__}: {first})") from error
 
 
 def bundle_metadata(classifier, inputs, output):
@@ -130,16 +142,19 @@ def check_bundle(classifier, path):
     """Loads the bundle at `path` with onnxruntime and compares it with `classifier` on `probe_texts`.
 
     Raises:
-        RuntimeError: A probability differs by more than `TOLERANCE`.
+        ExportError: A probability differs by more than `TOLERANCE`.
     """
+    import tensorflow as tf
+
     texts = probe_texts(classifier)
-    expected = classifier.predict(texts, verbose=0)
+    with tf.device("/CPU:0"):  # as onnxruntime computes: a GPU's TF32 products would differ by more than TOLERANCE
+        expected = classifier.predict(texts, verbose=0)
     predictor = load(path)
     for batch_size in (1, len(texts)):
         found = predictor.predict(texts, batch_size=batch_size)
         difference = float(np.abs(found - expected).max())
         if not difference <= TOLERANCE:
-            raise RuntimeError(
+            raise ExportError(
                 f"the exported graph does not give the classifier's answers (largest difference of a probability "
                 f"{difference:.2g} on the probe texts, batches of {batch_size}); nothing was written"
             )

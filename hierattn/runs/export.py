@@ -10,7 +10,7 @@ import os
 import time
 
 from hierattn.errors import DataError
-from hierattn.runs.directory import BUNDLE_FILE, DEFAULT_ROOT, find_complete_run, load_run, run_line
+from hierattn.runs.directory import BUNDLE_FILE, DEFAULT_ROOT, find_complete_run, load_run, run_line, write_status
 from hierattn.utils.atomic import check_new_file
 
 
@@ -20,7 +20,8 @@ def export_run(run_dir=None, output=None, log=None):
     Args:
         run_dir: The run directory (default: the latest complete run under runs/).
         output: The bundle's path; it must not exist. Default: the run's
-            own `model.onnx`, replaced if there is one.
+            own `model.onnx`, replaced if there is one (and run.json's
+            record of it with it).
         log: Called with a line naming the run once it is loaded.
 
     Returns:
@@ -29,11 +30,19 @@ def export_run(run_dir=None, output=None, log=None):
     Raises:
         ArgumentError: `output` exists, or its folder does not.
         RunError: No such run, or a run that cannot be loaded.
+        ExportError: The classifier could not be exported (nothing is written).
     """
+    from hierattn.models.export import export_bundle
+
     if output is not None:
         check_new_file(output)
     run = load_run(run_dir, log=log)
-    return run.classifier.export(run.path / BUNDLE_FILE if output is None else output, verbose=False)
+    if output is not None:  # the user's file: one that appears meanwhile is not replaced either
+        return export_bundle(run.classifier, output, verbose=False, overwrite=False)
+    started = time.perf_counter()
+    path = export_bundle(run.classifier, run.path / BUNDLE_FILE, verbose=False)
+    write_status(run.path, bundle=_record(path, started))
+    return path
 
 
 def write_bundle(classifier, folder, log=print):
@@ -49,10 +58,17 @@ def write_bundle(classifier, folder, log=print):
     path = os.path.join(folder, BUNDLE_FILE)
     try:
         classifier.export(path, verbose=False)
-    except Exception as error:  # any converter failure: the run stays complete and usable
+    except Exception as error:  # any failure (ExportError, a full disk): the run stays complete and usable
         reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        if os.path.exists(path):  # an earlier attempt's bundle (a resumed run) would no longer match the record
+            os.remove(path)
         log(f"no bundle written ({reason}); predict will use model.keras")
         return {"error": reason}
+    return _record(path, started)
+
+
+def _record(path, started):
+    """What run.json records of a bundle written: its file, size and export seconds."""
     return {"file": BUNDLE_FILE, "bytes": os.path.getsize(path), "seconds": round(time.perf_counter() - started, 1)}
 
 

@@ -49,8 +49,11 @@ def read_metadata(metadata_map, path):
         metadata = json.loads(text)
     except ValueError as error:
         raise DataError(f"{path}: its hierattn metadata is not JSON ({error})") from None
-    if not isinstance(metadata, dict) or any(key not in metadata for key in _REQUIRED):
-        raise DataError(f"{path}: its hierattn metadata lacks {', '.join(k for k in _REQUIRED if k not in metadata)}")
+    if not isinstance(metadata, dict):
+        raise DataError(f"{path}: its hierattn metadata is not a JSON object")
+    missing = [key for key in _REQUIRED if key not in metadata]
+    if missing:
+        raise DataError(f"{path}: its hierattn metadata lacks {', '.join(missing)}")
     if metadata["format"] != FORMAT:
         raise DataError(
             f"{path} is a bundle of format {metadata['format']!r}; this hierattn reads {FORMAT!r} "

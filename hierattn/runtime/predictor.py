@@ -9,7 +9,7 @@ from hierattn.data.encoding import TextEncoder
 from hierattn.data.progress import tqdm
 from hierattn.data.text import Tokenizer
 from hierattn.data.vocabulary import Vocabulary
-from hierattn.errors import DataError
+from hierattn.errors import ArgumentError, DataError
 from hierattn.runtime.bundle import read_metadata
 
 
@@ -40,7 +40,17 @@ def load(path, threads=None):
     except Exception as error:  # onnxruntime raises its own classes, not exported by name
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise DataError(f"{path} is not an ONNX model onnxruntime can load ({first})") from None
-    return Predictor(session, read_metadata(session.get_modelmeta().custom_metadata_map, path), path)
+    metadata = read_metadata(session.get_modelmeta().custom_metadata_map, path)
+    try:
+        predictor = Predictor(session, metadata, path)
+    except (KeyError, TypeError, ValueError) as error:
+        raise DataError(f"{path}: its hierattn metadata is damaged ({type(error).__name__}: {error})") from None
+    names = {node.name for node in session.get_inputs()}
+    if not set(predictor._inputs.values()) <= names or metadata["output"] not in {
+        o.name for o in session.get_outputs()
+    }:
+        raise DataError(f"{path}: its hierattn metadata names inputs or an output its graph does not have")
+    return predictor
 
 
 class Predictor:
@@ -122,6 +132,8 @@ class Predictor:
         padding; every axis keeps at least one position (onnxruntime refuses
         empty axes, and padding changes nothing).
         """
+        if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+            raise ArgumentError(f"batch_size must be a whole number of at least 1, not {batch_size!r}")
         ids = x["token_ids"]
         result = np.zeros((len(ids), len(self.label_names)), np.float32)
         with tqdm(total=len(ids), desc="predicting", unit="doc", disable=not progress) as bar:

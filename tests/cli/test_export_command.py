@@ -36,6 +36,18 @@ def test_export_writes_a_bundle_and_never_overwrites(han_run_dir, tmp_path):
     assert missing.exit_code != 0 and missing.output.startswith("Error: no run directory at")
 
 
+def test_a_classifier_that_cannot_be_exported_gives_one_error_line(han_run_dir, tmp_path, monkeypatch):
+    from hierattn.models import export
+
+    monkeypatch.setattr(export, "TOLERANCE", -1.0)  # no graph can pass the check against the classifier
+    result = invoke("export", "--run", han_run_dir, "--output", tmp_path / "model.onnx")
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1 and "does not give the classifier's answers" in errors[0]
+    assert list(tmp_path.iterdir()) == []
+    assert invoke("export", "--run", han_run_dir, "--output", "-").exit_code == 2
+
+
 def test_predict_from_a_cold_start_loads_no_tensorflow(han_run_dir):
     """`python cli.py predict "text"` with a run that has its bundle: the runtime answers; TensorFlow never loads."""
     script = (

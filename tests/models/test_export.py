@@ -7,7 +7,7 @@ import onnx
 import onnxruntime
 import pytest
 
-from hierattn.errors import ArgumentError
+from hierattn.errors import ArgumentError, ExportError
 from hierattn.models import export
 from hierattn.runtime.bundle import METADATA_KEY
 
@@ -37,7 +37,7 @@ def test_a_bundle_that_differs_from_the_classifier_is_not_written(han_run, tmp_p
     earlier = tmp_path / "model.onnx"
     earlier.write_bytes(b"my earlier bundle")
     monkeypatch.setattr(export, "TOLERANCE", -1.0)  # no graph can pass: the check refuses it
-    with pytest.raises(RuntimeError, match="does not give the classifier's answers"):
+    with pytest.raises(ExportError, match="does not give the classifier's answers"):
         han_run.export(earlier, verbose=False)
     assert earlier.read_bytes() == b"my earlier bundle"
     assert sorted(os.listdir(tmp_path)) == ["model.onnx"]

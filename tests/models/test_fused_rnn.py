@@ -17,9 +17,10 @@ pytestmark = pytest.mark.slow
 def _model(cell, bidirectional, **options):
     ids = keras.Input((None,), dtype="int32")
     x = keras.layers.Embedding(50, 8, mask_zero=True)(ids)
+    merge_mode = options.pop("merge_mode", "concat")
     layer = (keras.layers.GRU if cell == "gru" else keras.layers.LSTM)(6, bias_initializer="random_normal", **options)
     if bidirectional:
-        layer = keras.layers.Bidirectional(layer, merge_mode=options.pop("merge_mode", "concat"))
+        layer = keras.layers.Bidirectional(layer, merge_mode=merge_mode)
     out = layer(x)
     return keras.Model(ids, list(out) if isinstance(out, (list, tuple)) else [out])
 
@@ -36,6 +37,8 @@ CASES = {
     "bigru-sequences": ("gru", True, {"return_sequences": True}),
     "bilstm-sequences": ("lstm", True, {"return_sequences": True}),
     "bigru-last": ("gru", True, {}),
+    "bigru-sum": ("gru", True, {"return_sequences": True, "merge_mode": "sum"}),
+    "bilstm-mul": ("lstm", True, {"merge_mode": "mul"}),
     "bilstm-last-states": ("lstm", True, {"return_state": True}),
     "gru-sequences": ("gru", False, {"return_sequences": True}),
     "lstm-sequences-states": ("lstm", False, {"return_sequences": True, "return_state": True}),
@@ -56,9 +59,10 @@ def test_fused_layers_give_keras_answers_as_one_onnx_node(case, tmp_path, rng):
     for lengths, width in (([5, 0, 2, 1], 5), ([0], 3), ([1], 1), ([7], 7), ([3, 3], 4)):
         ids = _ids(rng, lengths, width)
         found = session.run(None, {session.get_inputs()[0].name: ids})
-        for want, got in zip(
-            model.predict(ids, verbose=0) if len(model.outputs) > 1 else [model.predict(ids, verbose=0)], found
-        ):
+        expected = model.predict(ids, verbose=0)
+        expected = expected if len(model.outputs) > 1 else [expected]
+        assert len(found) == len(expected)
+        for want, got in zip(expected, found):
             np.testing.assert_allclose(got, want, atol=1e-5)
     assert "call" not in vars(model.layers[-1])  # the layer's own call is back
 

@@ -11,6 +11,8 @@ from hierattn.errors import ArgumentError
 from hierattn.runs.export import export_run, load_model
 from hierattn.runs.predict import predict_file, predict_text
 
+from conftest import make_run
+
 pytestmark = pytest.mark.slow
 
 
@@ -52,3 +54,37 @@ def test_export_run_writes_a_new_file_and_refuses_an_existing_one(han_run_dir, t
     with pytest.raises(ArgumentError, match="already exists"):
         export_run(han_run_dir, tmp_path / "mine.onnx")
     assert (tmp_path / "mine.onnx").read_text() == "my file"
+
+
+def test_a_run_whose_classifier_cannot_be_exported_completes_without_a_bundle(tiny_csv, tmp_path, monkeypatch):
+    from hierattn.models import export
+
+    monkeypatch.setattr(export, "TOLERANCE", -1.0)  # no graph can pass the check
+    path = tmp_path / "run"
+    classifier = make_run(tiny_csv, path, "rnn")
+    status = json.loads((path / "run.json").read_text())
+    assert status["status"] == "complete" and "does not give the classifier's answers" in status["bundle"]["error"]
+    assert not (path / "model.onnx").exists()
+    assert type(load_model(path)).__name__ == "TextClassifier"
+    assert predict_text("The film was great.", path) == pytest.approx(
+        dict(zip(classifier.label_names, classifier.predict(["The film was great."])[0].tolist())), abs=1e-6
+    )
+
+
+def test_a_bundle_with_damaged_metadata_is_refused_and_predict_falls_back(han_run_dir, tmp_path):
+    import onnx
+
+    from hierattn.errors import DataError
+
+    run = shutil.copytree(han_run_dir, tmp_path / "run")
+    model = onnx.load(run / "model.onnx")
+    (entry,) = [p for p in model.metadata_props if p.key == "hierattn"]
+    metadata = json.loads(entry.value)
+    del metadata["vocabulary"]["tokens"]
+    entry.value = json.dumps(metadata)
+    onnx.save(model, run / "model.onnx")
+    with pytest.raises(DataError, match="metadata is damaged"):
+        runtime.load(run / "model.onnx")
+    said = []
+    assert type(load_model(run, log=said.append)).__name__ == "TextClassifier"
+    assert "predicting with model.keras" in said[0]
