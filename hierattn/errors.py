@@ -156,3 +156,17 @@ class WriteError(HierattnError, OSError):
 
     def __reduce__(self):
         return type(self), (self.strerror, self.errno), self.__dict__
+
+
+def first_line(error):
+    """An exception's message cut to its first line (its class name when it has none), for one-line reports.
+
+    Example:
+
+    >>> first_line(ValueError("bad shape\nTraceback of the converter ..."))
+    'bad shape'
+    >>> first_line(KeyError())
+    'KeyError'
+    """
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__

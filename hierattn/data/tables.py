@@ -16,7 +16,7 @@ import numpy as np
 from hierattn.data.dataset import LabelMap, TextDataset
 from hierattn.data.decoding import check_text_file, codec_name, data_name, locate_decode_error, open_bytes
 from hierattn.defaults import ID_COLUMNS, LABEL_COLUMNS, TEXT_COLUMNS  # noqa: F401  (re-exported)
-from hierattn.errors import DataError
+from hierattn.errors import DataError, first_line
 
 # Label values that mean "no label" (pandas' own missing-value spellings).
 MISSING_LABELS = frozenset(
@@ -187,7 +187,7 @@ def _read_errors(path, fmt, encoding):
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, TypeError) as error:
         if isinstance(error, DataError):
             raise
-        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        first = first_line(error)
         if fmt == "jsonl":
             first = _bad_json_line(path, encoding) or first
         elif fmt == "csv" and _looks_tab_separated(path, encoding):

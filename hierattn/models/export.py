@@ -19,7 +19,7 @@ import warnings
 import keras
 import numpy as np
 
-from hierattn.errors import ArgumentError, ExportError
+from hierattn.errors import ArgumentError, ExportError, first_line
 from hierattn.runtime import load
 from hierattn.runtime.bundle import FORMAT, METADATA_KEY
 from hierattn.utils.atomic import atomic_path
@@ -101,7 +101,7 @@ def _convert(classifier, path):
                 opset_version=OPSET,
             )
     except Exception as error:  # tf2onnx and TensorFlow raise many classes: one line, the first of theirs
-        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        first = first_line(error)
         raise ExportError(f"the classifier could not be converted to ONNX ({type(error).__name__}: {first})") from error
 
 

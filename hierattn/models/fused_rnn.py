@@ -77,7 +77,7 @@ def fused_recurrent(model, chunks=8):
             of very different lengths), the rows are sorted by length and split into
             this many groups, each run as its own op over its own longest row (exactly
             the same results). ONNX Runtime computes every step of every row, and most
-            of such a batch is padding: 8 groups halve the word encoder's work on IMDB.
+            of such a batch is padding (BENCHMARKS.md, "Export and the runtime").
             Other layers read documents, which the predictor batches by length: one op.
 
     Yields:

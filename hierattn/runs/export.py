@@ -9,7 +9,7 @@ model = load_model()  # the latest run's bundle on hierattn.runtime, or its Kera
 import os
 import time
 
-from hierattn.errors import DataError
+from hierattn.errors import DataError, first_line
 from hierattn.runs.directory import BUNDLE_FILE, DEFAULT_ROOT, find_complete_run, load_run, run_line, write_status
 from hierattn.utils.atomic import check_new_file
 
@@ -59,7 +59,7 @@ def write_bundle(classifier, folder, log=print):
     try:
         classifier.export(path, verbose=False)
     except Exception as error:  # any failure (ExportError, a full disk): the run stays complete and usable
-        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        reason = first_line(error)
         if os.path.exists(path):  # an earlier attempt's bundle (a resumed run) would no longer match the record
             os.remove(path)
         log(f"no bundle written ({reason}); predict will use model.keras")

@@ -9,7 +9,7 @@ from hierattn.data.encoding import TextEncoder
 from hierattn.data.progress import tqdm
 from hierattn.data.text import Tokenizer
 from hierattn.data.vocabulary import Vocabulary
-from hierattn.errors import ArgumentError, DataError
+from hierattn.errors import ArgumentError, DataError, first_line
 from hierattn.runtime.bundle import read_metadata
 
 
@@ -38,7 +38,7 @@ def load(path, threads=None):
     try:
         session = onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
     except Exception as error:  # onnxruntime raises its own classes, not exported by name
-        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        first = first_line(error)
         raise DataError(f"{path} is not an ONNX model onnxruntime can load ({first})") from None
     metadata = read_metadata(session.get_modelmeta().custom_metadata_map, path)
     try:
