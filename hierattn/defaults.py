@@ -158,6 +158,28 @@ MARGIN_SHARES_UP_TO = 2.0
 DISTRIBUTE = ("none", "mirrored", "multi-worker")
 
 
+# `hierattn serve` (`hierattn.serve`): where it listens (loopback unless told
+# otherwise), how requests that arrive together are gathered into one batch
+# (up to `max_batch` texts, waiting at most `batch_wait_ms` for more), how
+# much work may wait before requests are answered 503 (`max_queue` texts to
+# predict, `max_explain_queue` texts to explain), the largest request
+# (`max_body_bytes`, `max_texts` texts of `max_text_chars` characters each)
+# and how long requests in flight may finish after SIGTERM. Limits of a
+# sane service, not tuned; the batching was measured (BENCHMARKS.md, "Serving").
+SERVE = {
+    "host": "127.0.0.1",
+    "port": 8000,
+    "max_batch": 64,
+    "batch_wait_ms": 2.0,
+    "max_queue": 2048,
+    "max_explain_queue": 16,
+    "max_body_bytes": 2**20,
+    "max_texts": 256,
+    "max_text_chars": 100_000,
+    "top_k": 10,
+    "shutdown_seconds": 30,
+}
+
 # The columns of a table tried, in order, when none is named.
 TEXT_COLUMNS = ("text", "review", "sentence", "content", "document", "body")
 LABEL_COLUMNS = ("label", "labels", "sentiment", "class", "category", "target", "y")

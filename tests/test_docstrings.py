@@ -27,6 +27,7 @@ NOT_STANDALONE = {
     "hierattn.models.text_classifier.TextClassifier": "trains on `texts` and `labels`, a user's data",
     "hierattn.runs.directory.Run": "loads a trained run directory, which `python cli.py train` makes in minutes",
     "hierattn.runtime.predictor.Predictor": "loads a trained run's bundle, which `python cli.py train` writes",
+    "hierattn.serve.service.Service": "loads a trained run, which `python cli.py train` makes in minutes",
 }
 
 SKIPPED_MODULES = {"hierattn.__main__"}  # importing it is harmless, but it is the program, not the library

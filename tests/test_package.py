@@ -24,7 +24,8 @@ LAYERS = [
     {"explain"},  # explanations of a classifier,
     {"runtime"},  # an exported classifier run without TensorFlow,
     {"models"},  # the classifier, its preprocessor and backbones
-    {"runs"},  # the application: training runs and what is done with them
+    {"runs"},  # the application: training runs and what is done with them,
+    {"serve"},  # a run's classifier over HTTP
     {"cli"},  # the command line, one application call per command
     {"__init__", "__main__"},  # the package's front
 ]

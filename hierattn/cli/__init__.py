@@ -1,7 +1,7 @@
 """The `hierattn` command line: `hierattn COMMAND`, `python -m hierattn COMMAND` or `python cli.py COMMAND`.
 
 Each command maps its options onto the library (sqlite-utils' layout): a
-module per command (`train`, `evaluate`, `predict`, `explain`, `export`), and the
+module per command (`train`, `evaluate`, `predict`, `explain`, `export`, `serve`), and the
 options several of them share defined once in `hierattn.cli.options`. Errors
 a user can fix are printed as one line with a non-zero exit code.
 
@@ -15,7 +15,7 @@ program, in `main`, never on import.
 import click
 
 from hierattn import __version__
-from hierattn.cli import evaluate, explain, export, predict, train
+from hierattn.cli import evaluate, explain, export, predict, serve, train
 from hierattn.cli.process import configure_process
 
 
@@ -39,6 +39,7 @@ cli.add_command(evaluate.evaluate)
 cli.add_command(predict.predict)
 cli.add_command(explain.explain)
 cli.add_command(export.export)
+cli.add_command(serve.serve)
 
 
 def main(args=None):

@@ -1,0 +1,223 @@
+"""`create_app`: a run's classifier as an ASGI application (FastAPI), its routes thin over a `Service`.
+
+    POST /v1/predict   {"texts": [...]} or {"text": "..."}  ->  {"predictions": [{"label", "probabilities"}, ...]}
+    POST /v1/explain   {"text": "...", "top_k": 10}         ->  `hierattn explain --format json`'s JSON
+    GET  /             a page to paste a text and see its explanation (POST / with the form)
+    GET  /healthz      alive;  GET /readyz: which verbs answer (503 until predictions do)
+    GET  /v1/model     classes, backbone, the run's metrics, hierattn's version, limits
+    GET  /openapi.json the API's OpenAPI description
+
+Every error is JSON, `{"error": "...", "status": N}`, with a 4xx status for
+anything a client sent (400 unreadable JSON, 413 a body over the limit, 415
+not JSON, 422 a body that is JSON but not a valid request, 404 and 405) and
+503 with `Retry-After` when the queue is full; a request that fails changes
+nothing. A request whose client disconnects is dropped before its texts
+reach the model.
+"""
+
+import asyncio
+import contextlib
+import urllib.parse
+
+import pydantic
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from starlette.exceptions import HTTPException
+
+from hierattn import __version__
+from hierattn.defaults import SERVE
+from hierattn.serve.batcher import Overloaded
+from hierattn.serve.guard import Guard, problem
+from hierattn.serve.page import POLICY, page
+from hierattn.serve.requests import ERRORS, ExplainRequest, PredictRequest, PredictResponse, body_schema, texts_of
+from hierattn.serve.service import Service, Unavailable
+
+
+class _ClientGone(Exception):
+    """The client disconnected before its answer was ready."""
+
+
+def create_app(run_dir=None, explain=True, cors_origins=(), log=None, **limits):
+    """The ASGI application that serves a complete run's classifier (the latest under runs/ by default).
+
+    The run's bundle loads here (a `RunError` if it cannot); the server
+    starts its batching and its explanation worker when the application
+    starts (ASGI lifespan), and stops them when it shuts down.
+
+    Args:
+        run_dir: The run directory.
+        explain: Serve explanations (`/v1/explain`, the page) from the run's
+            Keras classifier, loaded in a worker process in the background.
+        cors_origins: Origins a browser may call the API from (none by default).
+        log: Called with lines for the server's log.
+        **limits: Limits and batching (`hierattn.serve.service.LIMITS`;
+            defaults in `hierattn.defaults.SERVE`).
+
+    Example:
+
+    ```python
+    import uvicorn
+    from hierattn.serve import create_app
+
+    uvicorn.run(create_app("runs/han-imdb-20261125-120000"), host="127.0.0.1", port=8000)
+    ```
+    """
+    service = Service(run_dir, explain=explain, log=log, **limits)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        await service.start()
+        yield
+        await service.stop()
+
+    app = FastAPI(
+        title="hierattn",
+        version=__version__,
+        description=f"The hierattn text classifier of run {service.path.name}: predictions and explanations.",
+        lifespan=lifespan,
+        docs_url=None,  # Swagger UI and ReDoc load scripts from a CDN: the description is at /openapi.json
+        redoc_url=None,
+    )
+    app.state.service = service
+    _routes(app, service)
+    _errors(app, service.log)
+    app.add_middleware(Guard, max_body_bytes=service.limits["max_body_bytes"], cors_origins=tuple(cors_origins))
+    return app
+
+
+def _routes(app, service):
+    @app.post(
+        "/v1/predict", response_model=PredictResponse, responses=ERRORS, openapi_extra=body_schema(PredictRequest)
+    )
+    async def predict(request: Request):
+        """Class probabilities of one text or a list of texts, in input order."""
+        body = await _parse(request, PredictRequest)
+        texts, single = texts_of(body, service)
+        probabilities = await _unless_gone(request, service.predict(texts))
+        names = service.label_names
+        predictions = [
+            {"label": names[max(range(len(p)), key=p.__getitem__)], "probabilities": dict(zip(names, p))}
+            for p in probabilities
+        ]
+        return JSONResponse({"predictions": predictions})
+
+    @app.post("/v1/explain", responses=ERRORS, openapi_extra=body_schema(ExplainRequest))
+    async def explain(request: Request):
+        """One text's explanation: `hierattn explain --format json`'s JSON (a list holding one explanation)."""
+        body = await _parse(request, ExplainRequest)
+        (text,), _ = texts_of(body, service)
+        result = await _unless_gone(request, service.explain(text, body.top_k))
+        return Response(result, media_type="application/json")
+
+    @app.get("/", response_class=HTMLResponse)
+    async def form():
+        """The page: paste a text and see its explanation."""
+        return _page(service)
+
+    @app.post("/", response_class=HTMLResponse, include_in_schema=False)
+    async def explain_form(request: Request):
+        if request.headers.get("content-type", "").split(";")[0].strip() != "application/x-www-form-urlencoded":
+            return _page(service, error="send the form (application/x-www-form-urlencoded)", status=415)
+        try:
+            fields = urllib.parse.parse_qs(
+                (await request.body()).decode("utf-8"), max_num_fields=10, strict_parsing=True
+            )
+            text = fields["text"][0]
+        except (UnicodeDecodeError, ValueError, KeyError):
+            return _page(service, error="the form must have one field, text", status=400)
+        try:
+            (text,), _ = texts_of(ExplainRequest(text=text), service)
+            picture = await _unless_gone(request, service.explain(text, SERVE["top_k"], fmt="html"))
+        except HTTPException as error:
+            return _page(service, text, error=error.detail, status=error.status_code)
+        except (Overloaded, Unavailable) as error:
+            return _page(service, text, error=str(error), status=503)
+        return _page(service, text, picture)
+
+    @app.get("/healthz")
+    async def healthz():
+        """Alive: the process answers."""
+        return {"status": "ok"}
+
+    @app.get("/readyz", responses={503: {"description": "Predictions not ready yet"}})
+    async def readyz():
+        """Which verbs answer now; 200 once predictions do (explanations may still be loading)."""
+        readiness = service.readiness()
+        return JSONResponse(readiness, status_code=200 if readiness["predict"] else 503)
+
+    @app.get("/v1/model")
+    async def model():
+        """The model served: its classes and backbone, the run's metrics, hierattn's version, the limits."""
+        return service.describe()
+
+
+def _page(service, text="", picture="", error=None, status=200):
+    about = f"{service.describe()['backbone']} classifier of run {service.path.name}: {', '.join(service.label_names)}"
+    return HTMLResponse(
+        page(about, text, picture, error), status_code=status, headers={"Content-Security-Policy": POLICY}
+    )
+
+
+def _errors(app, log):
+    """Every error as JSON: what a client sent wrong as a 4xx, a full queue as 503, anything else as a logged 500."""
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request, error):
+        return problem(error.status_code, error.detail, error.headers)
+
+    @app.exception_handler(Overloaded)
+    async def overloaded(request, error):
+        return problem(503, f"the server is busy ({error}); retry shortly", {"Retry-After": "1"})
+
+    @app.exception_handler(Unavailable)
+    async def unavailable(request, error):
+        retry = {"Retry-After": str(error.retry_after)} if error.retry_after else None
+        return problem(503, str(error), retry)
+
+    @app.exception_handler(_ClientGone)
+    async def gone(request, error):
+        log(f"{request.method} {request.url.path}: the client went away; its request was dropped")
+        return Response(status_code=499)
+
+    @app.exception_handler(Exception)
+    async def internal(request, error):
+        log(f"{request.method} {request.url.path}: internal error: {type(error).__name__}: {error}")
+        return problem(500, "internal error: the server's log has the details")
+
+
+async def _parse(request, model):
+    """The body as `model`: 415 when it is not JSON, 400 when unreadable, 422 when not a valid request."""
+    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media != "application/json":
+        raise HTTPException(415, f"send the body as JSON (Content-Type: application/json), not {media or 'nothing'}")
+    raw = await request.body()
+    try:
+        return model.model_validate_json(raw)
+    except pydantic.ValidationError as error:
+        first = error.errors(include_url=False, include_input=False)[0]
+        if first["type"] == "json_invalid":
+            raise HTTPException(400, f"the body is not valid JSON ({first['msg']})") from None
+        where = ".".join(str(part) for part in first["loc"]) or "the body"
+        raise HTTPException(422, f"{where}: {first['msg']}") from None
+
+
+async def _unless_gone(request, work):
+    """Awaits `work`, cancelling it (and raising `_ClientGone`) if the client disconnects first."""
+    work = asyncio.ensure_future(work)
+    gone = asyncio.ensure_future(_disconnected(request))
+    try:
+        await asyncio.wait((work, gone), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        gone.cancel()
+    if not work.done():
+        work.cancel()
+        raise _ClientGone()
+    return work.result()
+
+
+async def _disconnected(request):
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
+__all__ = ["create_app"]

@@ -1,0 +1,156 @@
+"""`Batcher`: requests that arrive together, answered by one call of a model, without blocking the event loop.
+
+Each request puts its texts on a bounded queue and awaits its answer. One
+consumer takes what is waiting (after the first text, it waits at most a
+short window for more, up to a batch's worth), hands the batch to the model
+on an executor (a thread for onnxruntime, a process for the Keras
+explainer), and gives each request its part of the answer. While a batch
+runs, the next one gathers, so under load batches fill without any wait.
+
+The queue is bounded in texts: a request that would overfill it is refused
+at once (`Overloaded`, a 503 with `Retry-After`) instead of waiting without
+limit. A request whose client has gone is cancelled; its texts are dropped
+before they reach the model.
+"""
+
+import asyncio
+import contextlib
+
+
+class Overloaded(Exception):
+    """The queue has no room for the request's texts: the client should retry later.
+
+    Example:
+
+    >>> str(Overloaded("2,048 texts are waiting"))
+    '2,048 texts are waiting'
+    """
+
+
+class _Entry:
+    __slots__ = ("future", "items")
+
+    def __init__(self, items, future):
+        self.items = items
+        self.future = future
+
+
+class Batcher:
+    """Gathers the items of concurrent requests into batches for one function, run on an executor.
+
+    Args:
+        run: A function of a list of items that returns one result per
+            item, in order; it runs on `executor`, never on the event loop.
+        executor: The `concurrent.futures` executor `run` runs on (None: the
+            loop's default thread pool).
+        max_batch: The most items per call of `run` (a request with more
+            is run alone, whole).
+        max_queue: The most items waiting; a request that would pass it is
+            refused with `Overloaded`.
+        wait: Seconds to wait for more items after the first of a batch.
+
+    Use it inside a running event loop: `start()`, then `await submit(items)`,
+    then `await stop()`.
+
+    Example:
+
+    >>> import asyncio
+    >>> async def two_requests():
+    ...     batcher = Batcher(lambda texts: [len(text) for text in texts], max_batch=8, wait=0.01)
+    ...     batcher.start()
+    ...     answers = await asyncio.gather(batcher.submit(["a", "bb"]), batcher.submit(["ccc"]))
+    ...     await batcher.stop()
+    ...     return answers, batcher.batches
+    >>> asyncio.run(two_requests())  # both requests in one call of the function
+    ([[1, 2], [3]], 1)
+    """
+
+    def __init__(self, run, executor=None, max_batch=64, max_queue=1024, wait=0.002):
+        self.run = run
+        self.executor = executor
+        self.max_batch = max_batch
+        self.max_queue = max_queue
+        self.wait = wait
+        self.waiting = 0  # items queued, not yet taken into a batch
+        self.batches = 0  # calls of `run` so far
+        self.dropped = 0  # items dropped because their request was cancelled before they ran
+        self._queue = None
+        self._task = None
+
+    def start(self):
+        """Starts the consumer on the running event loop."""
+        self._queue = asyncio.Queue()
+        self._task = asyncio.get_running_loop().create_task(self._consume())
+
+    async def stop(self):
+        """Stops the consumer; requests still queued are cancelled."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        while self._queue is not None and not self._queue.empty():
+            self._queue.get_nowait().future.cancel()
+
+    async def submit(self, items):
+        """The results of `items` (a list), once a batch holding them has run.
+
+        Raises:
+            Overloaded: The queue has no room for them.
+            Whatever `run` raised for their batch.
+        """
+        if self.waiting + len(items) > self.max_queue and self.waiting:
+            raise Overloaded(f"{self.waiting} texts are waiting (the limit is {self.max_queue})")
+        entry = _Entry(items, asyncio.get_running_loop().create_future())
+        self.waiting += len(items)
+        self._queue.put_nowait(entry)
+        return await entry.future  # cancelled with the request: the consumer then skips the entry
+
+    async def _gather(self):
+        """The next batch: the first waiting entry, then what arrives within `wait`, up to `max_batch` items."""
+        loop = asyncio.get_running_loop()
+        batch = [await self._queue.get()]
+        size = len(batch[0].items)
+        deadline = loop.time() + self.wait
+        while size < self.max_batch:
+            if self._queue.empty():
+                left = deadline - loop.time()
+                if left <= 0:
+                    break
+                try:
+                    entry = await asyncio.wait_for(self._queue.get(), left)
+                except TimeoutError:
+                    break
+            else:
+                entry = self._queue.get_nowait()
+            batch.append(entry)
+            size += len(entry.items)
+        self.waiting -= size
+        return batch
+
+    async def _consume(self):
+        loop = asyncio.get_running_loop()
+        while True:
+            batch = await self._gather()
+            live = [entry for entry in batch if not entry.future.done()]  # done: cancelled, its client gone
+            self.dropped += sum(len(entry.items) for entry in batch if entry not in live)
+            if not live:
+                continue
+            items = [item for entry in live for item in entry.items]
+            self.batches += 1
+            try:
+                results = await loop.run_in_executor(self.executor, self.run, items)
+            except asyncio.CancelledError:
+                for entry in live:
+                    entry.future.cancel()
+                raise
+            except Exception as error:  # the batch's requests get the error; the consumer goes on
+                for entry in live:
+                    if not entry.future.done():
+                        entry.future.set_exception(error)
+                continue
+            start = 0
+            for entry in live:
+                if not entry.future.done():
+                    entry.future.set_result(results[start : start + len(entry.items)])
+                start += len(entry.items)

@@ -1,0 +1,63 @@
+"""The explanation worker: a process of its own that loads a run's Keras classifier and explains texts.
+
+Explanations need the Keras classifier (TensorFlow, integrated gradients),
+which takes seconds to load and tens of milliseconds per text. They run in
+one worker process, apart from the server's predictions: a slow
+explanation, TensorFlow's memory or a crash of the worker cannot hold up or
+take down the predictions. The functions here run in that process; the
+server reaches them through a `concurrent.futures.ProcessPoolExecutor`
+(`start_worker`).
+"""
+
+import concurrent.futures
+import multiprocessing
+
+# Texts explained once when the worker starts, so that TensorFlow traces its functions before the first request.
+# Each is explained alone, as requests are: a short text, one of two sentences, a longer one.
+WARM_UP = (
+    "A short warm-up text.",
+    "A warm-up text. It has two sentences.",
+    "Another, longer text to explain once before the first request, so that the work of tracing is done. " * 4,
+)
+
+_classifier = None  # the worker's classifier, set by `load`
+
+
+def start_worker(run_dir):
+    """A one-process executor whose process loads the run's classifier (started on the `spawn` method).
+
+    `spawn`, not `fork`: the server's threads and onnxruntime are not
+    copied into the child, and TensorFlow starts fresh there.
+    """
+    return concurrent.futures.ProcessPoolExecutor(
+        max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=load, initargs=(str(run_dir),)
+    )
+
+
+def load(run_dir):
+    """Loads the run's classifier in the worker and explains `WARM_UP` once."""
+    global _classifier
+    from hierattn.runs.directory import load_run
+
+    _classifier = load_run(run_dir).classifier
+    for text in WARM_UP:
+        _classifier.explain([text])
+
+
+def ready():
+    """True once the worker has loaded (its initializer ran); submitted at start to load it at once."""
+    return _classifier is not None
+
+
+def explain(items):
+    """Explanations of `items`, `(text, top_k, format)` each: `explain --format json`'s JSON, or the HTML fragment."""
+    from hierattn.explain.picture import to_html
+    from hierattn.explain.report import to_json
+
+    results = []
+    for text, top_k, fmt in items:
+        explanations = _classifier.explain([text])
+        results.append(
+            to_json(explanations, top_k) + "\n" if fmt == "json" else to_html(explanations, page=False, top_k=top_k)
+        )
+    return results

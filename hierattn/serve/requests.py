@@ -1,0 +1,133 @@
+"""The API's request and response bodies (pydantic, for validation and the OpenAPI description) and their checks.
+
+pydantic checks types and shapes (strict: a number is not a text); `texts_of`
+checks what depends on the model and the limits: empty or wordless texts,
+texts too long, too many texts. Each failure is a 422 with one message that
+names the field (`texts[3]`).
+"""
+
+import pydantic
+from starlette.exceptions import HTTPException
+
+from hierattn.defaults import SERVE
+
+
+class PredictRequest(pydantic.BaseModel):
+    """`{"texts": [...]}` or `{"text": "..."}`.
+
+    Example:
+
+    >>> PredictRequest.model_validate_json('{"texts": ["A superb film."]}').texts
+    ['A superb film.']
+    """
+
+    model_config = pydantic.ConfigDict(extra="forbid")
+    texts: list[pydantic.StrictStr] | None = pydantic.Field(None, description="Texts to classify, in order.")
+    text: pydantic.StrictStr | None = pydantic.Field(None, description="One text to classify (instead of texts).")
+
+
+class ExplainRequest(pydantic.BaseModel):
+    """`{"text": "...", "top_k": 10}`.
+
+    Example:
+
+    >>> ExplainRequest.model_validate_json('{"text": "A superb film."}').top_k
+    10
+    """
+
+    model_config = pydantic.ConfigDict(extra="forbid")
+    text: pydantic.StrictStr = pydantic.Field(description="The text to explain.")
+    top_k: pydantic.StrictInt = pydantic.Field(
+        SERVE["top_k"], ge=1, le=1000, description="The n-grams listed (every word is listed with its evidence)."
+    )
+
+
+class Prediction(pydantic.BaseModel):
+    """One text's answer.
+
+    Example:
+
+    >>> Prediction(label="pos", probabilities={"neg": 0.1, "pos": 0.9}).label
+    'pos'
+    """
+
+    label: str = pydantic.Field(description="The most probable class.")
+    probabilities: dict[str, float] = pydantic.Field(description="Each class's probability, in the model's order.")
+
+
+class PredictResponse(pydantic.BaseModel):
+    """`/v1/predict`'s answer.
+
+    Example:
+
+    >>> len(PredictResponse(predictions=[{"label": "pos", "probabilities": {"pos": 1.0}}]).predictions)
+    1
+    """
+
+    predictions: list[Prediction] = pydantic.Field(description="One per text, in input order.")
+
+
+class Problem(pydantic.BaseModel):
+    """Every error's body.
+
+    Example:
+
+    >>> Problem(error="the body is not valid JSON", status=400).status
+    400
+    """
+
+    error: str = pydantic.Field(description="What went wrong, in one line.")
+    status: int = pydantic.Field(description="The HTTP status, repeated.")
+
+
+ERRORS = {
+    code: {"model": Problem, "description": description}
+    for code, description in (
+        (400, "The body is not valid JSON"),
+        (413, "The body is over the size limit"),
+        (415, "The body is not JSON"),
+        (422, "The body is JSON but not a valid request (a wrong type, an empty or wordless text, over a limit)"),
+        (503, "The queue is full, or explanations are not ready (with Retry-After when worth retrying)"),
+    )
+}
+
+
+def body_schema(model):
+    """The OpenAPI `requestBody` of a route that reads `model` from JSON itself."""
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": model.model_json_schema()}}}}
+
+
+def texts_of(body, service):
+    """The texts of a valid request body, checked against the model and the limits, and whether it gave one `text`.
+
+    Raises:
+        HTTPException: 422, naming the field: neither or both of `text` and
+            `texts`, no texts, too many, one too long, empty, without a word,
+            or not encodable as UTF-8.
+    """
+    texts = getattr(body, "texts", None)
+    if texts is not None and body.text is not None:
+        raise HTTPException(422, "give either text or texts, not both")
+    if texts is None:
+        if body.text is None:
+            raise HTTPException(422, "give text (one string) or texts (a list of strings)")
+        texts, names = [body.text], ["text"]
+    else:
+        names = [f"texts[{i}]" for i in range(len(texts))]
+    limits = service.limits
+    if not texts:
+        raise HTTPException(422, "texts is empty: give at least one text")
+    if len(texts) > limits["max_texts"]:
+        raise HTTPException(422, f"{len(texts):,} texts; the limit is {limits['max_texts']:,} per request")
+    for name, text in zip(names, texts):
+        if len(text) > limits["max_text_chars"]:
+            raise HTTPException(422, f"{name} has {len(text):,} characters; the limit is {limits['max_text_chars']:,}")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as error:
+            raise HTTPException(422, f"{name} is not valid Unicode (a lone surrogate at {error.start})") from None
+        if not text.strip():
+            raise HTTPException(422, f"{name} is empty")
+        if not service.has_words(text):
+            raise HTTPException(422, f"{name} has no word to read (only markup, symbols or spaces)")
+    return texts, names == ["text"]

@@ -1,0 +1,93 @@
+"""`create_app`'s routes, in process (Starlette's test client runs the application and its lifespan)."""
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+
+from hierattn import __version__, runtime
+from hierattn.runs.directory import BUNDLE_FILE
+from hierattn.serve import create_app
+from hierattn.serve.page import POLICY
+
+pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient` is deprecated")
+
+TEXTS = ["a good and great film, a joy", "a bad and awful plot", "great", "awful awful awful. bad."]
+
+
+@pytest.fixture(scope="module")
+def client(han_run_dir):
+    with TestClient(create_app(han_run_dir, explain=False, max_batch=3)) as client:
+        yield client
+
+
+def test_predictions_are_the_runtimes_in_input_order(client, han_run_dir):
+    answer = client.post("/v1/predict", json={"texts": TEXTS})
+    assert answer.status_code == 200
+    predictor = runtime.load(han_run_dir / BUNDLE_FILE)
+    expected = predictor.predict(TEXTS)
+    predictions = answer.json()["predictions"]
+    assert [p["label"] for p in predictions] == predictor.predict_labels(TEXTS)
+    got = np.array([[p["probabilities"][name] for name in predictor.label_names] for p in predictions])
+    np.testing.assert_allclose(got, expected, atol=1e-6)
+    assert list(predictions[0]["probabilities"]) == predictor.label_names
+
+
+def test_one_text_is_a_list_of_one(client):
+    one = client.post("/v1/predict", json={"text": TEXTS[1]}).json()
+    many = client.post("/v1/predict", json={"texts": TEXTS[1:2]}).json()
+    assert one == many and len(one["predictions"]) == 1
+
+
+def test_health_readiness_and_the_model(client, han_run_dir):
+    assert client.get("/healthz").json() == {"status": "ok"}
+    assert client.get("/readyz").json() == {"predict": True, "explain": "off"}
+    model = client.get("/v1/model").json()
+    assert model["run"] == han_run_dir.name and model["backbone"] == "han"
+    assert model["classes"] == runtime.load(han_run_dir / BUNDLE_FILE).label_names
+    assert model["hierattn_version"] == __version__ and model["predictions_from"] == BUNDLE_FILE
+    assert model["metrics"]["validation"]["accuracy"] >= 0 and model["limits"]["max_batch"] == 3
+    assert str(han_run_dir) not in str(model)  # the server's files are not a client's business
+
+
+def test_explanations_off_is_a_503_that_says_why(client):
+    answer = client.post("/v1/explain", json={"text": "a good film"})
+    assert answer.status_code == 503 and "--no-explain" in answer.json()["error"]
+    assert "retry-after" not in answer.headers  # retrying will not help
+
+
+def test_the_openapi_description_names_every_route_and_its_body(client):
+    spec = client.get("/openapi.json").json()
+    assert {"/v1/predict", "/v1/explain", "/", "/healthz", "/readyz", "/v1/model"} <= set(spec["paths"])
+    body = spec["paths"]["/v1/predict"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert {"texts", "text"} <= set(body["properties"])
+    assert {"413", "415", "422", "503"} <= set(spec["paths"]["/v1/predict"]["post"]["responses"])
+    assert client.get("/docs").status_code == 404  # no page that loads scripts from a CDN
+
+
+def test_the_page_is_a_form_under_a_policy_that_allows_no_script(client):
+    page = client.get("/")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert page.headers["content-security-policy"] == POLICY and "script-src" not in POLICY
+    assert '<form method="post" action="/">' in page.text and "<script" not in page.text
+    assert page.headers["x-content-type-options"] == "nosniff"
+
+
+def test_the_page_says_what_is_wrong_with_a_bad_form(client):
+    answer = client.post("/", data={"text": "<br/>"})
+    assert answer.status_code == 422 and "no word" in answer.text and "&lt;br/&gt;" in answer.text
+    assert client.post("/", content=b"x", headers={"content-type": "text/plain"}).status_code == 415
+    assert client.post("/", data={"other": "a"}).status_code == 400
+
+
+def test_no_cors_headers_unless_origins_are_given(client, han_run_dir):
+    asked = {"origin": "https://example.com", "access-control-request-method": "POST"}
+    assert "access-control-allow-origin" not in client.options("/v1/predict", headers=asked).headers
+    assert (
+        "access-control-allow-origin" not in client.get("/healthz", headers={"origin": "https://example.com"}).headers
+    )
+    app = create_app(han_run_dir, explain=False, cors_origins=["https://example.com"])
+    with TestClient(app) as allowed:
+        preflight = allowed.options("/v1/predict", headers=asked)
+        assert preflight.headers["access-control-allow-origin"] == "https://example.com"
+        other = allowed.options("/v1/predict", headers={**asked, "origin": "https://evil.example"})
+        assert "access-control-allow-origin" not in other.headers

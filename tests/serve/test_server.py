@@ -1,0 +1,158 @@
+"""`hierattn serve` as a process on a free loopback port: ready, batching, explaining, overloaded, stopped.
+
+Each test talks to a real server over TCP: predictions ready before the
+Keras classifier loads, concurrent requests batched with no answer mixed
+up, explanations equal to `explain --format json`, a full queue answered
+503, a client that leaves dropped before its work runs, a crashed
+explanation worker started again, and SIGTERM letting requests in flight
+finish before the process exits 0.
+"""
+
+import concurrent.futures
+import json
+import os
+import pathlib
+import signal
+import socket
+import time
+
+import httpx
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from hierattn import runtime
+from hierattn.cli import cli
+from hierattn.runs.directory import BUNDLE_FILE
+
+TEXTS = [f"{'a good and great film' if i % 2 else 'a bad and awful plot'} number {i}" for i in range(64)]
+
+
+@pytest.fixture(scope="module")
+def server(han_run_dir, start_server):
+    server = start_server(han_run_dir)
+    server.first_readiness = server.client.get("/readyz").json()
+    server.wait_for_explanations()
+    return server
+
+
+def _queues(server):
+    return server.client.get("/v1/model").json()["queues"]
+
+
+def test_predictions_are_ready_before_the_explanations(server):
+    assert server.first_readiness == {"predict": True, "explain": "loading"}
+    assert server.client.get("/readyz").json() == {"predict": True, "explain": "ready"}
+    assert "explanations ready" in server.log()
+
+
+def test_concurrent_requests_are_batched_and_each_gets_its_own_answer(server, han_run_dir):
+    before = _queues(server)["predict"]["batches"]
+    with concurrent.futures.ThreadPoolExecutor(32) as pool:
+        answers = list(pool.map(lambda text: server.client.post("/v1/predict", json={"text": text}), TEXTS))
+    assert all(answer.status_code == 200 for answer in answers)
+    predictor = runtime.load(han_run_dir / BUNDLE_FILE)
+    got = np.array([[a.json()["predictions"][0]["probabilities"][n] for n in predictor.label_names] for a in answers])
+    np.testing.assert_allclose(got, predictor.predict(TEXTS), atol=1e-6)
+    assert _queues(server)["predict"]["batches"] - before < len(TEXTS)  # some requests shared a batch
+
+
+def test_an_explanation_is_explain_format_json(server, han_run_dir):
+    text = "A great film. The plot was bad, but the acting was good and the music great."
+    answer = server.client.post("/v1/explain", json={"text": text, "top_k": 5})
+    assert answer.status_code == 200 and answer.headers["content-type"] == "application/json"
+    result = CliRunner().invoke(cli, ["explain", text, "--run", str(han_run_dir), "--format", "json", "--top-k", "5"])
+    assert result.exit_code == 0, result.output
+    served, printed = answer.json(), json.loads(result.stdout)
+    assert _shape(served) == _shape(printed)
+    for a, b in zip(_numbers(served), _numbers(printed)):
+        assert a == pytest.approx(b, abs=1e-5)
+
+
+def _shape(value):
+    if isinstance(value, dict):
+        return {key: _shape(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_shape(item) for item in value]
+    return type(value).__name__ if isinstance(value, float) else value
+
+
+def _numbers(value):
+    if isinstance(value, dict):
+        return [n for item in value.values() for n in _numbers(item)]
+    if isinstance(value, list):
+        return [n for item in value for n in _numbers(item)]
+    return [value] if isinstance(value, float) else []
+
+
+def _send_and_leave(server, path, payload):
+    """Sends one request on a raw connection and closes it without reading the answer."""
+    host, port = server.url.removeprefix("http://").rstrip("/").split(":")
+    body = json.dumps(payload).encode()
+    with socket.create_connection((host, int(port)), timeout=10) as connection:
+        connection.sendall(
+            f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
+        time.sleep(0.2)  # the server has read it and queued its work; then the client goes
+
+
+def test_a_crashed_explanation_worker_is_started_again(server):
+    worker = _worker_pid(server.process.pid)
+    os.kill(worker, signal.SIGKILL)
+    answer = server.client.post("/v1/explain", json={"text": "a good film"})
+    assert answer.status_code == 503 and "starting again" in answer.json()["error"], answer.text
+    assert server.client.post("/v1/predict", json={"text": "a good film"}).status_code == 200
+    server.wait_for_explanations()
+    assert server.client.post("/v1/explain", json={"text": "a good film"}).status_code == 200
+
+
+def _worker_pid(parent):
+    """The explanation worker: the server's child process that runs multiprocessing's spawn main."""
+    for task in pathlib.Path(f"/proc/{parent}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            command = pathlib.Path(f"/proc/{child}/cmdline").read_bytes()
+            if b"spawn_main" in command:
+                return int(child)
+    raise AssertionError("no explanation worker process found")
+
+
+@pytest.fixture(scope="module")
+def slow_server(han_run_dir, start_server):
+    """Predictions only, each batch gathering for half a second, at most two texts waiting."""
+    return start_server(han_run_dir, "--no-explain", "--max-queue", "2", "--batch-wait-ms", "500")
+
+
+def test_a_client_that_leaves_leaves_no_work_behind(slow_server):
+    before = _queues(slow_server)["predict"]
+    _send_and_leave(slow_server, "/v1/predict", {"text": "a good film, left behind"})  # within the batch's wait
+    slow_server.wait_until(lambda: "the client went away" in slow_server.log(), 10)
+    time.sleep(0.6)  # the batch's wait is over
+    after = _queues(slow_server)["predict"]
+    assert after["batches"] == before["batches"] and after["dropped"] == before["dropped"] + 1
+    assert after["waiting"] == 0
+    assert slow_server.client.post("/v1/predict", json={"text": "a good film"}).status_code == 200
+
+
+def test_a_full_queue_is_answered_503_with_retry_after(slow_server):
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(lambda i: slow_server.client.post("/v1/predict", json={"text": TEXTS[i]}), range(8)))
+    refused = [answer for answer in answers if answer.status_code == 503]
+    assert {answer.status_code for answer in answers} == {200, 503}, [answer.status_code for answer in answers]
+    assert all(a.headers["retry-after"] == "1" and "busy" in a.json()["error"] for a in refused)
+    assert slow_server.client.post("/v1/predict", json={"text": TEXTS[0]}).status_code == 200
+
+
+def test_sigterm_lets_requests_in_flight_finish_and_exits_0(han_run_dir, start_server):
+    server = start_server(han_run_dir, "--no-explain", "--batch-wait-ms", "300")
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        in_flight = [pool.submit(server.client.post, "/v1/predict", json={"text": TEXTS[i]}) for i in range(4)]
+        time.sleep(0.1)  # the requests are in, their batch is gathering
+        server.process.send_signal(signal.SIGTERM)
+        answers = [future.result() for future in in_flight]
+    assert [answer.status_code for answer in answers] == [200] * 4
+    assert server.stop() == 0
+    assert server.lines[-1] == "stopped"
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(server.url + "healthz", timeout=5)
