@@ -159,18 +159,24 @@ DISTRIBUTE = ("none", "mirrored", "multi-worker")
 
 
 # `hierattn serve` (`hierattn.serve`): where it listens (loopback unless told
-# otherwise), how requests that arrive together are gathered into one batch
-# (up to `max_batch` texts, waiting at most `batch_wait_ms` for more), how
-# much work may wait before requests are answered 503 (`max_queue` texts to
-# predict, `max_explain_queue` texts to explain), the largest request
+# otherwise), how requests are gathered into batches (whatever waits when a
+# thread is free, up to `max_batch` texts, after waiting `batch_wait_ms` for
+# more: 0, since with batches side by side a wait only idles a core), run in
+# length-sorted groups of `batch_size` texts, with `predict_threads` batches
+# side by side (None: one per core, plus one), how much work may wait before
+# requests are answered 503 (`max_queue` texts to predict,
+# `max_explain_queue` texts to explain), the largest request
 # (`max_body_bytes`, `max_texts` texts of `max_text_chars` characters each)
-# and how long requests in flight may finish after SIGTERM. Limits of a
-# sane service, not tuned; the batching was measured (BENCHMARKS.md, "Serving").
+# and how long requests in flight may finish after SIGTERM. The batching was
+# measured under load on IMDB reviews (BENCHMARKS.md, "Serving"); the limits
+# are those of a sane service, not tuned.
 SERVE = {
     "host": "127.0.0.1",
     "port": 8000,
     "max_batch": 64,
-    "batch_wait_ms": 2.0,
+    "batch_wait_ms": 0.0,
+    "batch_size": 8,
+    "predict_threads": None,
     "max_queue": 2048,
     "max_explain_queue": 16,
     "max_body_bytes": 2**20,

@@ -40,6 +40,14 @@ def _limit(name, kind, help):
 @click.option("--access-log", is_flag=True, help="Log every request.")
 @_limit("max_batch", click.IntRange(1), "The most texts predicted together, across requests.")
 @_limit("batch_wait_ms", click.FloatRange(0, 1000), "How long a batch waits for more texts after its first.")
+@_limit("batch_size", click.IntRange(1), "Texts per call of the model, in length-sorted groups of a batch.")
+@click.option(
+    "--predict-threads",
+    type=click.IntRange(1),
+    default=SERVE["predict_threads"],
+    show_default="one per core, plus one",
+    help="Batches predicted side by side, each on one core.",
+)
 @_limit("max_queue", click.IntRange(1), "The most texts waiting to be predicted; beyond it, 503 with Retry-After.")
 @_limit("max_explain_queue", click.IntRange(1), "The most texts waiting to be explained; beyond it, 503.")
 @_limit("max_body_bytes", click.IntRange(1), "The largest request body; beyond it, 413.")

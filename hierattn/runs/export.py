@@ -72,7 +72,7 @@ def _record(path, started):
     return {"file": BUNDLE_FILE, "bytes": os.path.getsize(path), "seconds": round(time.perf_counter() - started, 1)}
 
 
-def load_model(run_dir=None, root=DEFAULT_ROOT, log=None):
+def load_model(run_dir=None, root=DEFAULT_ROOT, log=None, threads=None):
     """A complete run's model to predict with: its bundle on `hierattn.runtime` if it has one, else its classifier.
 
     Both give `label_names`, `predict(texts)` and the same probabilities;
@@ -82,6 +82,7 @@ def load_model(run_dir=None, root=DEFAULT_ROOT, log=None):
         run_dir: The run directory (default: the latest complete run under `root`).
         root: Where to look for the latest run.
         log: Called with a line naming the run once it is loaded.
+        threads: Threads onnxruntime computes each call with (default: one per core).
 
     Returns:
         A `hierattn.runtime.Predictor`, or a `TextClassifier` for a run
@@ -96,7 +97,7 @@ def load_model(run_dir=None, root=DEFAULT_ROOT, log=None):
         from hierattn.runtime import load
 
         try:
-            predictor = load(bundle)
+            predictor = load(bundle, threads=threads)
         except DataError as error:
             if log:
                 log(f"{error}: predicting with model.keras")

@@ -48,6 +48,8 @@ class Batcher:
         max_queue: The most items waiting; a request that would pass it is
             refused with `Overloaded`.
         wait: Seconds to wait for more items after the first of a batch.
+        concurrency: Batches run at once (each on a thread of `executor`):
+            with 2, the next batch gathers and starts while one runs.
 
     Use it inside a running event loop: `start()`, then `await submit(items)`,
     then `await stop()`.
@@ -65,8 +67,9 @@ class Batcher:
     ([[1, 2], [3]], 1)
     """
 
-    def __init__(self, run, executor=None, max_batch=64, max_queue=1024, wait=0.002):
+    def __init__(self, run, executor=None, max_batch=64, max_queue=1024, wait=0.002, concurrency=1):
         self.run = run
+        self.concurrency = concurrency
         self.executor = executor
         self.max_batch = max_batch
         self.max_queue = max_queue
@@ -129,28 +132,46 @@ class Batcher:
         return batch
 
     async def _consume(self):
+        """Gathers a batch whenever fewer than `concurrency` run, and runs it apart, so that the next can gather."""
         loop = asyncio.get_running_loop()
-        while True:
-            batch = await self._gather()
-            live = [entry for entry in batch if not entry.future.done()]  # done: cancelled, its client gone
-            self.dropped += sum(len(entry.items) for entry in batch if entry not in live)
-            if not live:
-                continue
-            items = [item for entry in live for item in entry.items]
-            self.batches += 1
-            try:
-                results = await loop.run_in_executor(self.executor, self.run, items)
-            except asyncio.CancelledError:
-                for entry in live:
-                    entry.future.cancel()
-                raise
-            except Exception as error:  # the batch's requests get the error; the consumer goes on
-                for entry in live:
-                    if not entry.future.done():
-                        entry.future.set_exception(error)
-                continue
-            start = 0
+        slots = asyncio.Semaphore(self.concurrency)
+        running = set()
+        try:
+            while True:
+                await slots.acquire()
+                batch = await self._gather()
+                live = [entry for entry in batch if not entry.future.done()]  # done: cancelled, its client gone
+                self.dropped += sum(len(entry.items) for entry in batch if entry not in live)
+                if not live:
+                    slots.release()
+                    continue
+                self.batches += 1
+                task = loop.create_task(self._run(live, slots))
+                running.add(task)
+                task.add_done_callback(running.discard)
+        except asyncio.CancelledError:
+            for task in list(running):
+                task.cancel()
+            raise
+
+    async def _run(self, live, slots):
+        """Runs one batch on the executor and gives each request its part of the results (or the error)."""
+        items = [item for entry in live for item in entry.items]
+        try:
+            results = await asyncio.get_running_loop().run_in_executor(self.executor, self.run, items)
+        except asyncio.CancelledError:
+            for entry in live:
+                entry.future.cancel()
+            raise
+        except Exception as error:  # the batch's requests get the error; the consumer goes on
             for entry in live:
                 if not entry.future.done():
-                    entry.future.set_result(results[start : start + len(entry.items)])
-                start += len(entry.items)
+                    entry.future.set_exception(error)
+            return
+        finally:
+            slots.release()
+        start = 0
+        for entry in live:
+            if not entry.future.done():
+                entry.future.set_result(results[start : start + len(entry.items)])
+            start += len(entry.items)

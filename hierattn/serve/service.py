@@ -1,14 +1,18 @@
 """`Service`: what the server answers with, a run's model for predictions and a worker for explanations.
 
 Predictions come from the run's bundle on `hierattn.runtime` (its Keras
-classifier when it has none), batched across requests (`Batcher`) on one
-thread, so the event loop only parses and answers. Explanations come from
+classifier when it has none), batched across requests (`Batcher`). Batches
+run side by side on `predict_threads` threads (one per core, plus one, by
+default), each computing on one core: measured on 2 cores, small batches
+side by side beat one batch at a time on both cores (BENCHMARKS.md,
+"Serving"). The event loop only parses and answers. Explanations come from
 the run's Keras classifier in a worker process (`hierattn.serve.explaining`)
 that loads in the background: predictions are ready as soon as the bundle is.
 """
 
 import asyncio
 import concurrent.futures
+import os
 import time
 
 from hierattn import __version__
@@ -24,6 +28,8 @@ from hierattn.utils.jsonfile import load_json
 LIMITS = (
     "max_batch",
     "batch_wait_ms",
+    "batch_size",
+    "predict_threads",
     "max_queue",
     "max_explain_queue",
     "max_body_bytes",
@@ -82,12 +88,13 @@ class Service:
         if unknown:
             raise ArgumentError(f"unknown serving limit(s): {', '.join(sorted(unknown))}")
         self.limits = {name: limits.get(name, SERVE[name]) for name in LIMITS}
+        self.limits["predict_threads"] = self.limits["predict_threads"] or (os.cpu_count() or 1) + 1
         low = next((name for name in LIMITS if self.limits[name] < (0 if name == "batch_wait_ms" else 1)), None)
         if low:
             raise ArgumentError(f"{low} must be at least 1, not {self.limits[low]}", argument=low)
         self.log = log or (lambda line: None)
         self.path = find_complete_run(run_dir, root)
-        self.model = load_model(self.path, log=self.log)
+        self.model = load_model(self.path, log=self.log, threads=1)  # one core per batch, batches side by side
         self.label_names = [str(name) for name in self.model.label_names]
         self.has_words = getattr(self.model, "preprocessor", self.model).has_words
         self.metrics = _metrics(self.path, self.log)
@@ -101,9 +108,11 @@ class Service:
 
     async def start(self):
         """Starts the batchers, and the explanation worker loading in the background."""
+        threads = self.limits["predict_threads"]
         self._predictions = Batcher(
             self._predict,
-            concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="hierattn-predict"),
+            concurrent.futures.ThreadPoolExecutor(threads, thread_name_prefix="hierattn-predict"),
+            concurrency=threads,
             max_batch=self.limits["max_batch"],
             max_queue=self.limits["max_queue"],
             wait=self.limits["batch_wait_ms"] / 1000,
@@ -141,7 +150,7 @@ class Service:
         return result
 
     def _predict(self, texts):
-        return self.model.predict_ids(encode(self.model, texts)).tolist()
+        return self.model.predict_ids(encode(self.model, texts), batch_size=self.limits["batch_size"]).tolist()
 
     def _why_not_ready(self):
         if self.explain_state == "off":

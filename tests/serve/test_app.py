@@ -9,8 +9,6 @@ from hierattn.runs.directory import BUNDLE_FILE
 from hierattn.serve import create_app
 from hierattn.serve.page import POLICY
 
-pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient` is deprecated")
-
 TEXTS = ["a good and great film, a joy", "a bad and awful plot", "great", "awful awful awful. bad."]
 
 
