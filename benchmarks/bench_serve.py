@@ -14,10 +14,13 @@ HTTP/1.1 client, so that the clients take little of the CPU the server needs). E
   requests per second, errors, p50/p99 latency; the 32-client throughput as a ratio of the baseline;
 * low load: one client, one request at a time: p50/p99 of `/v1/predict` (one review) and `/v1/explain`;
 * memory (`--memory-minutes`, 0 to skip): 8 predict clients and 1 explain client for that long; the
-  resident memory of the server and of its explanation worker every 10 s; growth after the first minute.
+  resident memory of the server and of its explanation worker every 10 s; growth after the first minute;
+* in-process: the same 200 reviews explained without the server (`classifier.explain([text])` and its
+  JSON, in this process, after the server has stopped): what the server adds to an explanation.
 
 Usage:
     python benchmarks/bench_serve.py RUN_DIR [--texts 4000] [--seconds 20] [--seconds-32 60] [--memory-minutes 10]
+        [--phases ready,baseline,low,load,memory,in-process]
         [--data ../shared/datasets/aclImdb_v1.tar.gz] [--output results.json]
 """
 
@@ -233,6 +236,27 @@ def memory(server, predict_bodies, explain_bodies, minutes):
     }
 
 
+def in_process_explanations(run, bodies):
+    """The same explanations without the server: `classifier.explain([text])` and its JSON, in this process."""
+    from hierattn.explain.report import to_json
+    from hierattn.runs.directory import load_run
+
+    classifier = load_run(run).classifier
+    texts = [json.loads(body)["text"] for body in bodies]
+    for text in texts[-5:]:  # warm-up, as the server's worker does
+        to_json(classifier.explain([text]))
+    seconds = []
+    for text in texts:
+        started = time.perf_counter()
+        to_json(classifier.explain([text]))
+        seconds.append(time.perf_counter() - started)
+    q = statistics.quantiles(seconds, n=100)
+    return {"requests": len(texts), "p50_ms": round(q[49] * 1000, 2), "p99_ms": round(q[98] * 1000, 2)}
+
+
+PHASES = ("ready", "baseline", "low", "load", "memory", "in-process")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("run")
@@ -240,9 +264,11 @@ def main():
     parser.add_argument("--seconds", type=float, default=20.0, help="Seconds of load at 1 and 8 clients.")
     parser.add_argument("--seconds-32", type=float, default=60.0, help="Seconds of load at 32 clients.")
     parser.add_argument("--memory-minutes", type=float, default=10.0)
+    parser.add_argument("--phases", default=",".join(PHASES), help=f"Which phases to run, of {', '.join(PHASES)}.")
     parser.add_argument("--data", default=str(ROOT.parent / "shared/datasets/aclImdb_v1.tar.gz"))
     parser.add_argument("--output", default=None)
     args = parser.parse_args()
+    phases = set(args.phases.split(","))
 
     from hierattn import runtime
     from hierattn.data import load_imdb
@@ -250,40 +276,43 @@ def main():
     test = load_imdb(args.data, splits=("test",), download=False, progress=False)["test"]
     texts = random.Random(0).sample(list(test.texts), args.texts)
     predict_bodies = [json.dumps({"text": text}).encode() for text in texts]
-    explain_bodies = [json.dumps({"text": text}).encode() for text in texts[:500]]
-    results = {"run": args.run, "texts": args.texts, "cpus": os.cpu_count()}
+    explain_bodies = [json.dumps({"text": text}).encode() for text in texts[:200]]
+    results = {"run": args.run, "texts": args.texts, "cpus": os.cpu_count(), "phases": sorted(phases)}
 
-    results["ready"] = readiness(args.run)
-    print(json.dumps(results["ready"]), flush=True)
+    def report(key, value):
+        results[key] = value
+        print(json.dumps({key: value}), flush=True)
 
-    predictor = runtime.load(pathlib.Path(args.run) / "model.onnx")
-    predictor.predict(texts[:200])
-    started = time.perf_counter()
-    predictor.predict(texts)
-    results["baseline"] = {"reviews_per_second": round(len(texts) / (time.perf_counter() - started), 1)}
-    del predictor
-    print(json.dumps(results["baseline"]), flush=True)
-
-    server = Server(args.run)
-    server.wait(lambda body: body["explain"] == "ready")
-    results["low_load"] = {
-        "predict": sequential(server, b"/v1/predict", predict_bodies, 500),
-        "explain": sequential(server, b"/v1/explain", explain_bodies, 200),
-    }
-    print(json.dumps(results["low_load"]), flush=True)
-    results["load"] = []
-    for clients in (1, 8, 32):
-        seconds = args.seconds_32 if clients == 32 else args.seconds
-        results["load"].append(load(server, b"/v1/predict", predict_bodies, clients, seconds))
-        print(json.dumps(results["load"][-1]), flush=True)
-    results["ratio_32_clients_to_baseline"] = round(
-        results["load"][-1]["per_second"] / results["baseline"]["reviews_per_second"], 3
-    )
-    if args.memory_minutes:
-        results["memory"] = memory(server, predict_bodies, explain_bodies, args.memory_minutes)
-        print(json.dumps({k: v for k, v in results["memory"].items() if k != "samples_mb"}), flush=True)
-    results["exit_code_on_sigterm"] = server.stop()
-    print(json.dumps({k: v for k, v in results.items() if k not in ("memory",)}, indent=1))
+    if "ready" in phases:
+        report("ready", readiness(args.run))
+    if "baseline" in phases:
+        predictor = runtime.load(pathlib.Path(args.run) / "model.onnx")
+        predictor.predict(texts[:200])
+        started = time.perf_counter()
+        predictor.predict(texts)
+        report("baseline", {"reviews_per_second": round(len(texts) / (time.perf_counter() - started), 1)})
+        del predictor
+    if phases & {"low", "load", "memory"}:
+        server = Server(args.run)
+        server.wait(lambda body: body["explain"] == "ready")
+        if "low" in phases:
+            predict = sequential(server, b"/v1/predict", predict_bodies, 500)
+            report("low_load", {"predict": predict, "explain": sequential(server, b"/v1/explain", explain_bodies, 200)})
+        if "load" in phases:
+            results["load"] = []
+            for clients in (1, 8, 32):
+                seconds = args.seconds_32 if clients == 32 else args.seconds
+                results["load"].append(load(server, b"/v1/predict", predict_bodies, clients, seconds))
+                print(json.dumps(results["load"][-1]), flush=True)
+            if "baseline" in results:
+                ratio = results["load"][-1]["per_second"] / results["baseline"]["reviews_per_second"]
+                report("ratio_32_clients_to_baseline", round(ratio, 3))
+        if "memory" in phases and args.memory_minutes:
+            results["memory"] = memory(server, predict_bodies, explain_bodies, args.memory_minutes)
+            print(json.dumps({k: v for k, v in results["memory"].items() if k != "samples_mb"}), flush=True)
+        report("exit_code_on_sigterm", server.stop())
+    if "in-process" in phases:
+        report("explain_in_process", in_process_explanations(args.run, explain_bodies))
     if args.output:
         pathlib.Path(args.output).write_text(json.dumps(results, indent=1) + "\n")
 

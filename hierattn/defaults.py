@@ -169,7 +169,9 @@ DISTRIBUTE = ("none", "mirrored", "multi-worker")
 # (`max_body_bytes`, `max_texts` texts of `max_text_chars` characters each)
 # and how long requests in flight may finish after SIGTERM. The batching was
 # measured under load on IMDB reviews (BENCHMARKS.md, "Serving"); the limits
-# are those of a sane service, not tuned.
+# are those of a sane service, not tuned (so are the seconds a 503 tells a
+# client to wait: a full queue drains in about a second, the explanation
+# worker loads in 5-10).
 SERVE = {
     "host": "127.0.0.1",
     "port": 8000,
@@ -182,8 +184,11 @@ SERVE = {
     "max_body_bytes": 2**20,
     "max_texts": 256,
     "max_text_chars": 100_000,
-    "top_k": 10,
+    "top_k": 10,  # n-grams an explanation lists, up to `max_top_k`
+    "max_top_k": 1000,
     "shutdown_seconds": 30,
+    "backlog": 2048,  # connections the socket holds before they are accepted
+    "retry_after": {"busy": 1, "loading": 5, "restarting": 10},  # seconds, in 503 answers' Retry-After
 }
 
 # The columns of a table tried, in order, when none is named.

@@ -36,7 +36,7 @@ def test_python_m_hierattn_help_lists_the_commands():
         "  hierattn: attention-based document classification you can explain.",
     ]
     commands = [line.split()[0] for line in result.stdout.split("Commands:", 1)[1].splitlines() if line.strip()]
-    assert commands == ["evaluate", "explain", "export", "predict", "train"]
+    assert commands == ["evaluate", "explain", "export", "predict", "serve", "train"]
 
 
 def test_python_m_hierattn_refuses_bad_input_in_one_line_before_tensorflow_is_imported(tmp_path):

@@ -23,13 +23,23 @@ import pydantic
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from starlette.exceptions import HTTPException
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import ClientDisconnect
 
 from hierattn import __version__
 from hierattn.defaults import SERVE
-from hierattn.serve.batcher import Overloaded
+from hierattn.serve.batcher import Overloaded, Stopped
 from hierattn.serve.guard import Guard, problem
 from hierattn.serve.page import POLICY, page
-from hierattn.serve.requests import ERRORS, ExplainRequest, PredictRequest, PredictResponse, body_schema, texts_of
+from hierattn.serve.requests import (
+    ERRORS,
+    EXPLANATION,
+    ExplainRequest,
+    PredictRequest,
+    PredictResponse,
+    body_schema,
+    texts_of,
+)
 from hierattn.serve.service import Service, Unavailable
 
 
@@ -40,9 +50,11 @@ class _ClientGone(Exception):
 def create_app(run_dir=None, explain=True, cors_origins=(), log=None, **limits):
     """The ASGI application that serves a complete run's classifier (the latest under runs/ by default).
 
-    The run's bundle loads here (a `RunError` if it cannot); the server
-    starts its batching and its explanation worker when the application
-    starts (ASGI lifespan), and stops them when it shuts down.
+    The run loads here (a `RunError` if there is no such complete run):
+    its bundle, or when it has none or a damaged one, its Keras classifier
+    (in this process, predicting one batch at a time). The application
+    starts its batching and its explanation worker when it starts (ASGI
+    lifespan), and stops them, ending the worker, when it shuts down.
 
     Args:
         run_dir: The run directory.
@@ -81,7 +93,11 @@ def create_app(run_dir=None, explain=True, cors_origins=(), log=None, **limits):
     app.state.service = service
     _routes(app, service)
     _errors(app, service.log)
-    app.add_middleware(Guard, max_body_bytes=service.limits["max_body_bytes"], cors_origins=tuple(cors_origins))
+    app.add_middleware(Guard, max_body_bytes=service.limits["max_body_bytes"])
+    if cors_origins:  # outermost, so that every answer, the guard's 413 included, carries the CORS headers
+        app.add_middleware(
+            CORSMiddleware, allow_origins=list(cors_origins), allow_methods=["GET", "POST"], allow_headers=["*"]
+        )
     return app
 
 
@@ -92,7 +108,7 @@ def _routes(app, service):
     async def predict(request: Request):
         """Class probabilities of one text or a list of texts, in input order."""
         body = await _parse(request, PredictRequest)
-        texts, single = texts_of(body, service)
+        texts = texts_of(body, service)
         probabilities = await _unless_gone(request, service.predict(texts))
         names = service.label_names
         predictions = [
@@ -101,11 +117,11 @@ def _routes(app, service):
         ]
         return JSONResponse({"predictions": predictions})
 
-    @app.post("/v1/explain", responses=ERRORS, openapi_extra=body_schema(ExplainRequest))
+    @app.post("/v1/explain", responses={200: EXPLANATION, **ERRORS}, openapi_extra=body_schema(ExplainRequest))
     async def explain(request: Request):
         """One text's explanation: `hierattn explain --format json`'s JSON (a list holding one explanation)."""
         body = await _parse(request, ExplainRequest)
-        (text,), _ = texts_of(body, service)
+        (text,) = texts_of(body, service)
         result = await _unless_gone(request, service.explain(text, body.top_k))
         return Response(result, media_type="application/json")
 
@@ -116,22 +132,23 @@ def _routes(app, service):
 
     @app.post("/", response_class=HTMLResponse, include_in_schema=False)
     async def explain_form(request: Request):
-        if request.headers.get("content-type", "").split(";")[0].strip() != "application/x-www-form-urlencoded":
+        if _media(request) != "application/x-www-form-urlencoded":
             return _page(service, error="send the form (application/x-www-form-urlencoded)", status=415)
         try:
-            fields = urllib.parse.parse_qs(
-                (await request.body()).decode("utf-8"), max_num_fields=10, strict_parsing=True
-            )
-            text = fields["text"][0]
+            body = (await request.body()).decode("utf-8")
+            fields = urllib.parse.parse_qs(body, keep_blank_values=True, max_num_fields=10, strict_parsing=True)
+            (text,) = fields["text"]
         except (UnicodeDecodeError, ValueError, KeyError):
             return _page(service, error="the form must have one field, text", status=400)
         try:
-            (text,), _ = texts_of(ExplainRequest(text=text), service)
+            (text,) = texts_of(ExplainRequest(text=text), service)
             picture = await _unless_gone(request, service.explain(text, SERVE["top_k"], fmt="html"))
         except HTTPException as error:
             return _page(service, text, error=error.detail, status=error.status_code)
-        except (Overloaded, Unavailable) as error:
-            return _page(service, text, error=str(error), status=503)
+        except Overloaded as error:
+            return _page(service, text, error=str(error), status=503, retry=SERVE["retry_after"]["busy"])
+        except Unavailable as error:
+            return _page(service, text, error=str(error), status=503, retry=error.retry_after)
         return _page(service, text, picture)
 
     @app.get("/healthz")
@@ -150,12 +167,14 @@ def _routes(app, service):
         """The model served: its classes and backbone, the run's metrics, hierattn's version, the limits."""
         return service.describe()
 
+    for path, endpoint in (("/", form), ("/healthz", healthz), ("/readyz", readyz), ("/v1/model", model)):
+        app.add_api_route(path, endpoint, methods=["HEAD"], include_in_schema=False)  # GET's headers, no body
 
-def _page(service, text="", picture="", error=None, status=200):
+
+def _page(service, text="", picture="", error=None, status=200, retry=None):
     about = f"{service.describe()['backbone']} classifier of run {service.path.name}: {', '.join(service.label_names)}"
-    return HTMLResponse(
-        page(about, text, picture, error), status_code=status, headers={"Content-Security-Policy": POLICY}
-    )
+    headers = {"Content-Security-Policy": POLICY, **({"Retry-After": str(retry)} if retry else {})}
+    return HTMLResponse(page(about, text, picture, error), status_code=status, headers=headers)
 
 
 def _errors(app, log):
@@ -165,9 +184,15 @@ def _errors(app, log):
     async def http_error(request, error):
         return problem(error.status_code, error.detail, error.headers)
 
+    busy = {"Retry-After": str(SERVE["retry_after"]["busy"])}
+
     @app.exception_handler(Overloaded)
     async def overloaded(request, error):
-        return problem(503, f"the server is busy ({error}); retry shortly", {"Retry-After": "1"})
+        return problem(503, f"the server is busy ({error}); retry shortly", busy)
+
+    @app.exception_handler(Stopped)
+    async def stopped(request, error):
+        return problem(503, f"{error}; retry shortly", busy)
 
     @app.exception_handler(Unavailable)
     async def unavailable(request, error):
@@ -175,9 +200,10 @@ def _errors(app, log):
         return problem(503, str(error), retry)
 
     @app.exception_handler(_ClientGone)
+    @app.exception_handler(ClientDisconnect)
     async def gone(request, error):
         log(f"{request.method} {request.url.path}: the client went away; its request was dropped")
-        return Response(status_code=499)
+        return Response(status_code=499)  # nobody reads it
 
     @app.exception_handler(Exception)
     async def internal(request, error):
@@ -187,7 +213,7 @@ def _errors(app, log):
 
 async def _parse(request, model):
     """The body as `model`: 415 when it is not JSON, 400 when unreadable, 422 when not a valid request."""
-    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    media = _media(request)
     if media != "application/json":
         raise HTTPException(415, f"send the body as JSON (Content-Type: application/json), not {media or 'nothing'}")
     raw = await request.body()
@@ -201,17 +227,26 @@ async def _parse(request, model):
         raise HTTPException(422, f"{where}: {first['msg']}") from None
 
 
+def _media(request):
+    return request.headers.get("content-type", "").split(";")[0].strip().lower()
+
+
 async def _unless_gone(request, work):
     """Awaits `work`, cancelling it (and raising `_ClientGone`) if the client disconnects first."""
     work = asyncio.ensure_future(work)
     gone = asyncio.ensure_future(_disconnected(request))
     try:
         await asyncio.wait((work, gone), return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:  # the handler itself was cancelled (a shutdown's deadline): its work goes with it
+        work.cancel()
+        raise
     finally:
         gone.cancel()
     if not work.done():
         work.cancel()
         raise _ClientGone()
+    if work.cancelled():
+        raise Stopped("the request was cancelled")
     return work.result()
 
 

@@ -11,6 +11,8 @@ server reaches them through a `concurrent.futures.ProcessPoolExecutor`
 
 import concurrent.futures
 import multiprocessing
+import os
+import signal
 
 # Texts explained once when the worker starts, so that TensorFlow traces its functions before the first request.
 # Each is explained alone, as requests are: a short text, one of two sentences, a longer one.
@@ -23,15 +25,21 @@ WARM_UP = (
 _classifier = None  # the worker's classifier, set by `load`
 
 
-def start_worker(run_dir):
-    """A one-process executor whose process loads the run's classifier (started on the `spawn` method).
+def start_worker():
+    """A one-process executor (started on the `spawn` method) to submit `begin`, `load`, then `explain` to.
 
     `spawn`, not `fork`: the server's threads and onnxruntime are not
-    copied into the child, and TensorFlow starts fresh there.
+    copied into the child, and TensorFlow starts fresh there. Loading is a
+    task, not the pool's initializer, so that an error while loading comes
+    back to the server as that error.
     """
-    return concurrent.futures.ProcessPoolExecutor(
-        max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=load, initargs=(str(run_dir),)
-    )
+    return concurrent.futures.ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+
+
+def begin():
+    """The worker's process id; from now on the worker ignores Ctrl-C (the server ends it when it stops)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    return os.getpid()
 
 
 def load(run_dir):
@@ -42,11 +50,6 @@ def load(run_dir):
     _classifier = load_run(run_dir).classifier
     for text in WARM_UP:
         _classifier.explain([text])
-
-
-def ready():
-    """True once the worker has loaded (its initializer ran); submitted at start to load it at once."""
-    return _classifier is not None
 
 
 def explain(items):

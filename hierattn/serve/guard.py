@@ -1,15 +1,15 @@
-"""`Guard`: the ASGI middleware every request passes first: the body's size limit, CORS if enabled, safe headers.
+"""`Guard`: the ASGI middleware every request passes: the body's size limit, and safe headers.
 
-A body over the limit is refused with 413 before it is read: at once when
-its Content-Length says so, or as soon as a streamed (chunked) body passes
-it. Every response says `X-Content-Type-Options: nosniff`. Cross-origin
-requests are allowed only from the origins given (Starlette's
-`CORSMiddleware`); by default none are.
+A body over the limit is refused with 413 (and the connection closed)
+before it is read: at once when its Content-Length says so, or as soon as a
+streamed (chunked) body passes it. Every response says
+`X-Content-Type-Options: nosniff`.
 """
 
 from starlette.exceptions import HTTPException
-from starlette.middleware.cors import CORSMiddleware
 from starlette.responses import JSONResponse
+
+_CLOSE = {"Connection": "close"}  # after a 413 the rest of the body is not worth reading
 
 
 def problem(status, message, headers=None):
@@ -18,12 +18,11 @@ def problem(status, message, headers=None):
 
 
 class Guard:
-    """ASGI middleware: the body limit, optional CORS and `nosniff` on every response.
+    """ASGI middleware: the body limit, and `nosniff` on every response.
 
     Args:
         app: The ASGI application inside.
         max_body_bytes: The largest request body accepted.
-        cors_origins: Origins allowed to call from a browser (none: no CORS headers at all).
 
     Example:
 
@@ -34,22 +33,18 @@ class Guard:
     ```
     """
 
-    def __init__(self, app, max_body_bytes, cors_origins=()):
+    def __init__(self, app, max_body_bytes):
         self.max_body_bytes = max_body_bytes
-        self.app = (
-            CORSMiddleware(app, allow_origins=list(cors_origins), allow_methods=["GET", "POST"], allow_headers=["*"])
-            if cors_origins
-            else app
-        )
+        self.app = app
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         limit = self.max_body_bytes
         length = dict(scope["headers"]).get(b"content-length")
-        if length is not None and (not length.isdigit() or int(length) > limit):
-            what = f"{int(length):,} bytes" if length.isdigit() else "of unreadable length"
-            return await problem(413, f"the body is {what}; the limit is {limit:,}")(scope, receive, send)
+        if length is not None and (not length.isdigit() or len(length) > 18 or int(length) > limit):
+            what = f"{int(length):,} bytes" if length.isdigit() and len(length) <= 18 else "of unreadable length"
+            return await problem(413, f"the body is {what}; the limit is {limit:,}", _CLOSE)(scope, receive, send)
         received = 0
 
         async def limited_receive():
@@ -57,7 +52,7 @@ class Guard:
             message = await receive()
             received += len(message.get("body", b""))
             if received > limit:
-                raise HTTPException(413, f"the body is over the limit of {limit:,} bytes")
+                raise HTTPException(413, f"the body is over the limit of {limit:,} bytes", _CLOSE)
             return message
 
         async def safe_send(message):

@@ -38,7 +38,10 @@ class ExplainRequest(pydantic.BaseModel):
     model_config = pydantic.ConfigDict(extra="forbid")
     text: pydantic.StrictStr = pydantic.Field(description="The text to explain.")
     top_k: pydantic.StrictInt = pydantic.Field(
-        SERVE["top_k"], ge=1, le=1000, description="The n-grams listed (every word is listed with its evidence)."
+        SERVE["top_k"],
+        ge=1,
+        le=SERVE["max_top_k"],
+        description="The n-grams listed (every word is listed with its evidence).",
     )
 
 
@@ -92,18 +95,24 @@ ERRORS = {
 }
 
 
+# `/v1/explain`'s answer: `hierattn.explain.Explanation.to_dict`'s fields are described in docs/explanations.md.
+EXPLANATION = {
+    "description": "A list holding one explanation, as `hierattn explain` prints it in JSON",
+    "content": {"application/json": {"schema": {"type": "array", "items": {"type": "object"}}}},
+}
+
+
 def body_schema(model):
     """The OpenAPI `requestBody` of a route that reads `model` from JSON itself."""
     return {"requestBody": {"required": True, "content": {"application/json": {"schema": model.model_json_schema()}}}}
 
 
 def texts_of(body, service):
-    """The texts of a valid request body, checked against the model and the limits, and whether it gave one `text`.
+    """The texts of a valid request body, checked against the model and the limits.
 
     Raises:
         HTTPException: 422, naming the field: neither or both of `text` and
-            `texts`, no texts, too many, one too long, empty, without a word,
-            or not encodable as UTF-8.
+            `texts`, no texts, too many, one too long, empty, or without a word.
     """
     texts = getattr(body, "texts", None)
     if texts is not None and body.text is not None:
@@ -122,12 +131,8 @@ def texts_of(body, service):
     for name, text in zip(names, texts):
         if len(text) > limits["max_text_chars"]:
             raise HTTPException(422, f"{name} has {len(text):,} characters; the limit is {limits['max_text_chars']:,}")
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError as error:
-            raise HTTPException(422, f"{name} is not valid Unicode (a lone surrogate at {error.start})") from None
         if not text.strip():
             raise HTTPException(422, f"{name} is empty")
         if not service.has_words(text):
             raise HTTPException(422, f"{name} has no word to read (only markup, symbols or spaces)")
-    return texts, names == ["text"]
+    return texts

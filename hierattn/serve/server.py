@@ -2,9 +2,9 @@
 
 The socket is bound before the model loads, so a port in use is one error
 line at once, and port 0 picks a free port (said in the first log line).
-On SIGTERM uvicorn stops accepting connections, lets the requests in flight
-finish (at most `shutdown_seconds`), stops the batching and the explanation
-worker, and `serve` returns: the program exits 0.
+On SIGTERM (or Ctrl-C) uvicorn stops accepting connections, lets the
+requests in flight finish (at most `shutdown_seconds`), stops the batching
+and the explanation worker, and `serve` returns: the program exits 0.
 """
 
 import signal
@@ -80,25 +80,27 @@ def _listen(host, port):
         sock = socket.socket(family, kind, proto)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(address)
-        sock.listen(2048)
+        sock.listen(SERVE["backlog"])
     except OSError as error:
         raise ResourceError(f"cannot listen on {host}:{port} ({reason(error)})") from None
-    sock.set_inheritable(True)
     return sock
 
 
 class _exit_quietly_on_sigterm:
-    """SIGTERM ends the program with exit status 0 once uvicorn has shut down gracefully.
+    """SIGTERM and Ctrl-C end the program with exit status 0 once uvicorn has shut down gracefully.
 
-    uvicorn catches SIGTERM, shuts down, restores the handler it found and
-    raises the signal again; with this handler in place that raise returns,
-    where Python's default would kill the process (status -15).
+    uvicorn catches both, shuts down, restores the handlers it found and
+    raises the signal again; with these handlers in place that raise
+    returns, where Python's defaults would kill the process (status -15) or
+    raise KeyboardInterrupt.
     """
+
+    SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
     def __enter__(self):
         main = threading.current_thread() is threading.main_thread()  # signals are the main thread's only
-        self._previous = signal.signal(signal.SIGTERM, lambda number, frame: None) if main else None
+        self._previous = {sig: signal.signal(sig, lambda number, frame: None) for sig in self.SIGNALS} if main else {}
 
     def __exit__(self, *exc):
-        if self._previous is not None:
-            signal.signal(signal.SIGTERM, self._previous)
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)

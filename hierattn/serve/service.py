@@ -12,8 +12,11 @@ that loads in the background: predictions are ready as soon as the bundle is.
 
 import asyncio
 import concurrent.futures
+import contextlib
 import os
+import signal
 import time
+from concurrent.futures.process import BrokenProcessPool
 
 from hierattn import __version__
 from hierattn.defaults import SERVE
@@ -22,7 +25,7 @@ from hierattn.runs.directory import BUNDLE_FILE, DEFAULT_ROOT, find_complete_run
 from hierattn.runs.export import load_model
 from hierattn.runs.predict import encode
 from hierattn.serve import explaining
-from hierattn.serve.batcher import Batcher
+from hierattn.serve.batcher import Batcher, Stopped
 from hierattn.utils.jsonfile import load_json
 
 LIMITS = (
@@ -88,20 +91,23 @@ class Service:
         if unknown:
             raise ArgumentError(f"unknown serving limit(s): {', '.join(sorted(unknown))}")
         self.limits = {name: limits.get(name, SERVE[name]) for name in LIMITS}
-        self.limits["predict_threads"] = self.limits["predict_threads"] or (os.cpu_count() or 1) + 1
+        self.limits["predict_threads"] = self.limits["predict_threads"] or len(os.sched_getaffinity(0)) + 1
         low = next((name for name in LIMITS if self.limits[name] < (0 if name == "batch_wait_ms" else 1)), None)
         if low:
-            raise ArgumentError(f"{low} must be at least 1, not {self.limits[low]}", argument=low)
+            least = 0 if low == "batch_wait_ms" else 1
+            raise ArgumentError(f"{low} must be at least {least}, not {self.limits[low]}", argument=low)
         self.log = log or (lambda line: None)
         self.path = find_complete_run(run_dir, root)
         self.model = load_model(self.path, log=self.log, threads=1)  # one core per batch, batches side by side
+        if not hasattr(self.model, "metadata"):  # no bundle: the Keras classifier predicts, one batch at a time
+            self.limits["predict_threads"] = 1
         self.label_names = [str(name) for name in self.model.label_names]
         self.has_words = getattr(self.model, "preprocessor", self.model).has_words
         self.metrics = _metrics(self.path, self.log)
         self.explain_state = "loading" if explain else "off"
         self.started = time.time()
         self._explain_wanted = explain
-        self._worker = None
+        self._worker_pid = None
         self._predictions = self._explanations = None
 
     # The model's verbs, on a running event loop -------------------------------------------------------------------
@@ -122,10 +128,12 @@ class Service:
             self._start_worker()
 
     async def stop(self):
-        """Stops the batchers and the worker process (requests in flight have been answered by now)."""
-        for batcher in (self._predictions, self._explanations):
-            if batcher is not None:
-                await _stop(batcher)
+        """Stops the batchers and ends the worker process (requests in flight have been answered by now)."""
+        if self._predictions is not None:
+            await self._predictions.stop()
+            self._predictions.executor.shutdown(wait=False, cancel_futures=True)
+        if self._explanations is not None:
+            await self._retire(self._explanations, self._worker_pid)
 
     async def predict(self, texts):
         """Each text's class probabilities (a list of float lists), from one batch shared with other requests."""
@@ -135,18 +143,24 @@ class Service:
         """`explain --format json`'s JSON of one text (or with `fmt="html"` the picture), from the worker.
 
         Raises:
-            Unavailable: Explanations are off, still loading, or their worker failed.
+            Unavailable: Explanations are off, still loading, or their worker
+                failed or stopped (it is then started again).
             Overloaded: Too many explanations are waiting.
         """
         if self.explain_state != "ready":
             raise Unavailable(*self._why_not_ready())
+        batcher = self._explanations
         try:
-            (result,) = await self._explanations.submit([(text, top_k, fmt)])
-        except concurrent.futures.process.BrokenProcessPool:
-            self.log("the explanation worker stopped; starting it again")
-            await _stop(self._explanations)
-            self._start_worker()
-            raise Unavailable("the explanation worker stopped; it is starting again", retry_after=10) from None
+            (result,) = await batcher.submit([(text, top_k, fmt)])
+        except (BrokenProcessPool, Stopped):
+            if self._explanations is batcher:  # the first request to find the worker gone starts a new one
+                self.log("the explanation worker stopped; starting it again")
+                pid = self._worker_pid
+                self._start_worker()
+                asyncio.get_running_loop().create_task(self._retire(batcher, pid))
+            raise Unavailable(
+                "the explanation worker stopped; it is starting again", retry_after=SERVE["retry_after"]["restarting"]
+            ) from None
         return result
 
     def _predict(self, texts):
@@ -154,25 +168,33 @@ class Service:
 
     def _why_not_ready(self):
         if self.explain_state == "off":
-            return ("explanations are off (the server was started with --no-explain)",)
+            return ("explanations are off (this server was started without them)",)
         if self.explain_state == "loading":
-            return ("explanations are loading (the Keras classifier); try again shortly", 5)
+            return (
+                "explanations are loading (the Keras classifier); try again shortly",
+                SERVE["retry_after"]["loading"],
+            )
         return (f"explanations are unavailable: {self.explain_state}",)
 
     def _start_worker(self):
-        """Starts the worker process loading; `explain_state` becomes "ready" (or the reason it failed) when it is done."""
+        """Starts a worker process loading; `explain_state` becomes "ready" (or why it failed) when it is done."""
         self.explain_state = "loading"
-        worker = explaining.start_worker(self.path)
-        self._explanations = Batcher(
-            explaining.explain, worker, max_batch=1, max_queue=self.limits["max_explain_queue"], wait=0
-        )
-        self._explanations.start()
+        self._worker_pid = None
+        pool = explaining.start_worker()
+        batcher = Batcher(explaining.explain, pool, max_batch=1, max_queue=self.limits["max_explain_queue"], wait=0)
+        batcher.start()
+        self._explanations = batcher
         started = time.perf_counter()
-        loading = asyncio.wrap_future(worker.submit(explaining.ready))
+        begun = asyncio.wrap_future(pool.submit(explaining.begin))  # the process's pid first, so stop can end it
+        loading = asyncio.wrap_future(pool.submit(explaining.load, str(self.path)))
 
-        def done(future):
-            if future.cancelled():
-                return
+        def known(future):
+            if self._explanations is batcher and not future.cancelled() and future.exception() is None:
+                self._worker_pid = future.result()
+
+        def loaded(future):
+            if self._explanations is not batcher or future.cancelled():
+                return  # news of a worker since replaced
             error = future.exception()
             if error is None:
                 self.explain_state = "ready"
@@ -181,7 +203,16 @@ class Service:
                 self.explain_state = f"failed ({first_line(error)})"
                 self.log(f"explanations unavailable: the Keras classifier did not load ({first_line(error)})")
 
-        loading.add_done_callback(done)
+        begun.add_done_callback(known)
+        loading.add_done_callback(loaded)
+
+    async def _retire(self, batcher, pid):
+        """Stops a worker's batcher (its requests get `Stopped`) and ends its process."""
+        await batcher.stop("the explanation worker stopped")
+        batcher.executor.shutdown(wait=False, cancel_futures=True)
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
 
     # What the server says about itself ----------------------------------------------------------------------------
 
@@ -192,8 +223,9 @@ class Service:
     def describe(self):
         """`/v1/model`: the classes, backbone, the run's metrics, versions, what predicts, the limits, the queues.
 
-        Each queue's counts since it started: `waiting` texts, `batches` run
-        and texts `dropped` because their client went away before they ran.
+        Each queue's counts: the texts `waiting` now, and since it started the
+        `batches` run and the texts `dropped` because their client went away
+        before they ran.
         """
         return {
             "run": self.path.name,
@@ -206,12 +238,6 @@ class Service:
             "limits": dict(self.limits),
             "queues": {"predict": _counts(self._predictions), "explain": _counts(self._explanations)},
         }
-
-
-async def _stop(batcher):
-    """Stops a batcher and the executor it runs on (a worker process is ended)."""
-    await batcher.stop()
-    batcher.executor.shutdown(wait=False, cancel_futures=True)
 
 
 def _metrics(path, log):

@@ -28,10 +28,16 @@ class Server:
         self.process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env)
         self.lines = []
         self._first = threading.Event()
-        threading.Thread(target=self._read, daemon=True).start()
-        self.url = self._wait_for_url(timeout)
-        self.client = httpx.Client(base_url=self.url, timeout=60)
-        self.wait_until(lambda: self.client.get("/readyz").status_code == 200, timeout)
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        self.client = None
+        try:
+            self.url = self._wait_for_url(timeout)
+            self.client = httpx.Client(base_url=self.url, timeout=60)
+            self.wait_until(lambda: self.client.get("/readyz").status_code == 200, timeout)
+        except BaseException:
+            self.stop()
+            raise
 
     def _read(self):
         for line in self.process.stderr:
@@ -45,7 +51,6 @@ class Server:
         found = [re.search(r"on (http://\S+/)", line) for line in self.lines]
         urls = [match.group(1) for match in found if match]
         if not urls:
-            self.stop()
             raise AssertionError("the server did not start:\n" + "\n".join(self.lines))
         return urls[0]
 
@@ -60,6 +65,10 @@ class Server:
             time.sleep(0.05)
         raise AssertionError(f"timed out after {timeout} s; the server's log:\n" + "\n".join(self.lines))
 
+    def queues(self):
+        """`/v1/model`'s queue counts."""
+        return self.client.get("/v1/model").json()["queues"]
+
     def wait_for_explanations(self, timeout=180):
         self.wait_until(lambda: self.client.get("/readyz").json()["explain"] == "ready", timeout)
 
@@ -67,14 +76,19 @@ class Server:
         return "\n".join(self.lines)
 
     def stop(self, sig=signal.SIGTERM, timeout=60):
-        """Sends `sig` and returns the exit code."""
+        """Sends `sig`, waits for the process and its last log line, and returns the exit code."""
+        if self.client is not None:
+            self.client.close()
         if self.process.poll() is None:
             self.process.send_signal(sig)
         try:
-            return self.process.wait(timeout)
+            code = self.process.wait(timeout)
         except subprocess.TimeoutExpired:
             self.process.kill()
+            self.process.wait(timeout)
             raise
+        self._reader.join(timeout)  # every line the process wrote is in `lines`
+        return code
 
 
 @pytest.fixture(scope="module")

@@ -49,7 +49,7 @@ def test_health_readiness_and_the_model(client, han_run_dir):
 
 def test_explanations_off_is_a_503_that_says_why(client):
     answer = client.post("/v1/explain", json={"text": "a good film"})
-    assert answer.status_code == 503 and "--no-explain" in answer.json()["error"]
+    assert answer.status_code == 503 and "started without them" in answer.json()["error"]
     assert "retry-after" not in answer.headers  # retrying will not help
 
 
@@ -75,6 +75,8 @@ def test_the_page_says_what_is_wrong_with_a_bad_form(client):
     assert answer.status_code == 422 and "no word" in answer.text and "&lt;br/&gt;" in answer.text
     assert client.post("/", content=b"x", headers={"content-type": "text/plain"}).status_code == 415
     assert client.post("/", data={"other": "a"}).status_code == 400
+    blank = client.post("/", data={"text": "  "})
+    assert blank.status_code == 422 and "text is empty" in blank.text
 
 
 def test_no_cors_headers_unless_origins_are_given(client, han_run_dir):
@@ -89,3 +91,6 @@ def test_no_cors_headers_unless_origins_are_given(client, han_run_dir):
         assert preflight.headers["access-control-allow-origin"] == "https://example.com"
         other = allowed.options("/v1/predict", headers={**asked, "origin": "https://evil.example"})
         assert "access-control-allow-origin" not in other.headers
+        too_big = allowed.post("/v1/predict", content=b"x" * (2**20 + 1), headers={"origin": "https://example.com"})
+        assert too_big.status_code == 413 and too_big.headers["access-control-allow-origin"] == "https://example.com"
+        assert too_big.headers["connection"] == "close"

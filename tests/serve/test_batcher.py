@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from hierattn.serve.batcher import Batcher, Overloaded
+from hierattn.serve.batcher import Batcher, Overloaded, Stopped
 
 
 def run(coroutine):
@@ -55,6 +55,19 @@ def test_a_batch_holds_at_most_max_batch_items_unless_one_request_is_bigger():
     run(main())
     sizes = [len(call) for call in model.calls]
     assert sum(sizes) == 15 and all(size <= 4 or size == 7 for size in sizes), sizes
+
+
+def test_a_request_that_would_overfill_a_batch_starts_the_next_one():
+    model = Recorder()
+
+    async def main():
+        batcher = Batcher(model, max_batch=4, wait=0.05)
+        batcher.start()
+        await asyncio.gather(batcher.submit(["a", "b"]), batcher.submit(list("cdefg")), batcher.submit(["h"]))
+        await batcher.stop()
+
+    run(main())
+    assert model.calls == [["a", "b"], list("cdefg"), ["h"]]
 
 
 def test_without_company_a_request_waits_no_longer_than_the_window():
@@ -134,20 +147,32 @@ def test_an_error_of_the_model_goes_to_the_batch_requests_and_the_batcher_goes_o
     assert run(main()) == ["good"]
 
 
-def test_stop_cancels_what_still_waits():
+def test_stop_answers_every_request_it_holds():
     model = Recorder(hold=True)
 
     async def main():
         batcher = Batcher(model, max_batch=1, wait=0)
         batcher.start()
-        asyncio.ensure_future(batcher.submit(["a"]))
+        running = asyncio.ensure_future(batcher.submit(["a"]))  # in a batch, on the model
         await asyncio.sleep(0.05)
-        waiting = asyncio.ensure_future(batcher.submit(["b"]))
+        waiting = asyncio.ensure_future(batcher.submit(["b"]))  # queued
         await asyncio.sleep(0.01)
-        await batcher.stop()
+        await batcher.stop("stopping")
         model.go.set()
-        await asyncio.sleep(0)
-        return waiting
+        return await asyncio.gather(running, waiting, return_exceptions=True), batcher.waiting
 
-    waiting = run(main())
-    assert waiting.cancelled()
+    answers, waiting = run(main())
+    assert [type(answer) for answer in answers] == [Stopped, Stopped] and waiting == 0
+
+
+def test_stop_answers_a_batch_still_gathering():
+    async def main():
+        batcher = Batcher(lambda items: items, max_batch=8, wait=5)
+        batcher.start()
+        gathering = asyncio.ensure_future(batcher.submit(["a"]))  # its batch waits 5 s for more
+        await asyncio.sleep(0.05)
+        await batcher.stop()
+        return await asyncio.gather(gathering, return_exceptions=True)
+
+    (answer,) = run(main())
+    assert isinstance(answer, Stopped)

@@ -153,3 +153,5 @@ def test_a_request_cut_off_mid_body_leaves_the_server_answering(server, before):
             b'Content-Length: 1000\r\n\r\n{"texts": ["go'
         )
     assert server.client.post("/v1/predict", json=GOOD).json() == before
+    server.wait_until(lambda: server.log().count("the client went away") >= 1, 10)
+    assert "internal error" not in server.log() and "Traceback" not in server.log()

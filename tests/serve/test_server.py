@@ -14,7 +14,6 @@ import os
 import pathlib
 import signal
 import socket
-import time
 
 import httpx
 import numpy as np
@@ -36,25 +35,25 @@ def server(han_run_dir, start_server):
     return server
 
 
-def _queues(server):
-    return server.client.get("/v1/model").json()["queues"]
-
-
 def test_predictions_are_ready_before_the_explanations(server):
     assert server.first_readiness == {"predict": True, "explain": "loading"}
     assert server.client.get("/readyz").json() == {"predict": True, "explain": "ready"}
-    assert "explanations ready" in server.log()
+    server.wait_until(lambda: "explanations ready" in server.log(), 10)
 
 
-def test_concurrent_requests_are_batched_and_each_gets_its_own_answer(server, han_run_dir):
-    before = _queues(server)["predict"]["batches"]
+def test_head_answers_like_get_without_a_body(server):
+    for path in ("/", "/healthz", "/readyz", "/v1/model"):
+        answer = server.client.head(path)
+        assert answer.status_code == 200 and answer.content == b"", path
+
+
+def test_concurrent_requests_each_get_their_own_answer(server, han_run_dir):
     with concurrent.futures.ThreadPoolExecutor(32) as pool:
         answers = list(pool.map(lambda text: server.client.post("/v1/predict", json={"text": text}), TEXTS))
     assert all(answer.status_code == 200 for answer in answers)
     predictor = runtime.load(han_run_dir / BUNDLE_FILE)
     got = np.array([[a.json()["predictions"][0]["probabilities"][n] for n in predictor.label_names] for a in answers])
     np.testing.assert_allclose(got, predictor.predict(TEXTS), atol=1e-6)
-    assert _queues(server)["predict"]["batches"] - before < len(TEXTS)  # some requests shared a batch
 
 
 def test_an_explanation_is_explain_format_json(server, han_run_dir):
@@ -85,8 +84,8 @@ def _numbers(value):
     return [value] if isinstance(value, float) else []
 
 
-def _send_and_leave(server, path, payload):
-    """Sends one request on a raw connection and closes it without reading the answer."""
+def _send_and_leave(server, path, payload, queue):
+    """Sends one request on a raw connection and closes it, without reading the answer, once its work is queued."""
     host, port = server.url.removeprefix("http://").rstrip("/").split(":")
     body = json.dumps(payload).encode()
     with socket.create_connection((host, int(port)), timeout=10) as connection:
@@ -95,17 +94,22 @@ def _send_and_leave(server, path, payload):
             f"Content-Length: {len(body)}\r\n\r\n".encode()
             + body
         )
-        time.sleep(0.2)  # the server has read it and queued its work; then the client goes
+        server.wait_until(lambda: server.queues()[queue]["waiting"] == 1, 30)
 
 
 def test_a_crashed_explanation_worker_is_started_again(server):
     worker = _worker_pid(server.process.pid)
     os.kill(worker, signal.SIGKILL)
-    answer = server.client.post("/v1/explain", json={"text": "a good film"})
-    assert answer.status_code == 503 and "starting again" in answer.json()["error"], answer.text
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:  # several requests find it gone at once
+        answers = list(pool.map(lambda i: server.client.post("/v1/explain", json={"text": f"good {i}"}), range(4)))
+    assert {answer.status_code for answer in answers} == {503}, [answer.text for answer in answers]
+    assert all("starting again" in answer.json()["error"] for answer in answers)
+    assert all(answer.headers["retry-after"] == "10" for answer in answers)
     assert server.client.post("/v1/predict", json={"text": "a good film"}).status_code == 200
     server.wait_for_explanations()
     assert server.client.post("/v1/explain", json={"text": "a good film"}).status_code == 200
+    assert server.log().count("the explanation worker stopped; starting it again") == 1
+    assert _worker_pid(server.process.pid) != worker
 
 
 def _worker_pid(parent):
@@ -120,18 +124,25 @@ def _worker_pid(parent):
 
 @pytest.fixture(scope="module")
 def slow_server(han_run_dir, start_server):
-    """Predictions only, each batch gathering for half a second, at most two texts waiting."""
-    return start_server(han_run_dir, "--no-explain", "--max-queue", "2", "--batch-wait-ms", "500")
+    """Predictions only, each batch gathering for a second, at most two texts waiting."""
+    return start_server(han_run_dir, "--no-explain", "--max-queue", "2", "--batch-wait-ms", "1000")
+
+
+def test_requests_that_arrive_together_share_a_batch(slow_server):
+    before = slow_server.queues()["predict"]["batches"]
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        answers = list(pool.map(lambda i: slow_server.client.post("/v1/predict", json={"text": TEXTS[i]}), range(2)))
+    assert [answer.status_code for answer in answers] == [200, 200]
+    assert slow_server.queues()["predict"]["batches"] == before + 1  # both arrived within the batch's second
 
 
 def test_a_client_that_leaves_leaves_no_work_behind(slow_server):
-    before = _queues(slow_server)["predict"]
-    _send_and_leave(slow_server, "/v1/predict", {"text": "a good film, left behind"})  # within the batch's wait
-    slow_server.wait_until(lambda: "the client went away" in slow_server.log(), 10)
-    time.sleep(0.6)  # the batch's wait is over
-    after = _queues(slow_server)["predict"]
-    assert after["batches"] == before["batches"] and after["dropped"] == before["dropped"] + 1
-    assert after["waiting"] == 0
+    before = slow_server.queues()["predict"]
+    _send_and_leave(slow_server, "/v1/predict", {"text": "a good film, left behind"}, "predict")  # within the wait
+    slow_server.wait_until(lambda: slow_server.queues()["predict"]["dropped"] == before["dropped"] + 1, 10)
+    after = slow_server.queues()["predict"]
+    assert after["batches"] == before["batches"] and after["waiting"] == 0
+    assert "the client went away" in slow_server.log() and "internal error" not in slow_server.log()
     assert slow_server.client.post("/v1/predict", json={"text": "a good film"}).status_code == 200
 
 
@@ -144,15 +155,16 @@ def test_a_full_queue_is_answered_503_with_retry_after(slow_server):
     assert slow_server.client.post("/v1/predict", json={"text": TEXTS[0]}).status_code == 200
 
 
-def test_sigterm_lets_requests_in_flight_finish_and_exits_0(han_run_dir, start_server):
-    server = start_server(han_run_dir, "--no-explain", "--batch-wait-ms", "300")
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])
+def test_a_stop_signal_lets_requests_in_flight_finish_and_exits_0(han_run_dir, start_server, sig):
+    server = start_server(han_run_dir, "--batch-wait-ms", "1000")  # explanations loading: the worker ends too
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
         in_flight = [pool.submit(server.client.post, "/v1/predict", json={"text": TEXTS[i]}) for i in range(4)]
-        time.sleep(0.1)  # the requests are in, their batch is gathering
-        server.process.send_signal(signal.SIGTERM)
+        server.wait_until(lambda: server.queues()["predict"]["waiting"] == 4, 30)  # in, their batch gathering
+        server.process.send_signal(sig)
         answers = [future.result() for future in in_flight]
     assert [answer.status_code for answer in answers] == [200] * 4
     assert server.stop() == 0
-    assert server.lines[-1] == "stopped"
+    assert server.lines[-1] == "stopped" and "Traceback" not in server.log()
     with pytest.raises(httpx.ConnectError):
         httpx.get(server.url + "healthz", timeout=5)
