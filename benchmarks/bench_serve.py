@@ -15,12 +15,13 @@ HTTP/1.1 client, so that the clients take little of the CPU the server needs). E
 * low load: one client, one request at a time: p50/p99 of `/v1/predict` (one review) and `/v1/explain`;
 * memory (`--memory-minutes`, 0 to skip): 8 predict clients and 1 explain client for that long; the
   resident memory of the server and of its explanation worker every 10 s; growth after the first minute;
+* load32 (instead of load, for studies of the batching with `--server-options`): the 32 clients only;
 * in-process: the same 200 reviews explained without the server (`classifier.explain([text])` and its
   JSON, in this process, after the server has stopped): what the server adds to an explanation.
 
 Usage:
     python benchmarks/bench_serve.py RUN_DIR [--texts 4000] [--seconds 20] [--seconds-32 60] [--memory-minutes 10]
-        [--phases ready,baseline,low,load,memory,in-process]
+        [--phases ready,baseline,low,load,memory,in-process] [--server-options "--batch-wait-ms 5"]
         [--data ../shared/datasets/aclImdb_v1.tar.gz] [--output results.json]
 """
 
@@ -31,6 +32,7 @@ import os
 import pathlib
 import random
 import re
+import shlex
 import statistics
 import subprocess
 import sys
@@ -254,7 +256,7 @@ def in_process_explanations(run, bodies):
     return {"requests": len(texts), "p50_ms": round(q[49] * 1000, 2), "p99_ms": round(q[98] * 1000, 2)}
 
 
-PHASES = ("ready", "baseline", "low", "load", "memory", "in-process")
+PHASES = ("ready", "baseline", "low", "load", "load32", "memory", "in-process")
 
 
 def main():
@@ -264,7 +266,14 @@ def main():
     parser.add_argument("--seconds", type=float, default=20.0, help="Seconds of load at 1 and 8 clients.")
     parser.add_argument("--seconds-32", type=float, default=60.0, help="Seconds of load at 32 clients.")
     parser.add_argument("--memory-minutes", type=float, default=10.0)
-    parser.add_argument("--phases", default=",".join(PHASES), help=f"Which phases to run, of {', '.join(PHASES)}.")
+    parser.add_argument(
+        "--phases",
+        default="ready,baseline,low,load,memory,in-process",
+        help=f"Which phases to run, of {', '.join(PHASES)} (load32: only the 32 clients of load).",
+    )
+    parser.add_argument(
+        "--server-options", default="", help='More `serve` options for the loaded server, e.g. "--batch-wait-ms 5".'
+    )
     parser.add_argument("--data", default=str(ROOT.parent / "shared/datasets/aclImdb_v1.tar.gz"))
     parser.add_argument("--output", default=None)
     args = parser.parse_args()
@@ -278,6 +287,7 @@ def main():
     predict_bodies = [json.dumps({"text": text}).encode() for text in texts]
     explain_bodies = [json.dumps({"text": text}).encode() for text in texts[:200]]
     results = {"run": args.run, "texts": args.texts, "cpus": os.cpu_count(), "phases": sorted(phases)}
+    results["server_options"] = args.server_options
 
     def report(key, value):
         results[key] = value
@@ -292,15 +302,15 @@ def main():
         predictor.predict(texts)
         report("baseline", {"reviews_per_second": round(len(texts) / (time.perf_counter() - started), 1)})
         del predictor
-    if phases & {"low", "load", "memory"}:
-        server = Server(args.run)
+    if phases & {"low", "load", "load32", "memory"}:
+        server = Server(args.run, *shlex.split(args.server_options))
         server.wait(lambda body: body["explain"] == "ready")
         if "low" in phases:
             predict = sequential(server, b"/v1/predict", predict_bodies, 500)
             report("low_load", {"predict": predict, "explain": sequential(server, b"/v1/explain", explain_bodies, 200)})
-        if "load" in phases:
+        if phases & {"load", "load32"}:
             results["load"] = []
-            for clients in (1, 8, 32):
+            for clients in (1, 8, 32) if "load" in phases else (32,):
                 seconds = args.seconds_32 if clients == 32 else args.seconds
                 results["load"].append(load(server, b"/v1/predict", predict_bodies, clients, seconds))
                 print(json.dumps(results["load"][-1]), flush=True)

@@ -168,7 +168,7 @@ DISTRIBUTE = ("none", "mirrored", "multi-worker")
 # `max_explain_queue` texts to explain), the largest request
 # (`max_body_bytes`, `max_texts` texts of `max_text_chars` characters each)
 # and how long requests in flight may finish after SIGTERM. The batching was
-# measured under load on IMDB reviews (BENCHMARKS.md, "Serving"); the limits
+# measured under load on IMDB reviews (BENCHMARKS.md, "Serving over HTTP"); the limits
 # are those of a sane service, not tuned (so are the seconds a 503 tells a
 # client to wait: a full queue drains in about a second, the explanation
 # worker loads in 5-10).

@@ -5,7 +5,7 @@ classifier when it has none), batched across requests (`Batcher`). Batches
 run side by side on `predict_threads` threads (one per core, plus one, by
 default), each computing on one core: measured on 2 cores, small batches
 side by side beat one batch at a time on both cores (BENCHMARKS.md,
-"Serving"). The event loop only parses and answers. Explanations come from
+"Serving over HTTP"). The event loop only parses and answers. Explanations come from
 the run's Keras classifier in a worker process (`hierattn.serve.explaining`)
 that loads in the background: predictions are ready as soon as the bundle is.
 """
