@@ -94,3 +94,17 @@ def test_no_cors_headers_unless_origins_are_given(client, han_run_dir):
         too_big = allowed.post("/v1/predict", content=b"x" * (2**20 + 1), headers={"origin": "https://example.com"})
         assert too_big.status_code == 413 and too_big.headers["access-control-allow-origin"] == "https://example.com"
         assert too_big.headers["connection"] == "close"
+
+
+def test_a_run_without_a_bundle_is_served_by_its_keras_classifier(han_run_dir, han_run, tmp_path):
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(han_run_dir, run)
+    (run / BUNDLE_FILE).unlink()
+    with TestClient(create_app(run, explain=False)) as keras_client:
+        model = keras_client.get("/v1/model").json()
+        assert model["predictions_from"] == "model.keras" and model["limits"]["predict_threads"] == 1
+        predictions = keras_client.post("/v1/predict", json={"texts": TEXTS}).json()["predictions"]
+    got = np.array([[p["probabilities"][name] for name in han_run.label_names] for p in predictions])
+    np.testing.assert_allclose(got, han_run.predict(TEXTS, verbose=0), atol=1e-5)
