@@ -172,7 +172,7 @@ def _routes(app, service):
 
 
 def _page(service, text="", picture="", error=None, status=200, retry=None):
-    about = f"{service.describe()['backbone']} classifier of run {service.path.name}: {', '.join(service.label_names)}"
+    about = f"{service.backbone} classifier of run {service.path.name}: {', '.join(service.label_names)}"
     headers = {"Content-Security-Policy": POLICY, **({"Retry-After": str(retry)} if retry else {})}
     return HTMLResponse(page(about, text, picture, error), status_code=status, headers=headers)
 

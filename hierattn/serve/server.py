@@ -56,7 +56,7 @@ def serve(
         bound = sock.getsockname()[1]
         url = f"http://{f'[{host}]' if ':' in host else host}:{bound}/"
         service = app.state.service
-        log(f"serving {service.describe()['backbone']} run {service.path.name} on {url} (Ctrl-C or SIGTERM stops it)")
+        log(f"serving {service.backbone} run {service.path.name} on {url} (Ctrl-C or SIGTERM stops it)")
         if host not in LOOPBACK:
             log(f"listening on {host}: anyone who can reach this machine on port {bound} can use the model")
         config = uvicorn.Config(

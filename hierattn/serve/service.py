@@ -99,13 +99,14 @@ class Service:
         self.log = log or (lambda line: None)
         self.path = find_complete_run(run_dir, root)
         self.model = load_model(self.path, log=self.log, threads=1)  # one core per batch, batches side by side
-        if not hasattr(self.model, "metadata"):  # no bundle: the Keras classifier predicts, one batch at a time
+        self.from_bundle = hasattr(self.model, "metadata")  # a runtime Predictor, not the Keras classifier
+        if not self.from_bundle:  # the Keras classifier predicts, one batch at a time
             self.limits["predict_threads"] = 1
+        self.backbone = self.model.metadata.get("architecture") if self.from_bundle else self.model.architecture
         self.label_names = [str(name) for name in self.model.label_names]
         self.has_words = getattr(self.model, "preprocessor", self.model).has_words
         self.metrics = _metrics(self.path, self.log)
         self.explain_state = "loading" if explain else "off"
-        self.started = time.time()
         self._explain_wanted = explain
         self._worker_pid = None
         self._predictions = self._explanations = None
@@ -229,9 +230,9 @@ class Service:
         """
         return {
             "run": self.path.name,
-            "backbone": getattr(self.model, "architecture", None) or self.model.metadata.get("architecture"),
+            "backbone": self.backbone,
             "classes": self.label_names,
-            "predictions_from": BUNDLE_FILE if hasattr(self.model, "metadata") else "model.keras",
+            "predictions_from": BUNDLE_FILE if self.from_bundle else "model.keras",
             "explanations": self.explain_state,
             "metrics": self.metrics,
             "hierattn_version": __version__,
