@@ -191,6 +191,33 @@ SERVE = {
     "retry_after": {"busy": 1, "loading": 5, "restarting": 10},  # seconds, in 503 answers' Retry-After
 }
 
+# Batch prediction (`hierattn.batch`, `hierattn predict --engine ray`). Files
+# are read in chunks of `chunk_rows` rows, into Ray blocks of about
+# `block_bytes`; each worker scores `batch_rows` rows per call, tokenizing in
+# its own process, with onnxruntime on `threads` threads (one worker per CPU
+# by default), `graph_batch` documents per run of the graph (the default
+# IMDB HAN's intermediate values take 2.6 MB per document while it runs; 16
+# ran as fast as 32 with a seventh of the memory) and without its memory
+# arena (which keeps about 100 MB more per worker for about 6% more speed).
+# The output is written in parts of up to `part_rows` rows.
+# The workers share all of the cluster's CPUs but `reserved_cpus`, left for
+# the tasks that feed them (reading files, a user's own steps: Ray gives a
+# task a whole CPU by default), so those always find a CPU (whole CPUs for
+# the workers starved the read task on 2 cores: issue #42). Ray's CPUs are
+# a scheduling count: every worker computes on its own core. Measured, not
+# tuned: BENCHMARKS.md "Batch prediction on Ray".
+BATCH = {
+    "chunk_rows": 1000,
+    "block_bytes": 2**20,
+    "batch_rows": 256,
+    "threads": 1,
+    "graph_batch": 16,
+    "memory_arena": False,
+    "part_rows": 100_000,
+    "reserved_cpus": 1,
+    "output_format": "parquet",
+}
+
 # The columns of a table tried, in order, when none is named.
 TEXT_COLUMNS = ("text", "review", "sentence", "content", "document", "body")
 LABEL_COLUMNS = ("label", "labels", "sentiment", "class", "category", "target", "y")

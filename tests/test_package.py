@@ -25,6 +25,7 @@ LAYERS = [
     {"runtime"},  # an exported classifier run without TensorFlow,
     {"models"},  # the classifier, its preprocessor and backbones
     {"runs"},  # the application: training runs and what is done with them,
+    {"batch"},  # a run's bundle over large tables (Ray Data, Spark)
     {"serve"},  # a run's classifier over HTTP
     {"cli"},  # the command line, one application call per command
     {"__init__", "__main__"},  # the package's front

@@ -1,4 +1,4 @@
-"""`hierattn predict`: one text onto `hierattn.runs.predict.predict_text`, a file or standard input onto `predict_file`."""
+"""`hierattn predict`: one text onto `hierattn.runs.predict.predict_text`, a file or standard input onto `predict_file`, files on Ray onto `hierattn.batch.predict_files`."""
 
 import click
 
@@ -8,6 +8,7 @@ from hierattn.cli.options import (
     encoding_option,
     file_option,
     friendly_errors,
+    given,
     one_text,
     refuse_existing,
     run_option,
@@ -15,30 +16,65 @@ from hierattn.cli.options import (
     text_argument,
     text_column_option,
 )
+from hierattn.defaults import BATCH
+
+RAY_OPTIONS = ("address", "workers", "output_format")
 
 
 @click.command()
 @text_argument
 @run_option
-@file_option("Score a text file (one text per line) or a CSV/TSV/JSON-lines file (--text-column).")
+@file_option(
+    "Score a text file (one text per line) or a CSV/TSV/JSON-lines/Parquet file (--text-column); "
+    "with --engine ray, also a folder or a glob of them."
+)
 @text_column_option
 @click.option(
     "--output",
-    type=click.Path(dir_okay=False),
+    type=click.Path(),
     default=None,
-    help="CSV of predictions for --file / - (default: print to standard output).",
+    help="CSV of predictions for --file / - (default: print to standard output); with --engine ray, a new folder of parts.",
 )
 @encoding_option
+@click.option(
+    "--engine",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="local: this process. ray: Ray Data workers, each holding the run's bundle (the ray extra).",
+)
+@click.option(
+    "--address",
+    default=None,
+    help="With --engine ray: the cluster (auto, ray://HOST:PORT); default: a new local one.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(1),
+    default=None,
+    help="With --engine ray: workers that score (default: one per CPU of the cluster).",
+)
+@click.option(
+    "--output-format",
+    type=click.Choice(["parquet", "csv"]),
+    default=BATCH["output_format"],
+    show_default=True,
+    help="With --engine ray: the parts' format.",
+)
 @friendly_errors
-def predict(text, run_dir, file_path, text_column, output, encoding):
-    """Classify text: predict "text", predict --file FILE, or predict - (standard input)."""
+def predict(text, run_dir, file_path, text_column, output, encoding, engine, address, workers, output_format):
+    """Classify text: predict "text", predict --file FILE, predict - (standard input), or predict --file ... --engine ray --output DIR."""
+    check_text_or_file(text, file_path)
+    if engine == "ray":
+        _predict_on_ray(text, run_dir, file_path, text_column, output, encoding, address, workers, output_format)
+        return
+    named = [f"--{name.replace('_', '-')}" for name in RAY_OPTIONS if given(name)]
+    if named:
+        raise click.UsageError(f"only with --engine ray: {', '.join(named)}")
     # imported when the command runs: --help, and refusing bad input, come before NumPy, pandas and TensorFlow load
     from hierattn.cli.render import prediction_text
-
-    # imported when the command runs: --help, and refusing bad input, come before pandas and TensorFlow load
     from hierattn.runs.predict import predict_file, predict_text
 
-    check_text_or_file(text, file_path)
     refuse_existing(output)
     if text is None and file_path is None:
         raise click.UsageError("give a text, --file FILE, or - for standard input")
@@ -59,3 +95,15 @@ def predict(text, run_dir, file_path, text_column, output, encoding):
     )
     if output:
         click.echo(f"scored {count:,} texts into {output}")
+
+
+def _predict_on_ray(text, run_dir, file_path, text_column, output, encoding, address, workers, output_format):
+    if text is not None or file_path is None or not output:
+        raise click.UsageError("--engine ray scores files: give --file PATH_OR_GLOB and --output DIR")
+    from hierattn.batch.on_ray import import_ray, predict_files
+
+    import_ray()  # one line saying how to install it, before any other check
+    count = predict_files(
+        file_path, output, run_dir, text_column, encoding, workers, address, output_format, log=echo_err
+    )
+    click.echo(f"scored {count:,} rows into {output}")

@@ -127,22 +127,50 @@ def _score_rows(classifier, chunks, handle, header, names, carried, progress):
     writer.writerow(header)
     with tqdm(desc="scoring", unit="doc", disable=not progress) as bar:
         for texts in chunks:
-            x = encode(classifier, texts)
-            ids = token_ids(x)
-            filled = np.flatnonzero(ids.reshape(len(ids), -1).any(axis=1))
-            probabilities = dict(zip(filled, classifier.predict_ids(take_documents(x, filled))))
-            for i in range(len(texts)):
-                row = probabilities.get(i)
+            probabilities = score_texts(classifier, texts)
+            for i, row in enumerate(probabilities):
                 cells = (
-                    ["", *[""] * len(names)] if row is None else [names[int(row.argmax())], *[f"{p:.6f}" for p in row]]
+                    ["", *[""] * len(names)]
+                    if np.isnan(row[0])
+                    else [names[int(row.argmax())], *[f"{p:.6f}" for p in row]]
                 )
                 writer.writerow([rows + i, *(texts.columns[c][i] for c in carried), *cells])
             rows += len(texts)
-            count += len(filled)
+            count += int((~np.isnan(probabilities[:, 0])).sum())
             bar.update(len(texts))
     if count == 0:
         raise DataError("no text to score: every text is blank or has no words")
     return count
+
+
+def score_texts(classifier, texts, workers=None, batch_size=32):
+    """The class probabilities of `texts`, one row each, NaN for a text without words.
+
+    A text that is blank or only markup has nothing for a model to read, so
+    its row is NaN rather than what the model says of padding.
+
+    Args:
+        classifier: A trained `TextClassifier`, or a `hierattn.runtime.Predictor`.
+        texts: A list of strings.
+        workers: Processes that tokenize many texts (a `Predictor`'s;
+            default: one per core; 1 tokenizes in this process).
+        batch_size: Documents per call of the model.
+
+    Returns:
+        A float32 array `(len(texts), classes)`, columns in the model's
+        `label_names` order.
+    """
+    x = (
+        classifier.preprocess(texts, workers=workers)
+        if hasattr(classifier, "preprocess")
+        else encode(classifier, texts)
+    )
+    ids = token_ids(x)
+    filled = np.flatnonzero(ids.reshape(len(ids), -1).any(axis=1))
+    probabilities = np.full((len(texts), len(classifier.label_names)), np.nan, np.float32)
+    if len(filled):
+        probabilities[filled] = classifier.predict_ids(take_documents(x, filled), batch_size=batch_size)
+    return probabilities
 
 
 def texts_with_words(classifier, texts):

@@ -1,0 +1,247 @@
+"""Batch prediction on Ray Data: a user's Dataset (`predict_dataset`), or files into a folder of parts (`predict_files`).
+
+Workers are a pool of Ray actors, each holding one `BatchPredictor` (the
+bundle loaded once, onnxruntime on one thread, tokenizing in its own
+process). Together they ask for all CPUs but one, which is left for the
+tasks that feed them, so a small cluster cannot deadlock with its CPUs held
+by workers waiting for input (whole CPUs did on 2 cores: issue #42). A worker
+that dies is restarted and its batch retried (`BATCH["retries"]` times);
+a batch's rows reach the output only from a task that finished, so every
+row is written once.
+"""
+
+import contextlib
+import logging
+
+from hierattn.batch.files import OutputFolder, check_inputs, count_rows, file_names, input_files, read_chunks
+from hierattn.batch.predictor import BatchPredictor, bundle_path
+from hierattn.data.progress import tqdm
+from hierattn.defaults import BATCH
+from hierattn.errors import ArgumentError, DataError, HierattnError, first_line
+from hierattn.runs.directory import DEFAULT_ROOT, find_complete_run, run_line
+from hierattn.utils.atomic import check_new_file
+
+INSTALL = 'pip install "hierattn[ray]"'
+
+
+def import_ray():
+    """The `ray` module with Ray Data, or one line saying how to install it."""
+    try:
+        import ray
+        import ray.data  # noqa: F401
+    except ImportError as error:
+        raise HierattnError(f"batch prediction on Ray needs Ray Data ({error}): {INSTALL}") from None
+    return ray
+
+
+def predict_dataset(dataset, bundle, text_column=None, keep=(), workers=None, threads=BATCH["threads"]):
+    """Predictions of a `ray.data.Dataset`'s texts: a new (lazy) Dataset, one row per input row.
+
+    Its columns are `BatchPredictor`'s: `file` and `row` if the input has
+    them, `id` and `label` (found by name), `keep`, then `predicted` and
+    `p_<class>`. Nothing runs until the result is consumed (`write_parquet`,
+    `iter_batches`, ...); the bundle and the input's columns are checked now
+    (reading the input's schema may read its first block).
+
+    Args:
+        dataset: A `ray.data.Dataset` with a text column.
+        bundle: The bundle (`model.onnx`), or a run directory holding one.
+        text_column: The column of the texts (default: found by name).
+        keep: More input columns to carry into the output.
+        workers: Actors that score, each holding the bundle (default: one
+            per CPU of the cluster).
+        threads: onnxruntime's threads in each worker.
+
+    Raises:
+        DataError: No bundle, or no text column (or a `keep` column) in
+            the Dataset.
+
+    Example:
+
+    ```python
+    import ray
+    from hierattn.batch import predict_dataset
+
+    reviews = ray.data.read_parquet("s3://bucket/reviews/")
+    predict_dataset(reviews, "runs/han-imdb-20261125-120000").write_parquet("s3://bucket/predictions/")
+    ```
+    """
+    ray = import_ray()
+    predictor = BatchPredictor(bundle, text_column, keep, threads)
+    predictor.columns_of(dataset.columns())
+    return _scored(ray, dataset, predictor, workers)
+
+
+def _scored(ray, dataset, predictor, workers):
+    """`dataset` mapped through a pool of `workers` actors, each holding a copy of `predictor`."""
+    cpus = float(ray.cluster_resources().get("CPU", 1))
+    if workers is not None and (not isinstance(workers, int) or workers < 1):
+        raise ArgumentError(f"{{argument}} must be a whole number of at least 1, not {workers!r}", argument="workers")
+    workers = workers or max(1, int(cpus))
+    return dataset.map_batches(
+        BatchPredictor,
+        fn_constructor_kwargs={
+            "bundle": predictor.bundle,
+            "text_column": predictor.text_column,
+            "keep": predictor.keep,
+            "threads": predictor.threads,
+            "batch_size": predictor.batch_size,
+        },
+        batch_size=BATCH["batch_rows"],
+        batch_format="pandas",
+        compute=ray.data.ActorPoolStrategy(size=workers),
+        num_cpus=worker_cpus(workers, cpus),
+    )
+
+
+def worker_cpus(workers, cpus):
+    """The CPUs each of `workers` asks Ray for on a cluster of `cpus`: a share of all but one, at most a whole one.
+
+    One CPU is left for the tasks that feed the workers (reading files, a
+    user's own steps: Ray gives a task a whole CPU by default).
+
+    >>> worker_cpus(2, 2.0), worker_cpus(1, 2.0), worker_cpus(4, 16.0), worker_cpus(16, 16.0)
+    (0.5, 1.0, 1.0, 0.9375)
+    """
+    free = max(cpus - BATCH["reserved_cpus"], 0.1)
+    return round(min(1.0, free / workers), 4)
+
+
+def predict_files(
+    source,
+    output,
+    run_dir=None,
+    text_column=None,
+    encoding=None,
+    workers=None,
+    address=None,
+    output_format=BATCH["output_format"],
+    progress=True,
+    log=None,
+):
+    """Scores every row of the files `source` names, on Ray Data, into a new folder of parts.
+
+    The files are read in Ray tasks (CSV, TSV, JSON lines, Parquet or
+    text files, compressed or not, as `predict --file` reads them); each
+    row is written once, in input order, with the columns of `predict
+    --file` (and `file`, the file's path under the folder or as the glob
+    matched it, when `source` names more than one). The output and every
+    input are checked, and the bundle loaded, before Ray starts.
+
+    Args:
+        source: A file, a folder (its table and text files, recursively),
+            or a glob pattern.
+        output: The folder to write (`part-00000.parquet`, ...); it must
+            not exist. It appears only when the job has finished.
+        run_dir: The run directory (default: the latest complete run); it
+            needs its bundle (`model.onnx`).
+        text_column: Column of the texts (default: found by name).
+        encoding: Text encoding of CSV, JSON-lines and text files (default UTF-8).
+        workers: Actors that score (default: one per CPU of the cluster).
+        address: The Ray cluster ("auto", "ray://HOST:PORT"); default: the
+            one this process is connected to, else a new local one, shut
+            down at the end.
+        output_format: "parquet" or "csv".
+        progress: Show a progress bar (in rows).
+        log: Called with lines naming the run and the cluster.
+
+    Returns:
+        The number of rows written.
+
+    Raises:
+        ArgumentError: `output` exists, or its folder does not.
+        DataError: No input there, an input that cannot be read or lacks
+            the text column, no bundle, or no text with words at all.
+        HierattnError: Ray is not installed.
+    """
+    ray = import_ray()
+    check_new_file(output)
+    files = input_files(source)
+    carried = check_inputs(files, text_column, encoding)
+    run = find_complete_run(run_dir, DEFAULT_ROOT)
+    predictor = BatchPredictor(bundle_path(run), "text")
+    if log:
+        log(run_line(run, DEFAULT_ROOT if run_dir is None else None))
+    started = not ray.is_initialized()
+    if started:
+        # Quiet: an error in a task reaches the caller as one exception (below), not as the workers' logs.
+        ray.init(address=address, include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False)
+    try:
+        if log:
+            log(f"ray: {ray.cluster_resources().get('CPU', 0):g} CPUs, {len(files)} file(s)")
+        dataset = _files_dataset(ray, files, file_names(files, source), carried, text_column, encoding)
+        scored = _scored(ray, dataset, predictor, workers)
+        with _quiet("ray.data"):  # its notes, and its tracebacks of the error raised below
+            return _write(scored, output, output_format, count_rows(files), progress)
+    except Exception as error:
+        raise _user_error(error) from None
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def _files_dataset(ray, files, names, carried, text_column, encoding):
+    """A Dataset of the files' rows, read in Ray tasks (`read_chunks`), in input order."""
+    items = [{"path": str(p), "name": n} for p, n in zip(files, names)]
+    dataset = ray.data.from_items(items, override_num_blocks=len(items))
+    context = dataset.context  # this Dataset's own copy: no process-wide setting changes
+    context.target_max_block_size = BATCH["block_bytes"]
+    context.execution_options.preserve_order = True
+    context.enable_progress_bars = False
+    context.print_on_execution_start = False
+    return dataset.map_batches(
+        _read,
+        fn_kwargs={"carried": carried, "text_column": text_column, "encoding": encoding},
+        batch_size=1,
+        batch_format="pandas",
+    )
+
+
+def _read(batch, carried, text_column, encoding):
+    """A Ray task: the rows of the files in `batch` (one file, in practice), in chunks."""
+    for path, name in zip(batch["path"], batch["name"]):
+        yield from read_chunks(path, name, carried, text_column, encoding)
+
+
+def _write(dataset, output, output_format, total, progress):
+    scored = 0
+    with (
+        OutputFolder(output, output_format) as folder,
+        tqdm(total=total, desc="scoring", unit="doc", disable=not progress) as bar,
+    ):
+        for frame in dataset.iter_batches(batch_format="pandas", batch_size=None, prefetch_batches=1):
+            folder.write(frame)
+            scored += int(frame["predicted"].notna().sum())
+            bar.update(len(frame))
+        if scored == 0:
+            raise DataError("no text to score: every text is blank or has no words")
+    return folder.rows
+
+
+@contextlib.contextmanager
+def _quiet(name):
+    """Nothing from the logger `name` but critical errors while the block runs."""
+    logger = logging.getLogger(name)
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def _user_error(error):
+    """The hierattn error behind an error a Ray task raised (Ray wraps it), a Ray error as one line, else `error`."""
+    import ray.exceptions
+
+    seen = error
+    while seen is not None:
+        cause = getattr(seen, "cause", None)
+        if isinstance(cause, HierattnError):
+            return cause
+        if isinstance(seen, HierattnError) and type(seen).__module__.startswith("hierattn"):
+            return seen
+        seen = seen.__cause__ or cause
+    if isinstance(error, ray.exceptions.RayError):  # the cluster, not the data: a lost node, a worker that kept dying
+        return HierattnError(f"ray: {first_line(error)}")
+    return error

@@ -1,0 +1,88 @@
+"""`hierattn predict --engine ray`: files scored on a real local Ray cluster, and the options' rules, through CliRunner."""
+
+import sys
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from hierattn.cli import cli
+
+from conftest import make_reviews
+
+pytestmark = pytest.mark.slow
+
+
+def invoke(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def errors(result):
+    return [line for line in result.output.splitlines() if line.startswith("Error:")]
+
+
+@pytest.fixture
+def reviews_csv(tmp_path):
+    texts, labels = make_reviews(300, seed=7)
+    pd.DataFrame({"id": range(300), "review": texts, "label": labels}).to_csv(tmp_path / "in.csv", index=False)
+    return tmp_path / "in.csv"
+
+
+def test_files_on_ray_give_predict_files_rows(han_run_dir, reviews_csv, tmp_path):
+    pytest.importorskip("ray", reason='Ray is not installed (pip install "hierattn[ray]")')
+    local = invoke("predict", "--file", reviews_csv, "--run", han_run_dir, "--output", tmp_path / "local.csv")
+    assert local.exit_code == 0, local.output
+    args = ["predict", "--file", reviews_csv, "--run", han_run_dir, "--engine", "ray", "--workers", 2]
+    result = invoke(*args, "--output-format", "csv", "--output", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == f"scored 300 rows into {tmp_path / 'out'}\n"
+    assert f"run: {han_run_dir}" in result.stderr and "ray: " in result.stderr
+    assert (tmp_path / "out" / "part-00000.csv").read_text() == (tmp_path / "local.csv").read_text()
+    again = invoke(*args, "--output", tmp_path / "out")  # an existing folder is refused, before Ray starts
+    assert again.exit_code == 1 and errors(again) == [
+        f"Error: {tmp_path / 'out'} already exists; choose another --output (nothing was overwritten)"
+    ]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["part-00000.csv"]
+
+
+def test_bad_input_is_one_error_line(han_run_dir, reviews_csv, tmp_path):
+    pytest.importorskip("ray", reason='Ray is not installed (pip install "hierattn[ray]")')
+    base = ["predict", "--run", han_run_dir, "--engine", "ray", "--output", tmp_path / "out"]
+    missing = invoke(*base, "--file", tmp_path / "*.parquet")
+    assert missing.exit_code == 1 and errors(missing) == [f"Error: no file matches {tmp_path / '*.parquet'}"]
+    column = invoke(*base, "--file", reviews_csv, "--text-column", "body")
+    assert column.exit_code == 1 and errors(column)[0].startswith("Error: no text column 'body'")
+    assert "Traceback" not in missing.output + column.output and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["predict", "a film", "--workers", "2"], "only with --engine ray: --workers"),
+        (
+            ["predict", "a film", "--address", "auto", "--output-format", "csv"],
+            "only with --engine ray: --address, --output-format",
+        ),
+        (
+            ["predict", "a film", "--engine", "ray"],
+            "--engine ray scores files: give --file PATH_OR_GLOB and --output DIR",
+        ),
+        (["predict", "--file", "x.csv", "--engine", "ray"], "--engine ray scores files"),
+        (["predict", "--file", "x.csv", "--engine", "spark"], "'spark' is not one of 'local', 'ray'"),
+        (
+            ["predict", "--file", "x.csv", "--engine", "ray", "--workers", "0", "--output", "o"],
+            "0 is not in the range x>=1",
+        ),
+    ],
+)
+def test_option_rules_are_usage_errors(args, message):
+    result = invoke(*args)
+    assert result.exit_code == 2 and message in result.output and "Traceback" not in result.output
+
+
+def test_without_ray_one_line_says_how_to_install_it(monkeypatch, han_run_dir, reviews_csv, tmp_path):
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if not installed: `import ray` raises ImportError
+    result = invoke("predict", "--file", reviews_csv, "--engine", "ray", "--output", tmp_path / "out")
+    assert result.exit_code == 1 and len(errors(result)) == 1
+    assert errors(result)[0].startswith("Error: batch prediction on Ray needs Ray Data (")
+    assert errors(result)[0].endswith('pip install "hierattn[ray]"') and "Traceback" not in result.output
