@@ -13,6 +13,13 @@ then times, each in its own process, one after the other on this machine:
 * kill: ray-2 again, with one worker killed (SIGKILL) once a fifth of the
   rows are written; the output must still hold every row once.
 
+* settings (not run by default): what a worker's scoring costs in memory
+  and time under `hierattn.defaults.BATCH`'s settings and their
+  alternatives: each setting in a fresh process (no Ray), the bundle on one
+  thread scoring 4,000 reviews with `BatchPredictor`'s call in batches of
+  256 rows; peak and final unique memory (USS, sampled every 10 ms) above
+  the process with the bundle loaded, and reviews per second.
+
 Every Ray output is checked against the local one: the same rows (by id,
 each once) and probabilities within 1e-6 (the local CSV has six decimals).
 
@@ -22,7 +29,7 @@ memory per worker <= 300 MB.
 
 Usage:
     python benchmarks/bench_batch.py RUN_DIR [--data ../shared/datasets/aclImdb_v1.tar.gz]
-        [--work /tmp/bench_batch] [--phases local,ray-1,ray-2,kill] [--output results.json]
+        [--work /tmp/bench_batch] [--phases local,ray-1,ray-2,kill,settings] [--output results.json]
 """
 
 import argparse
@@ -144,6 +151,64 @@ def compare(local, folder):
     }
 
 
+SETTINGS = {  # name: (graph batch, memory arena, memory handed back after each batch)
+    "defaults (16, no arena, trim)": (16, False, True),
+    "graph batch 32": (32, False, True),
+    "graph batch 8": (8, False, True),
+    "with the memory arena": (16, True, True),
+    "without trimming": (16, False, False),
+}
+
+
+def settings_child(run, source, name):
+    """One setting, in this (fresh) process: prints its memory and speed as JSON."""
+    import hierattn.batch.predictor as batch_predictor
+    from hierattn.defaults import BATCH
+
+    graph_batch, arena, trim = SETTINGS[name]
+    BATCH["memory_arena"] = arena
+    if not trim:
+        batch_predictor._release_memory = lambda: None
+    process = psutil.Process()
+    peak = [0]
+
+    def watch():
+        while True:
+            peak[0] = max(peak[0], process.memory_full_info().uss)
+            time.sleep(0.01)
+
+    frame = pd.read_parquet(source).iloc[:4000][["id", "text"]]
+    predictor = batch_predictor.BatchPredictor(run, batch_size=graph_batch)
+    predictor(frame.iloc[:16])
+    loaded = process.memory_full_info().uss
+    threading.Thread(target=watch, daemon=True).start()
+    started = time.perf_counter()
+    for start in range(0, len(frame), 256):
+        predictor(frame.iloc[start : start + 256])
+    seconds = time.perf_counter() - started
+    print(
+        json.dumps(
+            {
+                "setting": name,
+                "reviews_per_second": round(len(frame) / seconds, 1),
+                "loaded_uss_mb": round(loaded / 2**20),
+                "peak_above_loaded_mb": round((peak[0] - loaded) / 2**20),
+                "final_above_loaded_mb": round((process.memory_full_info().uss - loaded) / 2**20),
+            }
+        )
+    )
+
+
+def settings(run, source):
+    results = []
+    for name in SETTINGS:
+        command = [sys.executable, __file__, run, "--settings-child", name, "--work", str(source.parent)]
+        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=True)
+        results.append(json.loads(done.stdout.strip().splitlines()[-1]))
+        print(json.dumps(results[-1]), flush=True)
+    return results
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run")
@@ -151,10 +216,14 @@ def main():
     parser.add_argument("--work", default="/tmp/bench_batch")
     parser.add_argument("--phases", default="local,ray-1,ray-2,kill")
     parser.add_argument("--output", default=None)
+    parser.add_argument("--settings-child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     work = pathlib.Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     source = work / "reviews.parquet"
+    if args.settings_child:
+        settings_child(args.run, source, args.settings_child)
+        return
     reviews(args.data, source)
     rows = len(pd.read_parquet(source, columns=["id"]))
     cli = [sys.executable, "cli.py", "predict", "--file", str(source), "--run", args.run]
@@ -169,6 +238,11 @@ def main():
             "rows_per_second": round(rows / seconds, 1),
         }
         print(json.dumps({"local": results["local"]}), flush=True)
+    if "settings" in phases:
+        results["settings"] = settings(args.run, source)
+    if not any(phase.startswith(("ray-", "kill")) for phase in phases):
+        print(json.dumps(results, indent=2))
+        return
     local = pd.read_csv(local_csv, dtype={"id": str})
     for phase in phases:
         if not phase.startswith(("ray-", "kill")):

@@ -195,17 +195,15 @@ SERVE = {
 # are read in chunks of `chunk_rows` rows, into Ray blocks of about
 # `block_bytes`; each worker scores `batch_rows` rows per call, tokenizing in
 # its own process, with onnxruntime on `threads` threads (one worker per CPU
-# by default), `graph_batch` documents per run of the graph (the default
-# IMDB HAN's intermediate values take 2.6 MB per document while it runs; 16
-# ran as fast as 32 with a seventh of the memory) and without its memory
-# arena (which keeps about 100 MB more per worker for about 6% more speed).
-# The output is written in parts of up to `part_rows` rows.
-# The workers share all of the cluster's CPUs but `reserved_cpus`, left for
+# by default), `graph_batch` documents per run of the graph, and without
+# onnxruntime's memory arena: the last two keep a worker's memory down
+# (BENCHMARKS.md "Batch prediction on Ray", `--phases settings`). The output
+# is written in parts of up to `part_rows` rows. The workers share all of
+# the cluster's CPUs but `reserved_cpus` (at most half of them), left for
 # the tasks that feed them (reading files, a user's own steps: Ray gives a
 # task a whole CPU by default), so those always find a CPU (whole CPUs for
-# the workers starved the read task on 2 cores: issue #42). Ray's CPUs are
-# a scheduling count: every worker computes on its own core. Measured, not
-# tuned: BENCHMARKS.md "Batch prediction on Ray".
+# the workers starved the read task on 2 cores: issue #42). Ray's CPUs are a
+# scheduling count: every worker computes on its own core.
 BATCH = {
     "chunk_rows": 1000,
     "block_bytes": 2**20,

@@ -27,7 +27,12 @@ OUTPUT_FORMATS = ("parquet", "csv")
 
 
 def input_files(source):
-    """The files `source` names, in order: a file, a folder's table and text files, or a glob pattern.
+    """The files `source` names, in order: a file, a folder's table and text files, or a glob pattern's.
+
+    In a folder (and its subfolders) and among a glob's matches, only table
+    and text files count, and names starting with `.` or `_` (`_SUCCESS`,
+    `.ipynb_checkpoints/`, `_temporary/`) are skipped, as other engines'
+    outputs hold them.
 
     Raises:
         DataError: Nothing to read there.
@@ -37,20 +42,22 @@ def input_files(source):
     if path.is_file():
         return [path]
     if path.is_dir():
-        files = sorted(
-            p
-            for p in path.rglob("*")
-            if p.is_file() and not p.name.startswith((".", "_")) and _suffix(p) in INPUT_SUFFIXES
-        )
+        files = sorted(p for p in path.rglob("*") if _is_input(p.relative_to(path)) and p.is_file())
         if not files:
             raise DataError(f"{source} holds no table or text file ({', '.join(INPUT_SUFFIXES)})")
         return files
     if glob.has_magic(source):
         files = sorted(pathlib.Path(p) for p in glob.glob(source, recursive=True) if os.path.isfile(p))
+        files = [p for p in files if _is_input(pathlib.PurePath(p.name))]
         if not files:
-            raise DataError(f"no file matches {source}")
+            raise DataError(f"no table or text file matches {source}")
         return files
     raise DataError(f"no such file or folder: {source}")
+
+
+def _is_input(relative):
+    """Whether a file (its path under the folder searched) is an input: a table or text file, nothing hidden."""
+    return not any(part.startswith((".", "_")) for part in relative.parts) and _suffix(relative) in INPUT_SUFFIXES
 
 
 def _suffix(path):
@@ -58,20 +65,21 @@ def _suffix(path):
 
 
 def check_inputs(files, text_column=None, encoding=None):
-    """Reads the first chunk of every file: the columns each carries, or the first file's error.
+    """Reads the first chunk of every file: the columns the files carry, or the first file's error.
+
+    A file without rows (an empty part of another job's output) is read as
+    no rows.
 
     Returns:
         The carried columns (`id`, `label`) any file has, in `CARRIED` order.
 
     Raises:
-        DataError: A file that cannot be read, is empty, or lacks the text
-            column (named with the file).
+        DataError: A file that cannot be read or lacks the text column
+            (named with the file).
     """
     found = set()
     for path in files:
-        first = next(iter_text_chunks(path, text_column, chunk_size=1, encoding=encoding), None)
-        if first is None:
-            raise DataError(f"{path} holds no rows")
+        first = next(iter_text_chunks(path, text_column, chunk_size=BATCH["chunk_rows"], encoding=encoding), None)
         found.update(getattr(first, "columns", {}))
     return [name for name in CARRIED if name in found]
 
@@ -119,6 +127,24 @@ def count_rows(files):
     except ImportError:
         return None
     return sum(pq.ParquetFile(p).metadata.num_rows for p in files)
+
+
+def _write_parquet(frame, path):
+    """A part as Parquet with the same schema whatever its values (a part of blank texts, or without ids, included).
+
+    `row` is a 64-bit integer, the probabilities 32-bit floats, every other
+    column text: pandas alone would give a column of only missing values no
+    type, and the parts could not be read as one table.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    def kind(name):
+        return pa.int64() if name == "row" else pa.float32() if str(name).startswith("p_") else pa.string()
+
+    schema = pa.schema([(str(name), kind(name)) for name in frame.columns])
+    frame = frame.astype({name: object for name in frame.columns if kind(name) == pa.string()})
+    pq.write_table(pa.Table.from_pandas(frame, schema=schema, preserve_index=False), path)
 
 
 class OutputFolder:
@@ -175,7 +201,7 @@ class OutputFolder:
         target = self._temporary / f"part-{self.parts:05d}.{self.fmt}"
         with self._errors():
             if self.fmt == "parquet":
-                part.to_parquet(target, index=False)
+                _write_parquet(part, target)
             else:
                 part.to_csv(target, index=False, float_format="%.6f")
         self.parts += 1

@@ -5,7 +5,8 @@ bundle loaded once, onnxruntime on one thread, tokenizing in its own
 process). Together they ask for all CPUs but one, which is left for the
 tasks that feed them, so a small cluster cannot deadlock with its CPUs held
 by workers waiting for input (whole CPUs did on 2 cores: issue #42). A worker
-that dies is restarted and its batch retried (`BATCH["retries"]` times);
+that dies is restarted and its batch retried (Ray Data's own settings for
+actor pools: without a limit);
 a batch's rows reach the output only from a task that finished, so every
 row is written once.
 """
@@ -94,17 +95,23 @@ def _scored(ray, dataset, predictor, workers):
     )
 
 
+def reserved_cpus(cpus):
+    """The CPUs left for the tasks that feed the workers: `BATCH["reserved_cpus"]`, at most half the cluster's."""
+    return min(BATCH["reserved_cpus"], cpus / 2)
+
+
 def worker_cpus(workers, cpus):
-    """The CPUs each of `workers` asks Ray for on a cluster of `cpus`: a share of all but one, at most a whole one.
+    """The CPUs each of `workers` asks Ray for on a cluster of `cpus`: a share of what is not reserved, at most one.
 
-    One CPU is left for the tasks that feed the workers (reading files, a
-    user's own steps: Ray gives a task a whole CPU by default).
+    The reserve (`reserved_cpus`) is left for the tasks that feed the
+    workers: reading files, or a user's own steps (Ray gives a task a whole
+    CPU by default, so on a cluster of one CPU such a step cannot run beside
+    the workers).
 
-    >>> worker_cpus(2, 2.0), worker_cpus(1, 2.0), worker_cpus(4, 16.0), worker_cpus(16, 16.0)
-    (0.5, 1.0, 1.0, 0.9375)
+    >>> worker_cpus(2, 2.0), worker_cpus(1, 2.0), worker_cpus(1, 1.0), worker_cpus(4, 16.0), worker_cpus(16, 16.0)
+    (0.5, 1.0, 0.5, 1.0, 0.9375)
     """
-    free = max(cpus - BATCH["reserved_cpus"], 0.1)
-    return round(min(1.0, free / workers), 4)
+    return round(min(1.0, (cpus - reserved_cpus(cpus)) / workers), 4)
 
 
 def predict_files(
@@ -125,8 +132,10 @@ def predict_files(
     text files, compressed or not, as `predict --file` reads them); each
     row is written once, in input order, with the columns of `predict
     --file` (and `file`, the file's path under the folder or as the glob
-    matched it, when `source` names more than one). The output and every
-    input are checked, and the bundle loaded, before Ray starts.
+    matched it, when `source` is a folder or a glob). The output and every
+    input are checked, and the bundle loaded, before Ray starts; the inputs
+    and the run's bundle must be readable by the cluster's workers at the
+    same paths.
 
     Args:
         source: A file, a folder (its table and text files, recursively),
@@ -162,26 +171,39 @@ def predict_files(
     predictor = BatchPredictor(bundle_path(run), "text")
     if log:
         log(run_line(run, DEFAULT_ROOT if run_dir is None else None))
-    started = not ray.is_initialized()
-    if started:
-        # Quiet: an error in a task reaches the caller as one exception (below), not as the workers' logs.
-        ray.init(address=address, include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False)
-    try:
-        if log:
-            log(f"ray: {ray.cluster_resources().get('CPU', 0):g} CPUs, {len(files)} file(s)")
-        dataset = _files_dataset(ray, files, file_names(files, source), carried, text_column, encoding)
-        scored = _scored(ray, dataset, predictor, workers)
-        with _quiet("ray.data"):  # its notes, and its tracebacks of the error raised below
+    with _quiet("ray", "ray.data"):  # Ray's notes, and its tracebacks of an error that is raised below as one
+        started = _connect(ray, address, log)
+        try:
+            cpus = float(ray.cluster_resources().get("CPU", 1))
+            if log:
+                log(f"ray: {cpus:g} CPUs, {len(files)} file(s)")
+            names = file_names(files, source)
+            dataset = _files_dataset(ray, files, names, carried, text_column, encoding, reserved_cpus(cpus))
+            scored = _scored(ray, dataset, predictor, workers)
             return _write(scored, output, output_format, count_rows(files), progress)
-    except Exception as error:
-        raise _user_error(error) from None
-    finally:
-        if started:
-            ray.shutdown()
+        except Exception as error:
+            raise _user_error(error) from None
+        finally:
+            if started:
+                ray.shutdown()
 
 
-def _files_dataset(ray, files, names, carried, text_column, encoding):
-    """A Dataset of the files' rows, read in Ray tasks (`read_chunks`), in input order."""
+def _connect(ray, address, log):
+    """Starts or joins the cluster (`address`) unless this process is connected to one; whether it started here."""
+    if ray.is_initialized():
+        if address and log:
+            log(f"ray: this process is already connected to a cluster; address {address} is not used")
+        return False
+    try:  # quiet: an error in a task reaches the caller as one exception, not as the workers' logs
+        ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    except (ValueError, RuntimeError, ConnectionError) as error:
+        where = f"the Ray cluster at {address}" if address else "a local Ray cluster"
+        raise HierattnError(f"could not start or join {where}: {first_line(error)}") from None
+    return True
+
+
+def _files_dataset(ray, files, names, carried, text_column, encoding, cpus):
+    """A Dataset of the files' rows, read in Ray tasks of `cpus` CPUs each (`read_chunks`), in input order."""
     items = [{"path": str(p), "name": n} for p, n in zip(files, names)]
     dataset = ray.data.from_items(items, override_num_blocks=len(items))
     context = dataset.context  # this Dataset's own copy: no process-wide setting changes
@@ -194,6 +216,7 @@ def _files_dataset(ray, files, names, carried, text_column, encoding):
         fn_kwargs={"carried": carried, "text_column": text_column, "encoding": encoding},
         batch_size=1,
         batch_format="pandas",
+        num_cpus=cpus,
     )
 
 
@@ -219,15 +242,17 @@ def _write(dataset, output, output_format, total, progress):
 
 
 @contextlib.contextmanager
-def _quiet(name):
-    """Nothing from the logger `name` but critical errors while the block runs."""
-    logger = logging.getLogger(name)
-    level = logger.level
-    logger.setLevel(logging.CRITICAL)
+def _quiet(*names):
+    """Nothing from the loggers `names` but critical errors while the block runs; then their levels as before."""
+    loggers = [logging.getLogger(name) for name in names]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL)
     try:
         yield
     finally:
-        logger.setLevel(level)
+        for logger, level in zip(loggers, levels):
+            logger.setLevel(level)
 
 
 def _user_error(error):
@@ -243,5 +268,6 @@ def _user_error(error):
             return seen
         seen = seen.__cause__ or cause
     if isinstance(error, ray.exceptions.RayError):  # the cluster, not the data: a lost node, a worker that kept dying
-        return HierattnError(f"ray: {first_line(error)}")
+        cause = getattr(error, "cause", None)
+        return HierattnError(f"ray: {first_line(cause if isinstance(cause, BaseException) else error)}")
     return error

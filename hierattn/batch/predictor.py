@@ -42,8 +42,8 @@ class BatchPredictor:
             among `hierattn.defaults.TEXT_COLUMNS`).
         keep: More input columns to carry into the output, as they are.
         threads: Threads onnxruntime computes each call with, per worker.
-        batch_size: Documents per call of the graph (its intermediate
-            values grow with it: 2.6 MB per IMDB review).
+        batch_size: Documents per call of the graph (the memory its
+            intermediate values take grows with it).
 
     Raises:
         DataError: No bundle there, or one onnxruntime cannot load.
@@ -72,11 +72,9 @@ class BatchPredictor:
 
     @property
     def predictor(self):
-        """The `hierattn.runtime.Predictor`, loaded on first use in each process."""
+        """The `hierattn.runtime.Predictor`: loaded once per process (copies unpickled there share it)."""
         if self._predictor is None:
-            from hierattn.runtime import load
-
-            self._predictor = load(self.bundle, threads=self.threads, memory_arena=BATCH["memory_arena"])
+            self._predictor = _loaded(self.bundle, self.threads, BATCH["memory_arena"])
         return self._predictor
 
     def __getstate__(self):
@@ -89,7 +87,7 @@ class BatchPredictor:
         import pandas as pd
 
         text_column, carried = self.columns_of(frame.columns)
-        texts = [cell_text(value) for value in frame[text_column]]
+        texts = [cell_text(value) for value in frame[text_column]]  # labels as the frame has them (not only strings)
         probabilities = (
             score_texts(self.predictor, texts, workers=1, batch_size=self.batch_size)
             if texts
@@ -110,24 +108,30 @@ class BatchPredictor:
             yield self(frame)
 
     def columns_of(self, columns):
-        """The text column and the carried ones (`{output name: input name}`) of a table with `columns`.
+        """The text column and the carried ones (`{output name: input column}`) of a table with `columns`.
 
         Raises:
-            DataError: No text column (or not the one named), or a `keep`
-                column the table lacks.
+            DataError: No text column (or not the one named), a `keep`
+                column the table lacks, or one named as an output column.
         """
-        columns = [str(c) for c in columns]
-        text_column = pick_column(columns, self.text_column, TEXT_COLUMNS, "text")
-        carried = {name: name for name in POSITION_COLUMNS if name in columns}
-        for role, names in (("id", ID_COLUMNS), ("label", LABEL_COLUMNS)):
-            found = find_column(columns, names)
+        labels = {str(c): c for c in columns}  # names as text; the frame's own labels (e.g. 0, 1) to index it
+        names = list(labels)
+        text_column = pick_column(names, self.text_column, TEXT_COLUMNS, "text")
+        carried = {name: name for name in POSITION_COLUMNS if name in names}
+        for role, candidates in (("id", ID_COLUMNS), ("label", LABEL_COLUMNS)):
+            found = find_column(names, candidates)
             if found and found != text_column:
                 carried[role] = found
-        missing = [name for name in self.keep if name not in columns]
+        keep = [str(name) for name in self.keep]
+        missing = [name for name in keep if name not in labels]
         if missing:
-            raise DataError(f"no column {', '.join(map(repr, missing))} to keep; the columns are {columns}")
-        carried.update({name: name for name in self.keep if name not in carried.values()})
-        return text_column, carried
+            raise DataError(f"no column {', '.join(map(repr, missing))} to keep; the columns are {names}")
+        taken = {*carried, "predicted", *(f"p_{n}" for n in self.label_names)}
+        clash = [name for name in keep if name in taken and carried.get(name) != name]
+        if clash:
+            raise DataError(f"cannot keep {', '.join(map(repr, clash))}: the output has a column of that name")
+        carried.update({name: name for name in keep if name not in carried.values()})
+        return labels[text_column], {name: labels[source] for name, source in carried.items()}
 
     def output_columns(self, columns):
         """The names of the output's columns for an input with `columns`, in order."""
@@ -142,13 +146,21 @@ class BatchPredictor:
         from pyspark.sql import types
 
         _, carried = self.columns_of(schema.names)
-        fields = [types.StructField(name, schema[source].dataType) for name, source in carried.items()]
+        fields = [types.StructField(name, schema[str(source)].dataType) for name, source in carried.items()]
         fields.append(types.StructField("predicted", types.StringType()))
         fields += [types.StructField(f"p_{name}", types.FloatType()) for name in self.label_names]
         return types.StructType(fields)
 
     def __repr__(self):
         return f"<BatchPredictor {self.label_names} from {self.bundle}>"
+
+
+@functools.cache
+def _loaded(bundle, threads, memory_arena):
+    """A bundle loaded once per process and settings: Spark unpickles a predictor for every task it runs."""
+    from hierattn.runtime import load
+
+    return load(bundle, threads=threads, memory_arena=memory_arena)
 
 
 @functools.cache
@@ -163,10 +175,9 @@ def _malloc_trim():
 def _release_memory():
     """Hands the memory a batch freed back to the system.
 
-    glibc keeps what a worker thread freed in that thread's arena: without
-    this a Ray worker scoring IMDB grew from 190 MB (bundle loaded) to
-    485 MB of its own memory over 25 batches; with it, it stays near 230 MB
-    (docs/batch.md "Speed and memory").
+    glibc keeps what a worker thread freed in that thread's arena, so a
+    Ray worker's memory grew batch after batch without this (BENCHMARKS.md
+    "Batch prediction on Ray").
     """
     trim = _malloc_trim()
     if trim is not None:

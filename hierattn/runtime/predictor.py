@@ -20,8 +20,8 @@ def load(path, threads=None, memory_arena=True):
         path: The bundle's `.onnx` file.
         threads: Threads onnxruntime computes with (default: one per core).
         memory_arena: onnxruntime's CPU memory arena, which keeps what it
-            allocated for later calls: about 6% faster on IMDB, for about
-            100 MB more memory (batch workers turn it off: docs/batch.md).
+            allocated for later calls: a little faster, for more memory
+            (batch workers turn it off: BENCHMARKS.md "Batch prediction on Ray").
 
     Returns:
         A `Predictor`.

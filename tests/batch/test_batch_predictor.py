@@ -57,6 +57,19 @@ def test_positions_and_kept_columns_are_carried(predictor):
         BatchPredictor(predictor.bundle, keep=["price"])(frame)
 
 
+def test_columns_not_named_by_strings_and_keep_clashes(predictor):
+    frame = pd.DataFrame({0: ["a1", "a2"], 1: TEXTS[:2]})  # read_csv(header=None) names columns 0, 1, ...
+    output = BatchPredictor(predictor.bundle, text_column="1", keep=[0])(frame)
+    assert output["0"].tolist() == ["a1", "a2"] and output["predicted"].isna().tolist() == [False, True]
+    with pytest.raises(DataError, match="cannot keep 'predicted': the output has a column of that name"):
+        BatchPredictor(predictor.bundle, keep=["predicted"])(frame.assign(text=TEXTS[:2], predicted=["x", "y"]))
+
+
+def test_copies_in_one_process_share_the_loaded_bundle(predictor):
+    first, second = (pickle.loads(pickle.dumps(predictor)) for _ in range(2))
+    assert first.predictor is second.predictor  # Spark unpickles a predictor per task: the bundle loads once
+
+
 def test_a_missing_text_column_is_named(predictor):
     with pytest.raises(DataError, match=r"no text column found \(tried text, review"):
         predictor(pd.DataFrame({"id": [1], "words": ["a film"]}))

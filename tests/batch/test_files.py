@@ -2,6 +2,7 @@
 
 import errno
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -31,6 +32,10 @@ def test_a_folder_gives_its_table_and_text_files_in_order(inputs):
 
 
 def test_a_glob_and_a_file(inputs):
+    assert input_files(f"{inputs}/*") == [inputs / "a.csv", inputs / "c.parquet"]  # not _SUCCESS, notes.md, .hidden
+    (inputs / "_temporary").mkdir()
+    (inputs / "_temporary" / "part-0.csv").write_text("text\nhalf-written\n")
+    assert inputs / "_temporary" / "part-0.csv" not in input_files(inputs)
     files = input_files(f"{inputs}/**/*.jsonl")
     assert files == [inputs / "sub" / "b.jsonl"] and file_names(files, f"{inputs}/**/*.jsonl") == [str(files[0])]
     assert input_files(inputs / "a.csv") == [inputs / "a.csv"] and file_names(files, inputs / "a.csv") == [None]
@@ -39,7 +44,7 @@ def test_a_glob_and_a_file(inputs):
 def test_nothing_to_read_is_one_error(inputs, tmp_path):
     with pytest.raises(DataError, match=r"^no such file or folder: "):
         input_files(tmp_path / "absent.csv")
-    with pytest.raises(DataError, match=r"^no file matches "):
+    with pytest.raises(DataError, match=r"^no table or text file matches "):
         input_files(f"{tmp_path}/*.tsv")
     (tmp_path / "empty").mkdir()
     with pytest.raises(DataError, match=r"holds no table or text file"):
@@ -51,9 +56,9 @@ def test_every_input_is_checked_before_work(inputs):
     (inputs / "d.csv").write_text("title\nno text column here\n")
     with pytest.raises(DataError, match=r"no text column found"):
         check_inputs(input_files(inputs))
-    (inputs / "d.csv").write_text("")
-    with pytest.raises(DataError, match=r"d\.csv"):
-        check_inputs([inputs / "d.csv"])
+    (inputs / "d.csv").write_text("text\n")  # a header and no rows: nothing to read, not an error
+    pd.DataFrame({"text": []}).to_parquet(inputs / "e.parquet")
+    assert check_inputs([inputs / "d.csv", inputs / "e.parquet"]) == []
 
 
 def test_rows_are_numbered_across_chunks_with_every_carried_column(inputs):
@@ -105,6 +110,20 @@ def test_a_failed_job_leaves_nothing_and_an_existing_folder_is_kept(tmp_path):
     with pytest.raises(WriteError, match="already exists"), folder:
         folder.write(pd.DataFrame({"row": [0]}))
     assert list((tmp_path / "late").iterdir()) == [] and (tmp_path / "out" / "earlier.csv").read_text() == "kept"
+
+
+def test_parquet_parts_have_one_schema_whatever_their_values(tmp_path):
+    blank = {"file": ["a", "a"], "row": [0, 1], "id": [None, None], "predicted": [None, None], "p_pos": [np.nan] * 2}
+    full = {"file": ["b", "b"], "row": [0, 1], "id": ["x", "y"], "predicted": ["pos", "neg"], "p_pos": [0.5, 0.25]}
+    with OutputFolder(tmp_path / "out", part_rows=2) as folder:
+        folder.write(pd.DataFrame(blank))
+        folder.write(pd.DataFrame(full))
+    whole = pd.read_parquet(tmp_path / "out")  # one table: a part of only missing values has the types of the others
+    assert (
+        whole["id"].tolist()[2:] == ["x", "y"]
+        and whole["p_pos"].dtype == np.float32
+        and whole["row"].tolist() == [0, 1, 0, 1]
+    )
 
 
 def test_csv_parts_read_as_predict_file_writes(tmp_path):
