@@ -197,8 +197,8 @@ def bundle_path(source):
     if path.is_dir():
         if not (path / BUNDLE_FILE).is_file():
             raise DataError(
-                f"{path} has no {BUNDLE_FILE}: export the run first (hierattn export --run {path}); "
-                "batch prediction runs the bundle, without TensorFlow"
+                f"{path} has no {BUNDLE_FILE}: export the run first (the export command, or "
+                "hierattn.runs.export.export_run); batch prediction runs the bundle, without TensorFlow"
             )
         return str(path / BUNDLE_FILE)
     if not path.is_file():

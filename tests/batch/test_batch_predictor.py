@@ -99,7 +99,7 @@ def test_map_in_pandas_gives_one_frame_per_frame(predictor):
 def test_the_bundle_of_a_run_or_a_file(han_run_dir, tmp_path):
     assert bundle_path(han_run_dir) == str(han_run_dir / BUNDLE_FILE)
     assert bundle_path(han_run_dir / BUNDLE_FILE) == str(han_run_dir / BUNDLE_FILE)
-    with pytest.raises(DataError, match=r"has no model.onnx: export the run first \(hierattn export --run"):
+    with pytest.raises(DataError, match=r"has no model.onnx: export the run first \(the export command"):
         bundle_path(tmp_path)
     with pytest.raises(DataError, match=r"^no bundle at"):
         BatchPredictor(tmp_path / "absent.onnx")

@@ -149,6 +149,7 @@ def test_an_interrupt_that_other_code_loses_still_prints_how_to_resume(tmp_path,
     (run / "checkpoints").mkdir(parents=True)
     (run / "checkpoints" / "adapted.keras").write_bytes(b"resumable from here")
     outside = signal.signal(signal.SIGINT, signal.default_int_handler)  # Python's own, even in a background job
+    hook = sys.excepthook  # Python's, or one a library installed (importing Ray does, in another test of this process)
     with pytest.raises(SystemExit) as exit:
         with _interrupts(None):
             try:
@@ -168,7 +169,7 @@ def test_an_interrupt_that_other_code_loses_still_prints_how_to_resume(tmp_path,
     assert "AttributeError" not in printed
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the program's handler is gone again
     signal.signal(signal.SIGINT, outside)
-    assert sys.excepthook is sys.__excepthook__
+    assert sys.excepthook is hook
 
 
 def test_an_error_without_a_ctrl_c_is_not_taken_for_one():
