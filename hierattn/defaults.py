@@ -195,9 +195,10 @@ SERVE = {
 # are read in chunks of `chunk_rows` rows, into Ray blocks of about
 # `block_bytes`; each worker scores `batch_rows` rows per call, tokenizing in
 # its own process, with onnxruntime on `threads` threads (one worker per CPU
-# by default), `graph_batch` documents per run of the graph, and without
-# onnxruntime's memory arena: the last two keep a worker's memory down
-# (BENCHMARKS.md "Batch prediction on Ray", `--phases settings`). The output
+# by default) and `graph_batch` documents per run of the graph: the graph's
+# intermediate values for 32 IMDB reviews (the runtime's default) raised a
+# worker's peak by 142 MB, for 8 by 55 MB, 4% slower than 16 (BENCHMARKS.md
+# "Batch prediction on Ray", `--phases settings`). The output
 # is written in parts of up to `part_rows` rows. The workers share all of
 # the cluster's CPUs but `reserved_cpus` (at most half of them), left for
 # the tasks that feed them (reading files, a user's own steps: Ray gives a
@@ -209,8 +210,7 @@ BATCH = {
     "block_bytes": 2**20,
     "batch_rows": 256,
     "threads": 1,
-    "graph_batch": 16,
-    "memory_arena": False,
+    "graph_batch": 8,
     "part_rows": 100_000,
     "reserved_cpus": 1,
     "output_format": "parquet",

@@ -1,7 +1,5 @@
 """`BatchPredictor`: a run's bundle as a function from a pandas DataFrame of texts to one of predictions."""
 
-import ctypes
-import ctypes.util
 import functools
 import os
 import pathlib
@@ -74,7 +72,7 @@ class BatchPredictor:
     def predictor(self):
         """The `hierattn.runtime.Predictor`: loaded once per process (copies unpickled there share it)."""
         if self._predictor is None:
-            self._predictor = _loaded(self.bundle, self.threads, BATCH["memory_arena"])
+            self._predictor = _loaded(self.bundle, self.threads)
         return self._predictor
 
     def __getstate__(self):
@@ -99,7 +97,6 @@ class BatchPredictor:
         output["predicted"] = np.array([self.label_names[i] if i >= 0 else None for i in best], dtype=object)
         for index, name in enumerate(self.label_names):
             output[f"p_{name}"] = probabilities[:, index].astype(np.float32)
-        _release_memory()
         return pd.DataFrame(output)
 
     def map_in_pandas(self, frames):
@@ -156,32 +153,11 @@ class BatchPredictor:
 
 
 @functools.cache
-def _loaded(bundle, threads, memory_arena):
+def _loaded(bundle, threads):
     """A bundle loaded once per process and settings: Spark unpickles a predictor for every task it runs."""
     from hierattn.runtime import load
 
-    return load(bundle, threads=threads, memory_arena=memory_arena)
-
-
-@functools.cache
-def _malloc_trim():
-    """glibc's `malloc_trim`, or None (another C library)."""
-    try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or None).malloc_trim
-    except (AttributeError, OSError):
-        return None
-
-
-def _release_memory():
-    """Hands the memory a batch freed back to the system.
-
-    glibc keeps what a worker thread freed in that thread's arena, so a
-    Ray worker's memory grew batch after batch without this (BENCHMARKS.md
-    "Batch prediction on Ray").
-    """
-    trim = _malloc_trim()
-    if trim is not None:
-        trim(0)
+    return load(bundle, threads=threads)
 
 
 def bundle_path(source):

@@ -13,15 +13,12 @@ from hierattn.errors import ArgumentError, DataError, first_line
 from hierattn.runtime.bundle import read_metadata
 
 
-def load(path, threads=None, memory_arena=True):
+def load(path, threads=None):
     """Loads an exported bundle (`TextClassifier.export`, `hierattn export`) into a `Predictor`.
 
     Args:
         path: The bundle's `.onnx` file.
         threads: Threads onnxruntime computes with (default: one per core).
-        memory_arena: onnxruntime's CPU memory arena, which keeps what it
-            allocated for later calls: a little faster, for more memory
-            (batch workers turn it off: BENCHMARKS.md "Batch prediction on Ray").
 
     Returns:
         A `Predictor`.
@@ -37,7 +34,6 @@ def load(path, threads=None, memory_arena=True):
     options = onnxruntime.SessionOptions()
     if threads:
         options.intra_op_num_threads = threads
-    options.enable_cpu_mem_arena = bool(memory_arena)
     options.log_severity_level = 3  # errors only: onnxruntime's warnings are about its own graph rewrites
     try:
         session = onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
