@@ -148,8 +148,9 @@ def predict_files(
         encoding: Text encoding of CSV, JSON-lines and text files (default UTF-8).
         workers: Actors that score (default: one per CPU of the cluster).
         address: The Ray cluster ("auto", "ray://HOST:PORT"); default: the
-            one this process is connected to, else a new local one, shut
-            down at the end.
+            one this process is connected to, else the one `ray.init()`
+            finds (`RAY_ADDRESS`, or the latest `ray start` on this
+            machine), else a new local one, shut down at the end.
         output_format: "parquet" or "csv".
         progress: Show a progress bar (in rows).
         log: Called with lines naming the run and the cluster.

@@ -46,7 +46,7 @@ RAY_OPTIONS = ("address", "workers", "output_format")
 @click.option(
     "--address",
     default=None,
-    help="With --engine ray: the cluster (auto, ray://HOST:PORT); default: a new local one.",
+    help="With --engine ray: the cluster (auto, ray://HOST:PORT); default: RAY_ADDRESS's, else a new local one.",
 )
 @click.option(
     "--workers",
