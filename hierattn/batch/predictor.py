@@ -86,14 +86,12 @@ class BatchPredictor:
 
         text_column, carried = self.columns_of(frame.columns)
         texts = [cell_text(value) for value in frame[text_column]]  # labels as the frame has them (not only strings)
-        probabilities = (
-            score_texts(self.predictor, texts, workers=1, batch_size=self.batch_size)
-            if texts
-            else np.zeros((0, len(self.label_names)))
-        )
+        if texts:
+            probabilities = score_texts(self.predictor, texts, workers=1, batch_size=self.batch_size)
+        else:
+            probabilities = np.zeros((0, len(self.label_names)), np.float32)
         output = {name: frame[source].to_numpy() for name, source in carried.items()}
-        scored = ~np.isnan(probabilities[:, 0]) if len(texts) else np.zeros(0, bool)
-        best = np.where(scored, np.nan_to_num(probabilities).argmax(axis=1), -1) if len(texts) else []
+        best = np.where(np.isnan(probabilities[:, 0]), -1, np.nan_to_num(probabilities).argmax(axis=1))
         output["predicted"] = np.array([self.label_names[i] if i >= 0 else None for i in best], dtype=object)
         for index, name in enumerate(self.label_names):
             output[f"p_{name}"] = probabilities[:, index].astype(np.float32)
