@@ -122,6 +122,21 @@ NGRAMS = {
     "weights": (0.35, 0.65),
 }
 
+# Multi-label classifiers (`TextClassifier(multi_label=True)`, `train csv
+# --multi-label`): a document's labels joined by `separator` in a table's label
+# column; a label is predicted when its probability is over its threshold
+# (`hierattn.models.thresholds`), chosen on the validation texts from `grid`
+# by that label's F1 (ties to the value nearest 0.5). A label with fewer than
+# `min_positives` validation documents is too rare to tune: it takes the
+# shared threshold, the value of `grid` with the best validation micro-F1 over
+# every label. Without validation texts every label takes `threshold`.
+MULTILABEL = {
+    "separator": "|",
+    "threshold": 0.5,
+    "grid": tuple(round(0.01 * i, 2) for i in range(1, 100)),
+    "min_positives": 3,
+}
+
 # Word evidence (`hierattn.explain`): the points of the Gauss-Legendre
 # quadrature of the network's integrated gradients along the path from the
 # padding embedding, and the largest error of completeness (as a fraction of

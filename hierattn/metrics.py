@@ -36,3 +36,44 @@ def classification_metrics(y_true, y_pred, names):
             y_true, y_pred, labels=ids, target_names=text_names, output_dict=True, zero_division=0
         ),
     }
+
+
+def multilabel_metrics(y_true, y_pred, names):
+    """Micro-, macro- and samples-F1, subset accuracy, Hamming loss and a per-label report of label sets.
+
+    Args:
+        y_true: True multi-hot rows `(n, labels)`.
+        y_pred: Predicted multi-hot rows `(n, labels)`.
+        names: Label names in column order.
+
+    Returns:
+        Dict with `micro_f1`, `macro_f1` (over every label, a label never
+        true nor predicted counting 0, as the Reuters baselines count it),
+        `samples_f1` (scikit-learn's, `zero_division=0`: a document with no
+        true and no predicted label counts 0), `subset_accuracy` (the exact set), `hamming_loss`, `labels`,
+        `report` (scikit-learn's per-label dict) and `documents`.
+    """
+    from sklearn.metrics import accuracy_score, classification_report, f1_score, hamming_loss
+
+    y_true, y_pred = np.asarray(y_true, np.int8), np.asarray(y_pred, np.int8)
+    text_names = [str(n) for n in names]
+    scores = {
+        average: f1_score(y_true, y_pred, average=average, zero_division=0) for average in ("micro", "macro", "samples")
+    }
+    return {
+        "documents": int(len(y_true)),
+        "micro_f1": float(scores["micro"]),
+        "macro_f1": float(scores["macro"]),
+        "samples_f1": float(scores["samples"]),
+        "subset_accuracy": float(accuracy_score(y_true, y_pred)),
+        "hamming_loss": float(hamming_loss(y_true, y_pred)),
+        "labels": list(names),
+        "report": classification_report(y_true, y_pred, target_names=text_names, output_dict=True, zero_division=0),
+    }
+
+
+def label_metrics(y_true, y_pred, names):
+    """`multilabel_metrics` for multi-hot rows (2-dimensional `y_true`), otherwise `classification_metrics`."""
+    if np.ndim(y_true) == 2:
+        return multilabel_metrics(y_true, y_pred, names)
+    return classification_metrics(y_true, y_pred, names)

@@ -44,16 +44,33 @@ def metrics_text(metrics):
     for split in ("validation", "test"):
         if split in metrics:
             m = metrics[split]
-            line = f"{split}: accuracy {m['accuracy']:.4f}, macro-F1 {m['macro_f1']:.4f} ({m['documents']:,} documents)"
+            line = f"{split}: {scores_text(m, full=True)} ({m['documents']:,} documents)"
             for part, label in (("network", "network alone"), ("ngrams", "n-gram part alone")):
                 if split in parts.get(part, {}):
-                    p = parts[part][split]
-                    line += f" | {label}: accuracy {p['accuracy']:.4f}, macro-F1 {p['macro_f1']:.4f}"
+                    line += f" | {label}: {scores_text(parts[part][split])}"
             if split in baseline:
-                b = baseline[split]
-                line += f" | {NAME} baseline: accuracy {b['accuracy']:.4f}, macro-F1 {b['macro_f1']:.4f}"
+                line += f" | {NAME} baseline: {scores_text(baseline[split])}"
             lines.append(line)
     return "\n".join(lines)
+
+
+def scores_text(metrics, full=False):
+    """Accuracy and macro-F1 (multi-label: micro- and macro-F1, and with `full` samples-F1, subset accuracy, Hamming loss).
+
+    >>> scores_text({"accuracy": 0.9, "macro_f1": 0.85})
+    'accuracy 0.9000, macro-F1 0.8500'
+    >>> scores_text({"micro_f1": 0.87, "macro_f1": 0.5, "samples_f1": 0.88, "subset_accuracy": 0.8, "hamming_loss": 0.004}, full=True)
+    'micro-F1 0.8700, macro-F1 0.5000, samples-F1 0.8800, subset accuracy 0.8000, Hamming loss 0.0040'
+    """
+    if "micro_f1" not in metrics:
+        return f"accuracy {metrics['accuracy']:.4f}, macro-F1 {metrics['macro_f1']:.4f}"
+    text = f"micro-F1 {metrics['micro_f1']:.4f}, macro-F1 {metrics['macro_f1']:.4f}"
+    if full:
+        text += (
+            f", samples-F1 {metrics['samples_f1']:.4f}, subset accuracy {metrics['subset_accuracy']:.4f}, "
+            f"Hamming loss {metrics['hamming_loss']:.4f}"
+        )
+    return text
 
 
 def confusion_text(labels, matrix, width=12, row_width=32):
@@ -103,7 +120,9 @@ def evaluation_text(metrics):
 
     The matrix is labelled (`confusion_text`): true classes down the side, predicted across the top.
     """
-    scores = f"accuracy {metrics['accuracy']:.4f}, macro-F1 {metrics['macro_f1']:.4f}"
+    if "micro_f1" in metrics:
+        return multilabel_text(metrics)
+    scores = scores_text(metrics)
     lines = [
         f"{scores} on {metrics['documents']:,} documents",
         "confusion matrix (rows: true class, columns: predicted class):",
@@ -124,4 +143,19 @@ def corpus_text(summary, words=10):
         for by, what in (("evidence", "most evidence for it"), ("attention", "most attention, relative to uniform")):
             top = summary.words.top(label, words, by) or [f"(no word occurs {summary.words.min_count}+ times)"]
             lines.append(f"    {what}: {', '.join(top)}")
+    return "\n".join(lines)
+
+
+def multilabel_text(metrics):
+    """A multi-label evaluation: its scores, then each label's documents, precision, recall and F1, most frequent first."""
+    lines = [f"{scores_text(metrics, full=True)} on {metrics['documents']:,} documents", "per label:"]
+    report = metrics["report"]
+    rows = sorted((str(name) for name in metrics["labels"]), key=lambda name: -report[name]["support"])
+    width = max(len("label"), *(len(name) for name in rows))
+    lines.append(f"  {'label':<{width}}  documents  precision  recall      F1")
+    for name in rows:
+        r = report[name]
+        lines.append(
+            f"  {name:<{width}}  {int(r['support']):>9,}  {r['precision']:>9.4f}  {r['recall']:>6.4f}  {r['f1-score']:.4f}"
+        )
     return "\n".join(lines)

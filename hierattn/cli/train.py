@@ -20,7 +20,7 @@ from hierattn.cli.options import (
     interrupted_text,
     train_options,
 )
-from hierattn.defaults import LABEL_COLUMNS, TEXT_COLUMNS
+from hierattn.defaults import LABEL_COLUMNS, MULTILABEL, TEXT_COLUMNS
 
 
 @click.group(invoke_without_command=True, no_args_is_help=True)
@@ -109,6 +109,19 @@ def train_imdb(source, config_file, output, resume, distribute, **settings):
     show_default="none",
     help="Unlabelled texts for word2vec (a text file, one per line, or a table's --text-column).",
 )
+@click.option(
+    "--multi-label",
+    is_flag=True,
+    default=False,
+    help="Each text has a set of labels (possibly none), joined by --label-separator in the label column: "
+    "one probability per label, each label's threshold chosen on the validation part.",
+)
+@click.option(
+    "--label-separator",
+    default=None,
+    show_default=repr(MULTILABEL["separator"]),
+    help="What joins a text's labels in the label column (with --multi-label).",
+)
 @encoding_option
 @train_options
 @friendly_errors
@@ -118,6 +131,8 @@ def train_csv(
     text_column,
     label_column,
     unlabeled_path,
+    multi_label,
+    label_separator,
     encoding,
     config_file,
     output,
@@ -134,6 +149,14 @@ def train_csv(
     # imported when the command runs: --help, and refusing bad input, come before pandas and TensorFlow load
     from hierattn.runs import sources as train_sources
 
+    if label_separator is not None and not multi_label:
+        raise click.UsageError("--label-separator applies with --multi-label")
+    if label_separator == "":
+        raise click.UsageError("--label-separator cannot be empty")
+    if multi_label:
+        if resume:
+            raise click.UsageError("--resume continues a run with its own settings: give no other training option")
+        settings["multi_label"] = True
     settings = _settings(settings, config_file, output, resume, distribute)
     if path is None and not resume:
         raise click.UsageError("Missing argument 'PATH': the training table (or --resume RUN_DIR).")
@@ -165,6 +188,7 @@ def train_csv(
                 distribute=distribute,
                 log=click.echo,
                 on_table=echo_rows,
+                label_separator=label_separator,
             )
     _report(run)
 

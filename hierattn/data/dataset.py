@@ -55,8 +55,40 @@ class LabelMap:
             names = sorted(unique, key=str)
         return cls([n.item() if isinstance(n, np.generic) else n for n in names])
 
+    @classmethod
+    def from_label_sets(cls, label_sets):
+        """The sorted union of documents' label sets (multi-label), as `from_labels` sorts them."""
+        return cls.from_labels([label for labels in label_sets for label in labels])
+
     def __len__(self):
         return len(self.names)
+
+    def names_of(self, ids):
+        """The class names of class ids `(n,)`, or each document's label names of multi-hot rows `(n, labels)`.
+
+        >>> LabelMap(["earn", "grain"]).names_of([1, 0]), LabelMap(["earn", "grain"]).names_of([[1, 1], [0, 0]])
+        (['grain', 'earn'], [['earn', 'grain'], []])
+        """
+        if np.ndim(ids) == 2:
+            return [[self.names[j] for j in np.flatnonzero(row)] for row in np.asarray(ids)]
+        return [self.names[i] for i in ids]
+
+    def multi_hot(self, label_sets):
+        """Multi-hot rows `(n, len(names))` (float32) of documents' label sets, read as `class_ids` reads labels.
+
+        A document may have no label (a row of zeros); a label named twice counts once.
+
+        >>> LabelMap(["earn", "grain", "wheat"]).multi_hot([["wheat", "grain"], [], ["earn"]])
+        array([[0., 1., 1.],
+               [0., 0., 0.],
+               [1., 0., 0.]], dtype=float32)
+        """
+        label_sets = [list(labels) for labels in label_sets]
+        rows = np.repeat(np.arange(len(label_sets)), [len(labels) for labels in label_sets])
+        columns = self.class_ids([label for labels in label_sets for label in labels])
+        matrix = np.zeros((len(label_sets), len(self.names)), np.float32)
+        matrix[rows, columns] = 1.0
+        return matrix
 
     def to_ids(self, labels):
         """Maps labels to ids; unknown labels raise a `DataError` naming them."""
@@ -135,7 +167,8 @@ class TextDataset:
 
     Attributes:
         texts: The documents.
-        labels: int32 array of class ids (`-1` where unlabelled).
+        labels: int32 array of class ids (`-1` where unlabelled); for
+            multi-label data, int8 multi-hot rows `(n, len(label_map))`.
         label_map: The `LabelMap` of the ids.
         ids: An identifier per document (file name or row number).
         ratings: Optional per-document extra number (IMDB star rating).
@@ -161,6 +194,11 @@ class TextDataset:
 
     def __len__(self):
         return len(self.texts)
+
+    @property
+    def multi_label(self):
+        """Whether each document has a set of labels (multi-hot `labels`) rather than one class."""
+        return np.ndim(self.labels) == 2
 
     def subset(self, indices):
         """A new dataset with the documents at `indices`, in that order."""
@@ -227,6 +265,27 @@ def stratified_split(labels, validation_fraction=0.1, seed=0, names=None):
     train, validation = train_test_split(
         np.arange(len(labels)), test_size=validation, random_state=seed, stratify=labels
     )
+    return np.sort(train), np.sort(validation)
+
+
+def random_split(count, validation_fraction=0.1, seed=0):
+    """A seeded random split of `count` indices into training and validation, each sorted (multi-label data).
+
+    Documents with several labels cannot be stratified by one class: the
+    validation part is a plain random `ceil(validation_fraction * count)`
+    of them, as scikit-learn's `train_test_split` draws it.
+
+    Raises:
+        DataError: Fewer than two documents, or a bad fraction.
+    """
+    if not 0.0 < validation_fraction < 1.0:
+        raise DataError(f"validation fraction must be between 0 and 1; got {validation_fraction}.")
+    if count < 2:
+        raise DataError(f"{count} documents are too few to train and validate on.")
+    from sklearn.model_selection import train_test_split  # imported here: scikit-learn takes ~0.8 s to import
+
+    validation = min(max(math.ceil(validation_fraction * count), 1), count - 1)
+    train, validation = train_test_split(np.arange(count), test_size=validation, random_state=seed)
     return np.sort(train), np.sort(validation)
 
 

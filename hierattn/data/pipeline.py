@@ -17,7 +17,9 @@ from hierattn.errors import DataError
 
 
 def one_hot(labels, num_classes):
-    """Integer labels `(n,)` as float32 one-hot rows (targets of the categorical loss)."""
+    """Integer labels `(n,)` as float32 one-hot rows (targets of the categorical loss); multi-hot rows as they are."""
+    if np.ndim(labels) == 2:  # multi-label: already one column per label
+        return np.asarray(labels, dtype=np.float32)
     return np.eye(num_classes, dtype=np.float32)[np.asarray(labels, dtype=np.int64)]
 
 
@@ -26,7 +28,7 @@ def make_train_dataset(x, y, batch_size, seed, num_classes, first_epoch=0, strat
 
     The shuffle of each epoch is seeded by `seed` and the epoch number,
     counted from `first_epoch`, so a resumed run sees the batches it would
-    have seen without the interruption. `y` is integer labels `(n,)`;
+    have seen without the interruption. `y` is integer labels `(n,)` (or multi-hot rows);
     `batch_size` is the global batch (split between the replicas of
     `strategy`, if any).
     """

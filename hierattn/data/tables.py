@@ -8,6 +8,7 @@ compression suffix (see `hierattn.data.decoding.open_bytes`).
 import contextlib
 import io
 import json
+import math
 import pathlib
 import warnings
 
@@ -250,7 +251,9 @@ def cell_text(value):
     return str(value)
 
 
-def load_table(source, text_column=None, label_column=None, label_map=None, fmt=None, encoding=None):
+def load_table(
+    source, text_column=None, label_column=None, label_map=None, fmt=None, encoding=None, label_separator=None
+):
     """Loads texts and labels from a table, reporting every skipped row.
 
     Rows with a missing/empty text or a missing label (empty, or one of
@@ -268,6 +271,10 @@ def load_table(source, text_column=None, label_column=None, label_map=None, fmt=
             built from the labels. Labels unknown to it raise a `DataError`.
         fmt: File format override.
         encoding: The file's text encoding (default UTF-8).
+        label_separator: Multi-label data: each label cell holds a
+            document's labels joined by this string (e.g. `"|"`); an empty
+            or missing cell is a document without a label (kept). The
+            dataset's labels are then multi-hot rows.
 
     Returns:
         `(dataset, report)`: a `TextDataset` (ids are the row numbers in the
@@ -281,6 +288,8 @@ def load_table(source, text_column=None, label_column=None, label_map=None, fmt=
     labels = frame[label_column]
     missing_text = texts.isna().to_numpy() | texts.astype(str).str.strip().eq("").to_numpy()
     missing_label = (labels.isna().to_numpy() | labels.map(_missing_label).to_numpy(bool)) & ~missing_text
+    if label_separator is not None:  # multi-label: an empty cell is a document without a label
+        missing_label[:] = False
     keep = ~(missing_text | missing_label)
     report = {
         "rows": int(len(frame)),
@@ -299,11 +308,21 @@ def load_table(source, text_column=None, label_column=None, label_map=None, fmt=
             DataWarning,
             stacklevel=2,
         )
-    kept_labels = [plain_label(v) for v in labels[keep]]
-    label_map = label_map or LabelMap.from_labels(kept_labels)
+    if label_separator is not None:
+        kept_labels = [split_labels(v, label_separator) for v in labels[keep]]
+        label_map = label_map or LabelMap.from_label_sets(kept_labels)
+        label_ids = np.zeros((len(kept_labels), len(label_map)), np.int8)
+        label_ids[
+            np.repeat(np.arange(len(kept_labels)), [len(s) for s in kept_labels]),
+            label_map.to_ids([label for labels in kept_labels for label in labels]),
+        ] = 1
+    else:
+        kept_labels = [plain_label(v) for v in labels[keep]]
+        label_map = label_map or LabelMap.from_labels(kept_labels)
+        label_ids = label_map.to_ids(kept_labels)
     dataset = TextDataset(
         [str(t) for t in texts[keep]],
-        label_map.to_ids(kept_labels),
+        label_ids,
         label_map,
         [int(i) for i in np.flatnonzero(keep)],
     )
@@ -324,6 +343,18 @@ def plain_label(value):
         stripped = value.strip()
         return int(stripped) if stripped.lstrip("-").isdigit() else stripped
     return value
+
+
+def split_labels(value, separator):
+    """A multi-label cell's labels: split at `separator`, each stripped (`plain_label`), empty and missing ones dropped.
+
+    >>> split_labels("grain| wheat", "|"), split_labels("", "|"), split_labels(float("nan"), "|")
+    (['grain', 'wheat'], [], [])
+    """
+    if value is None or (isinstance(value, float) and math.isnan(value)) or _missing_label(value):
+        return []
+    parts = [plain_label(part) for part in str(value).split(separator)]
+    return list(dict.fromkeys(part for part in parts if part != ""))
 
 
 def rows_text(path, report):

@@ -25,7 +25,7 @@ LENGTH_LIMITS = {"max_sentences": ("han",), "max_words": ("han",), "sequence_len
 
 # The arguments of `TextClassifier` that are neither its backbone's nor Keras's:
 # its own, then those it passes to its `TextPreprocessor`.
-CLASSIFIER_ARGUMENTS = ("embeddings", "pretrain_epochs", "ngrams", "seed", *PREPROCESSING)
+CLASSIFIER_ARGUMENTS = ("embeddings", "pretrain_epochs", "ngrams", "seed", "multi_label", *PREPROCESSING)
 
 
 def _refuse(name, value, expected):
@@ -136,7 +136,7 @@ def check_classifier_arguments(backbone="han", **arguments):
         backbone: The architecture's name, one of `hierattn.defaults.MODELS`
             (a `Backbone` object checked its own arguments when made).
         **arguments: The other `TextClassifier` keyword arguments given:
-            `embeddings`, `pretrain_epochs`, `ngrams`, `seed`, the
+            `embeddings`, `pretrain_epochs`, `ngrams`, `seed`, `multi_label`, the
             `TextPreprocessor`'s length limits and vocabulary settings, and,
             for a backbone given by name, the backbone's own (`embedding_dim`,
             `num_layers`, ...; see `check_backbone_arguments`). Keras's
@@ -151,6 +151,7 @@ def check_classifier_arguments(backbone="han", **arguments):
     arguments = {k: v for k, v in arguments.items() if k not in ("name", "trainable", "dtype", "label_names")}
     arguments.pop("preprocessor", None)
     arguments.pop("ngram_logits", None)
+    arguments.pop("thresholds", None)
     if not isinstance(backbone, str):
         return _check_own(backbone, arguments)
     if backbone not in MODELS:
@@ -170,8 +171,9 @@ def _check_own(backbone, arguments):
     """The arguments `TextClassifier` itself uses: word vectors, word2vec epochs, the n-gram part, the seed."""
     if "pretrain_epochs" in arguments:
         check_whole("pretrain_epochs", arguments["pretrain_epochs"])
-    if "ngrams" in arguments:
-        check_bool("ngrams", arguments["ngrams"])
+    for name in ("ngrams", "multi_label"):
+        if name in arguments:
+            check_bool(name, arguments[name])
     if "seed" in arguments:
         check_whole("seed", arguments["seed"], minimum=0)
     embeddings = arguments.get("embeddings", "none")

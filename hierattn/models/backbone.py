@@ -86,6 +86,11 @@ class Backbone(keras.Model):
             check_backbone_arguments(cls.architecture, arguments)
 
     @property
+    def multi_label(self):
+        """Whether the outputs are independent label probabilities (a sigmoid head) rather than a softmax."""
+        return getattr(self, "activation", "softmax") == "sigmoid"
+
+    @property
     def num_classes(self):
         """The number of class probabilities the backbone outputs."""
         return self.output.shape[-1]
@@ -147,11 +152,15 @@ class Backbone(keras.Model):
             _LOADING.reset(token)
 
 
-def classifier_head(features, num_classes, dropout, dtype=None):
-    """Dropout (with the dtype policy `dtype`) and a softmax layer named `probabilities`, computed in float32."""
+# The output activations of a backbone: one class per document, or an independent probability per label.
+ACTIVATIONS = ("softmax", "sigmoid")
+
+
+def classifier_head(features, num_classes, dropout, dtype=None, activation="softmax"):
+    """Dropout (with the dtype policy `dtype`) and a softmax (or sigmoid) layer named `probabilities`, in float32."""
     if dropout:
         features = keras.layers.Dropout(dropout, dtype=dtype, name="head_dropout")(features)
-    return keras.layers.Dense(num_classes, activation="softmax", dtype="float32", name="probabilities")(features)
+    return keras.layers.Dense(num_classes, activation=activation, dtype="float32", name="probabilities")(features)
 
 
 def recurrent(cell, units, name, return_sequences=True, return_state=False, dtype=None):
@@ -174,8 +183,14 @@ def recurrent(cell, units, name, return_sequences=True, return_state=False, dtyp
     return keras.layers.Bidirectional(forward, backward_layer=backward, dtype=dtype, name=name)
 
 
-def check_common(vocabulary_size, num_classes):
-    """Checks the sizes every backbone is given (its other arguments: `Backbone.check_arguments`)."""
+def check_common(vocabulary_size, num_classes, activation="softmax"):
+    """Checks the sizes and the output activation every backbone is given (the rest: `Backbone.check_arguments`).
+
+    A softmax needs two classes or more; a sigmoid (multi-label) one label or more.
+    """
     check_positive_int(vocabulary_size, "vocabulary_size")
-    if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 2:
-        raise ValueError(f"num_classes must be an integer >= 2. Received: num_classes={num_classes!r}.")
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"activation must be one of {', '.join(ACTIVATIONS)}. Received: activation={activation!r}.")
+    least = 2 if activation == "softmax" else 1
+    if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < least:
+        raise ValueError(f"num_classes must be an integer >= {least}. Received: num_classes={num_classes!r}.")

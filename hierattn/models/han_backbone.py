@@ -32,6 +32,8 @@ class HANBackbone(Backbone):
         attention_units: Hidden size of the two attention layers.
         cell: `"gru"` (as in the paper) or `"lstm"`.
         dropout: Dropout on the embeddings and before the classifier.
+        activation: `"softmax"` (one class per document) or `"sigmoid"` (an
+            independent probability per label: multi-label).
         name: Model name.
         dtype: Dtype policy of its layers (e.g. `"mixed_float16"`; the
             probabilities stay float32).
@@ -58,11 +60,12 @@ class HANBackbone(Backbone):
         attention_units=_HAN["attention_units"],
         cell=_HAN["cell"],
         dropout=_HAN["dropout"],
+        activation="softmax",
         name="han",
         dtype=None,
         **kwargs,
     ):
-        check_common(vocabulary_size, num_classes)
+        check_common(vocabulary_size, num_classes, activation)
         type(self).check_arguments(
             embedding_dim=embedding_dim,
             word_units=word_units,
@@ -84,11 +87,12 @@ class HANBackbone(Backbone):
         x = recurrent(cell, sentence_units, "sentence_encoder", dtype=dtype)(sentences)
         sentence_attention = ContextAttention(attention_units, dtype=dtype, name="sentence_attention")
         document, _ = sentence_attention(x, return_attention_scores=True)
-        probabilities = classifier_head(document, num_classes, dropout, dtype)
+        probabilities = classifier_head(document, num_classes, dropout, dtype, activation)
         super().__init__(tokens, probabilities, name=name, dtype=dtype, **kwargs)
         self.token_embedding = embedding
         self.attention_layers = {"word_attention": word_attention, "sentence_attention": sentence_attention}
         self.vocabulary_size = vocabulary_size
+        self.activation = activation
         self.embedding_dim = embedding_dim
         self.word_units = word_units
         self.sentence_units = sentence_units
@@ -108,6 +112,7 @@ class HANBackbone(Backbone):
             {
                 "vocabulary_size": self.vocabulary_size,
                 "num_classes": self.num_classes,
+                "activation": self.activation,
                 "embedding_dim": self.embedding_dim,
                 "word_units": self.word_units,
                 "sentence_units": self.sentence_units,

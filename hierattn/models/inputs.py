@@ -3,7 +3,9 @@
 Texts: a list or tuple of strings, a NumPy array or pandas Series of
 strings (or UTF-8 bytes), a `tf.Tensor` of strings, or a `tf.data.Dataset`
 of texts or of `(texts, labels)` (batched or not). Labels: class names or
-integers, or one-hot rows `(n, num_classes)`. Integers are class ids into
+integers, or one-hot rows `(n, num_classes)`; for a multi-label
+classifier, each document's labels as a list (or tuple, set) of them, or
+multi-hot rows. Integers are class ids into
 the classifier's `label_names`, as Keras reads them, unless the class names
 are integers themselves (a classifier fitted on integer labels): then they
 are names (`hierattn.data.LabelMap.class_ids`). Tokenizing is Python code,
@@ -12,7 +14,7 @@ so everything is read into Python strings first; a dataset is read once.
 
 import numpy as np
 
-from hierattn.data.dataset import LabelMap, stratified_split
+from hierattn.data.dataset import LabelMap, random_split, stratified_split
 from hierattn.errors import DataError
 
 
@@ -82,7 +84,7 @@ def read_dataset(dataset):
     return texts, (np.asarray(labels) if labels else None)
 
 
-def texts_and_labels(x, y=None, label_names=None):
+def texts_and_labels(x, y=None, label_names=None, multi_label=False):
     """`(texts, labels, num_classes)` from a verb's `x` and `y` (a dataset gives both).
 
     Labels come back as a list of values (class names or integers).
@@ -97,13 +99,13 @@ def texts_and_labels(x, y=None, label_names=None):
     texts = as_texts(x)
     if y is None:
         return texts, None, None
-    labels, num_classes = label_values(y, label_names)
+    labels, num_classes = label_values(y, label_names, multi_label)
     if len(texts) != len(labels):
         raise DataError(f"{len(texts)} texts but {len(labels)} labels")
     return texts, labels, num_classes
 
 
-def labelled_texts(x, y, verb, label_names=None):
+def labelled_texts(x, y, verb, label_names=None, multi_label=False):
     """`texts_and_labels` for a verb that needs labelled texts (`fit`, `evaluate`); refuses anything else in one line.
 
     Raises:
@@ -114,28 +116,37 @@ def labelled_texts(x, y, verb, label_names=None):
             f"{verb} takes texts (a list, NumPy array, pandas Series, tf.Tensor of strings or "
             f"tf.data.Dataset) and their labels"
         )
-    texts, labels, num_classes = texts_and_labels(x, y, label_names)
+    texts, labels, num_classes = texts_and_labels(x, y, label_names, multi_label)
     if labels is None:
         raise DataError(f"{verb} needs the texts' labels: {verb}(texts, labels), or a dataset of (texts, labels)")
     return texts, labels, num_classes
 
 
-def split_validation(texts, labels, share, seed):
+def split_validation(texts, labels, share, seed, multi_label=False):
     """`((texts, labels), (validation texts, validation labels))`: `share` of the texts held out, stratified by class.
 
-    The split is seeded (`hierattn.data.stratified_split`); Keras's own
-    `validation_split` takes the last share instead.
+    The split is seeded (`hierattn.data.stratified_split`; label sets, which
+    no one class stratifies, `hierattn.data.dataset.random_split`); Keras's
+    own `validation_split` takes the last share instead.
     """
-    fit_index, val_index = stratified_split(LabelMap.from_labels(labels).to_ids(labels), share, seed)
+    if multi_label:
+        fit_index, val_index = random_split(len(labels), share, seed)
+    else:
+        fit_index, val_index = stratified_split(LabelMap.from_labels(labels).to_ids(labels), share, seed)
     return tuple(([texts[i] for i in index], [labels[i] for i in index]) for index in (fit_index, val_index))
 
 
-def label_values(y, label_names=None):
-    """`(labels, num_classes)`: labels as a list of values; one-hot rows become names (see `texts_and_labels`)."""
+def label_values(y, label_names=None, multi_label=False):
+    """`(labels, num_classes)`: labels as a list of values; one-hot rows become names (see `texts_and_labels`).
+
+    With `multi_label`, each value is a list of labels and multi-hot rows become the names of their ones.
+    """
     if type(y).__module__.startswith("tensorflow"):
         y = y.numpy()
     if hasattr(y, "to_numpy"):  # pandas
         y = y.to_numpy()
+    if multi_label:
+        return _label_sets(y, label_names)
     array = np.asarray(y)
     if array.ndim == 2:
         if array.dtype.kind not in "biuf" or not np.all((array == 0) | (array == 1)) or not np.all(array.sum(1) == 1):
@@ -150,3 +161,27 @@ def label_values(y, label_names=None):
     if array.ndim != 1:
         raise DataError(f"labels must be one per text (or one-hot rows); got shape {array.shape}")
     return [_decode(label) for label in array.tolist()], None
+
+
+def _label_sets(y, label_names=None):
+    """`label_values` of a multi-label classifier: each document's labels as a list, and the column count of rows."""
+    if isinstance(y, np.ndarray) and y.ndim == 2:
+        if y.dtype.kind not in "biuf" or not np.all((y == 0) | (y == 1)):
+            raise DataError("multi-label labels given as rows must be multi-hot: ones and zeros only")
+        if label_names is not None and len(label_names) != y.shape[1]:
+            raise DataError(
+                f"multi-hot labels have {y.shape[1]} columns but the classifier has {len(label_names)} labels"
+            )
+        names = list(range(y.shape[1])) if label_names is None else list(label_names)
+        return [[names[j] for j in np.flatnonzero(row)] for row in y], y.shape[1]
+    sets = []
+    for i, labels in enumerate(list(y)):
+        if isinstance(labels, np.ndarray):
+            labels = labels.tolist()
+        if isinstance(labels, (str, bytes)) or not isinstance(labels, (list, tuple, set, frozenset)):
+            raise DataError(
+                f"a multi-label classifier takes each text's labels as a list (or multi-hot rows); label {i + 1} is "
+                f'{labels!r} (split joined label names first, e.g. "a|b".split("|"))'
+            )
+        sets.append(sorted({_decode(label) for label in labels}, key=str))
+    return sets, None

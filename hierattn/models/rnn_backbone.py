@@ -32,6 +32,8 @@ class RNNBackbone(Backbone):
         window: Half-width of a local Luong window (`None`: global).
         local_mode: `"local-m"` or `"local-p"` for a local window.
         dropout: Dropout on the embeddings and before the classifier.
+        activation: `"softmax"` (one class per document) or `"sigmoid"` (an
+            independent probability per label: multi-label).
         name: Model name.
         dtype: Dtype policy of its layers (e.g. `"mixed_float16"`).
         **kwargs: Keras `Model` arguments such as `trainable`.
@@ -57,11 +59,12 @@ class RNNBackbone(Backbone):
         window=_RNN["window"],
         local_mode=_RNN["local_mode"],
         dropout=_RNN["dropout"],
+        activation="softmax",
         name="rnn",
         dtype=None,
         **kwargs,
     ):
-        check_common(vocabulary_size, num_classes)
+        check_common(vocabulary_size, num_classes, activation)
         type(self).check_arguments(
             embedding_dim=embedding_dim,
             units=units,
@@ -96,11 +99,12 @@ class RNNBackbone(Backbone):
                 )
             context, _ = layer([query, sequence], return_attention_scores=True)
             features = keras.layers.Concatenate(dtype=dtype, name="context_and_query")([context, query])
-        probabilities = classifier_head(features, num_classes, dropout, dtype)
+        probabilities = classifier_head(features, num_classes, dropout, dtype, activation)
         super().__init__(tokens, probabilities, name=name, dtype=dtype, **kwargs)
         self.token_embedding = embedding
         self.attention_layers = {"attention": layer}
         self.vocabulary_size = vocabulary_size
+        self.activation = activation
         self.embedding_dim = embedding_dim
         self.units = units
         self.cell = cell
@@ -115,6 +119,7 @@ class RNNBackbone(Backbone):
             {
                 "vocabulary_size": self.vocabulary_size,
                 "num_classes": self.num_classes,
+                "activation": self.activation,
                 "embedding_dim": self.embedding_dim,
                 "units": self.units,
                 "cell": self.cell,

@@ -27,6 +27,7 @@ from hierattn.models.inputs import (
     labelled_texts,
     texts_and_labels,
 )
+from hierattn.models.thresholds import over_thresholds
 from hierattn.ngrams.mixing import combine, ngram_logits, ngram_probabilities
 from hierattn.utils.keras_compat import BuildFromKnownShapes, drop_untracked_attribute, untracked_attribute
 
@@ -45,7 +46,9 @@ class Task(BuildFromKnownShapes, keras.Model):
     `evaluate`, `predict` and calling the model take texts as a list, a NumPy
     array or pandas Series, a `tf.Tensor` of strings or a `tf.data.Dataset`
     (of texts, or of `(texts, labels)` for `evaluate`), and labels as class
-    names, integers or one-hot rows (`label_ids` says how integers are read).
+    names, integers or one-hot rows (`label_ids` says how integers are read);
+    a multi-label classifier (`multi_label` true: a sigmoid per label)
+    takes each text's labels as a list of them, or multi-hot rows.
 
     Example:
 
@@ -62,6 +65,9 @@ class Task(BuildFromKnownShapes, keras.Model):
     True
     """
 
+    multi_label = False  # set by a subclass whose outputs are independent label probabilities (sigmoid)
+    thresholds = None  # then, each label's threshold (`hierattn.models.thresholds`)
+
     @property
     def adapted(self):
         """Whether the vocabulary, the label names and the backbone exist (after the first `fit` or loading)."""
@@ -74,8 +80,11 @@ class Task(BuildFromKnownShapes, keras.Model):
         Keras, unless the class names are integers themselves (the classifier
         was fitted on integer labels, e.g. stars `[1, 2, 5]`): then integers
         are class names. Unknown labels, and integers out of range, raise a
-        `DataError` naming them.
+        `DataError` naming them. A multi-label classifier's labels are label
+        sets (lists of labels read so): it gets multi-hot rows `(n, labels)`.
         """
+        if self.multi_label:
+            return LabelMap(self.label_names).multi_hot(list(labels))
         return LabelMap(self.label_names).class_ids(list(labels))
 
     def __call__(self, inputs, *args, **kwargs):
@@ -90,13 +99,21 @@ class Task(BuildFromKnownShapes, keras.Model):
         `"auto"`: Adam (learning rate 1e-3, gradients clipped to norm 1),
         categorical cross-entropy, accuracy, and `examples`
         (`hierattn.models.examples_seen.ExamplesSeen`: the documents of the epoch, counted
-        over all replicas and workers under `tf.distribute`).
+        over all replicas and workers under `tf.distribute`). A multi-label
+        classifier: binary cross-entropy and micro-F1 over 0.5 instead.
         """
         if metrics == "auto":
-            metrics = [keras.metrics.CategoricalAccuracy(name="accuracy"), ExamplesSeen()]
+            quality = (
+                keras.metrics.F1Score(average="micro", threshold=0.5, name="micro_f1")
+                if self.multi_label
+                else keras.metrics.CategoricalAccuracy(name="accuracy")
+            )
+            metrics = [quality, ExamplesSeen()]
+        if loss == "auto":
+            loss = keras.losses.BinaryCrossentropy() if self.multi_label else keras.losses.CategoricalCrossentropy()
         super().compile(
             optimizer=default_optimizer() if optimizer == "auto" else optimizer,
-            loss=keras.losses.CategoricalCrossentropy() if loss == "auto" else loss,
+            loss=loss,
             metrics=metrics,
             **kwargs,
         )
@@ -131,7 +148,7 @@ class Task(BuildFromKnownShapes, keras.Model):
         drop_untracked_attribute(self, "_hierattn_inference")
 
     def _texts_and_labels(self, x, y, verb):
-        texts, labels, num_classes = labelled_texts(x, y, verb, self.label_names)
+        texts, labels, num_classes = labelled_texts(x, y, verb, self.label_names, self.multi_label)
         if self.label_names is None and num_classes is not None:
             self.label_names = list(range(num_classes))
         return texts, labels
@@ -157,7 +174,7 @@ class Task(BuildFromKnownShapes, keras.Model):
                 f"{verb} takes the preprocessor's dict of token_ids and ngram_ids (the n-gram part reads the whole "
                 "text), not one array of ids"
             )
-        labels = self.label_ids(label_values(y, self.label_names)[0])
+        labels = self.label_ids(label_values(y, self.label_names, self.multi_label)[0])
         if len(labels) != len(ids):
             raise DataError(f"{len(ids)} documents but {len(labels)} labels")
         return arrays, labels
@@ -198,9 +215,34 @@ class Task(BuildFromKnownShapes, keras.Model):
         return self.predict_ids(self.preprocessor(texts, progress=progress), batch_size or 32, progress)
 
     def predict_labels(self, x, batch_size=None, verbose=0):
-        """The predicted class names of texts (the `label_names` of `predict`'s most probable class)."""
+        """The predicted class names of texts (the `label_names` of `predict`'s most probable class).
+
+        A multi-label classifier gives each text a list of label names: those
+        whose probability is over their threshold (`thresholds`), in
+        `label_names` order (possibly none).
+        """
         probabilities = self.predict(x, batch_size=batch_size, verbose=verbose)
+        if self.multi_label:
+            return [[self.label_names[j] for j in np.flatnonzero(row)] for row in self.over_thresholds(probabilities)]
         return [self.label_names[i] for i in probabilities.argmax(axis=1)]
+
+    def over_thresholds(self, probabilities):
+        """Multi-hot rows (int8) of the labels over their thresholds, for a multi-label classifier's probabilities."""
+        if not self.multi_label:
+            raise ValueError("thresholds apply to a multi-label classifier (made with multi_label=True)")
+        return over_thresholds(probabilities, self.thresholds)
+
+    def predict_top_k(self, x, k, batch_size=None, verbose=0):
+        """The `k` most probable classes of each text with their probabilities, most probable first.
+
+        Returns:
+            One list per text of `(class name, probability)` pairs, `min(k,
+            num_classes)` long.
+        """
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise ValueError(f"k must be a whole number of at least 1. Received: k={k!r}")
+        probabilities = self.predict(x, batch_size=batch_size, verbose=verbose)
+        return top_k(probabilities, self.label_names, k)
 
     def predict_ids(self, x, batch_size=32, progress=False, part=None):
         """Class probabilities for id arrays (from the preprocessor): of the whole classifier, or of one part.
@@ -211,8 +253,8 @@ class Task(BuildFromKnownShapes, keras.Model):
             batch_size: Documents per batch.
             progress: Show a progress bar.
             part: `None` (the whole classifier), `"network"` (the backbone
-                alone) or `"ngrams"` (the n-gram part alone: the softmax of
-                its logits).
+                alone) or `"ngrams"` (the n-gram part alone: the softmax, or
+                for a multi-label classifier the sigmoid, of its logits).
         """
         if part not in (None, "network", "ngrams"):
             raise ValueError(f"part must be None, 'network' or 'ngrams'. Received: part={part!r}")
@@ -220,8 +262,9 @@ class Task(BuildFromKnownShapes, keras.Model):
             raise ValueError("this classifier has no n-gram part (it was made with ngrams=False)")
         if len(token_ids(x)) == 0:
             return np.zeros((0, len(self.label_names)), np.float32)
+        activation = "sigmoid" if self.multi_label else "softmax"
         if part == "ngrams":
-            return ngram_probabilities(self.ngram_logits, ngram_ids(x))
+            return ngram_probabilities(self.ngram_logits, ngram_ids(x), activation=activation)
         if part == "network" or self.ngram_logits is None:
             return predict_batches(self.backbone, token_ids(x), batch_size, progress)
         if not isinstance(x, dict):  # the n-gram part reads the backbone's ids (a classifier saved before)
@@ -229,7 +272,7 @@ class Task(BuildFromKnownShapes, keras.Model):
         probabilities = predict_batches(self.backbone, x["token_ids"], batch_size, progress)
         a, b = (float(w) for w in np.asarray(self.combination.mixing))
         logits = ngram_logits(self.ngram_logits, x["ngram_ids"])
-        return combine(probabilities, logits, a, b, self.combination.epsilon).astype(np.float32)
+        return combine(probabilities, logits, a, b, self.combination.epsilon, activation).astype(np.float32)
 
     def attention(self, x, batch_size=32):
         """The network's probabilities and attention weights for id arrays, in input order.
@@ -277,3 +320,9 @@ class Task(BuildFromKnownShapes, keras.Model):
             )
             return explanation
         return Explanations(self._explainer.explain(as_texts(texts), ids=ids, labels=labels))
+
+
+def top_k(probabilities, names, k):
+    """Each row's `k` most probable `(name, probability)` pairs, most probable first (ties in `names` order)."""
+    order = np.argsort(-np.asarray(probabilities), axis=1, kind="stable")[:, :k]
+    return [[(names[j], float(row[j])) for j in index] for row, index in zip(probabilities, order)]

@@ -7,7 +7,7 @@ import keras
 from hierattn.data.dataset import LabelMap, validation_pair
 from hierattn.data.ids import ngram_ids, token_ids
 from hierattn.data.pipeline import make_eval_dataset, make_train_dataset
-from hierattn.defaults import MODELS, NGRAMS, PREPROCESSING, TRAINING
+from hierattn.defaults import MODELS, MULTILABEL, NGRAMS, PREPROCESSING, TRAINING
 from hierattn.models.arguments import check_classifier_arguments
 from hierattn.models.backbone import Backbone
 from hierattn.models.budget import decide_budget
@@ -18,6 +18,7 @@ from hierattn.models.legacy import backbone_config
 from hierattn.models.rnn_backbone import RNNBackbone
 from hierattn.models.task import Task
 from hierattn.models.text_preprocessor import TextPreprocessor
+from hierattn.models.thresholds import choose_thresholds
 from hierattn.models.transformer_backbone import TransformerBackbone
 from hierattn.ngrams.logits import NgramLogits
 from hierattn.ngrams.part import NgramPart
@@ -84,6 +85,15 @@ class TextClassifier(NgramPart, Task):
         max_sentences, max_words, sequence_length, min_count, max_vocab:
             `TextPreprocessor` settings (when `preprocessor` is `None`).
         ngram_logits: The fitted n-gram part (when loading a saved classifier).
+        multi_label: Each document has a set of labels (possibly empty)
+            rather than one class: the backbone ends in a sigmoid per label
+            (trained with binary cross-entropy), the n-gram part is one
+            linear model per label (`hierattn.ngrams.recipes`), the two are
+            combined on each label's log-odds, and a label is predicted
+            over its threshold, chosen per label on the validation texts
+            (`hierattn.models.thresholds`; `thresholds`).
+        thresholds: Each label's threshold (when loading a saved
+            multi-label classifier).
         **kwargs: Arguments of the backbone class (e.g. `embedding_dim`,
             `num_layers`, `attention`), and Keras's `name`, `trainable` and
             `dtype`: with `dtype="mixed_float16"` the backbone computes in
@@ -118,6 +128,8 @@ class TextClassifier(NgramPart, Task):
         min_count=PREPROCESSING["min_count"],
         max_vocab=PREPROCESSING["max_vocab"],
         ngram_logits=None,
+        multi_label=False,
+        thresholds=None,
         **kwargs,
     ):
         model_kwargs = {k: kwargs.pop(k) for k in _MODEL_KWARGS if k in kwargs}
@@ -134,6 +146,16 @@ class TextClassifier(NgramPart, Task):
             **(limits if preprocessor is None else {}),
             **options,
         )
+        if not isinstance(multi_label, bool):
+            raise ValueError(f"multi_label must be True or False, not {multi_label!r}")
+        if isinstance(backbone, Backbone) and backbone.multi_label != multi_label:
+            raise ValueError(
+                f"the backbone's output is a {'sigmoid' if backbone.multi_label else 'softmax'}: give "
+                f"multi_label={backbone.multi_label} with it (or a backbone made with "
+                f"activation={'sigmoid' if multi_label else 'softmax'!r})"
+            )
+        self.multi_label = multi_label
+        self.thresholds = None if thresholds is None else [float(t) for t in thresholds]
         if isinstance(backbone, str):
             self.architecture = backbone
             input_rank = BACKBONE_CLASSES[backbone].input_rank
@@ -166,6 +188,7 @@ class TextClassifier(NgramPart, Task):
         self.ngrams = bool(ngrams)
         self.ngram_logits = self.combination = None
         self.ngram_report = None  # what `fit_ngrams` and `choose_weights` last measured
+        self.threshold_report = None  # how `choose_thresholds` last chose (multi-label)
         self._network_only = False  # True while fit trains the backbone
         if ngram_logits is not None:  # loading a saved classifier
             self._make_ngram_part(ngram_logits)
@@ -192,7 +215,8 @@ class TextClassifier(NgramPart, Task):
         """
         texts = as_texts(texts)
         if self.label_names is None:
-            self.label_names = LabelMap.from_labels(list(labels)).names
+            make = LabelMap.from_label_sets if self.multi_label else LabelMap.from_labels
+            self.label_names = make(list(labels)).names
         if not self.preprocessor.adapted:
             self.preprocessor.adapt(texts, progress=bool(verbose))
         vocabulary_size, num_classes = len(self.preprocessor.vocabulary), len(self.label_names)
@@ -200,6 +224,8 @@ class TextClassifier(NgramPart, Task):
             options = dict(self.backbone_options)
             if self.architecture == "transformer":
                 options["sequence_length"] = self.preprocessor.sequence_length
+            if self.multi_label:
+                options["activation"] = "sigmoid"
             self.backbone = BACKBONE_CLASSES[self.architecture](
                 vocabulary_size, num_classes, dtype=self.dtype_policy.name, **options
             )
@@ -306,13 +332,58 @@ class TextClassifier(NgramPart, Task):
             self._set_network_only(False)
         if self.ngram_logits is not None:
             self._fit_ngram_part(x_fit, labels, validation, verbose)
+        if self.multi_label:
+            self.choose_thresholds(validation, verbose=verbose)
         return history
+
+    def choose_thresholds(self, validation_data=None, verbose=0):
+        """Chooses each label's threshold on validation texts (a multi-label classifier's last step of `fit`).
+
+        Per label, the threshold with the best validation F1; a label too
+        rare there takes the shared one (`hierattn.models.thresholds`).
+        Without validation texts, thresholds chosen before are kept, or
+        every label takes `hierattn.defaults.MULTILABEL["threshold"]`.
+        `threshold_report` then says how they were chosen.
+
+        Args:
+            validation_data: `(texts, labels)`, `(ids, labels)` or a dataset
+                of `(texts, labels)`; `None` as said above.
+            verbose: Print one line: how the thresholds were chosen.
+
+        Returns:
+            The thresholds, one per label in `label_names` order.
+        """
+        if not self.multi_label:
+            raise ValueError("thresholds apply to a multi-label classifier (made with multi_label=True)")
+        x = None
+        if validation_data is not None:
+            x, labels = self._ids_and_label_ids(*validation_pair(validation_data), "validation_data")
+        if x is not None and len(token_ids(x)):
+            self.thresholds, self.threshold_report = choose_thresholds(self.predict_ids(x), labels)
+            how = (
+                f"chosen on {len(labels):,} validation documents: {self.threshold_report['tuned']} labels alone, "
+                f"the others {self.threshold_report['shared']:g}"
+            )
+        elif self.thresholds is None:
+            self.thresholds = [MULTILABEL["threshold"]] * len(self.label_names)
+            self.threshold_report, how = (
+                {"shared": MULTILABEL["threshold"], "tuned": 0},
+                "the default (no validation texts)",
+            )
+        else:
+            how = "kept (no validation texts)"
+        self.threshold_report = dict(self.threshold_report or {}, how=how)
+        if verbose:
+            print(f"thresholds: {how}")
+        return list(self.thresholds)
 
     def _fit_inputs(self, x, y, validation_split, validation_data, unlabeled, verbose):
         """`fit`'s training texts, labels and validation data (a share held out), the classifier adapted and compiled."""
         texts, labels = self._texts_and_labels(x, y, "fit")
         if validation_data is None and validation_split:
-            (texts, labels), validation_data = split_validation(texts, labels, validation_split, self.seed)
+            (texts, labels), validation_data = split_validation(
+                texts, labels, validation_split, self.seed, self.multi_label
+            )
         if not self.adapted:
             self.adapt(texts, labels, unlabeled=unlabeled, verbose=verbose)
         if not self.compiled:
@@ -382,6 +453,8 @@ class TextClassifier(NgramPart, Task):
                 "backbone_options": dict(self.backbone_options) if self.backbone is None else {},
             }
         )
+        if self.multi_label:  # single-label files stay as they were
+            config.update(multi_label=True, thresholds=self.thresholds)
         chosen = {key: value for key, value in (self.ngram_report or {}).items() if key in _SAVED_REPORT}
         if "recipe" in chosen:  # what a further `fit` without validation texts keeps (only once chosen)
             config["ngram_report"] = chosen

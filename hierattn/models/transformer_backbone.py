@@ -34,6 +34,8 @@ class TransformerBackbone(Backbone):
         position: `"sinusoidal"` or `"learned"` position embeddings.
         normalize_first: Pre-norm encoder blocks if `True` (see
             `TransformerEncoderBlock`), post-norm if `False`.
+        activation: `"softmax"` (one class per document) or `"sigmoid"` (an
+            independent probability per label: multi-label).
         name: Model name.
         dtype: Dtype policy of its layers (e.g. `"mixed_float16"`).
         **kwargs: Keras `Model` arguments such as `trainable`.
@@ -62,11 +64,12 @@ class TransformerBackbone(Backbone):
         pooling=_TRANSFORMER["pooling"],
         position=_TRANSFORMER["position"],
         normalize_first=_TRANSFORMER["normalize_first"],
+        activation="softmax",
         name="transformer",
         dtype=None,
         **kwargs,
     ):
-        check_common(vocabulary_size, num_classes)
+        check_common(vocabulary_size, num_classes, activation)
         type(self).check_arguments(
             embedding_dim=embedding_dim,
             num_heads=num_heads,
@@ -106,12 +109,13 @@ class TransformerBackbone(Backbone):
             x, _ = pooling_layer(x, return_attention_scores=True)
         else:
             x = keras.layers.GlobalAveragePooling1D(dtype=dtype, name="mean_pooling")(x)
-        probabilities = classifier_head(x, num_classes, dropout, dtype)
+        probabilities = classifier_head(x, num_classes, dropout, dtype, activation)
         super().__init__(tokens, probabilities, name=name, dtype=dtype, **kwargs)
         self.embedding = embedding
         self.token_embedding = embedding.token_embedding
         self.attention_layers = {} if pooling_layer is None else {"attention_pooling": pooling_layer}
         self.vocabulary_size = vocabulary_size
+        self.activation = activation
         self.sequence_length = sequence_length
         self.embedding_dim = embedding_dim
         self.num_heads = num_heads
@@ -139,6 +143,7 @@ class TransformerBackbone(Backbone):
             {
                 "vocabulary_size": self.vocabulary_size,
                 "num_classes": self.num_classes,
+                "activation": self.activation,
                 "sequence_length": self.sequence_length,
                 "embedding_dim": self.embedding_dim,
                 "num_heads": self.num_heads,

@@ -16,8 +16,16 @@ class LogLinearCombination(keras.layers.Layer):
     to the score of class `c`. Freshly built, `a = 1`, `b = 0`: the output is
     `p`.
 
+    For a multi-label classifier (`activation="sigmoid"`) each label is
+    combined alone, on its log-odds: `sigmoid(a logit p + b z)`, with
+    `logit p = log p - log(1 - p)`; each term of `b z_l` is then an exact
+    additive contribution to label `l`'s log-odds.
+
     Args:
-        epsilon: Probabilities are clipped to at least this before the log.
+        epsilon: Probabilities are clipped to at least this (and, with a
+            sigmoid, at most `1 - epsilon`) before the log.
+        activation: `"softmax"` (one class per document) or `"sigmoid"`
+            (independent labels).
         **kwargs: Base layer keyword arguments, such as `name`.
 
     Call arguments:
@@ -45,10 +53,13 @@ class LogLinearCombination(keras.layers.Layer):
         the weights chosen on validation data).
     """
 
-    def __init__(self, epsilon=1e-7, **kwargs):
+    def __init__(self, epsilon=1e-7, activation="softmax", **kwargs):
         kwargs.setdefault("dtype", "float32")
         super().__init__(**kwargs)
+        if activation not in ("softmax", "sigmoid"):
+            raise ValueError(f"activation must be 'softmax' or 'sigmoid'. Received: activation={activation!r}")
         self.epsilon = epsilon
+        self.activation = activation
 
     def build(self, *shapes, **named_shapes):  # the weights do not depend on the shapes
         self.mixing = self.add_weight(
@@ -56,18 +67,22 @@ class LogLinearCombination(keras.layers.Layer):
         )
 
     def scores(self, probabilities, logits):
-        """The combined scores `a log p + b z` before the softmax."""
+        """The combined scores before the softmax (`a log p + b z`) or the sigmoid (`a logit p + b z`)."""
         probabilities = ops.cast(probabilities, self.compute_dtype)
         logits = ops.cast(logits, self.compute_dtype)
-        return self.mixing[0] * ops.log(ops.maximum(probabilities, self.epsilon)) + self.mixing[1] * logits
+        network = ops.log(ops.maximum(probabilities, self.epsilon))
+        if self.activation == "sigmoid":
+            network = network - ops.log(ops.maximum(1.0 - probabilities, self.epsilon))
+        return self.mixing[0] * network + self.mixing[1] * logits
 
     def call(self, probabilities, logits):
-        return ops.softmax(self.scores(probabilities, logits), axis=-1)
+        scores = self.scores(probabilities, logits)
+        return ops.sigmoid(scores) if self.activation == "sigmoid" else ops.softmax(scores, axis=-1)
 
     def compute_output_shape(self, probabilities_shape, logits_shape=None):
         return probabilities_shape
 
     def get_config(self):
         config = super().get_config()
-        config["epsilon"] = self.epsilon
+        config.update(epsilon=self.epsilon, activation=self.activation)
         return config

@@ -21,6 +21,11 @@ where a lopsided one is more accurate; BENCHMARKS.md).
 `TextClassifier.fit_ngrams` (`hierattn.ngrams.recipes.fit_recipes`) and
 `TextClassifier.choose_weights` (`mixing_on_validation`); the last two can
 also be called alone.
+
+A multi-label classifier combines each label alone, on its log-odds:
+`p(l | x) = sigmoid(a logit p_network(l | x) + b z_l(x))`, the weights
+chosen by the mean binary log-loss. Every function here reads which kind
+it has from the labels: class ids `(n,)`, or multi-hot rows `(n, labels)`.
 """
 
 import numpy as np
@@ -42,30 +47,53 @@ def ngram_logits(layer, x, batch_size=256):
     return logits
 
 
-def ngram_probabilities(layer, x, batch_size=256):
-    """The n-gram part's own class probabilities for id arrays `x`: the softmax of its logits, `(n, classes)`."""
+def ngram_probabilities(layer, x, batch_size=256, activation="softmax"):
+    """The n-gram part's own probabilities for id arrays `x`: the softmax (or sigmoid) of its logits, `(n, classes)`."""
     logits = ngram_logits(layer, x, batch_size)
-    return combine(np.ones_like(logits), logits, 0.0, 1.0)
+    return combine(np.full_like(logits, 0.5), logits, 0.0, 1.0, activation=activation)
 
 
-def combine(probabilities, logits, a, b, epsilon=1e-7):
-    """`softmax(a log p + b z)` in NumPy (as `LogLinearCombination` computes it)."""
+def activation_of(labels):
+    """`"sigmoid"` for multi-hot rows (multi-label), `"softmax"` for class ids."""
+    return "sigmoid" if np.ndim(labels) == 2 else "softmax"
+
+
+def combine(probabilities, logits, a, b, epsilon=1e-7, activation="softmax"):
+    """`softmax(a log p + b z)` (or `sigmoid(a logit p + b z)`) in NumPy, as `LogLinearCombination` computes it."""
     scores = a * np.log(np.maximum(probabilities, epsilon)) + b * logits
+    if activation == "sigmoid":
+        scores = scores - a * np.log(np.maximum(1.0 - probabilities, epsilon))
+        return 1.0 / (1.0 + np.exp(-scores))
     scores = scores - scores.max(axis=1, keepdims=True)
     e = np.exp(scores)
     return e / e.sum(axis=1, keepdims=True)
 
 
 def log_loss(probabilities, labels):
-    """The mean negative log-probability of the true classes (probabilities clipped at 1e-12)."""
+    """The mean negative log-probability of the true classes (of each label's truth, for multi-hot rows).
+
+    Probabilities are clipped at 1e-12 (and `1 - 1e-12`).
+    """
+    if np.ndim(labels) == 2:
+        p = np.clip(probabilities, 1e-12, 1.0 - 1e-12)
+        return float(-(labels * np.log(p) + (1.0 - labels) * np.log(1.0 - p)).mean())
     picked = probabilities[np.arange(len(labels)), labels]
     return float(-np.log(np.maximum(picked, 1e-12)).mean())
 
 
+def hits(probabilities, labels):
+    """`("accuracy", share of argmax right)`, or for multi-hot rows `("micro_f1", micro-F1 over 0.5)`."""
+    if np.ndim(labels) != 2:
+        return "accuracy", float((probabilities.argmax(1) == labels).mean())
+    predicted = probabilities > 0.5
+    true_positives = float((predicted & (labels > 0)).sum())
+    return "micro_f1", 2.0 * true_positives / max(float(predicted.sum() + (labels > 0).sum()), 1.0)
+
+
 def scored_at_best_scale(logits, labels, score=None):
     """`log_loss` (or `score`) of `softmax(scale * logits)` at its best scale of `SCALES` (the part alone)."""
-    score, uniform = score or log_loss, np.ones_like(logits)
-    return min(score(combine(uniform, logits, 0.0, scale), labels) for scale in SCALES)
+    score, neutral, activation = score or log_loss, np.full_like(logits, 0.5), activation_of(labels)
+    return min(score(combine(neutral, logits, 0.0, scale, activation=activation), labels) for scale in SCALES)
 
 
 def choose_mixing(probabilities, logits, labels, score=None):
@@ -78,26 +106,27 @@ def choose_mixing(probabilities, logits, labels, score=None):
     Args:
         probabilities: The network's validation probabilities `(n, classes)`.
         logits: The n-gram part's validation logits `(n, classes)`.
-        labels: Validation class ids.
+        labels: Validation class ids (or multi-hot rows).
         score: What is minimised instead of the log-loss (a function of
             probabilities and labels; for studies).
 
     Returns:
-        `(a, b)` and a list of `{"share", "scale", "log_loss", "accuracy"}`,
+        `(a, b)` and a list of `{"share", "scale", "log_loss", "accuracy"}`
+        (`"micro_f1"` over 0.5 for multi-hot rows instead of `"accuracy"`),
         one per share (its best scale; the accuracy does not depend on it).
     """
     labels = np.asarray(labels)
-    table = []
+    activation, table = activation_of(labels), []
     for share in SHARES:
         rows = []
         for scale in SCALES:
-            combined = combine(probabilities, logits, scale * share, scale * (1.0 - share))
+            combined = combine(probabilities, logits, scale * share, scale * (1.0 - share), activation=activation)
             rows.append(
                 {
                     "share": float(share),
                     "scale": float(scale),
                     "log_loss": (score or log_loss)(combined, labels),
-                    "accuracy": float((combined.argmax(1) == labels).mean()),
+                    **dict([hits(combined, labels)]),
                 }
             )
         table.append(min(rows, key=lambda row: (row["log_loss"], abs(np.log(row["scale"])))))
@@ -111,18 +140,21 @@ def mixing_on_validation(probabilities, logits, labels):
     Args:
         probabilities: The network's validation probabilities `(n, classes)`.
         logits: The n-gram part's validation logits `(n, classes)`.
-        labels: Validation class ids.
+        labels: Validation class ids (or multi-hot rows).
 
     Returns:
         `(a, b)` and a JSON-ready dict: `shares` (`choose_mixing`'s table) and
-        `validation_accuracy`, of the network, the n-gram part and the two
-        combined with `(a, b)`.
+        `validation_accuracy` (`validation_micro_f1` over 0.5 for multi-hot
+        rows), of the network, the n-gram part and the two combined with `(a, b)`.
     """
     labels = np.asarray(labels)
+    activation = activation_of(labels)
     (a, b), shares = choose_mixing(probabilities, logits, labels)
-    accuracy = {
-        "network": float((probabilities.argmax(1) == labels).mean()),
-        "ngrams": float((logits.argmax(1) == labels).mean()),
-        "combined": float((combine(probabilities, logits, a, b).argmax(1) == labels).mean()),
+    parts = {
+        "network": probabilities,
+        "ngrams": combine(np.full_like(logits, 0.5), logits, 0.0, 1.0, activation=activation),
+        "combined": combine(probabilities, logits, a, b, activation=activation),
     }
-    return (a, b), {"shares": shares, "validation_accuracy": accuracy}
+    measured = {part: hits(values, labels) for part, values in parts.items()}
+    key = "validation_" + next(iter(measured.values()))[0]
+    return (a, b), {"shares": shares, key: {part: value for part, (_, value) in measured.items()}}

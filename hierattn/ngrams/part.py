@@ -49,7 +49,9 @@ class NgramPart:
             layer = keras.saving.deserialize_keras_object(layer)
         self.ngrams = True
         self.ngram_logits = layer
-        self.combination = LogLinearCombination(name="combination")
+        self.combination = LogLinearCombination(
+            activation="sigmoid" if self.multi_label else "softmax", name="combination"
+        )
         if not self.ngram_logits.built:
             self.ngram_logits.build((None,) * self.preprocessor.input_rank)
         self.combination.build()

@@ -23,6 +23,12 @@ temperature, `hierattn.ngrams.mixing.scored_at_best_scale`) is set into the `Ngr
 exactly the features and logits the fit used; features outside the fitted
 vocabulary are ignored, as scikit-learn's vectorizer ignores unseen words.
 
+For multi-label data (multi-hot label rows) every recipe is one binary
+logistic regression per label (one-vs-rest; the NB ratios per label), the
+log-loss the mean binary one, and no class weights are tried; a label with
+no positive (or no negative) training document gets no features and the
+log-odds of its training frequency as its bias.
+
 Each candidate fitted is logged in one line to this module's logger
 (`hierattn.ngrams.recipes`) at DEBUG level: shown by `hierattn --verbose`,
 or in Python by `logging.basicConfig(level=logging.DEBUG)` or a handler on
@@ -36,7 +42,7 @@ import numpy as np
 
 from hierattn.data.batching import trim_padding
 from hierattn.defaults import NGRAMS
-from hierattn.metrics import classification_metrics
+from hierattn.metrics import classification_metrics, multilabel_metrics
 from hierattn.ngrams.mixing import scored_at_best_scale
 
 logger = logging.getLogger(__name__)
@@ -153,8 +159,42 @@ def _fit_nb(features, labels, grid, num_classes):
             yield c, class_weight, tables, time.perf_counter() - started
 
 
+def _fit_one_vs_rest(features, labels, grid, num_classes, nb=False):
+    """One binary logistic regression per label of multi-hot `labels` (NB-scaled features with `nb`).
+
+    A label without both positive and negative training documents is not
+    fitted: its kernel column is zero and its bias the smoothed log-odds of
+    its training frequency.
+    """
+    from sklearn.linear_model import LogisticRegression
+
+    counts = labels.sum(axis=0)
+    for class_weight in grid["class_weights"]:
+        for c in grid["C"]:
+            started = time.perf_counter()
+            kernel = np.zeros((features.shape[1], num_classes), np.float32)
+            bias = np.log((counts + 0.5) / (len(labels) - counts + 0.5)).astype(np.float32)
+            for label in np.flatnonzero((counts > 0) & (counts < len(labels))):
+                positive = labels[:, label] > 0
+                if nb:
+                    ratios = _nb_ratios(features, positive)
+                    model = LogisticRegression(
+                        C=c, solver="liblinear", max_iter=NGRAMS["max_iter"], class_weight=class_weight, random_state=0
+                    )
+                    model.fit(features.multiply(ratios).tocsr(), positive)
+                    kernel[:, label] = model.coef_[0] * ratios
+                else:
+                    model = LogisticRegression(C=c, max_iter=NGRAMS["max_iter"], class_weight=class_weight)
+                    model.fit(features, positive)
+                    kernel[:, label] = model.coef_[0]
+                bias[label] = model.intercept_[0]
+            yield c, class_weight, (kernel, bias), time.perf_counter() - started
+
+
 def _class_weights(labels):
     """`(None,)`, or `(None, "balanced")` when the largest class is `balanced_above` times the smallest or more."""
+    if labels.ndim == 2:  # multi-label: the thresholds, chosen per label, take the place of class weights
+        return (None,)
     counts = np.bincount(labels)
     counts = counts[counts > 0]
     return (None, "balanced") if counts.max() >= NGRAMS["balanced_above"] * counts.min() else (None,)
@@ -167,8 +207,8 @@ def fit_recipes(layer_factory, x, labels, validation=None, recipes=None):
         layer_factory: `layer_factory(ngram_max, tf, normalize)` gives a new
             `NgramLogits` (the vocabulary, classes and buckets fixed).
         x: Training ids (the n-gram part's input).
-        labels: Their class ids.
-        validation: `(ids, class ids)` to choose on; `None`: the first of
+        labels: Their class ids, or multi-hot rows (multi-label).
+        validation: `(ids, class ids or multi-hot rows)` to choose on; `None`: the first of
             `recipes` (default `NGRAMS["fallback"]`, one `C`) is fitted, and
             of its grid the first model fitted is kept.
         recipes: The recipes to try (default `NGRAMS["recipes"]`); a
@@ -182,14 +222,20 @@ def fit_recipes(layer_factory, x, labels, validation=None, recipes=None):
         fit seconds) and `train_documents`.
 
     Raises:
-        ValueError: Fewer than two classes in `labels`.
+        ValueError: Fewer than two classes in `labels` (multi-label: no
+            label both present and absent).
     """
     labels = np.asarray(labels)
-    present = np.unique(labels)
-    if len(present) < 2:
-        raise ValueError(
-            f"the n-gram part needs two or more classes in its training labels. Received: {present.tolist()}"
-        )
+    if labels.ndim == 2:
+        counts = labels.sum(axis=0)
+        if not np.any((counts > 0) & (counts < len(labels))):
+            raise ValueError("the n-gram part needs a label that some training documents have and others lack")
+    else:
+        present = np.unique(labels)
+        if len(present) < 2:
+            raise ValueError(
+                f"the n-gram part needs two or more classes in its training labels. Received: {present.tolist()}"
+            )
     if validation is None or not len(validation[1]):
         recipes, validation = [(recipes or [NGRAMS["fallback"]])[0]], None
     recipes = [dict(r) for r in (recipes or NGRAMS["recipes"])]
@@ -211,8 +257,12 @@ def fit_recipes(layer_factory, x, labels, validation=None, recipes=None):
         features = _features(counts[:, kept], recipe, idf)
         val_features = _features(val_counts[recipe["ngram_max"]][:, kept], recipe, idf) if validation else None
         grid = {"C": recipe["C"], "class_weights": recipe.get("class_weights", class_weights)}
-        fit = _fit_nb if recipe["weighting"] == "nb" else _fit_tfidf
-        for c, class_weight, (kernel, bias), seconds in fit(features, labels, grid, num_classes):
+        nb = recipe["weighting"] == "nb"
+        if labels.ndim == 2:
+            fitted = _fit_one_vs_rest(features, labels, grid, num_classes, nb)
+        else:
+            fitted = (_fit_nb if nb else _fit_tfidf)(features, labels, grid, num_classes)
+        for c, class_weight, (kernel, bias), seconds in fitted:
             row = {
                 "weighting": recipe["weighting"],
                 "ngram_max": recipe["ngram_max"],
@@ -238,7 +288,17 @@ def fit_recipes(layer_factory, x, labels, validation=None, recipes=None):
 
 
 def _scored(logits, labels):
-    """Validation accuracy, macro-F1 and log-loss (at the best temperature) of a candidate's logits."""
+    """Validation accuracy, macro-F1 and log-loss (at the best temperature) of a candidate's logits.
+
+    Multi-label: micro-F1 instead of the accuracy, both F1s of the labels over log-odds 0.
+    """
+    if labels.ndim == 2:
+        metrics = multilabel_metrics(labels, logits > 0, list(range(logits.shape[1])))
+        return {
+            "val_micro_f1": metrics["micro_f1"],
+            "val_macro_f1": metrics["macro_f1"],
+            "val_log_loss": round(scored_at_best_scale(logits, labels), 5),
+        }
     metrics = classification_metrics(labels, logits.argmax(1), list(range(logits.shape[1])))
     return {
         "val_accuracy": metrics["accuracy"],
@@ -251,6 +311,8 @@ def _describe(row):
     """One line of a candidate, as the fit log writes it."""
     text = f"{row['weighting']} 1-{row['ngram_max']} C={row['C']:g}"
     text += " balanced" if row["class_weight"] else ""
-    if "val_log_loss" in row:
+    if "val_accuracy" in row:
         text += f": validation accuracy {row['val_accuracy']:.4f}, macro-F1 {row['val_macro_f1']:.4f}"
+    elif "val_micro_f1" in row:
+        text += f": validation micro-F1 {row['val_micro_f1']:.4f}, macro-F1 {row['val_macro_f1']:.4f}"
     return text + f" ({row['features']:,} features, {row['fit_seconds']} s)"

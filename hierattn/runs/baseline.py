@@ -8,8 +8,10 @@ training split as the model and reports both side by side (metrics.json's
 
 import time
 
+import numpy as np
+
 from hierattn.defaults import BASELINE
-from hierattn.metrics import classification_metrics
+from hierattn.metrics import classification_metrics, multilabel_metrics
 
 NAME = "TF-IDF+LR"
 
@@ -36,9 +38,14 @@ def make_baseline():
 def run_baseline(texts, labels, names, evaluate):
     """Fits the baseline on `texts`/`labels` (class ids) and scores it on each evaluation split.
 
+    Multi-label data (multi-hot `labels`): one logistic regression per label
+    (one-vs-rest; a label without positives, or without negatives, predicts
+    its constant), each label's threshold chosen on the `"validation"` split
+    as a multi-label classifier's are (`hierattn.models.thresholds`).
+
     Args:
         texts: Training texts (the model's training split).
-        labels: Their class ids.
+        labels: Their class ids (or multi-hot rows).
         names: Class names in id order.
         evaluate: `{split name: (texts, class ids)}`, e.g. validation and test.
 
@@ -53,12 +60,50 @@ def run_baseline(texts, labels, names, evaluate):
         "train_documents": len(texts),
     }
     started = time.perf_counter()
+    multi_label = np.ndim(labels) == 2
     try:
-        model = make_baseline().fit(list(texts), list(labels))
+        if multi_label:
+            model = _one_vs_rest(texts, labels)
+        else:
+            model = make_baseline().fit(list(texts), list(labels))
     except ValueError as error:  # e.g. a corpus so small that no n-gram occurs twice
         result["skipped"] = " ".join(str(error).split())
         return result
     result["training_seconds"] = round(time.perf_counter() - started, 1)
-    for split, (split_texts, split_labels) in evaluate.items():
-        result[split] = classification_metrics(split_labels, model.predict(list(split_texts)), names)
+    if not multi_label:
+        for split, (split_texts, split_labels) in evaluate.items():
+            result[split] = classification_metrics(split_labels, model.predict(list(split_texts)), names)
+        return result
+    from hierattn.models.thresholds import choose_thresholds, over_thresholds
+
+    probabilities = {split: model(list(split_texts)) for split, (split_texts, _) in evaluate.items()}
+    thresholds, _ = choose_thresholds(probabilities["validation"], evaluate["validation"][1])
+    result["model"] += ", one-vs-rest, thresholds chosen on validation"
+    for split, (_, split_labels) in evaluate.items():
+        result[split] = multilabel_metrics(split_labels, over_thresholds(probabilities[split], thresholds), names)
     return result
+
+
+def _one_vs_rest(texts, labels):
+    """The baseline's TF-IDF and one logistic regression per label: a function of texts to label probabilities."""
+    from sklearn.linear_model import LogisticRegression
+
+    vectorizer = make_baseline().steps[0][1]
+    features = vectorizer.fit_transform(list(texts))
+    labels = np.asarray(labels)
+    counts = labels.sum(axis=0)
+    constant = np.where(counts > 0, 1.0, 0.0)  # a label all documents have, or none
+    models = {}
+    for label in np.flatnonzero((counts > 0) & (counts < len(labels))):
+        models[label] = LogisticRegression(C=BASELINE["C"], max_iter=BASELINE["max_iter"]).fit(
+            features, labels[:, label]
+        )
+
+    def probabilities(new_texts):
+        x = vectorizer.transform(new_texts)
+        p = np.tile(constant, (len(new_texts), 1)).astype(np.float32)
+        for label, model in models.items():
+            p[:, label] = model.predict_proba(x)[:, 1]
+        return p
+
+    return probabilities

@@ -13,18 +13,27 @@ from hierattn.data.tables import (
     table_format,
 )
 from hierattn.data.text_files import TABLE_SUFFIXES
+from hierattn.defaults import MULTILABEL
 from hierattn.errors import ArgumentError, DataError
-from hierattn.metrics import classification_metrics
+from hierattn.metrics import classification_metrics, multilabel_metrics
 from hierattn.runs.data_record import data_changes, recorded_data
 from hierattn.runs.directory import DEFAULT_ROOT, find_run, load_run, read_status, run_line
 
 
 def evaluate_classifier(classifier, dataset, batch_size=32, progress=True):
-    """Accuracy, macro-F1 and confusion matrix of a classifier on a labelled `TextDataset` (in its classes)."""
+    """Accuracy, macro-F1 and confusion matrix of a classifier on a labelled `TextDataset` (in its classes).
+
+    A multi-label classifier: `hierattn.metrics.multilabel_metrics` of the labels over its thresholds.
+    """
     names = list(classifier.label_names)
     if list(dataset.label_map.names) != names:
         raise DataError(f"the data's classes {dataset.label_map.names} differ from the model's {names}")
+    if dataset.multi_label != classifier.multi_label:
+        kind = "label sets" if dataset.multi_label else "one class per text"
+        raise DataError(f"the data has {kind}, the model is {'' if classifier.multi_label else 'not '}multi-label")
     probabilities = classifier.predict(dataset.texts, batch_size=batch_size, verbose=int(progress))
+    if classifier.multi_label:
+        return multilabel_metrics(dataset.labels, classifier.over_thresholds(probabilities), names)
     return classification_metrics(dataset.labels, np.argmax(probabilities, axis=1), names)
 
 
@@ -46,15 +55,26 @@ class EvaluationData:
     (['A great film.', 'Dull.'], array([1, 0], dtype=int32), 2)
     """
 
-    def __init__(self, path, frame=None, text_column=None, label_column=None, split="test", recorded=False):
+    def __init__(
+        self,
+        path,
+        frame=None,
+        text_column=None,
+        label_column=None,
+        split="test",
+        recorded=False,
+        label_separator=MULTILABEL["separator"],
+    ):
         self.path, self.frame, self.split, self.recorded = path, frame, split, recorded
-        self.text_column, self.label_column = text_column, label_column
+        self.text_column, self.label_column, self.label_separator = text_column, label_column, label_separator
 
-    def load(self, label_names):
+    def load(self, label_names, multi_label=False):
         """The data in the model's classes.
 
         Args:
             label_names: The classifier's `label_names`.
+            multi_label: Whether the classifier is multi-label: each label
+                cell then holds labels joined by `label_separator`.
 
         Returns:
             `(dataset, report)`: a labelled `TextDataset`, and for a table
@@ -63,7 +83,10 @@ class EvaluationData:
 
         if self.frame is None:
             return load_imdb(self.path, splits=(self.split,))[self.split], None
-        return load_table(self.frame, self.text_column, self.label_column, label_map=LabelMap(label_names))
+        separator = self.label_separator if multi_label else None
+        return load_table(
+            self.frame, self.text_column, self.label_column, label_map=LabelMap(label_names), label_separator=separator
+        )
 
 
 def evaluation_data(run_dir, data=None, split="test", text_column=None, label_column=None, encoding="utf-8", log=None):
@@ -106,7 +129,8 @@ def evaluation_data(run_dir, data=None, split="test", text_column=None, label_co
         frame = read_table(data, encoding=encoding)  # file and column errors come before TensorFlow's import
         pick_column(frame.columns, text_column, TEXT_COLUMNS, "text")
         pick_column(frame.columns, label_column, LABEL_COLUMNS, "label")
-        return EvaluationData(data, frame, text_column, label_column, recorded=own)
+        separator = recorded.get("label_separator") or MULTILABEL["separator"]
+        return EvaluationData(data, frame, text_column, label_column, recorded=own, label_separator=separator)
     # what config.json recorded says whether the run was trained on IMDB (the run's name may be "imdb" for a table
     # in an imdb/ folder); runs that recorded no data fall back on run.json's dataset
     if "imdb" in recorded or (not recorded and read_status(run_dir).get("dataset") == "imdb"):
@@ -180,7 +204,7 @@ def evaluate_run(
     run = load_run(path)
     if log:
         log(run_line(path, DEFAULT_ROOT if run_dir is None else None))
-    dataset, report = chosen.load(run.classifier.label_names)
+    dataset, report = chosen.load(run.classifier.label_names, run.classifier.multi_label)
     if report is not None and on_table is not None:
         on_table(chosen.path, report)
     return evaluate_classifier(run.classifier, dataset)

@@ -103,7 +103,7 @@ def prepare_classifier(data, split, config, context):
             # The settings as given (a limit None is chosen by adapt, and kept in model.keras).
             record = {**dataclasses.asdict(config), "classifier": classifier.get_config()}
             save_json(output / "config.json", CONFIG_FORMAT, record, indent=2)
-            fit_labels = [data.train.label_map.names[i] for i in split.fit_labels]
+            fit_labels = data.train.label_map.names_of(split.fit_labels)
             classifier.adapt(split.fit_texts, fit_labels, unlabeled=data.unlabeled, verbose=context.verbose)
             write_status(output, embeddings=classifier.embedding_source)
             context.checkpoints.mkdir(exist_ok=True)
@@ -137,7 +137,7 @@ def fit_network(classifier, data, split, config, context):
         `epochs_trained`, `epoch_budget`, `time_budget_seconds`,
         `stopped_by`, `train_documents` and `embeddings`.
     """
-    output, names = context.output, data.train.label_map.names
+    output, label_map = context.output, data.train.label_map
     history = _resumed_history(context)
     losses = [float(row["val_loss"]) for row in history if row.get("val_loss")]
     num_texts = len(split.fit_texts)
@@ -154,8 +154,8 @@ def fit_network(classifier, data, split, config, context):
     started = time.perf_counter()
     classifier.fit(
         split.fit_texts,
-        [names[i] for i in split.fit_labels],  # class names, which fit reads as they are (integer names included)
-        validation_data=(split.val_texts, [names[i] for i in split.val_labels]),
+        label_map.names_of(split.fit_labels),  # class names, which fit reads as they are (integer names included)
+        validation_data=(split.val_texts, label_map.names_of(split.val_labels)),
         epochs=len(history) if stopped_by else budget.epochs,  # finished: no epoch, on to the n-gram part
         batch_size=config.batch_size,
         callbacks=callbacks,

@@ -11,7 +11,7 @@ import dataclasses
 import pathlib
 from collections.abc import Callable
 
-from hierattn.data.dataset import sample, stratified_split
+from hierattn.data.dataset import random_split, sample, stratified_split
 
 
 @dataclasses.dataclass(frozen=True)
@@ -26,7 +26,7 @@ class Split:
     """
 
     fit_texts: list
-    fit_labels: object  # class ids (a NumPy array)
+    fit_labels: object  # class ids (a NumPy array; multi-hot rows for multi-label data)
     val_texts: list
     val_labels: object
 
@@ -71,9 +71,16 @@ class RunData:
         return ", ".join(f"{len(texts):,} {name}" for name, texts in parts if name == "training" or texts)
 
     def split(self, share, seed):
-        """The training texts cut into a fitted part and a stratified validation part of `share` (`Split`)."""
+        """The training texts cut into a fitted part and a validation part of `share` (`Split`).
+
+        Stratified by class; multi-label data (label sets), which no one class
+        stratifies, is split at random (`hierattn.data.dataset.random_split`).
+        """
         train = self.train
-        fit, validation = stratified_split(train.labels, share, seed, train.label_map.names)
+        if train.multi_label:
+            fit, validation = random_split(len(train), share, seed)
+        else:
+            fit, validation = stratified_split(train.labels, share, seed, train.label_map.names)
         return Split(
             [train.texts[i] for i in fit],
             train.labels[fit],

@@ -23,6 +23,7 @@ import pathlib
 from hierattn.data import load_imdb, load_table, locate_imdb
 from hierattn.data.tables import rows_text
 from hierattn.data.text_files import read_texts
+from hierattn.defaults import MULTILABEL
 from hierattn.distribute import is_chief_in_tf_config
 from hierattn.errors import ArgumentError
 from hierattn.runs.config import TrainConfig, load_config
@@ -116,8 +117,14 @@ def train_table(
     log=print,
     verbose="auto",
     on_table=None,
+    label_separator=None,
 ):
     """Trains on a table of texts and labels (CSV, TSV or JSON lines), a validation part held out of it.
+
+    With the setting `multi_label` (`{"multi_label": True}`), each label
+    cell holds a document's labels joined by `label_separator` (default
+    `hierattn.defaults.MULTILABEL["separator"]`, `|`; an empty cell: no
+    label), and the classifier is multi-label.
 
     Args:
         path: The training table.
@@ -139,6 +146,7 @@ def train_table(
         on_table: Called with `(path, report)` for each table read (the
             rows used and skipped, `hierattn.data.load_table`); `None`: their
             counts go to `log`.
+        label_separator: What joins a document's labels (multi-label runs only).
 
     Returns:
         The finished `hierattn.runs.directory.Run`.
@@ -166,6 +174,10 @@ def train_table(
             on_table=on_table,
         )
     encoding = encoding or "utf-8"
+    multi_label = config.classifier.get("multi_label", False)
+    if label_separator is not None and not multi_label:
+        raise ArgumentError("{argument} applies to multi-label data only", argument="label_separator")
+    separator = (label_separator or MULTILABEL["separator"]) if multi_label else None
     files = {"train": path, "test": test, "unlabeled": unlabeled}
     recorded = {name: describe_source(f) for name, f in files.items() if f}
     if unlabeled and not config.uses_unlabeled:
@@ -173,7 +185,9 @@ def train_table(
             "{argument} texts would go unused: only word2vec embeddings use them, and the run's are not",
             argument="unlabeled",
         )
-    train_data, test_data, columns = _read_tables(path, test, text_column, label_column, encoding, on_table, log)
+    train_data, test_data, columns = _read_tables(
+        path, test, text_column, label_column, encoding, on_table, log, separator
+    )
     texts = read_texts(unlabeled, text_column, encoding=encoding) if unlabeled else None
     if texts:
         log(f"{unlabeled}: {len(texts):,} unlabelled texts")
@@ -250,7 +264,12 @@ def resume_run(
             train_data, test_data = datasets["train"], datasets["test"]
         else:
             train_data, test_data, _ = _read_tables(
-                files["train"], files.get("test"), **options, on_table=on_table, log=log
+                files["train"],
+                files.get("test"),
+                **options,
+                on_table=on_table,
+                log=log,
+                label_separator=config.data.get("label_separator"),
             )
         data = RunData(train_data, test_data, name=read_status(run_dir).get("dataset") or "data")
         return _train(config, data, resume=run_dir, distribute=distribute, log=log, verbose=verbose)
@@ -311,19 +330,24 @@ def _as_recorded(run_dir, recorded, name, given):
     return value if value is not None else given
 
 
-def _read_tables(path, test, text_column, label_column, encoding, on_table, log):
-    """The training and test tables (`load_table`, each reported to `on_table`), and the columns they were read from."""
+def _read_tables(path, test, text_column, label_column, encoding, on_table, log, label_separator=None):
+    """The training and test tables (`load_table`, each reported to `on_table`), and the columns they were read from.
+
+    With `label_separator`, label cells are label sets (multi-label), and the separator is recorded with the columns.
+    """
     encoding = encoding or "utf-8"
     on_table = on_table or functools.partial(_log_rows, log)
-    train_data, report = load_table(path, text_column, label_column, encoding=encoding)
+    read = functools.partial(load_table, encoding=encoding, label_separator=label_separator)
+    train_data, report = read(path, text_column, label_column)
     on_table(path, report)
     test_data = None
     if test:
-        test_data, test_report = load_table(
-            test, text_column, label_column, label_map=train_data.label_map, encoding=encoding
-        )
+        test_data, test_report = read(test, text_column, label_column, label_map=train_data.label_map)
         on_table(test, test_report)
-    return train_data, test_data, {"text_column": report["text_column"], "label_column": report["label_column"]}
+    columns = {"text_column": report["text_column"], "label_column": report["label_column"]}
+    if label_separator is not None:
+        columns["label_separator"] = label_separator
+    return train_data, test_data, columns
 
 
 def _log_rows(log, path, report):

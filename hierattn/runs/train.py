@@ -19,7 +19,8 @@ import keras
 
 from hierattn.distribute import is_chief, make_strategy
 from hierattn.errors import HierattnError, ResourceError
-from hierattn.metrics import classification_metrics
+from hierattn.metrics import label_metrics
+from hierattn.models.thresholds import choose_thresholds, over_thresholds
 from hierattn.runs.baseline import NAME, run_baseline
 from hierattn.runs.config import load_config, size_settings
 from hierattn.runs.data_record import check_same_data
@@ -180,8 +181,8 @@ def _train_owned(data, split, config, context):
     classifier, record = prepare_classifier(data, split, config, context)
     metrics = fit_network(classifier, data, split, config, context)
     x_val = classifier.preprocessor(split.val_texts)
-    metrics["validation"] = classification_metrics(
-        split.val_labels, classifier.predict_ids(x_val).argmax(1), data.train.label_map.names
+    metrics["validation"] = label_metrics(
+        split.val_labels, decisions(classifier, classifier.predict_ids(x_val)), data.train.label_map.names
     )
     if not context.chief:
         return Run(context.output, classifier, record, metrics)
@@ -204,7 +205,7 @@ def _evaluate(classifier, data, split, config, context, metrics, x_val):
         started = time.perf_counter()
         probabilities = classifier.predict_ids(x_test, progress=True)
         seconds = time.perf_counter() - started
-        metrics["test"] = classification_metrics(test.labels, probabilities.argmax(1), names)
+        metrics["test"] = label_metrics(test.labels, decisions(classifier, probabilities), names)
         metrics["test"]["prediction_reviews_per_second"] = round(len(test) / seconds, 1)
         evaluate["test"] = (x_test, test.labels)
     if classifier.ngram_logits is not None:
@@ -217,8 +218,19 @@ def _evaluate(classifier, data, split, config, context, metrics, x_val):
         metrics["baseline"] = run_baseline(split.fit_texts, split.fit_labels, names, evaluate)
 
 
+def decisions(classifier, probabilities, thresholds=None):
+    """The classifier's decisions on its probabilities: class ids, or multi-hot rows over `thresholds` (its own)."""
+    if not classifier.multi_label:
+        return probabilities.argmax(1)
+    return over_thresholds(probabilities, classifier.thresholds if thresholds is None else thresholds)
+
+
 def _parts(classifier, evaluate):
-    """Each part of a classifier with an n-gram part scored alone: `{part: {split: metrics}}`, and the weights."""
+    """Each part of a classifier with an n-gram part scored alone: `{part: {split: metrics}}`, and the weights.
+
+    A multi-label classifier's parts each get their own thresholds, chosen on
+    the validation texts as the classifier's are (`part_thresholds`).
+    """
     report = classifier.ngram_report
     parts = {key: report[key] for key in ("network_weight", "ngram_weight", "network_share")}
     parts["ngram_training_seconds"] = report["training_seconds"]
@@ -226,12 +238,18 @@ def _parts(classifier, evaluate):
     parts["ngram_recipe"] = report.get("recipe")
     parts["recipes_tried"] = report.get("candidates")  # validation accuracy, macro-F1, log-loss of each
     for part in ("network", "ngrams"):
+        probabilities = {split: classifier.predict_ids(x, part=part) for split, (x, _) in evaluate.items()}
+        thresholds = None
+        if classifier.multi_label:
+            thresholds, _ = choose_thresholds(probabilities["validation"], evaluate["validation"][1])
         parts[part] = {
-            split: classification_metrics(
-                labels, classifier.predict_ids(x, part=part).argmax(1), classifier.label_names
+            split: label_metrics(
+                labels, decisions(classifier, probabilities[split], thresholds), classifier.label_names
             )
-            for split, (x, labels) in evaluate.items()
+            for split, (_, labels) in evaluate.items()
         }
+        if thresholds is not None:
+            parts[part]["thresholds"] = thresholds
     return parts
 
 
