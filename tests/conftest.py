@@ -168,6 +168,66 @@ def rnn_run(rnn_run_dir):
     return _classifier(rnn_run_dir)
 
 
+TOPICS = {
+    "sport": ["goal", "match", "team", "referee"],
+    "money": ["bank", "price", "market", "shares"],
+    "food": ["bread", "cheese", "wine", "dinner"],
+}
+
+
+def make_topics(n, seed=0):
+    """A tiny generated multi-label corpus: (texts, label lists), each text on 0 to 3 of sport, money and food."""
+    rng = np.random.default_rng(seed)
+    texts, labels = [], []
+    for _ in range(n):
+        chosen = [topic for topic in TOPICS if rng.random() < 0.4]
+        words = [str(word) for topic in chosen for word in rng.choice(TOPICS[topic], 2)]
+        filler = ["The news today was short.", "Nothing else happened in town."]
+        sentences = [f"They talked about {word} at length." for word in words] + [str(rng.choice(filler))]
+        texts.append(" ".join(rng.permutation(sentences)))
+        labels.append(chosen)
+    return texts, labels
+
+
+@pytest.fixture(scope="session")
+def multilabel_csv(tmp_path_factory):
+    """Train and test CSV files of the generated multi-label corpus: `text`, `labels` joined by `|` (empty: none)."""
+    import pandas as pd
+
+    folder = tmp_path_factory.mktemp("multilabel")
+    for name, n, seed in (("train", 200, 0), ("test", 40, 1)):
+        texts, labels = make_topics(n, seed)
+        frame = pd.DataFrame({"text": texts, "labels": ["|".join(chosen) for chosen in labels]})
+        frame.to_csv(folder / f"{name}.csv", index=False)
+    return folder / "train.csv", folder / "test.csv"
+
+
+@pytest.fixture(scope="session")
+def multilabel_run_dir(multilabel_csv, tmp_path_factory):
+    """The folder of a tiny multi-label HAN run on `multilabel_csv` (with its test file), trained once per session."""
+    from hierattn.runs.sources import train_table
+
+    path = tmp_path_factory.mktemp("multilabel-run") / "run"
+    settings = {"model": "han", "epochs": 2, "batch_size": 16, "embeddings": "none", "min_count": 1}
+    settings.update(TINY_OPTIONS["han"], multi_label=True)
+    train_table(
+        multilabel_csv[0],
+        settings,
+        test=multilabel_csv[1],
+        output=path,
+        log=lambda m: None,
+        verbose=0,
+        on_table=lambda *args: None,
+    )
+    return path
+
+
+@pytest.fixture(scope="session")
+def multilabel_run(multilabel_run_dir):
+    """The multi-label `TextClassifier` of `multilabel_run_dir`, loaded once per session."""
+    return _classifier(multilabel_run_dir)
+
+
 @pytest.fixture(scope="session")
 def cli_run(tiny_csv, tmp_path_factory):
     """One HAN run trained through the CLI, once per session: `train csv TRAIN --test TEST` with tiny settings.
