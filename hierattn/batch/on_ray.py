@@ -15,7 +15,7 @@ import contextlib
 import logging
 
 from hierattn.batch.files import OutputFolder, check_inputs, count_rows, file_names, input_files, read_chunks
-from hierattn.batch.predictor import BatchPredictor, bundle_path
+from hierattn.batch.predictor import BatchPredictor
 from hierattn.data.progress import tqdm
 from hierattn.defaults import BATCH
 from hierattn.errors import ArgumentError, DataError, HierattnError, first_line
@@ -35,12 +35,16 @@ def import_ray():
     return ray
 
 
-def predict_dataset(dataset, bundle, text_column=None, keep=(), workers=None, threads=BATCH["threads"]):
+def predict_dataset(
+    dataset, bundle, text_column=None, keep=(), workers=None, threads=BATCH["threads"], top_k=None, label_separator=None
+):
     """Predictions of a `ray.data.Dataset`'s texts: a new (lazy) Dataset, one row per input row.
 
     Its columns are `BatchPredictor`'s: `file` and `row` if the input has
     them, `id` and `label` (found by name), `keep`, then `predicted` and
-    `p_<class>`. Nothing runs until the result is consumed (`write_parquet`,
+    `p_<class>` (with `top_k`, `top_1, p_top_1, ...`; a multi-label
+    bundle's `predicted` is the label set joined by `label_separator`).
+    Nothing runs until the result is consumed (`write_parquet`,
     `iter_batches`, ...); the bundle and the input's columns are checked now
     (reading the input's schema may read its first block).
 
@@ -52,8 +56,12 @@ def predict_dataset(dataset, bundle, text_column=None, keep=(), workers=None, th
         workers: Actors that score, each holding the bundle (default: one
             per CPU of the cluster).
         threads: onnxruntime's threads in each worker.
+        top_k: With a number, the ranked columns (`BatchPredictor`).
+        label_separator: What joins a multi-label bundle's labels
+            (`BatchPredictor`'s default).
 
     Raises:
+        ArgumentError: `top_k` is not a whole number of at least 1.
         DataError: No bundle, or no text column (or a `keep` column) in
             the Dataset.
 
@@ -68,7 +76,7 @@ def predict_dataset(dataset, bundle, text_column=None, keep=(), workers=None, th
     ```
     """
     ray = import_ray()
-    predictor = BatchPredictor(bundle, text_column, keep, threads)
+    predictor = BatchPredictor(bundle, text_column, keep, threads, top_k=top_k, label_separator=label_separator)
     predictor.columns_of(dataset.columns())
     return _scored(ray, dataset, predictor, workers)
 
@@ -87,6 +95,8 @@ def _scored(ray, dataset, predictor, workers):
             "keep": predictor.keep,
             "threads": predictor.threads,
             "batch_size": predictor.batch_size,
+            "top_k": predictor.top_k,
+            "label_separator": predictor.label_separator,
         },
         batch_size=BATCH["batch_rows"],
         batch_format="pandas",
@@ -125,6 +135,7 @@ def predict_files(
     output_format=BATCH["output_format"],
     progress=True,
     log=None,
+    top_k=None,
 ):
     """Scores every row of the files `source` names, on Ray Data, into a new folder of parts.
 
@@ -154,12 +165,15 @@ def predict_files(
         output_format: "parquet" or "csv".
         progress: Show a progress bar (in rows).
         log: Called with lines naming the run and the cluster.
+        top_k: Also write each row's `top_k` most probable classes
+            (columns `top_1`, `p_top_1`, ...).
 
     Returns:
         The number of rows written.
 
     Raises:
-        ArgumentError: `output` exists, or its folder does not.
+        ArgumentError: `output` exists, or its folder does not; `top_k` is
+            not a whole number of at least 1.
         DataError: No input there, an input that cannot be read or lacks
             the text column, no bundle, or no text with words at all.
         HierattnError: Ray is not installed.
@@ -169,7 +183,7 @@ def predict_files(
     files = input_files(source)
     carried = check_inputs(files, text_column, encoding)
     run = find_complete_run(run_dir, DEFAULT_ROOT)
-    predictor = BatchPredictor(bundle_path(run), "text")
+    predictor = BatchPredictor(run, "text", top_k=top_k)  # the run's bundle, and its label separator
     if log:
         log(run_line(run, DEFAULT_ROOT if run_dir is None else None))
     with _quiet("ray", "ray.data"):  # Ray's notes, and its tracebacks of an error that is raised below as one

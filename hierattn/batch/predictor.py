@@ -7,10 +7,13 @@ import pathlib
 import numpy as np
 
 from hierattn.data.tables import ID_COLUMNS, LABEL_COLUMNS, TEXT_COLUMNS, cell_text, find_column, pick_column
-from hierattn.defaults import BATCH
+from hierattn.defaults import BATCH, MULTILABEL
 from hierattn.errors import ArgumentError, DataError
+from hierattn.runs.data_record import recorded_data
 from hierattn.runs.directory import BUNDLE_FILE
-from hierattn.runs.predict import score_texts
+from hierattn.runs.predict import predicted_labels, score_texts, top_k_columns
+from hierattn.runtime.predictor import check_k
+from hierattn.runtime.predictor import top_k as most_probable
 
 # Columns carried from the input as they are: where a row came from (`hierattn.batch.files` adds them).
 POSITION_COLUMNS = ("file", "row")
@@ -30,7 +33,11 @@ class BatchPredictor:
     `row` when the input has them, the input's `id` and `label` columns
     (found by name, as `predict --file` finds them, and named `id` and
     `label`), the columns named in `keep`, then `predicted` and one
-    `p_<class>` per class (float32). A text without words (blank, or only
+    `p_<class>` per class (float32), and with `top_k` the ranked classes
+    `top_1, p_top_1, ...` (`min(top_k, classes)` pairs, most probable
+    first). A multi-label bundle's `predicted` is the text's label set, the
+    labels over their thresholds joined by `label_separator` (an empty
+    string when none is). A text without words (blank, or only
     markup) keeps its row, with no prediction (`None`) and NaN
     probabilities, as `predict --file` leaves its cells empty.
 
@@ -42,8 +49,13 @@ class BatchPredictor:
         threads: Threads onnxruntime computes each call with, per worker.
         batch_size: Documents per call of the graph (the memory its
             intermediate values take grows with it).
+        top_k: With a number, the ranked columns.
+        label_separator: What joins a multi-label bundle's labels (default:
+            for a run directory, its config.json's `data.label_separator`;
+            else `hierattn.defaults.MULTILABEL["separator"]`).
 
     Raises:
+        ArgumentError: `top_k` is not a whole number of at least 1.
         DataError: No bundle there, or one onnxruntime cannot load.
 
     Example:
@@ -59,14 +71,31 @@ class BatchPredictor:
     ```
     """
 
-    def __init__(self, bundle, text_column=None, keep=(), threads=BATCH["threads"], batch_size=BATCH["graph_batch"]):
+    def __init__(
+        self,
+        bundle,
+        text_column=None,
+        keep=(),
+        threads=BATCH["threads"],
+        batch_size=BATCH["graph_batch"],
+        top_k=None,
+        label_separator=None,
+    ):
+        if top_k is not None:
+            check_k(top_k)
         self.bundle = bundle_path(bundle)
         self.text_column = text_column
         self.keep = [keep] if isinstance(keep, str) else list(keep or ())
         self.threads = threads
         self.batch_size = batch_size
+        self.top_k = top_k
         self._predictor = None
         self.label_names = list(self.predictor.label_names)
+        self.multi_label = self.predictor.multi_label
+        if label_separator is None and self.multi_label:
+            label_separator = _run_separator(bundle)
+        self.label_separator = label_separator
+        self._ranks = 0 if top_k is None else min(top_k, len(self.label_names))
 
     @property
     def predictor(self):
@@ -91,10 +120,21 @@ class BatchPredictor:
         else:
             probabilities = np.zeros((0, len(self.label_names)), np.float32)
         output = {name: frame[source].to_numpy() for name, source in carried.items()}
-        best = np.where(np.isnan(probabilities[:, 0]), -1, np.nan_to_num(probabilities).argmax(axis=1))
-        output["predicted"] = np.array([self.label_names[i] if i >= 0 else None for i in best], dtype=object)
+        predicted = predicted_labels(self.predictor, probabilities)
+        if self.multi_label:
+            predicted = [None if labels is None else self.label_separator.join(labels) for labels in predicted]
+        output["predicted"] = np.array(predicted, dtype=object).reshape(len(predicted))
         for index, name in enumerate(self.label_names):
             output[f"p_{name}"] = probabilities[:, index].astype(np.float32)
+        if self._ranks:
+            missing = np.isnan(probabilities[:, 0]) if len(probabilities) else np.zeros(0, bool)
+            ranked = most_probable(np.nan_to_num(probabilities), self.label_names, self._ranks)
+            for rank in range(self._ranks):
+                names = [None if gone else row[rank][0] for row, gone in zip(ranked, missing)]
+                output[f"top_{rank + 1}"] = np.array(names, dtype=object).reshape(len(names))
+                output[f"p_top_{rank + 1}"] = np.array(
+                    [np.nan if gone else row[rank][1] for row, gone in zip(ranked, missing)], np.float32
+                )
         return pd.DataFrame(output)
 
     def map_in_pandas(self, frames):
@@ -121,7 +161,7 @@ class BatchPredictor:
         missing = [name for name in keep if name not in labels]
         if missing:
             raise DataError(f"no column {', '.join(map(repr, missing))} to keep; the columns are {names}")
-        taken = {*carried, "predicted", *(f"p_{n}" for n in self.label_names)}
+        taken = {*carried, "predicted", *(f"p_{n}" for n in self.label_names), *top_k_columns(self._ranks)}
         clash = [name for name in keep if name in taken and carried.get(name) != name]
         if clash:
             raise DataError(f"cannot keep {', '.join(map(repr, clash))}: the output has a column of that name")
@@ -130,13 +170,20 @@ class BatchPredictor:
 
     def output_columns(self, columns):
         """The names of the output's columns for an input with `columns`, in order."""
-        return [*self.columns_of(columns)[1], "predicted", *(f"p_{name}" for name in self.label_names)]
+        return [
+            *self.columns_of(columns)[1],
+            "predicted",
+            *(f"p_{name}" for name in self.label_names),
+            *top_k_columns(self._ranks),
+        ]
 
     def spark_schema(self, schema):
         """The output's schema for Spark's `mapInPandas`, from the input DataFrame's (`frame.schema`).
 
-        Carried columns keep their types; `predicted` is a string, the
-        probabilities are floats. (Imports pyspark, which calls it.)
+        Carried columns keep their types; `predicted` is a string (a
+        multi-label bundle's: the labels joined by `label_separator`), the
+        probabilities are floats; with `top_k`, `top_<i>` strings and
+        `p_top_<i>` floats. (Imports pyspark, which calls it.)
         """
         from pyspark.sql import types
 
@@ -144,10 +191,20 @@ class BatchPredictor:
         fields = [types.StructField(name, schema[str(source)].dataType) for name, source in carried.items()]
         fields.append(types.StructField("predicted", types.StringType()))
         fields += [types.StructField(f"p_{name}", types.FloatType()) for name in self.label_names]
+        for rank in range(1, self._ranks + 1):
+            fields.append(types.StructField(f"top_{rank}", types.StringType()))
+            fields.append(types.StructField(f"p_top_{rank}", types.FloatType()))
         return types.StructType(fields)
 
     def __repr__(self):
         return f"<BatchPredictor {self.label_names} from {self.bundle}>"
+
+
+def _run_separator(source):
+    """What joins a run's labels in a table, for a run directory `source` (config.json's record); else the default."""
+    path = pathlib.Path(source) if isinstance(source, (str, os.PathLike)) else None
+    recorded = recorded_data(path) if path is not None and path.is_dir() else {}
+    return recorded.get("label_separator") or MULTILABEL["separator"]
 
 
 @functools.cache

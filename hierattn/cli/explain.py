@@ -46,6 +46,13 @@ from hierattn.utils.atomic import write_text
     help="--dataset: only N documents (IMDB: a seeded random sample; a file: its first N).",
 )
 @text_column_option
+@click.option(
+    "--label",
+    "label",
+    multiple=True,
+    help="Multi-label runs: explain this label (repeat for several) in every text, instead of each text's "
+    "predicted labels; with --dataset, rank only this label's words.",
+)
 @click.option("--top-k", type=click.IntRange(1), default=10, show_default=True)
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "csv", "html"]), default="text", show_default=True)
 @click.option("--output", type=click.Path(dir_okay=False), default=None, help="Write to this file (never overwritten).")
@@ -78,6 +85,7 @@ def explain(
     data_path,
     limit,
     text_column,
+    label,
     top_k,
     fmt,
     output,
@@ -98,12 +106,18 @@ def explain(
     attention over a whole corpus. --check measures whether the explanations
     are faithful (ERASER comprehensiveness and sufficiency) and ends with a
     verdict.
+
+    A multi-label run explains each predicted label of a text (none
+    predicted: the most probable label), or those of --label: each word's
+    part of the label's log-odds over its threshold; --dataset ranks the
+    words of each label over the documents where it is predicted.
     """
     # imported when the command runs: --help, and refusing bad input, come before NumPy, pandas and TensorFlow load
     from hierattn.explain.report import render
 
     check_text_or_file(text, file_path)
     refuse_existing(output)
+    label = list(label) or None
     if dataset is not None:
         if text is not None or file_path is not None:
             raise click.UsageError("give either --dataset or texts (a text, --file or -), not both")
@@ -124,6 +138,7 @@ def explain(
             check=check,
             random_draws=random_draws,
             log=echo_err,
+            label=label,
         )
         _echo_dataset(summary, report, output)
         return
@@ -132,7 +147,7 @@ def explain(
     # imported when the command runs: --help, and refusing bad input, come before pandas and TensorFlow load
     from hierattn.runs.explain import explain_file, explain_texts
 
-    options = {"check": check, "random_draws": random_draws, "seed": seed, "log": echo_err}
+    options = {"check": check, "random_draws": random_draws, "seed": seed, "log": echo_err, "label": label}
     if text is not None and text != "-":
         explanations, report = explain_texts([one_text(text)], run_dir, **options)
     else:

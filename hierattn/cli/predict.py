@@ -1,4 +1,4 @@
-"""`hierattn predict`: one text onto `hierattn.runs.predict.predict_text`, a file or standard input onto `predict_file`, files on Ray onto `hierattn.batch.predict_files`."""
+"""`hierattn predict`: one text onto `hierattn.runs.predict.predict_one`, a file or standard input onto `predict_file`, files on Ray onto `hierattn.batch.predict_files`."""
 
 import click
 
@@ -37,6 +37,15 @@ RAY_OPTIONS = ("address", "workers", "output_format")
 )
 @encoding_option
 @click.option(
+    "--top-k",
+    type=click.IntRange(1),
+    default=None,
+    metavar="K",
+    help="Also rank the K most probable classes with their probabilities (a multi-label run: its labels, by their "
+    "own probabilities): printed instead of every class; with --file (and --engine ray), columns top_1, p_top_1, "
+    "... after the others.",
+)
+@click.option(
     "--engine",
     type=click.Choice(["local", "ray"]),
     default="local",
@@ -62,26 +71,28 @@ RAY_OPTIONS = ("address", "workers", "output_format")
     help="With --engine ray: the parts' format.",
 )
 @friendly_errors
-def predict(text, run_dir, file_path, text_column, output, encoding, engine, address, workers, output_format):
-    """Classify text: predict "text", predict --file FILE, predict - (standard input), or predict --file ... --engine ray --output DIR."""
+def predict(text, run_dir, file_path, text_column, output, encoding, top_k, engine, address, workers, output_format):
+    """Classify text: predict "text", predict --file FILE, predict - (standard input), or predict --file ... --engine ray --output DIR.
+
+    A multi-label run predicts each text's label set (the labels over their
+    thresholds; with --file, joined by the run's label separator).
+    """
     check_text_or_file(text, file_path)
     if engine == "ray":
-        _predict_on_ray(text, run_dir, file_path, text_column, output, encoding, address, workers, output_format)
+        _predict_on_ray(text, run_dir, file_path, text_column, output, encoding, address, workers, output_format, top_k)
         return
     named = [f"--{name.replace('_', '-')}" for name in RAY_OPTIONS if given(name)]
     if named:
         raise click.UsageError(f"only with --engine ray: {', '.join(named)}")
     # imported when the command runs: --help, and refusing bad input, come before NumPy, pandas and TensorFlow load
-    from hierattn.cli.render import prediction_text
-    from hierattn.runs.predict import predict_file, predict_text
+    from hierattn.cli.render import answer_text
+    from hierattn.runs.predict import predict_file, predict_one
 
     refuse_existing(output)
     if text is None and file_path is None:
         raise click.UsageError("give a text, --file FILE, or - for standard input")
     if text is not None and text != "-":
-        probabilities = predict_text(one_text(text), run_dir, log=echo_err)
-
-        click.echo(prediction_text(list(probabilities), list(probabilities.values())))
+        click.echo(answer_text(predict_one(one_text(text), run_dir, top_k=top_k, log=echo_err)))
         return
     count = predict_file(
         file_path,
@@ -92,18 +103,19 @@ def predict(text, run_dir, file_path, text_column, output, encoding, engine, add
         stream=stdin_if(text),
         progress=bool(output),
         log=echo_err,
+        top_k=top_k,
     )
     if output:
         click.echo(f"scored {count:,} texts into {output}")
 
 
-def _predict_on_ray(text, run_dir, file_path, text_column, output, encoding, address, workers, output_format):
+def _predict_on_ray(text, run_dir, file_path, text_column, output, encoding, address, workers, output_format, top_k):
     if text is not None or file_path is None or not output:
         raise click.UsageError("--engine ray scores files: give --file PATH_OR_GLOB and --output DIR")
     from hierattn.batch.on_ray import import_ray, predict_files
 
     import_ray()  # one line saying how to install it, before any other check
     count = predict_files(
-        file_path, output, run_dir, text_column, encoding, workers, address, output_format, log=echo_err
+        file_path, output, run_dir, text_column, encoding, workers, address, output_format, log=echo_err, top_k=top_k
     )
     click.echo(f"scored {count:,} rows into {output}")

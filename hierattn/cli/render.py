@@ -13,6 +13,37 @@ def prediction_text(label_names, probabilities):
     )
 
 
+def answer_text(answer):
+    """One text's prediction (`hierattn.runs.predict.predict_one`): its class or label set, then the probabilities.
+
+    Every class in the model's order; with `top_k`, only the ranked classes,
+    most probable first. A multi-label model's labels show their thresholds.
+
+    >>> print(answer_text({"label": "pos", "probabilities": {"neg": 0.25, "pos": 0.75}}))
+    predicted: pos
+      neg: 0.2500
+      pos: 0.7500
+    >>> print(answer_text({"labels": ["food"], "thresholds": {"sport": 0.4, "food": 0.35},
+    ...     "probabilities": {"sport": 0.1, "food": 0.9}, "top_k": [["food", 0.9]]}))
+    predicted: food
+    top 1 of 2 labels:
+      food: 0.9000 (threshold 0.35)
+    """
+    probabilities, thresholds = answer["probabilities"], answer.get("thresholds")
+    if thresholds is None:
+        lines = [f"predicted: {answer['label']}"]
+    else:
+        lines = [f"predicted: {', '.join(answer['labels']) or '(no label over its threshold)'}"]
+    shown = list(probabilities.items())
+    if "top_k" in answer:
+        shown = [(name, p) for name, p in answer["top_k"]]
+        kind = "labels" if thresholds is not None else "classes"
+        lines.append(f"top {len(shown)} of {len(probabilities)} {kind}:")
+    for name, p in shown:
+        lines.append(f"  {name}: {p:.4f}" + (f" (threshold {thresholds[name]:.2f})" if thresholds is not None else ""))
+    return "\n".join(lines)
+
+
 def metrics_text(metrics):
     """A training run's metrics (metrics.json): its epochs and what stopped them, then each split's scores.
 

@@ -60,12 +60,17 @@ def gradient_times_input(model, x, classes, batch_size=32):
     return scores
 
 
-def integrated_gradients(model, x, classes, versus, scale=1.0, steps=16, tolerance=None, max_steps=128, batch_size=8):
+def integrated_gradients(
+    model, x, classes, versus, scale=1.0, steps=16, tolerance=None, max_steps=128, batch_size=8, odds=False
+):
     """Integrated gradients of a network's score margin, on the token embeddings (Sundararajan et al. 2017).
 
     The margin of each document is `scale * (log p(classes[i]) - log
     p(versus[i]))` (probabilities clipped at 1e-7, as `Explanation.decision`
-    reads them). Every token's embedding goes from the padding id's
+    reads them); with `odds` (a multi-label network's independent sigmoid
+    outputs) it is the log-odds of `classes[i]` alone, `scale * (log p -
+    log(1 - p))` (each clipped at 1e-7, as `LogLinearCombination` reads
+    them), and `versus` is not read. Every token's embedding goes from the padding id's
     embedding (the baseline: the document with every word replaced by
     padding, its mask unchanged) to its own along a straight line; the
     gradient is integrated along it with `steps`-point Gauss-Legendre
@@ -94,6 +99,8 @@ def integrated_gradients(model, x, classes, versus, scale=1.0, steps=16, toleran
             `margin - baseline`, before more points are used; `None`: no check.
         max_steps: The most points `tolerance` may lead to.
         batch_size: Documents per call (times `steps + 2` rows).
+        odds: Explain the log-odds of `classes` (sigmoid outputs) instead
+            of a margin between two classes.
 
     Returns:
         `(scores, margin, baseline)`: float arrays shaped like `x` (0 at
@@ -113,7 +120,7 @@ def integrated_gradients(model, x, classes, versus, scale=1.0, steps=16, toleran
     classes, versus = np.asarray(classes), np.asarray(versus)
     table = np.asarray(model.token_embedding.embeddings.numpy(), dtype=np.float32)
     groups = sort_batches_by_length(x, batch_size)
-    path = _path_function(model, x.ndim, single=len(groups) == 1)
+    path = _path_function(model, x.ndim, single=len(groups) == 1, odds=odds)
     scores, margins, baselines = _integrate(path, table, x, groups, classes, versus, scale, steps)
     while tolerance is not None and steps * 2 <= max_steps:
         error = np.abs(scores.reshape(len(x), -1).sum(1) - (margins - baselines))
@@ -168,7 +175,7 @@ def _integrate(path, table, x, groups, classes, versus, scale, steps):
     return scores, margins, baselines
 
 
-def _path_function(model, rank, single=False):
+def _path_function(model, rank, single=False, odds=False):
     """`integrated_gradients`' margins and per-position gradients at points of the path, as one `tf.function`.
 
     Cached on the model, traced once for any batch shape (as
@@ -181,9 +188,10 @@ def _path_function(model, rank, single=False):
     import tensorflow as tf
 
     cache = untracked_attribute(model, "_hierattn_path", dict)
-    if rank in cache:
-        return cache[rank]
-    eager = single and ("eager", rank) not in cache
+    key = (rank, "odds") if odds else rank
+    if key in cache:
+        return cache[key]
+    eager = single and ("eager", key) not in cache
     variable = model.token_embedding.embeddings
     size, dim = variable.shape
 
@@ -196,8 +204,13 @@ def _path_function(model, rank, single=False):
             tape.watch(rows)
             with keras.StatelessScope(state_mapping=[(variable, rows)]):
                 probabilities = model(ids, training=False)
-            log_p = tf.math.log(tf.maximum(tf.cast(probabilities, tf.float32), 1e-7))
-            margin = scale * (tf.gather(log_p, picked, batch_dims=1) - tf.gather(log_p, other, batch_dims=1))
+            probabilities = tf.cast(probabilities, tf.float32)
+            log_p = tf.math.log(tf.maximum(probabilities, 1e-7))
+            if odds:  # a sigmoid output's log-odds: log p - log(1 - p)
+                log_q = tf.math.log(tf.maximum(1.0 - probabilities, 1e-7))
+                margin = scale * (tf.gather(log_p, picked, batch_dims=1) - tf.gather(log_q, picked, batch_dims=1))
+            else:
+                margin = scale * (tf.gather(log_p, picked, batch_dims=1) - tf.gather(log_p, other, batch_dims=1))
             total = tf.reduce_sum(margin * weights)
         gradient = tape.gradient(total, rows)
         if not isinstance(gradient, tf.IndexedSlices):  # pragma: no cover - depends on the TF gather gradient
@@ -216,7 +229,7 @@ def _path_function(model, rank, single=False):
         float_spec,
     ]
     if eager:
-        cache["eager", rank] = True
+        cache["eager", key] = True
         return lambda *arguments: path(*(tf.convert_to_tensor(a) for a in arguments))
-    cache[rank] = tf.function(path, input_signature=signature, reduce_retracing=True)
-    return cache[rank]
+    cache[key] = tf.function(path, input_signature=signature, reduce_retracing=True)
+    return cache[key]

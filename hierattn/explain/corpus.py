@@ -14,6 +14,13 @@ occurrences in the documents predicted as that class:
   from uniform attention, and a frequent word gets no credit for being
   frequent (on short texts nearly every word is in a document's top 10).
 
+A multi-label classifier's labels are ranked alike, each label over the
+documents where it is predicted (over its threshold), from that label's
+explanations (its evidence against its threshold); a document counts once
+for each of its predicted labels, and one with none predicted for none.
+With true labels (joined by `|`), `CorpusSummary.accuracy` is then the
+share of documents whose predicted labels are exactly the true ones.
+
 Only words with at least `min_count` occurrences (`mean_attention`: read
 occurrences) are ranked, by either column (`evidence_rank`,
 `attention_rank`); the rows come in evidence order. A second file lists each
@@ -31,8 +38,9 @@ import pathlib
 from hierattn.data import load_imdb
 from hierattn.data.dataset import sample
 from hierattn.data.progress import tqdm
+from hierattn.data.tables import split_labels
 from hierattn.data.text_files import iter_text_chunks, text_rows
-from hierattn.defaults import CORPUS_MIN_COUNT
+from hierattn.defaults import CORPUS_MIN_COUNT, MULTILABEL
 from hierattn.errors import ArgumentError, HierattnError
 from hierattn.utils.atomic import atomic_open
 
@@ -216,8 +224,12 @@ def explain_corpus(
     total=None,
     progress=True,
     min_count=CORPUS_MIN_COUNT,
+    label=None,
 ):
     """Explains every text and ranks each predicted class's words by evidence and by attention.
+
+    A multi-label classifier's words are ranked per label, over the
+    documents where the label is predicted (see the module docstring).
 
     Args:
         explainer: A `hierattn.explain.Explainer`.
@@ -226,17 +238,25 @@ def explain_corpus(
         output: Path of the word table (CSV); the per-document table goes to
             `documents_path(output)`. Neither may exist. `None`: nothing is
             written (the summary still holds the statistics).
-        labels: Optional true label names, parallel to `texts`.
+        labels: Optional true label names, parallel to `texts` (a
+            multi-label classifier's: each text's joined by `|`, an empty or
+            missing one for none).
         ids: Optional document identifiers, parallel to `texts`.
         top_k: Words of each document's top list (by evidence).
         min_count: The fewest occurrences of a ranked word (`CorpusWords`).
         batch_size: Texts explained together.
         total: Number of texts, for the progress bar.
         progress: Show a progress bar.
+        label: A multi-label classifier's label, or a list of them: rank only
+            these (default: every label).
 
     Returns:
         A `CorpusSummary`.
     """
+    chosen = label  # `label` is each document's true label below
+    explainer.label_indices(chosen)  # a label the classifier does not have is refused before any file is opened
+    if labels is not None and explainer.classifier.multi_label:  # a table's empty label cell: a text without labels
+        labels = ("" if value is None else value for value in labels)
     words = CorpusWords(top_k, min_count)
     targets = []
     if output is not None:
@@ -266,10 +286,10 @@ def explain_corpus(
                     continue
                 batch.append((number, text, label, doc_id))
                 if len(batch) == batch_size:
-                    _explain_batch(explainer, batch, words, writer, summary, bar)
+                    _explain_batch(explainer, batch, words, writer, summary, bar, chosen)
                     batch = []
             if batch:
-                _explain_batch(explainer, batch, words, writer, summary, bar)
+                _explain_batch(explainer, batch, words, writer, summary, bar, chosen)
         if targets:
             table = csv.DictWriter(word_file, fieldnames=WORD_COLUMNS)
             table.writeheader()
@@ -277,37 +297,64 @@ def explain_corpus(
     return summary
 
 
-def _explain_batch(explainer, batch, words, writer, summary, bar):
+def _explain_batch(explainer, batch, words, writer, summary, bar, chosen=None):
+    if explainer.classifier.multi_label:
+        _explain_labels(explainer, batch, words, writer, summary, chosen)
+        bar.update(len(batch))
+        return
     explanations = explainer.explain([text for _, text, _, _ in batch])
     for (number, _, label, doc_id), explanation in zip(batch, explanations):
-        top = words.add(explanation)
         summary.documents += 1
         if label is not None:
             summary.labelled += 1
             summary.correct += int(str(label) == str(explanation.label))
-        if writer:
-            probability = explanation.probabilities[str(explanation.label)]
-            for rank, w in enumerate(top, start=1):
-                writer.writerow(
-                    {
-                        "document": number,
-                        "id": doc_id,
-                        "label": label,
-                        "predicted": explanation.label,
-                        "probability": round(probability, 6),
-                        "rank": rank,
-                        "text": w.text,
-                        "word": w.form,
-                        "evidence": round(w.evidence, 8),
-                        "weight": round(w.weight, 8),
-                        "sentence": w.sentence,
-                        "index": w.index,
-                        "start": w.start,
-                        "end": w.end,
-                        "oov": w.oov,
-                    }
-                )
+        _count(words, writer, number, label, doc_id, explanation)
     bar.update(len(batch))
+
+
+def _explain_labels(explainer, batch, words, writer, summary, chosen):
+    """A multi-label classifier's batch: each predicted label's explanation counted (those of `chosen` only)."""
+    explanations = explainer.explain([text for _, text, _, _ in batch], label=chosen)
+    predicted = {}  # place in the batch -> the text's predicted labels
+    for explanation in explanations:
+        predicted[explanation.document] = [str(name) for name in explanation.predicted_labels]
+    for place, (_, _, label, _) in enumerate(batch):
+        summary.documents += 1
+        if label is not None:
+            summary.labelled += 1
+            true = split_labels(label, MULTILABEL["separator"]) if isinstance(label, str) else list(label)
+            summary.correct += int(sorted(map(str, true)) == sorted(predicted.get(place, [])))
+    for explanation in explanations:
+        if str(explanation.label) in predicted[explanation.document]:  # the label's documents: where it is predicted
+            number, _, label, doc_id = batch[explanation.document]
+            _count(words, writer, number, label, doc_id, explanation)
+
+
+def _count(words, writer, number, label, doc_id, explanation):
+    """Counts one explanation's words and writes its top words to the per-document table."""
+    top = words.add(explanation)
+    if writer:
+        probability = explanation.probabilities[str(explanation.label)]
+        for rank, w in enumerate(top, start=1):
+            writer.writerow(
+                {
+                    "document": number,
+                    "id": doc_id,
+                    "label": label,
+                    "predicted": explanation.label,
+                    "probability": round(probability, 6),
+                    "rank": rank,
+                    "text": w.text,
+                    "word": w.form,
+                    "evidence": round(w.evidence, 8),
+                    "weight": round(w.weight, 8),
+                    "sentence": w.sentence,
+                    "index": w.index,
+                    "start": w.start,
+                    "end": w.end,
+                    "oov": w.oov,
+                }
+            )
 
 
 @dataclasses.dataclass

@@ -71,7 +71,7 @@ class Document:
         return [sentence for sentence in kept if sentence]
 
 
-def erasure_scores(predict, documents, orders, bins=BINS, base=None):
+def erasure_scores(predict, documents, orders, bins=BINS, base=None, classes=None):
     """Comprehensiveness and sufficiency of each document for each ranking and bin.
 
     Args:
@@ -82,6 +82,9 @@ def erasure_scores(predict, documents, orders, bins=BINS, base=None):
             (draws, averaged) of each document's shown words, most important first.
         bins: Shares of each document's words to erase.
         base: The probabilities of the documents unerased, if known.
+        classes: Int array `(n,)`: the class (a multi-label classifier's
+            label) whose probability each document's scores measure
+            (default: the most probable class of `base`).
 
     Returns:
         `({ranking: {measure: array (documents, bins)}}, base)`.
@@ -98,7 +101,7 @@ def erasure_scores(predict, documents, orders, bins=BINS, base=None):
     """
     if base is None:
         base = predict([d.erase([]) for d in documents])
-    predicted = base.argmax(1)
+    predicted = base.argmax(1) if classes is None else np.asarray(classes)
     variants, rows, jobs = [], {}, []
     for i, document in enumerate(documents):
         sizes = bin_sizes(len(document.shown), bins)

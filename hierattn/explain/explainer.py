@@ -39,6 +39,19 @@ Words that fall beyond the model's limits (`max_sentences`, `max_words`,
 lists the text up to twice those limits (`hierattn.defaults.EXPLAIN_SHOWN`)
 and summarises the rest in one note, so any text is explained in bounded
 time and output.
+
+A multi-label classifier (`TextClassifier(multi_label=True)`) predicts
+each label alone, when its probability `sigmoid(s_l)` is over its threshold
+`t_l`, `s_l = a logit p_network(l) + b z_l` (`logit p = log p - log(1 -
+p)`, each clipped at 1e-7). Each label is explained alone (one
+`Explanation` per text and label, `Explanation.threshold` set): its margin
+is `s_l - logit t_l`, positive when the label is predicted; the network's
+term `a logit p_network(l)` is integrated as above (the log-odds of one
+sigmoid output), the n-gram part's contributions and bias are label `l`'s,
+and the threshold's `-logit t_l` is one more constant term
+(`Explanation.decision["threshold_term"]`). Attention does not depend on
+the label. By default each predicted label is explained (none predicted:
+the most probable label); `label` names the labels to explain instead.
 """
 
 import numpy as np
@@ -47,7 +60,7 @@ from hierattn.data.ids import token_ids
 from hierattn.data.vocabulary import OOV
 from hierattn.defaults import EVIDENCE
 from hierattn.defaults import EXPLAIN_SHOWN as SHOWN
-from hierattn.errors import HierattnError
+from hierattn.errors import ArgumentError, HierattnError
 from hierattn.explain.attributions import integrated_gradients
 from hierattn.explain.explanation import Explanation, NgramContribution, WordWeight
 from hierattn.ngrams.mixing import combine
@@ -84,7 +97,7 @@ class Explainer:
         if not self.backbone.attention_layers:
             raise HierattnError("this model has no attention pooling to explain (e.g. a Transformer with mean pooling)")
 
-    def explain(self, texts, ids=None, labels=None):
+    def explain(self, texts, ids=None, labels=None, label=None):
         """Explanations for raw texts, in order.
 
         Every word gets its evidence (`WordWeight.evidence`): its signed
@@ -92,15 +105,26 @@ class Explainer:
         with the named constant terms of `Explanation.decision` adds up to
         that margin exactly (see the module docstring).
 
+        A multi-label classifier's texts get one explanation per label
+        explained, text by text (`Explanation.document`: the text's place in
+        `texts`): each predicted label's (none predicted: the most
+        probable label's), or those of `label`.
+
         Args:
             texts: Raw texts.
             ids: Optional document ids, shown with the explanations.
             labels: Optional true labels, shown beside the prediction.
+            label: A multi-label classifier's label to explain in every
+                text, or a list of them (default: each text's predicted
+                labels).
 
         Raises:
             HierattnError: An empty or whitespace-only text, or one without
                 words (only markup or symbols).
+            ArgumentError: A `label` the classifier does not have, or one
+                given to a classifier that is not multi-label.
         """
+        chosen = self.label_indices(label)
         texts = list(texts)
         if not texts:
             return []
@@ -130,7 +154,12 @@ class Explainer:
                 [np.asarray(v)[0] for v in layer(ids[None], return_contributions=True)] for ids, _, _ in ngram_inputs
             ]
             a, b = (float(v) for v in np.asarray(self.classifier.combination.mixing))
-            outputs["probabilities"] = combine(network_probabilities, np.stack([p[0] for p in ngram_parts]), a, b)
+            logits = np.stack([p[0] for p in ngram_parts])
+            activation = "sigmoid" if self.classifier.multi_label else "softmax"
+            outputs["probabilities"] = combine(network_probabilities, logits, a, b, activation=activation)
+        if self.classifier.multi_label:
+            explained = (texts, ids, labels, tokenized, x, outputs, network_probabilities, ngram_parts, a, b)
+            return self._explain_labels(chosen, *explained, ngram_inputs if ngram_parts is not None else None)
         # The prediction and the runner-up of each text, and the network's share of the margin between them.
         order = np.argsort(-outputs["probabilities"], axis=1, kind="stable")
         versus = order[:, min(1, order.shape[1] - 1)]
@@ -147,6 +176,65 @@ class Explainer:
             ngrams = (ngram_inputs[i], ngram_parts[i][1:]) if ngram_parts is not None else None
             classes = int(order[i, 0]), int(versus[i])
             self._account(explanation, classes, a, b, network_probabilities[i], float(baselines[i]), ngrams)
+            explanation.doc_id = None if ids is None else ids[i]
+            explanation.true_label = None if labels is None else labels[i]
+            explanations.append(explanation)
+        return explanations
+
+    def label_indices(self, label):
+        """The positions among `label_names` of the labels `label` names (`None`: each text's predicted labels)."""
+        if label is None or (not isinstance(label, str) and not len(label)):
+            return None
+        if not self.classifier.multi_label:
+            raise ArgumentError(
+                "{argument} chooses what a multi-label classifier explains; this classifier gives each text one "
+                "class, explained against the runner-up",
+                argument="label",
+            )
+        names = [str(name) for name in self.classifier.label_names]
+        indices = []
+        for name in [label] if isinstance(label, str) else list(label):
+            if str(name) not in names:
+                raise ArgumentError(
+                    f"{{argument}} {str(name)!r} is not one of the classifier's labels ({', '.join(names)})",
+                    argument="label",
+                )
+            if names.index(str(name)) not in indices:
+                indices.append(names.index(str(name)))
+        return indices
+
+    def _explain_labels(self, chosen, texts, ids, labels, tokenized, x, outputs, network, ngram_parts, a, b, inputs):
+        """A multi-label classifier's explanations: one per text and label explained (see the module docstring)."""
+        names = self.classifier.label_names
+        thresholds = np.asarray(self.classifier.thresholds, dtype=float)
+        probabilities = outputs["probabilities"]
+        over = self.classifier.over_thresholds(probabilities)
+        pairs = []  # (text, label) explained, text by text
+        for i in range(len(texts)):
+            if chosen is not None:
+                explained = chosen
+            else:
+                explained = [int(j) for j in np.flatnonzero(over[i])] or [int(np.argmax(probabilities[i]))]
+            pairs += [(i, j) for j in explained]
+        rows, classes = np.array([i for i, _ in pairs]), np.array([j for _, j in pairs])
+        if a == 0.0:  # the network has no weight: its share of every word's evidence is 0
+            evidence, baselines = np.zeros(x[rows].shape, np.float32), np.zeros(len(pairs), np.float32)
+        else:
+            evidence, _, baselines = integrated_gradients(
+                self.backbone, x[rows], classes, classes, a, odds=True, **EVIDENCE
+            )
+        explanations = []
+        for k, (i, j) in enumerate(pairs):
+            slots = self.preprocessor.slots(tokenized[i][0])
+            explanation = self._one(
+                texts[i], *tokenized[i], slots, x[i], {key: v[i] for key, v in outputs.items()}, evidence[k]
+            )
+            explanation.label = names[j]
+            explanation.threshold = float(thresholds[j])
+            explanation.predicted_labels = [names[m] for m in np.flatnonzero(over[i])]
+            explanation.document = i
+            ngrams = (inputs[i], ngram_parts[i][1:]) if ngram_parts is not None else None
+            self._account(explanation, (j, None), a, b, network[i], float(baselines[k]), ngrams, thresholds[j])
             explanation.doc_id = None if ids is None else ids[i]
             explanation.true_label = None if labels is None else labels[i]
             explanations.append(explanation)
@@ -238,7 +326,7 @@ class Explainer:
         ids = np.array([get(t.form, 1) for t in tokens] or [0], np.int32)
         return ids, tokens, [((p,), t.start in read) for p, t in enumerate(tokens)]
 
-    def _account(self, explanation, classes, a, b, network_probabilities, baseline, ngrams=None):
+    def _account(self, explanation, classes, a, b, network_probabilities, baseline, ngrams=None, threshold=None):
         """Adds the decision's exact account to `explanation`, and the n-gram part's share to each word's evidence.
 
         On entry each word's evidence is the network's (integrated
@@ -249,18 +337,28 @@ class Explainer:
         (`_ngram_input`: each token's slot in `ids` and whether the network
         reads it) and the layer's own feature ids `(k,)` and contributions
         `(k, classes)` (`NgramLogits(..., return_contributions=True)`).
+
+        With a `threshold` (a multi-label classifier's, of label `c`; `r`
+        is then `None`), the margin is label `c`'s log-odds over it: the
+        network's term is `a logit p_network(c)`, the n-gram part's are
+        label `c`'s alone, and `-logit threshold` is a constant term.
         """
         names = self.classifier.label_names
         c, r = classes
-        network = a * float(np.log(max(network_probabilities[c], 1e-7)) - np.log(max(network_probabilities[r], 1e-7)))
+        if threshold is None:
+            log_p = np.log(max(network_probabilities[c], 1e-7)) - np.log(max(network_probabilities[r], 1e-7))
+        else:
+            log_p = _logit(network_probabilities[c])
+        network = a * float(log_p)
         ngram_list, ngram_bias, unshown = [], 0.0, 0.0
         if ngrams is not None:
             (ids, tokens, slots), (feature_ids, contributions) = ngrams
-            ngram_list, unshown = self._ngram_evidence(
-                explanation, ids, tokens, slots, feature_ids, b * (contributions[:, c] - contributions[:, r])
-            )
             bias = np.asarray(self.classifier.ngram_logits.bias)
-            ngram_bias = float(b * (bias[c] - bias[r]))
+            if threshold is None:
+                contributions, ngram_bias = contributions[:, c] - contributions[:, r], float(b * (bias[c] - bias[r]))
+            else:
+                contributions, ngram_bias = contributions[:, c], float(b * bias[c])
+            ngram_list, unshown = self._ngram_evidence(explanation, ids, tokens, slots, feature_ids, b * contributions)
             explanation.network_probabilities = {str(n): float(p) for n, p in zip(names, network_probabilities)}
             explanation.ngrams = ngram_list
             # Words the n-gram part reads inside the shown text that the explanation leaves out (the ends of
@@ -276,9 +374,10 @@ class Explainer:
         ngram_total = float(sum(g.contribution for g in ngram_list))
         # What the quadrature leaves of the network's term: named, so that the account adds up exactly.
         residual = network - baseline - sum(w.network_evidence for w in explanation.words)
+        threshold_term = 0.0 if threshold is None else 0.0 - _logit(threshold)  # never -0.0
         explanation.decision = {
-            "versus": names[r],
-            "margin": network + ngram_bias + ngram_total,
+            "versus": None if r is None else names[r],
+            "margin": network + ngram_bias + ngram_total + threshold_term,
             "network": network,
             "ngram_bias": ngram_bias,
             "ngrams": ngram_total,
@@ -288,6 +387,8 @@ class Explainer:
             "integration_error": residual,
             "not_shown": unshown,
         }
+        if threshold is not None:  # a multi-label classifier's label: its log-odds over its threshold
+            explanation.decision.update(threshold=float(threshold), threshold_term=threshold_term)
         if ngrams is not None and a == 0.0:
             explanation.warnings.append(
                 "this classifier decides from its n-gram part alone (the words and short phrases it scores): "
@@ -368,3 +469,8 @@ class Explainer:
             "weight": float(weight),
             "used": bool(used),
         }
+
+
+def _logit(p, epsilon=1e-7):
+    """`log p - log(1 - p)`, each clipped at `epsilon`, as `LogLinearCombination` reads a sigmoid's output."""
+    return float(np.log(max(float(p), epsilon)) - np.log(max(1.0 - float(p), epsilon)))

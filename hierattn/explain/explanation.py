@@ -103,6 +103,13 @@ class Explanation:
     order of the classifier's `label_names`; the picture gives each class
     the colour of its position there (`hierattn.explain.picture.class_colour`).
 
+    A multi-label classifier's explanation explains one label of one text
+    (`label`, predicted or not) against its `threshold`: `probabilities`
+    are then every label's own probability, `predicted_labels` the text's
+    labels over their thresholds, and `document` the text's place among
+    those explained together (a text gets one explanation per label
+    explained). Single-label explanations leave these three `None`.
+
     Example:
 
     >>> import hierattn
@@ -140,6 +147,9 @@ class Explanation:
     decision: dict = None
     ngrams: list = None
     unshown_characters: int = 0
+    threshold: float = None
+    predicted_labels: list = None
+    document: int = None
 
     def top_ngrams(self, k=10):
         """The `k` n-grams with the largest contributions to the decision, for either class, largest first.
@@ -183,6 +193,12 @@ class Explanation:
     def to_dict(self, top_k=10):
         """The explanation as plain values (what `to_json` writes).
 
+        A multi-label classifier's explanation also says which label it
+        explains (`label`) and that it is one (`multi_label`), the text's
+        place (`document`), the label's `probability` and `threshold`,
+        whether it is `predicted`, and the text's `predicted_labels`; its
+        `decision` has `threshold` and `threshold_term` (`-logit threshold`).
+
         Every word with its `evidence`, `network_evidence` and
         `ngram_evidence`; the `top_k` words by evidence (`top_evidence`) and
         by attention (`top_words`); with a decision, its terms (`decision`),
@@ -193,6 +209,18 @@ class Explanation:
             "id": self.doc_id,
             "true_label": self.true_label,
             "label": self.label,
+            **(
+                {}
+                if self.threshold is None
+                else {
+                    "multi_label": True,
+                    "document": self.document,
+                    "probability": probability(self, self.label),
+                    "threshold": self.threshold,
+                    "predicted": self.label in (self.predicted_labels or []),
+                    "predicted_labels": self.predicted_labels,
+                }
+            ),
             "probabilities": self.probabilities,
             "top_evidence": [dataclasses.asdict(w) for w in self.top(top_k)],
             "top_words": [dataclasses.asdict(w) for w in self.top_words(top_k)],

@@ -22,6 +22,11 @@ text beyond what the explanation shows are never ranked; they stay in for
 comprehensiveness and go with sufficiency (only the rationale is kept).
 The erasing itself is `hierattn.explain.erasure`'s.
 
+A multi-label classifier's explanation explains one label of a text
+(`Explanation.label`, against its threshold): `c` is then that label, and
+`p_c` its own (sigmoid) probability; a text explained for several labels
+counts once per label.
+
 Rankings compared:
 
 * `evidence`: `WordWeight.evidence`, each word's signed share of the margin
@@ -228,13 +233,17 @@ def _chunk_scores(classifier, explanations, numbers, bins, random_draws, seed, b
     documents = [Document.of(e, classifier.preprocessor.tokenizer) for e in explanations]
     ids = classifier.preprocessor.encode_tokens([d.erase([]) for d in documents])
     base = classifier.predict_ids(ids, batch_size)
-    gradients = word_gradients(classifier, explanations, token_ids(ids), base.argmax(1))
+    classes = base.argmax(1)
+    if classifier.multi_label:  # each explanation's own label
+        names = [str(name) for name in classifier.label_names]
+        classes = np.array([names.index(str(e.label)) for e in explanations])
+    gradients = word_gradients(classifier, explanations, token_ids(ids), classes)
     orders = word_orders(explanations, gradients, random_draws, seed, numbers)
 
     def predict(documents):  # the classifier's own preprocessor: the n-gram part reads the whole remaining text
         return classifier.predict_ids(classifier.preprocessor.encode_tokens(documents), batch_size)
 
-    return erasure_scores(predict, documents, orders, bins, base)[0]
+    return erasure_scores(predict, documents, orders, bins, base, classes)[0]
 
 
 def check_faithfulness(
@@ -247,6 +256,7 @@ def check_faithfulness(
     chunk_size=64,
     batch_size=64,
     progress=False,
+    label=None,
 ):
     """ERASER's comprehensiveness and sufficiency of a classifier's explanations (see the module docstring).
 
@@ -262,6 +272,10 @@ def check_faithfulness(
         chunk_size: Documents explained and erased together (bounds memory).
         batch_size: Documents per model call.
         progress: Show a progress bar.
+        label: A multi-label classifier's label, or a list of them, to
+            explain and check in every text (default: each text's predicted
+            labels; see `Explainer.explain`). With `explanations`, the labels
+            they explain are checked.
 
     Returns:
         A `FaithfulnessReport`.
@@ -289,14 +303,19 @@ def check_faithfulness(
     if explanations is None:
         texts = [t for t in texts or [] if t and classifier.preprocessor.has_words(t)]  # not markup or spaces only
         explainer, total = Explainer(classifier), len(texts)
+        explainer.label_indices(label)  # refused before any work
     else:
         explanations, total = list(explanations), len(explanations)
     parts, words = [], []
     bar = tqdm(total=total, desc="faithfulness check", unit="doc", disable=not progress)
+    seen = 0  # explanations so far (a multi-label classifier's text may have several): each seeds its random orders
     for start in range(0, total, chunk_size):
         end = start + chunk_size
-        chunk = explanations[start:end] if explanations is not None else explainer.explain(texts[start:end])
-        numbers = [start + j for j, e in enumerate(chunk) if e.words]
+        chunk = (
+            explanations[start:end] if explanations is not None else explainer.explain(texts[start:end], label=label)
+        )
+        numbers = [seen + j for j, e in enumerate(chunk) if e.words]
+        seen += len(chunk)
         chunk = [e for e in chunk if e.words]
         if chunk:
             parts.append(_chunk_scores(classifier, chunk, numbers, bins, random_draws, seed, batch_size))

@@ -25,6 +25,7 @@ from hierattn.explain.summaries import (
     margin_parts,
     margin_sentence,
     margin_shares,
+    multi_label,
     prediction_words,
     runner_up,
     shows_attention,
@@ -37,6 +38,7 @@ ROOT = "hierattn-x"
 # colour-blind-safe palette without its blues (attention's) and black, then Tol's wine.
 CLASS_COLOURS = ("213,94,0", "0,158,115", "204,121,167", "230,159,0", "136,34,85", "240,228,66")
 ATTENTION = "41,128,185"  # blue: no class's colour
+AGAINST = "120,120,120"  # grey: evidence against a multi-label classifier's label (towards its threshold)
 PART_COLOURS = {"network": "#34495e", "ngrams": "#95a5a6", "constant": "#d5d8dc"}
 
 # Every selector starts with the root class: nothing outside the explanation's own <div> is styled.
@@ -93,8 +95,12 @@ def evidence_colours(explanation):
 
     Each is its class's `class_colour`; where the palette repeats and both
     would get the same colour, the runner-up takes the palette's next one.
+    A multi-label classifier's label is measured against its threshold:
+    evidence against it is grey (`AGAINST`, no class's colour).
     """
     mine = class_colour(explanation, explanation.label)
+    if multi_label(explanation):
+        return mine, AGAINST
     versus = runner_up(explanation)
     theirs = mine if versus is None else class_colour(explanation, versus)
     if theirs == mine:
@@ -126,10 +132,11 @@ def _words_html(e, s, colour):
 
 def _evidence_colour(e, strongest):
     (mine, theirs), label, versus = evidence_colours(e), str(e.label), str(runner_up(e))
+    sides = (f"for {label}", f"against {label}") if multi_label(e) else (f"towards {label}", f"towards {versus}")
 
     def colour(w):
-        towards = (mine, label) if w.evidence >= 0 else (theirs, versus)
-        return towards[0], (abs(w.evidence) / strongest) ** 0.5, f"evidence {w.evidence:+.4f} (towards {towards[1]})"
+        towards = (mine, sides[0]) if w.evidence >= 0 else (theirs, sides[1])
+        return towards[0], (abs(w.evidence) / strongest) ** 0.5, f"evidence {w.evidence:+.4f} ({towards[1]})"
 
     return colour
 
@@ -143,14 +150,22 @@ def _scale(*stops):
 
 
 def _evidence_legend(e, strongest):
+    several = multi_label(e)
     if not strongest:
-        return '<p class="x-legend">No word has evidence for either class.</p>'
+        return (
+            f'<p class="x-legend">No word has evidence for {"or against the label" if several else "either class"}.</p>'
+        )
     (mine, theirs), label, versus = evidence_colours(e), html.escape(str(e.label)), html.escape(str(runner_up(e)))
+    sides = (
+        f"pushes <b>{label}</b> up (towards predicting it){_key(theirs)}pushes it down (towards not predicting it)"
+        if several
+        else f"pushes towards <b>{label}</b> (the prediction){_key(theirs)}pushes towards <b>{versus}</b> (the runner-up)"
+    )
     return (
-        f'<p class="x-legend">{_key(mine, first=True)}pushes towards <b>{label}</b> (the prediction)'
-        f"{_key(theirs)}pushes towards <b>{versus}</b> (the runner-up). The deeper the shade, the stronger the "
-        "word's evidence (hover over a word for its value). Underlined: not in the vocabulary; grey: beyond the "
-        "network's length limits.</p>"
+        f'<p class="x-legend">{_key(mine, first=True)}{sides}. The deeper the shade, the stronger the '
+        "word's evidence (hover over a word for its value). Underlined: not in the vocabulary; grey"
+        + (" text" if several else "")
+        + ": beyond the network's length limits.</p>"
     )
 
 
@@ -170,7 +185,7 @@ def _parts_html(e):
         f"{signed(parts[key], 2)}{f' ({shares[key]}%)' if shares else ''}</span>"
         for key, name in PART_NAMES.items()
     )
-    versus = html.escape(str(parts["versus"]))
+    versus = "its threshold" if multi_label(e) else html.escape(str(parts["versus"]))
     plain = "" if shares else " (no percentages: the parts pull against each other, so shares of this margin mislead)"
     return (
         f'<div class="x-bar">{bar}</div><p class="x-legend">Margin of {html.escape(str(e.label))} over {versus}: '
@@ -226,17 +241,22 @@ def _ngrams_html(e, k):
 
 def _document_html(e, number, name_it, top_k):
     parts = [f'<div class="x-doc" id="x-doc-{number}">']
+    several = multi_label(e)
     if name_it:
-        parts.append(f"<h3>Document {html.escape(str(e.doc_id if e.doc_id is not None else number + 1))}</h3>")
+        place = e.document if several and e.document is not None else number
+        name = html.escape(str(e.doc_id if e.doc_id is not None else place + 1))
+        parts.append(f"<h3>Document {name}{f': {html.escape(str(e.label))}' if several else ''}</h3>")
     truth = ""
-    if e.true_label is not None:
+    if several and e.true_label is not None:  # a text's labels: shown as they are
+        truth = f" (true labels: {html.escape(str(e.true_label))})"
+    elif e.true_label is not None:
         right = str(e.true_label) == str(e.label)
         truth = (
             f' <span class="{"x-right" if right else "x-wrong"}">(true label: {html.escape(str(e.true_label))}'
             f"{'' if right else ', wrong'})</span>"
         )
     label, rest = html.escape(str(e.label)), html.escape(prediction_words(e)[len(str(e.label)) :])
-    parts.append(f'<p class="x-pred">Predicted <b>{label}</b>{rest}{truth}</p>')
+    parts.append(f'<p class="x-pred">{"Label" if several else "Predicted"} <b>{label}</b>{rest}{truth}</p>')
     parts += [f'<p class="x-note">{html.escape(warning)}</p>' for warning in e.warnings]
     strongest = max((abs(w.evidence) for w in e.words), default=0.0)
     colour = _evidence_colour(e, strongest) if strongest else lambda w: ("255,255,255", 0.0, "no evidence")
@@ -300,6 +320,7 @@ def to_html(explanations, title="hierattn explanation", page=True, top_k=10):
 
 
 __all__ = [
+    "AGAINST",
     "ATTENTION",
     "CLASS_COLOURS",
     "ROOT",

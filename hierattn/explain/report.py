@@ -9,8 +9,10 @@ from hierattn.explain.summaries import (
     margin_parts,
     margin_sentence,
     margin_shares,
+    multi_label,
     parts_words,
     prediction_words,
+    probability,
     runner_up,
     shown,
     shows_attention,
@@ -42,6 +44,8 @@ CSV_COLUMNS = [
     "margin",
     "constant_terms",
 ]
+# A multi-label classifier's explanations add these (`predicted` is then the text's labels, joined by "|").
+MULTI_LABEL_COLUMNS = ["label", "probability", "threshold"]
 
 
 def _word_line(w, value):
@@ -74,17 +78,26 @@ def to_text(explanation, top_k=10, show_sentences=True):
     where the network read (attention, not evidence; sentence:word, characters):
         1.0000  Great  s0:w0  [0:5]
     """
+    several = multi_label(explanation)  # one label of a multi-label classifier, against its threshold
     lines = [] if explanation.doc_id is None else [f"document: {explanation.doc_id}"]
-    lines.append(f"predicted: {prediction_words(explanation)}")
+    lines.append(f"{'label' if several else 'predicted'}: {prediction_words(explanation)}")
     if explanation.true_label is not None:
-        lines.append(f"true label: {explanation.true_label}")
+        lines.append(f"true label{'s' if several else ''}: {explanation.true_label}")
     label, versus = explanation.label, runner_up(explanation)
     evidence = [w for w in top_evidence(explanation, len(explanation.words)) if shown(w.evidence, 4)]
     mine, theirs = [w for w in evidence if w.evidence > 0], [w for w in evidence if w.evidence < 0]
-    for heading, words in (
-        (f"evidence for {label}, the prediction (each word's part of the margin; * = not in the vocabulary):", mine),
-        (f"evidence for {versus}, the runner-up (negative: it lowers the margin):", theirs),
-    ):
+    headings = (
+        (
+            f"evidence for {label} (each word's part of its margin over the threshold; * = not in the vocabulary):",
+            f"evidence against {label} (negative: it lowers the margin):",
+        )
+        if several
+        else (
+            f"evidence for {label}, the prediction (each word's part of the margin; * = not in the vocabulary):",
+            f"evidence for {versus}, the runner-up (negative: it lowers the margin):",
+        )
+    )
+    for heading, words in zip(headings, (mine, theirs)):
         if words:
             lines.append(heading)
             lines += [_word_line(w, f"{signed(w.evidence, 4):>8}") for w in words[:top_k]]
@@ -92,15 +105,19 @@ def to_text(explanation, top_k=10, show_sentences=True):
     if parts is not None:
         d = explanation.decision
         plain = "" if margin_shares(parts) else " (no percentages: the parts pull against each other)"
-        lines.append(
-            f"margin of {label} over {parts['versus']}: {signed(parts['margin'], 4)} = {parts_words(parts)}{plain}"
-        )
+        over = "its threshold" if several else parts["versus"]
+        lines.append(f"margin of {label} over {over}: {signed(parts['margin'], 4)} = {parts_words(parts)}{plain}")
         lines += textwrap.wrap(margin_sentence(explanation), 100, initial_indent="  ", subsequent_indent="  ")
+        threshold = (
+            f"threshold (-logit {explanation.threshold:.2f}) {signed(d.get('threshold_term', 0.0), 4)}, "
+            if several
+            else ""
+        )
         lines.append(
             f"  constant terms: network baseline {signed(d.get('network_baseline', 0.0), 4)}, integration error "
             f"{signed(d.get('integration_error', 0.0), 4)}, n-gram bias {signed(d.get('ngram_bias', 0.0), 4)}, "
-            f"words not shown {signed(d.get('not_shown', 0.0), 4)}; weights {d['network_weight']:.2f} (network) / "
-            f"{d['ngram_weight']:.2f} (n-grams)"
+            f"{threshold}words not shown {signed(d.get('not_shown', 0.0), 4)}; weights {d['network_weight']:.2f} "
+            f"(network) / {d['ngram_weight']:.2f} (n-grams)"
         )
     if shows_attention(explanation):
         lines.append("where the network read (attention, not evidence; sentence:word, characters):")
@@ -112,7 +129,8 @@ def to_text(explanation, top_k=10, show_sentences=True):
                 lines.append(f"  {s['weight']:8.4f}  {snippet}" + ("" if s["used"] else "  (cut)"))
     grams = top_ngrams(explanation, top_k, digits=4)
     if grams:
-        lines.append(f"n-grams (exact contribution to the margin: + towards {label}, - towards {versus}):")
+        towards = f"+ for {label}, - against it" if several else f"+ towards {label}, - towards {versus}"
+        lines.append(f"n-grams (exact contribution to the margin: {towards}):")
         lines += [
             f"  {signed(g.contribution, 4):>8}  {g.text}  [{g.start}:{g.end}]"
             + ("" if g.network_reads else "  (beyond the network's limits: read by the n-gram part only)")
@@ -128,15 +146,29 @@ def to_rows(explanations, start_index=0):
     `versus`, `margin` and `constant_terms` are the document's: its words'
     `evidence` plus `constant_terms` add up to `margin` (empty without a
     decision).
+
+    A multi-label classifier's explanation (one label of one text) also
+    fills `MULTI_LABEL_COLUMNS`: the `label` explained, its `probability`
+    and `threshold`; `margin` is then the label's log-odds over its
+    threshold, `versus` is empty, `predicted` is the text's labels joined by
+    `|`, and `document` the text's number (its labels' rows share it).
     """
     for number, explanation in enumerate(explanations, start=start_index):
         parts = margin_parts(explanation) or {"versus": None, "margin": None, "constant": None}
+        several = multi_label(explanation)
+        if several:
+            number = start_index + explanation.document if explanation.document is not None else number
+            extra = {
+                "label": explanation.label,
+                "probability": round(probability(explanation, explanation.label), 8),
+                "threshold": explanation.threshold,
+            }
         for w in explanation.words:
             yield {
                 "document": number,
                 "id": explanation.doc_id,
                 "true_label": explanation.true_label,
-                "predicted": explanation.label,
+                "predicted": "|".join(map(str, explanation.predicted_labels or [])) if several else explanation.label,
                 "sentence": w.sentence,
                 "word": w.index,
                 "start": w.start,
@@ -153,6 +185,7 @@ def to_rows(explanations, start_index=0):
                 "versus": parts["versus"],
                 "margin": None if parts["margin"] is None else round(parts["margin"], 8),
                 "constant_terms": None if parts["constant"] is None else round(parts["constant"], 8),
+                **(extra if several else {}),
             }
 
 
@@ -167,9 +200,14 @@ FORMATS = ("text", "json", "csv", "html")
 
 
 def to_csv(explanations):
-    """A CSV table (header and `to_rows`, columns `CSV_COLUMNS`) of every word of every explanation."""
+    """A CSV table (header and `to_rows`, columns `CSV_COLUMNS`) of every word of every explanation.
+
+    A multi-label classifier's explanations add `MULTI_LABEL_COLUMNS`.
+    """
+    explanations = list(explanations)
+    columns = CSV_COLUMNS + (MULTI_LABEL_COLUMNS if any(multi_label(e) for e in explanations) else [])
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS)
+    writer = csv.DictWriter(buffer, fieldnames=columns)
     writer.writeheader()
     writer.writerows(to_rows(explanations))
     return buffer.getvalue()
@@ -191,6 +229,7 @@ def render(explanations, fmt="text", top_k=10):
 __all__ = [
     "CSV_COLUMNS",
     "FORMATS",
+    "MULTI_LABEL_COLUMNS",
     "render",
     "to_csv",
     "to_html",

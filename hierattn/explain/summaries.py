@@ -15,7 +15,9 @@ summaries defined here:
   read"), is worth showing (not when the network has no weight).
 
 Evidence is measured between two classes, the prediction and the runner-up
-(`runner_up`).
+(`runner_up`); a multi-label classifier's explanation (`multi_label`)
+measures one label's evidence against its threshold instead (its
+`runner_up` is `None`).
 """
 
 import math
@@ -29,8 +31,18 @@ def probability(explanation, label):
     return probabilities.get(str(label), probabilities.get(label, 0.0))
 
 
+def multi_label(explanation):
+    """Whether `explanation` explains one label of a multi-label classifier (against its threshold)."""
+    return getattr(explanation, "threshold", None) is not None
+
+
 def runner_up(explanation):
-    """The class the evidence is measured against: the decision's `versus`, else the second most probable class."""
+    """The class the evidence is measured against: the decision's `versus`, else the second most probable class.
+
+    `None` for a multi-label classifier's label, measured against its threshold.
+    """
+    if multi_label(explanation):
+        return None
     versus = (explanation.decision or {}).get("versus")
     if versus is None:
         others = [name for name in explanation.probabilities if str(name) != str(explanation.label)]
@@ -39,7 +51,19 @@ def runner_up(explanation):
 
 
 def prediction_words(explanation):
-    """The prediction in plain words, e.g. ``"pos, probability 0.93 (runner-up: neg, 0.07)"``."""
+    """The prediction in plain words, e.g. ``"pos, probability 0.93 (runner-up: neg, 0.07)"``.
+
+    A multi-label classifier's label: e.g. ``"sport, probability 0.93, over its threshold 0.40: predicted (the
+    text's labels: sport, money)"``.
+    """
+    if multi_label(explanation):
+        label, predicted = explanation.label, [str(name) for name in explanation.predicted_labels or []]
+        over = str(label) in predicted
+        return (
+            f"{label}, probability {probability(explanation, label):.2f}, {'over' if over else 'not over'} its "
+            f"threshold {explanation.threshold:.2f}: {'predicted' if over else 'not predicted'} ("
+            + (f"the text's labels: {', '.join(predicted)})" if predicted else "no label is over its threshold)")
+        )
     text = f"{explanation.label}, probability {probability(explanation, explanation.label):.2f}"
     versus = runner_up(explanation)
     if versus is not None:
@@ -78,8 +102,9 @@ def margin_parts(explanation):
         A dict: `margin`, `versus`, `network` (the network's words: the
         sum of their `network_evidence`), `ngrams` (the n-gram part's words:
         the sum of their `ngram_evidence`) and `constant` (the network's
-        baseline value, the integration's error, the n-gram bias and the
-        words not shown); the three parts add up to the margin.
+        baseline value, the integration's error, the n-gram bias, the words
+        not shown and, for a multi-label classifier's label, the threshold's
+        `-logit threshold`); the three parts add up to the margin.
     """
     d = explanation.decision
     if d is None:
@@ -87,6 +112,8 @@ def margin_parts(explanation):
     network = sum(w.network_evidence for w in explanation.words)
     ngrams = sum(w.ngram_evidence for w in explanation.words)
     terms = ("network_baseline", "integration_error", "ngram_bias", "not_shown")
+    if "threshold_term" in d:
+        terms += ("threshold_term",)
     constant = sum(d.get(term, 0.0) for term in terms)
     return {"margin": d["margin"], "versus": d["versus"], "network": network, "ngrams": ngrams, "constant": constant}
 
@@ -146,6 +173,16 @@ def _times(margin):
     return f"{ratio:.1f} times as likely as" if ratio < 10 else f"{ratio:,.0f} times as likely as"
 
 
+def _odds(margin):
+    """How the margin puts a label's odds against those at its threshold, in words."""
+    ratio = math.exp(max(min(margin, 50.0), -50.0))
+    if 1 / 1.05 < ratio < 1.05:
+        return "its odds are about those at the threshold"
+    if ratio < 1:
+        return f"its odds are {_times(-margin).replace(' as likely as', '')} smaller than at the threshold"
+    return f"its odds are {_times(margin).replace(' as likely as', '')} those at the threshold"
+
+
 def margin_sentence(explanation):
     """What the margin and the constant terms are, in plain words, for this explanation (`None` without a decision).
 
@@ -165,6 +202,15 @@ def margin_sentence(explanation):
     if parts is None:
         return None
     label, versus = explanation.label, parts["versus"]
+    if multi_label(explanation):
+        return (
+            f"The margin is how far {label}'s log-odds are above those of its threshold ({explanation.threshold:.2f}), "
+            f"the probability over which it is predicted: above 0 {label} is predicted, +0.69 means its odds are "
+            f"twice those at the threshold, +2.30 ten times (here {_odds(parts['margin'])}). Each word's evidence "
+            f"is its part of the margin (+ for {label}, - against it); the constant terms are the part no word "
+            "owns: what the classifier gives a text without words, its bias and the threshold (with the "
+            "calculation's small error and any words not shown)."
+        )
     return (
         f"The margin is how far {label} is ahead of {versus}, in log-odds: 0 is a tie, +0.69 means {label} is twice "
         f"as likely as {versus}, +2.30 ten times as likely (here {label} is {_times(parts['margin'])} {versus}). "
@@ -182,6 +228,7 @@ def shows_attention(explanation):
 __all__ = [
     "PART_NAMES",
     "margin_parts",
+    "multi_label",
     "margin_sentence",
     "margin_shares",
     "parts_words",

@@ -182,3 +182,14 @@ def _check_own(backbone, arguments):
             _refuse("embeddings", embeddings, "'word2vec', 'none' or the path of a word-vector file")
 
         check_vectors_file(embeddings)
+
+
+def check_multi_label(backbone, multi_label):
+    """Refuses a `multi_label` that is not a bool, or that a given backbone's output activation contradicts."""
+    check_bool("multi_label", multi_label)
+    made = getattr(backbone, "multi_label", None)  # a Backbone object (a name says nothing yet)
+    if made is not None and made != multi_label:
+        raise ValueError(
+            f"the backbone's output is a {'sigmoid' if made else 'softmax'}: give multi_label={made} with it "
+            f"(or a backbone made with activation={'sigmoid' if multi_label else 'softmax'!r})"
+        )

@@ -19,6 +19,7 @@ import warnings
 import keras
 import numpy as np
 
+from hierattn.defaults import MULTILABEL
 from hierattn.errors import ArgumentError, ExportError, first_line
 from hierattn.runtime import load
 from hierattn.runtime.bundle import FORMAT, METADATA_KEY
@@ -76,7 +77,8 @@ def export_bundle(classifier, filepath, verbose=True, overwrite=True):
         onnx.helper.set_model_props(model, {METADATA_KEY: json.dumps(metadata)})
         model.doc_string = (
             f"hierattn {metadata['architecture']} text classifier ({', '.join(map(str, classifier.label_names))}): "
-            "token ids in, class probabilities out; the tokenizer is described in the 'hierattn' metadata"
+            f"token ids in, {'label' if classifier.multi_label else 'class'} probabilities out; "
+            "the tokenizer is described in the 'hierattn' metadata"
         )
         onnx.checker.check_model(model)
         onnx.save(model, temporary)
@@ -106,12 +108,16 @@ def _convert(classifier, path):
 
 
 def bundle_metadata(classifier, inputs, output):
-    """The bundle's metadata (`hierattn.runtime.bundle`) for `classifier`."""
+    """The bundle's metadata (`hierattn.runtime.bundle`) for `classifier`.
+
+    A multi-label classifier's adds `multi_label` (true) and `thresholds`
+    (one per label, in `label_names` order); a single-label one's has neither.
+    """
     from hierattn import __version__
 
     preprocessor = classifier.preprocessor
     vocabulary = preprocessor.vocabulary
-    return {
+    metadata = {
         "format": FORMAT,
         "hierattn_version": __version__,
         "architecture": classifier.architecture,
@@ -128,6 +134,10 @@ def bundle_metadata(classifier, inputs, output):
         "inputs": inputs,
         "output": output,
     }
+    if classifier.multi_label:  # a single-label bundle's metadata has neither key (bundles before them load as such)
+        thresholds = classifier.thresholds or [MULTILABEL["threshold"]] * len(classifier.label_names)
+        metadata.update(multi_label=True, thresholds=[float(t) for t in thresholds])
+    return metadata
 
 
 def probe_texts(classifier):

@@ -73,6 +73,35 @@ class Task(BuildFromKnownShapes, keras.Model):
         """Whether the vocabulary, the label names and the backbone exist (after the first `fit` or loading)."""
         return self.backbone is not None and self.label_names is not None and self.preprocessor.adapted
 
+    def save(self, filepath, overwrite=True, zipped=None, **kwargs):
+        """Keras `save`: one `.keras` file holding the whole classifier, which `keras.saving.load_model` reads back.
+
+        Raises:
+            ValueError: `filepath` ends in `.h5` or `.hdf5`: Keras's legacy format cannot hold the preprocessor or
+                the n-gram part, so the path is refused before anything is written.
+        """
+        if str(filepath).lower().endswith((".h5", ".hdf5")):
+            raise ValueError(
+                "a TextClassifier saves only in the native Keras format (the legacy HDF5 format cannot hold "
+                f"its preprocessor or n-gram part): use a path ending in .keras. Received: filepath={filepath}"
+            )
+        return super().save(filepath, overwrite=overwrite, zipped=zipped, **kwargs)
+
+    def export(self, filepath, format="bundle", verbose=True, input_signature=None, **kwargs):
+        """Keras `export`; by default (`"bundle"`) the whole classifier and its tokenizer in one ONNX file.
+
+        `hierattn.runtime.load` runs it without TensorFlow, with this classifier's answers (`export_bundle` of
+        `hierattn.models.export`). Keras's formats (`"tf_saved_model"`, `"onnx"`...) take `preprocessor`'s ids.
+        """
+        from hierattn.models import export
+
+        if format != "bundle":
+            signature = input_signature or export.input_signature(self)
+            return super().export(filepath, format=format, verbose=verbose, input_signature=signature, **kwargs)
+        if input_signature is not None or kwargs:
+            raise ValueError("a bundle's inputs are the preprocessor's ids: give no input_signature or options")
+        return export.export_bundle(self, filepath, verbose=verbose)
+
     def label_ids(self, labels):
         """Class ids of labels: class names, or integers as Keras reads them (`LabelMap.class_ids`).
 
@@ -290,23 +319,28 @@ class Task(BuildFromKnownShapes, keras.Model):
         model = untracked_attribute(self, "_attention_model", self.backbone.attention_model)
         return batched_outputs(model, token_ids(x), batch_size)
 
-    def explain(self, texts, ids=None, labels=None):
+    def explain(self, texts, ids=None, labels=None, label=None):
         """Explains predictions: each word's evidence for the decision, and where the network read.
 
         Each word's evidence adds up, with named constant terms, to the
         margin of the predicted class over the runner-up; `ids` and true
         `labels` are shown with them (see `hierattn.explain.Explainer`).
+        A multi-label classifier explains each label alone, against its
+        threshold: each text's predicted labels (none: its most probable
+        label), or `label`.
 
         Args:
             texts: One text (a string), or several (a list, array, Series...).
             ids: Optional document ids (one, or one per text).
             labels: Optional true labels (one, or one per text).
+            label: A multi-label classifier's label to explain, or a list of them.
 
         Returns:
             For one string, a `hierattn.explain.Explanation`; otherwise
             `hierattn.explain.Explanations` (a list of them). Both show
             themselves in a notebook and give `to_html()`, `to_json()` and
-            `top(k)`.
+            `top(k)`. A multi-label classifier gives `Explanations` also for
+            one string: one per label explained, text by text.
         """
         # hierattn.explain is the layer above (it explains a Task): imported when used, so imports go one way.
         from hierattn.explain.explainer import Explainer
@@ -315,11 +349,11 @@ class Task(BuildFromKnownShapes, keras.Model):
         if getattr(self, "_explainer", None) is None:
             self._explainer = Explainer(self)
         if isinstance(texts, str):
-            (explanation,) = self._explainer.explain(
-                [texts], ids=None if ids is None else [ids], labels=None if labels is None else [labels]
+            found = self._explainer.explain(
+                [texts], ids=None if ids is None else [ids], labels=None if labels is None else [labels], label=label
             )
-            return explanation
-        return Explanations(self._explainer.explain(as_texts(texts), ids=ids, labels=labels))
+            return Explanations(found) if self.multi_label else found[0]
+        return Explanations(self._explainer.explain(as_texts(texts), ids=ids, labels=labels, label=label))
 
 
 def top_k(probabilities, names, k):

@@ -7,8 +7,8 @@ import keras
 from hierattn.data.dataset import LabelMap, validation_pair
 from hierattn.data.ids import ngram_ids, token_ids
 from hierattn.data.pipeline import make_eval_dataset, make_train_dataset
-from hierattn.defaults import MODELS, MULTILABEL, NGRAMS, PREPROCESSING, TRAINING
-from hierattn.models.arguments import check_classifier_arguments
+from hierattn.defaults import MODELS, NGRAMS, PREPROCESSING, TRAINING
+from hierattn.models.arguments import check_classifier_arguments, check_multi_label
 from hierattn.models.backbone import Backbone
 from hierattn.models.budget import decide_budget
 from hierattn.models.embeddings import initial_vectors
@@ -18,7 +18,7 @@ from hierattn.models.legacy import backbone_config
 from hierattn.models.rnn_backbone import RNNBackbone
 from hierattn.models.task import Task
 from hierattn.models.text_preprocessor import TextPreprocessor
-from hierattn.models.thresholds import choose_thresholds
+from hierattn.models.thresholds import Thresholds
 from hierattn.models.transformer_backbone import TransformerBackbone
 from hierattn.ngrams.logits import NgramLogits
 from hierattn.ngrams.part import NgramPart
@@ -31,7 +31,7 @@ _SAVED_REPORT = ("recipe", "network_weight", "ngram_weight", "network_share")
 
 
 @keras.saving.register_keras_serializable(package="hierattn")
-class TextClassifier(NgramPart, Task):
+class TextClassifier(NgramPart, Thresholds, Task):
     """A document classifier that takes raw strings: preprocessor + backbone (+ n-gram part) + label names.
 
     The Task of keras-hub's Task / Preprocessor / Backbone split. The
@@ -146,14 +146,7 @@ class TextClassifier(NgramPart, Task):
             **(limits if preprocessor is None else {}),
             **options,
         )
-        if not isinstance(multi_label, bool):
-            raise ValueError(f"multi_label must be True or False, not {multi_label!r}")
-        if isinstance(backbone, Backbone) and backbone.multi_label != multi_label:
-            raise ValueError(
-                f"the backbone's output is a {'sigmoid' if backbone.multi_label else 'softmax'}: give "
-                f"multi_label={backbone.multi_label} with it (or a backbone made with "
-                f"activation={'sigmoid' if multi_label else 'softmax'!r})"
-            )
+        check_multi_label(backbone, multi_label)
         self.multi_label = multi_label
         self.thresholds = None if thresholds is None else [float(t) for t in thresholds]
         if isinstance(backbone, str):
@@ -336,47 +329,6 @@ class TextClassifier(NgramPart, Task):
             self.choose_thresholds(validation, verbose=verbose)
         return history
 
-    def choose_thresholds(self, validation_data=None, verbose=0):
-        """Chooses each label's threshold on validation texts (a multi-label classifier's last step of `fit`).
-
-        Per label, the threshold with the best validation F1; a label too
-        rare there takes the shared one (`hierattn.models.thresholds`).
-        Without validation texts, thresholds chosen before are kept, or
-        every label takes `hierattn.defaults.MULTILABEL["threshold"]`.
-        `threshold_report` then says how they were chosen.
-
-        Args:
-            validation_data: `(texts, labels)`, `(ids, labels)` or a dataset
-                of `(texts, labels)`; `None` as said above.
-            verbose: Print one line: how the thresholds were chosen.
-
-        Returns:
-            The thresholds, one per label in `label_names` order.
-        """
-        if not self.multi_label:
-            raise ValueError("thresholds apply to a multi-label classifier (made with multi_label=True)")
-        x = None
-        if validation_data is not None:
-            x, labels = self._ids_and_label_ids(*validation_pair(validation_data), "validation_data")
-        if x is not None and len(token_ids(x)):
-            self.thresholds, self.threshold_report = choose_thresholds(self.predict_ids(x), labels)
-            how = (
-                f"chosen on {len(labels):,} validation documents: {self.threshold_report['tuned']} labels alone, "
-                f"the others {self.threshold_report['shared']:g}"
-            )
-        elif self.thresholds is None:
-            self.thresholds = [MULTILABEL["threshold"]] * len(self.label_names)
-            self.threshold_report, how = (
-                {"shared": MULTILABEL["threshold"], "tuned": 0},
-                "the default (no validation texts)",
-            )
-        else:
-            how = "kept (no validation texts)"
-        self.threshold_report = dict(self.threshold_report or {}, how=how)
-        if verbose:
-            print(f"thresholds: {how}")
-        return list(self.thresholds)
-
     def _fit_inputs(self, x, y, validation_split, validation_data, unlabeled, verbose):
         """`fit`'s training texts, labels and validation data (a share held out), the classifier adapted and compiled."""
         texts, labels = self._texts_and_labels(x, y, "fit")
@@ -407,35 +359,6 @@ class TextClassifier(NgramPart, Task):
         if not any(isinstance(c, keras.callbacks.EarlyStopping) for c in callbacks):
             callbacks.append(keras.callbacks.EarlyStopping(patience=TRAINING["patience"], restore_best_weights=True))
         return x_fit, train_set, validation, val_set
-
-    def save(self, filepath, overwrite=True, zipped=None, **kwargs):
-        """Keras `save`: one `.keras` file holding the whole classifier, which `keras.saving.load_model` reads back.
-
-        Raises:
-            ValueError: `filepath` ends in `.h5` or `.hdf5`: Keras's legacy format cannot hold the preprocessor or
-                the n-gram part, so the path is refused before anything is written.
-        """
-        if str(filepath).lower().endswith((".h5", ".hdf5")):
-            raise ValueError(
-                "a TextClassifier saves only in the native Keras format (the legacy HDF5 format cannot hold "
-                f"its preprocessor or n-gram part): use a path ending in .keras. Received: filepath={filepath}"
-            )
-        return super().save(filepath, overwrite=overwrite, zipped=zipped, **kwargs)
-
-    def export(self, filepath, format="bundle", verbose=True, input_signature=None, **kwargs):
-        """Keras `export`; by default (`"bundle"`) the whole classifier and its tokenizer in one ONNX file.
-
-        `hierattn.runtime.load` runs it without TensorFlow, with this classifier's answers (`export_bundle` of
-        `hierattn.models.export`). Keras's formats (`"tf_saved_model"`, `"onnx"`...) take `preprocessor`'s ids.
-        """
-        from hierattn.models import export
-
-        if format != "bundle":
-            signature = input_signature or export.input_signature(self)
-            return super().export(filepath, format=format, verbose=verbose, input_signature=signature, **kwargs)
-        if input_signature is not None or kwargs:
-            raise ValueError("a bundle's inputs are the preprocessor's ids: give no input_signature or options")
-        return export.export_bundle(self, filepath, verbose=verbose)
 
     def get_config(self):
         config = super().get_config()

@@ -13,6 +13,8 @@ validation document is tuned and the others keep 0.5).
 
 import numpy as np
 
+from hierattn.data.dataset import validation_pair
+from hierattn.data.ids import token_ids
 from hierattn.defaults import MULTILABEL
 
 
@@ -63,3 +65,68 @@ def choose_thresholds(probabilities, labels, grid=MULTILABEL["grid"], min_positi
 def over_thresholds(probabilities, thresholds):
     """Multi-hot rows (int8) of the labels whose probability is over their threshold."""
     return (np.asarray(probabilities) > np.asarray(thresholds, np.float32)).astype(np.int8)
+
+
+class Thresholds:
+    """The thresholds' step of a multi-label `TextClassifier`, mixed in as `NgramPart` is.
+
+    The classifier sets `multi_label`, `label_names`, `thresholds` and
+    `threshold_report`; `fit` calls `choose_thresholds` last.
+
+    Example:
+
+    Choose a trained multi-label classifier's thresholds again, on other
+    held-out texts:
+
+    >>> import hierattn
+    >>> texts = ["Wheat prices rose. So it goes.", "The bank cut rates. So it goes.", "Wheat and bank news. Fine.", "Sun. Rain."] * 5
+    >>> labels = [["grain"], ["money"], ["grain", "money"], []] * 5
+    >>> clf = hierattn.TextClassifier("han", multi_label=True, embeddings="none", min_count=1, embedding_dim=8)
+    >>> _ = clf.fit(texts, labels, epochs=1, verbose=0)
+    >>> clf.thresholds                      # no validation texts: the default
+    [0.5, 0.5]
+    >>> thresholds = clf.choose_thresholds((["Wheat fell.", "Rates rose at the bank."], [["grain"], ["money"]]))
+    >>> len(thresholds), clf.threshold_report["tuned"]   # one validation document each: the shared threshold
+    (2, 0)
+    """
+
+    def choose_thresholds(self, validation_data=None, verbose=0):
+        """Chooses each label's threshold on validation texts (a multi-label classifier's last step of `fit`).
+
+        Per label, the threshold with the best validation F1; a label too
+        rare there takes the shared one (`hierattn.models.thresholds`).
+        Without validation texts, thresholds chosen before are kept, or
+        every label takes `hierattn.defaults.MULTILABEL["threshold"]`.
+        `threshold_report` then says how they were chosen.
+
+        Args:
+            validation_data: `(texts, labels)`, `(ids, labels)` or a dataset
+                of `(texts, labels)`; `None` as said above.
+            verbose: Print one line: how the thresholds were chosen.
+
+        Returns:
+            The thresholds, one per label in `label_names` order.
+        """
+        if not self.multi_label:
+            raise ValueError("thresholds apply to a multi-label classifier (made with multi_label=True)")
+        x = None
+        if validation_data is not None:
+            x, labels = self._ids_and_label_ids(*validation_pair(validation_data), "validation_data")
+        if x is not None and len(token_ids(x)):
+            self.thresholds, self.threshold_report = choose_thresholds(self.predict_ids(x), labels)
+            how = (
+                f"chosen on {len(labels):,} validation documents: {self.threshold_report['tuned']} labels alone, "
+                f"the others {self.threshold_report['shared']:g}"
+            )
+        elif self.thresholds is None:
+            self.thresholds = [MULTILABEL["threshold"]] * len(self.label_names)
+            self.threshold_report, how = (
+                {"shared": MULTILABEL["threshold"], "tuned": 0},
+                "the default (no validation texts)",
+            )
+        else:
+            how = "kept (no validation texts)"
+        self.threshold_report = dict(self.threshold_report or {}, how=how)
+        if verbose:
+            print(f"thresholds: {how}")
+        return list(self.thresholds)

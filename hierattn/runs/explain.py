@@ -35,8 +35,13 @@ def faithfulness_path(output):
     return output.with_name(f"{output.stem}.faithfulness.json")
 
 
-def explain_texts(texts, run_dir=None, ids=None, labels=None, check=False, random_draws=5, seed=0, log=None):
+def explain_texts(
+    texts, run_dir=None, ids=None, labels=None, check=False, random_draws=5, seed=0, log=None, label=None
+):
     """Explains texts with a run's classifier (see `TextClassifier.explain`), leaving out those without words.
+
+    A multi-label run's texts get one explanation per label explained
+    (`Explainer.explain`): each text's predicted labels, or `label`.
 
     Args:
         texts: A list of strings.
@@ -49,6 +54,8 @@ def explain_texts(texts, run_dir=None, ids=None, labels=None, check=False, rando
         seed: Seed of the check's random orders.
         log: Called with a line naming the run once it is loaded, and with
             one saying how many texts without words were left out.
+        label: A multi-label run's label to explain, or a list of them
+            (default: each text's predicted labels).
 
     Returns:
         `(explanations, report)`: the `Explanation`s of the texts that have
@@ -57,13 +64,15 @@ def explain_texts(texts, run_dir=None, ids=None, labels=None, check=False, rando
     Raises:
         RunError: No such run, or a run that cannot be loaded.
         DataError: None of the texts has a word.
+        ArgumentError: A `label` the run's classifier does not have (or
+            one given to a run that is not multi-label).
     """
     classifier = load_run(run_dir, log=log).classifier
     kept = texts_with_words(classifier, texts)
     if len(kept) < len(texts) and log:
         log(f"skipped {len(texts) - len(kept)} text(s) without words (only markup or spaces)")
     texts, ids, labels = ([values[i] for i in kept] if values is not None else None for values in (texts, ids, labels))
-    explanations = classifier.explain(texts, ids=ids, labels=labels)
+    explanations = classifier.explain(texts, ids=ids, labels=labels, label=label)
     report = None
     if check:
         report = check_faithfulness(
@@ -82,6 +91,7 @@ def explain_file(
     random_draws=5,
     seed=0,
     log=None,
+    label=None,
 ):
     """Explains the non-blank rows of a file or stream, with their ids and labels when a table has them.
 
@@ -96,7 +106,7 @@ def explain_file(
         encoding: Text encoding of the file or stream (default UTF-8).
         stream: Read lines from this binary stream (e.g. standard input's
             buffer) instead of `source`.
-        check, random_draws, seed, log: As for `explain_texts`.
+        check, random_draws, seed, log, label: As for `explain_texts`.
 
     Returns:
         `(explanations, report)`, as `explain_texts` returns them.
@@ -110,7 +120,7 @@ def explain_file(
     if not rows:
         raise DataError(f"no text to explain in {source or 'standard input'} (every line is blank)")
     texts, ids, labels = (list(column) for column in zip(*rows))
-    return explain_texts(texts, run_dir, ids, labels, check, random_draws, seed, log)
+    return explain_texts(texts, run_dir, ids, labels, check, random_draws, seed, log, label)
 
 
 def explain_dataset(
@@ -127,8 +137,12 @@ def explain_dataset(
     check=False,
     random_draws=5,
     log=None,
+    label=None,
 ):
     """Each predicted class's words by evidence and attention over a whole dataset (`explain_corpus`), and a check.
+
+    A multi-label run's words are ranked per label, over the documents
+    where the label is predicted (`label`: only those labels).
 
     The files to write and the dataset are checked before the run is looked
     for, and the run before its model loads.
@@ -152,6 +166,8 @@ def explain_dataset(
             `explain_corpus` keeps only its counts).
         random_draws: Random orders per document for the check.
         log: Called with a line naming the run once it is loaded.
+        label: A multi-label run's label, or a list of them: rank (and
+            check) only these (default: every label).
 
     Returns:
         `(summary, report)`: the `CorpusSummary` (its `outputs` are the
@@ -169,10 +185,16 @@ def explain_dataset(
     run = load_run(run_dir, log=log)
     if check:  # the check needs the texts a second time
         source.texts = list(source.texts)
-    summary = explain_corpus(Explainer(run), source.texts, output, source.labels, source.ids, top_k, total=source.total)
+    explainer = Explainer(run)
+    explainer.label_indices(label)  # a label the run does not have is refused before any document is explained
+    summary = explain_corpus(
+        explainer, source.texts, output, source.labels, source.ids, top_k, total=source.total, label=label
+    )
     report = None
     if check:
-        report = check_faithfulness(run.classifier, source.texts, random_draws=random_draws, seed=seed, progress=True)
+        report = check_faithfulness(
+            run.classifier, source.texts, random_draws=random_draws, seed=seed, progress=True, label=label
+        )
         if output:
             save_json(faithfulness_path(output), FAITHFULNESS_FORMAT, report.to_dict(), indent=2, overwrite=False)
     return summary, report

@@ -10,6 +10,7 @@ import os
 import time
 
 from hierattn.errors import DataError, first_line
+from hierattn.runs.config import read_config
 from hierattn.runs.directory import BUNDLE_FILE, DEFAULT_ROOT, find_complete_run, load_run, run_line, write_status
 from hierattn.utils.atomic import check_new_file
 
@@ -86,7 +87,9 @@ def load_model(run_dir=None, root=DEFAULT_ROOT, log=None, threads=None):
 
     Returns:
         A `hierattn.runtime.Predictor`, or a `TextClassifier` for a run
-        without a bundle (or with one that cannot be loaded, which `log` is told).
+        without a bundle (or with one that cannot be loaded, or a
+        multi-label run's bundle exported before bundles said so, which
+        `log` is told).
 
     Raises:
         RunError: No such run, or a run that cannot be loaded.
@@ -98,6 +101,7 @@ def load_model(run_dir=None, root=DEFAULT_ROOT, log=None, threads=None):
 
         try:
             predictor = load(bundle, threads=threads)
+            _check_kind(predictor, path)
         except DataError as error:
             if log:
                 log(f"{error}: predicting with model.keras")
@@ -106,3 +110,15 @@ def load_model(run_dir=None, root=DEFAULT_ROOT, log=None, threads=None):
                 log(run_line(path, root if run_dir is None else None))
             return predictor
     return load_run(path, log=log).classifier
+
+
+def _check_kind(predictor, path):
+    """Refuses (`DataError`) a multi-label run's bundle that does not say so: exported before bundles held thresholds."""
+    if predictor.multi_label:
+        return
+    try:
+        multi_label = read_config(path).get("classifier", {}).get("multi_label", False)
+    except DataError:  # the run's Keras classifier is what decides; its config is not needed to predict
+        return
+    if multi_label:
+        raise DataError(f"{predictor.path} is a multi-label run's bundle without its thresholds (export it again)")

@@ -16,6 +16,13 @@ has one entry, `"hierattn"`, a JSON object:
     inputs            the graph's input names: "token_ids" and, with an
                       n-gram part reading the whole text, "ngram_ids"
     output            the graph's output name
+    multi_label       true for a multi-label classifier (the output's
+                      columns are independent label probabilities, a
+                      sigmoid each); absent for a single-label one (a
+                      softmax over the classes)
+    thresholds        with multi_label: each label's threshold, in
+                      label_names order (a label is predicted when its
+                      probability is over it)
 
 A caller outside hierattn tokenizes as `hierattn.data.Tokenizer` with those
 settings, maps words to ids (0 padding, 1 unknown, word i+2 of `tokens`),

@@ -56,8 +56,8 @@ def load(path, threads=None):
 class Predictor:
     """A trained classifier as exported: raw texts in, class probabilities out, without TensorFlow.
 
-    Gives the `TextClassifier`'s answers (`predict`, `predict_labels`) from
-    the bundle alone: hierattn's tokenizer and the bundle's vocabulary and
+    Gives the `TextClassifier`'s answers (`predict`, `predict_labels`,
+    `predict_top_k`) from the bundle alone: hierattn's tokenizer and the bundle's vocabulary and
     length limits make the ids, onnxruntime runs the graph. Texts are
     batched by length with their padding trimmed, as the classifier does;
     many texts are tokenized in worker processes.
@@ -66,6 +66,11 @@ class Predictor:
 
     Attributes:
         label_names: The class names, in the order of `predict`'s columns.
+        multi_label: Whether the bundle is a multi-label classifier's (its
+            columns independent label probabilities; False for bundles
+            exported before multi-label classifiers).
+        thresholds: A multi-label bundle's thresholds, one per label in
+            `label_names` order (None for a single-label one).
         metadata: The bundle's metadata (`hierattn.runtime.bundle`).
         path: The bundle's file.
 
@@ -76,7 +81,8 @@ class Predictor:
 
     predictor = runtime.load("runs/han-imdb-20261125-120000/model.onnx")
     predictor.predict(["A superb film."])          # (1, classes), in predictor.label_names order
-    predictor.predict_labels(["A superb film."])   # ["pos"]
+    predictor.predict_labels(["A superb film."])   # ["pos"] (multi-label: [["sport", "money"]])
+    predictor.predict_top_k(["A superb film."], 1) # [[("pos", 0.97)]]
     ```
     """
 
@@ -84,6 +90,12 @@ class Predictor:
         self.path = path
         self.metadata = metadata
         self.label_names = list(metadata["label_names"])
+        self.multi_label = bool(metadata.get("multi_label", False))
+        self.thresholds = None
+        if self.multi_label:
+            self.thresholds = [float(t) for t in metadata["thresholds"]]
+            if len(self.thresholds) != len(self.label_names):
+                raise ValueError(f"{len(self.thresholds)} thresholds for {len(self.label_names)} labels")
         settings = metadata["preprocessor"]
         vocabulary = metadata["vocabulary"]
         self.tokenizer = Tokenizer.from_config(settings["tokenizer"])
@@ -126,9 +138,35 @@ class Predictor:
         return self.predict_ids(self.preprocess(texts, progress=progress), batch_size, progress)
 
     def predict_labels(self, texts, batch_size=32):
-        """The predicted class names of raw texts (the most probable class of each)."""
+        """The predicted class names of raw texts (the most probable class of each).
+
+        A multi-label bundle gives each text a list of label names: those
+        whose probability is over their threshold (`thresholds`), in
+        `label_names` order (possibly none), as `TextClassifier.predict_labels`.
+        """
         probabilities = self.predict(texts, batch_size)
+        if self.multi_label:
+            return [[self.label_names[j] for j in np.flatnonzero(row)] for row in self.over_thresholds(probabilities)]
         return [self.label_names[i] for i in probabilities.argmax(axis=1)]
+
+    def over_thresholds(self, probabilities):
+        """Multi-hot rows (int8) of the labels over their thresholds, for a multi-label bundle's probabilities."""
+        if not self.multi_label:
+            raise ValueError("thresholds apply to a multi-label classifier's bundle")
+        return over_thresholds(probabilities, self.thresholds)
+
+    def predict_top_k(self, texts, k, batch_size=32):
+        """The `k` most probable classes of each text with their probabilities, most probable first.
+
+        As `TextClassifier.predict_top_k`; for a multi-label bundle, the
+        labels ranked by their own probabilities.
+
+        Returns:
+            One list per text of `(class name, probability)` pairs, `min(k,
+            classes)` long (ties in `label_names` order).
+        """
+        check_k(k)
+        return top_k(self.predict(texts, batch_size), self.label_names, k)
 
     def predict_ids(self, x, batch_size=32, progress=False):
         """Class probabilities of ids as `preprocess` gives them, in input order.
@@ -154,6 +192,36 @@ class Predictor:
 
     def __repr__(self):
         return f"<Predictor {self.metadata.get('architecture', '?')} {self.label_names} from {self.path}>"
+
+
+def check_k(k):
+    """Refuses a `k` of top-k that is not a whole number of at least 1 (`ArgumentError`)."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ArgumentError(f"{{argument}} must be a whole number of at least 1, not {k!r}", argument="k")
+
+
+def over_thresholds(probabilities, thresholds):
+    """Multi-hot rows (int8) of the labels whose probability is over their threshold.
+
+    As `hierattn.models.thresholds.over_thresholds`, here so that the runtime imports nothing of the models.
+
+    >>> over_thresholds(np.array([[0.9, 0.2, 0.5]]), [0.5, 0.1, 0.5])
+    array([[1, 1, 0]], dtype=int8)
+    """
+    return (np.asarray(probabilities) > np.asarray(thresholds, np.float32)).astype(np.int8)
+
+
+def top_k(probabilities, names, k):
+    """Each row's `k` most probable `(name, probability)` pairs, most probable first (ties in `names` order).
+
+    As `hierattn.models.task.top_k`, without loading Keras.
+
+    >>> top_k(np.array([[0.2, 0.5, 0.3]]), ["a", "b", "c"], 2)
+    [[('b', 0.5), ('c', 0.3)]]
+    """
+    probabilities = np.asarray(probabilities)
+    order = np.argsort(-probabilities, axis=1, kind="stable")[:, :k]
+    return [[(names[j], float(row[j])) for j in index] for row, index in zip(probabilities, order)]
 
 
 def _as_texts(texts):

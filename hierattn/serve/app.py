@@ -1,6 +1,8 @@
 """`create_app`: a run's classifier as an ASGI application (FastAPI), its routes thin over a `Service`.
 
     POST /v1/predict   {"texts": [...]} or {"text": "..."}  ->  {"predictions": [{"label", "probabilities"}, ...]}
+                       (a multi-label model: {"labels": [...], "probabilities"}; with "top_k": K in the
+                       request, each prediction's "top_k": [{"label", "probability"}, ...])
     POST /v1/explain   {"text": "...", "top_k": 10}         ->  `hierattn explain --format json`'s JSON
     GET  /             a page to paste a text and see its explanation (POST / with the form)
     GET  /healthz      alive;  GET /readyz: which verbs answer (503 until predictions do)
@@ -106,16 +108,11 @@ def _routes(app, service):
         "/v1/predict", response_model=PredictResponse, responses=ERRORS, openapi_extra=body_schema(PredictRequest)
     )
     async def predict(request: Request):
-        """Class probabilities of one text or a list of texts, in input order."""
+        """Class probabilities of one text or a list of texts, in input order; a multi-label model's label sets."""
         body = await _parse(request, PredictRequest)
         texts = texts_of(body, service)
         probabilities = await _unless_gone(request, service.predict(texts))
-        names = service.label_names
-        predictions = [
-            {"label": names[max(range(len(p)), key=p.__getitem__)], "probabilities": dict(zip(names, p))}
-            for p in probabilities
-        ]
-        return JSONResponse({"predictions": predictions})
+        return JSONResponse({"predictions": service.answers(probabilities, body.top_k)})
 
     @app.post("/v1/explain", responses={200: EXPLANATION, **ERRORS}, openapi_extra=body_schema(ExplainRequest))
     async def explain(request: Request):

@@ -13,17 +13,25 @@ from hierattn.defaults import SERVE
 
 
 class PredictRequest(pydantic.BaseModel):
-    """`{"texts": [...]}` or `{"text": "..."}`.
+    """`{"texts": [...]}` or `{"text": "..."}`, with `"top_k": K` for each text's K most probable classes.
 
     Example:
 
     >>> PredictRequest.model_validate_json('{"texts": ["A superb film."]}').texts
     ['A superb film.']
+    >>> PredictRequest.model_validate_json('{"text": "A superb film.", "top_k": 2}').top_k
+    2
     """
 
     model_config = pydantic.ConfigDict(extra="forbid")
     texts: list[pydantic.StrictStr] | None = pydantic.Field(None, description="Texts to classify, in order.")
     text: pydantic.StrictStr | None = pydantic.Field(None, description="One text to classify (instead of texts).")
+    top_k: pydantic.StrictInt | None = pydantic.Field(
+        None,
+        ge=1,
+        description="Also rank each text's K most probable classes (a multi-label model's labels, by their own "
+        "probabilities): `top_k` in each prediction, at most as many as there are classes.",
+    )
 
 
 class ExplainRequest(pydantic.BaseModel):
@@ -45,17 +53,41 @@ class ExplainRequest(pydantic.BaseModel):
     )
 
 
+class Ranked(pydantic.BaseModel):
+    """One class of a ranking (`top_k`): its name and probability.
+
+    Example:
+
+    >>> Ranked(label="pos", probability=0.9).probability
+    0.9
+    """
+
+    label: str = pydantic.Field(description="A class.")
+    probability: float = pydantic.Field(description="Its probability.")
+
+
 class Prediction(pydantic.BaseModel):
-    """One text's answer.
+    """One text's answer: `label` from a single-label model, `labels` from a multi-label one.
 
     Example:
 
     >>> Prediction(label="pos", probabilities={"neg": 0.1, "pos": 0.9}).label
     'pos'
+    >>> Prediction(labels=["sport"], probabilities={"sport": 0.8, "food": 0.1}).labels
+    ['sport']
     """
 
-    label: str = pydantic.Field(description="The most probable class.")
-    probabilities: dict[str, float] = pydantic.Field(description="Each class's probability, in the model's order.")
+    label: str | None = pydantic.Field(None, description="The most probable class (a single-label model).")
+    labels: list[str] | None = pydantic.Field(
+        None,
+        description="A multi-label model's labels over their thresholds, in the model's order (possibly none).",
+    )
+    probabilities: dict[str, float] = pydantic.Field(
+        description="Each class's probability, in the model's order (a multi-label model's: each label's own)."
+    )
+    top_k: list[Ranked] | None = pydantic.Field(
+        None, description="With top_k in the request: the most probable classes, most probable first."
+    )
 
 
 class PredictResponse(pydantic.BaseModel):

@@ -23,7 +23,8 @@ from hierattn.defaults import SERVE
 from hierattn.errors import ArgumentError, DataError, first_line
 from hierattn.runs.directory import BUNDLE_FILE, DEFAULT_ROOT, find_complete_run
 from hierattn.runs.export import load_model
-from hierattn.runs.predict import encode
+from hierattn.runs.predict import encode, is_multi_label, predicted_labels
+from hierattn.runtime.predictor import top_k as most_probable
 from hierattn.serve import explaining
 from hierattn.serve.batcher import Batcher, Stopped
 from hierattn.utils.jsonfile import load_json
@@ -104,6 +105,8 @@ class Service:
             self.limits["predict_threads"] = 1
         self.backbone = self.model.metadata.get("architecture") if self.from_bundle else self.model.architecture
         self.label_names = [str(name) for name in self.model.label_names]
+        self.multi_label = is_multi_label(self.model)
+        self.thresholds = [float(t) for t in self.model.thresholds] if self.multi_label else None
         self.has_words = getattr(self.model, "preprocessor", self.model).has_words
         self.metrics = _metrics(self.path, self.log)
         self.explain_state = "loading" if explain else "off"
@@ -163,6 +166,24 @@ class Service:
                 "the explanation worker stopped; it is starting again", retry_after=SERVE["retry_after"]["restarting"]
             ) from None
         return result
+
+    def answers(self, probabilities, top_k=None):
+        """`/v1/predict`'s predictions of rows of probabilities (`predict`'s lists), one dict each.
+
+        `{"label", "probabilities"}`, or for a multi-label model `{"labels",
+        "probabilities"}`; with `top_k`, also `"top_k": [{"label",
+        "probability"}, ...]`, most probable first.
+        """
+        names = self.label_names
+        predicted = predicted_labels(self.model, probabilities) if probabilities else []
+        ranked = most_probable(probabilities, names, top_k) if top_k and probabilities else None
+        predictions = []
+        for i, row in enumerate(probabilities):
+            answer = {"labels" if self.multi_label else "label": predicted[i], "probabilities": dict(zip(names, row))}
+            if ranked is not None:
+                answer["top_k"] = [{"label": name, "probability": p} for name, p in ranked[i]]
+            predictions.append(answer)
+        return predictions
 
     def _predict(self, texts):
         return self.model.predict_ids(encode(self.model, texts), batch_size=self.limits["batch_size"]).tolist()
@@ -224,6 +245,10 @@ class Service:
     def describe(self):
         """`/v1/model`: the classes, backbone, the run's metrics, versions, what predicts, the limits, the queues.
 
+        `multi_label` says whether the model predicts label sets, and
+        `thresholds` (`{label: threshold}`, None for a single-label model)
+        when each label is predicted.
+
         Each queue's counts: the texts `waiting` now, and since it started the
         `batches` run and the texts `dropped` because their client went away
         before they ran.
@@ -232,6 +257,8 @@ class Service:
             "run": self.path.name,
             "backbone": self.backbone,
             "classes": self.label_names,
+            "multi_label": self.multi_label,
+            "thresholds": dict(zip(self.label_names, self.thresholds)) if self.multi_label else None,
             "predictions_from": BUNDLE_FILE if self.from_bundle else "model.keras",
             "explanations": self.explain_state,
             "metrics": self.metrics,

@@ -528,3 +528,25 @@ def test_train_help_is_short_and_shows_every_default():
     assert "[default: (scaled to the corpus); x>=1]" in epochs
     for word in ("teacher", "adversarial", "distill", "runs-dir", "model-option", "max-sentences", "sequence-length"):
         assert word not in invoke("train", "imdb", "--help").output
+
+
+def test_train_csv_multi_label_and_its_evaluation(multilabel_csv, tmp_path):
+    train, test = multilabel_csv
+    tiny = ["--epochs", "1", "--batch-size", "16", "--embedding-dim", "8", "--embeddings", "none"]
+    run_dir = tmp_path / "run"
+    result = invoke("train", "csv", train, "--test", test, "--multi-label", *tiny, "--output", run_dir)
+    assert result.exit_code == 0, result.output
+    assert re.search(r"test: micro-F1 [\d.]+, macro-F1 [\d.]+, samples-F1 [\d.]+, subset accuracy", result.output)
+    assert "thresholds: chosen on" in result.output and "TF-IDF+LR baseline: micro-F1" in result.output
+    evaluated = invoke("evaluate", "--run", run_dir)
+    assert evaluated.exit_code == 0, evaluated.output
+    lines = evaluated.output.splitlines()
+    table = lines[lines.index("per label:") + 1 :]
+    assert table[0].split() == ["label", "documents", "precision", "recall", "F1"]
+    rows = [line.split()[0] for line in table[1:] if line.startswith("  ")]
+    assert sorted(rows) == ["food", "money", "sport"]
+
+
+def test_label_separator_needs_multi_label(tiny_csv):
+    result = invoke("train", "csv", tiny_csv[0], "--label-separator", ";")
+    assert one_line_error(result, code=2) == "Error: --label-separator applies with --multi-label"

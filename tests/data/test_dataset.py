@@ -83,3 +83,30 @@ def test_subset_keeps_fields_aligned():
     assert part.texts == ["c", "b"] and part.ids == ["i2", "i1"]
     np.testing.assert_array_equal(part.labels, [0, 1])
     np.testing.assert_array_equal(part.ratings, [2, 9])
+
+
+def test_multi_hot_rows_and_back():
+    labels = LabelMap.from_label_sets([["wheat", "grain"], [], ["earn"]])
+    assert labels.names == ["earn", "grain", "wheat"]
+    rows = labels.multi_hot([["wheat", "grain", "wheat"], [], ["earn"]])
+    assert rows.tolist() == [[0, 1, 1], [0, 0, 0], [1, 0, 0]] and rows.dtype == np.float32
+    assert labels.names_of(rows) == [["grain", "wheat"], [], ["earn"]]
+    assert labels.names_of([2, 0]) == ["wheat", "earn"]
+    with pytest.raises(DataError, match="labels not seen in training: corn"):
+        labels.multi_hot([["corn"]])
+
+
+def test_random_split_is_seeded_and_sized():
+    from hierattn.data.dataset import random_split
+
+    fit, validation = random_split(50, 0.1, seed=3)
+    assert len(validation) == 5 and sorted([*fit, *validation]) == list(range(50))
+    assert random_split(50, 0.1, seed=3)[1].tolist() == validation.tolist()
+    assert random_split(50, 0.1, seed=4)[1].tolist() != validation.tolist()
+    with pytest.raises(DataError, match="too few"):
+        random_split(1, 0.1)
+
+
+def test_a_multi_label_dataset_subsets_its_rows():
+    data = TextDataset(["a", "b", "c"], np.array([[1, 0], [0, 0], [1, 1]], np.int8), LabelMap(["x", "y"]), [0, 1, 2])
+    assert data.multi_label and data.subset([2, 0]).labels.tolist() == [[1, 1], [1, 0]]

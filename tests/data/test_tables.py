@@ -276,3 +276,24 @@ def test_parquet_without_a_reader_says_what_to_install(tmp_path, monkeypatch):
         match=rf"^reading {re.escape(str(tmp_path / 'reviews.parquet'))} needs a Parquet reader: pip install pyarrow$",
     ):
         load_table(tmp_path / "reviews.parquet")
+
+
+def test_multi_label_cells_are_label_sets_and_an_empty_cell_is_no_label(tmp_path):
+    path = tmp_path / "topics.csv"
+    frame = pd.DataFrame(
+        {
+            "text": ["Wheat and corn.", "Bank rates.", "Nothing.", "Oil.", "Grain"],
+            "labels": ["wheat|corn", "interest", "", None, "grain| wheat|grain"],
+        }
+    )
+    frame.to_csv(path, index=False)
+    data, report = load_table(path, label_separator="|")
+    assert data.multi_label and report["used"] == 5 and report["skipped_missing_label"] == 0
+    assert data.label_map.names == ["corn", "grain", "interest", "wheat"]
+    assert data.labels.dtype == np.int8
+    assert data.label_map.names_of(data.labels) == [["corn", "wheat"], ["interest"], [], [], ["grain", "wheat"]]
+    test = pd.DataFrame({"text": ["Coffee."], "labels": ["coffee|wheat"]})
+    with pytest.raises(DataError, match="labels not seen in training: coffee"):
+        load_table(test, label_map=data.label_map, label_separator="|")
+    other, _ = load_table(pd.DataFrame({"text": ["a", "b"], "labels": ["x;y", "y"]}), label_separator=";")
+    assert other.label_map.names_of(other.labels) == [["x", "y"], ["y"]]

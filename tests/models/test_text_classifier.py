@@ -488,3 +488,89 @@ def test_save_refuses_a_path_keras_cannot_load_back_from_before_writing(fitted, 
     with pytest.raises(ValueError, match="Invalid filepath extension for saving"):  # Keras's own refusal
         fitted.save(tmp_path / "model.txt")
     assert list(tmp_path.iterdir()) == []
+
+
+# Multi-label ---------------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def topics():
+    from conftest import make_topics
+
+    return make_topics(160)
+
+
+@pytest.mark.parametrize("model", ["han", "transformer", "rnn"])
+def test_multilabel_classifiers_of_every_backbone_fit_predict_save_and_load(tmp_path, topics, model):
+    texts, labels = topics
+    clf = hierattn.TextClassifier(model, multi_label=True, embeddings="none", min_count=1, **TINY_OPTIONS[model])
+    clf.fit(texts[:140], labels[:140], validation_split=0.2, epochs=2, verbose=0)
+    assert clf.label_names == ["food", "money", "sport"]
+    assert clf.backbone.get_layer("probabilities").activation.__name__ == "sigmoid"
+    assert clf.combination.activation == "sigmoid" and len(clf.thresholds) == 3
+    probabilities = clf.predict(texts[140:], verbose=0)
+    assert probabilities.shape == (20, 3) and np.all((probabilities >= 0) & (probabilities <= 1))
+    predicted = clf.predict_labels(texts[140:])
+    expected = [[n for n, p, t in zip(clf.label_names, row, clf.thresholds) if p > t] for row in probabilities]
+    assert predicted == expected
+    # the n-gram part reads the topic words: most label sets come out right after two epochs
+    assert np.mean([set(p) == set(t) for p, t in zip(predicted, labels[140:])]) >= 0.8
+    clf.save(tmp_path / "m.keras")
+    loaded = keras.saving.load_model(tmp_path / "m.keras")
+    assert loaded.multi_label and loaded.thresholds == clf.thresholds
+    np.testing.assert_allclose(loaded.predict(texts[140:], verbose=0), probabilities, atol=1e-6)
+
+
+def test_multilabel_labels_as_multi_hot_rows_train_the_same_classifier(topics):
+    texts, labels = topics
+    names = ["food", "money", "sport"]
+    rows = np.array([[int(n in chosen) for n in names] for chosen in labels])
+    made = []
+    for y in (labels, rows):
+        clf = hierattn.TextClassifier("han", multi_label=True, label_names=names, embeddings="none", min_count=1)
+        clf.fit(texts[:120], y[:120], validation_split=0.2, epochs=1, verbose=0, batch_size=16)
+        made.append(clf.predict(texts[120:], verbose=0))
+        result = clf.evaluate(texts[120:], y[120:], verbose=0, return_dict=True)
+        assert set(result) >= {"loss", "micro_f1"}
+    np.testing.assert_allclose(made[0], made[1], atol=1e-6)
+
+
+def test_multilabel_refuses_joined_label_strings_and_mismatched_backbones(topics):
+    texts, _ = topics
+    clf = hierattn.TextClassifier("han", multi_label=True, embeddings="none", min_count=1)
+    with pytest.raises(DataError, match=r"labels as a list.*split joined label names"):
+        clf.fit(texts[:4], ["sport|food", "money", "", "food"], epochs=1, verbose=0)
+    backbone = hierattn.models.HANBackbone(50, 3, embedding_dim=8, activation="sigmoid")
+    with pytest.raises(ValueError, match="give multi_label=True"):
+        hierattn.TextClassifier(backbone)
+    with pytest.raises(ValueError, match="activation must be one of"):
+        hierattn.models.HANBackbone(50, 3, activation="relu")
+    with pytest.raises(ValueError, match="multi_label must be True or False"):
+        hierattn.TextClassifier("han", multi_label="yes")
+
+
+def test_multilabel_thresholds_without_validation_texts(topics):
+    texts, labels = topics
+    clf = hierattn.TextClassifier("han", multi_label=True, embeddings="none", min_count=1, **TINY_OPTIONS["han"])
+    clf.fit(texts[:100], labels[:100], epochs=1, verbose=0)
+    assert clf.thresholds == [0.5, 0.5, 0.5] and "default" in clf.threshold_report["how"]
+    chosen = clf.choose_thresholds((texts[100:], labels[100:]))
+    assert chosen == clf.thresholds and "chosen on 60 validation documents" in clf.threshold_report["how"]
+    clf.fit(texts[:100], labels[:100], epochs=1, verbose=0)  # no validation texts: the chosen ones are kept
+    assert clf.thresholds == chosen and "kept" in clf.threshold_report["how"]
+
+
+def test_single_label_classifiers_have_no_thresholds_and_rank_the_top_k(fitted, reviews):
+    texts, _ = reviews
+    assert not fitted.multi_label and fitted.thresholds is None
+    assert "multi_label" not in fitted.get_config()  # single-label files stay as they were
+    with pytest.raises(ValueError, match="multi-label"):
+        fitted.choose_thresholds()
+    top = fitted.predict_top_k(texts[:3], 2)
+    probabilities = fitted.predict(texts[:3], verbose=0)
+    for row, p in zip(top, probabilities):
+        assert [name for name, _ in row] == [fitted.label_names[i] for i in np.argsort(-p)]
+        np.testing.assert_allclose([q for _, q in row], np.sort(p)[::-1], rtol=1e-6)
+    assert len(fitted.predict_top_k(texts[:1], 5)[0]) == 2
+    with pytest.raises(ValueError, match="k must be"):
+        fitted.predict_top_k(texts[:1], 0)

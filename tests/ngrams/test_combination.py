@@ -59,3 +59,30 @@ def test_docstring_example_runs():
 
     result = doctest.testmod(module)
     assert result.attempted >= 4 and result.failed == 0
+
+
+def test_a_sigmoid_combination_combines_each_label_on_its_log_odds(rng):
+    from hierattn.ngrams.mixing import combine
+
+    p = rng.uniform(0.01, 0.99, size=(6, 4)).astype("float32")
+    z = rng.normal(size=(6, 4)).astype("float32")
+    layer = LogLinearCombination(activation="sigmoid")
+    layer.build()
+    np.testing.assert_allclose(np.asarray(layer(p, z)), p, rtol=1e-4)  # a = 1, b = 0: the network alone
+    layer.mixing.assign([0.3, 0.7])
+    expected = 1 / (1 + np.exp(-(0.3 * np.log(p / (1 - p)) + 0.7 * z)))
+    np.testing.assert_allclose(np.asarray(layer(p, z)), expected, rtol=1e-5)
+    np.testing.assert_allclose(combine(p, z, 0.3, 0.7, activation="sigmoid"), expected, rtol=1e-5)
+    edges = p.copy()
+    edges[0, :2] = [0.0, 1.0]  # probabilities of exactly 0 and 1 stay finite
+    assert np.all(np.isfinite(np.asarray(layer(edges, z))))
+    config = layer.get_config()
+    assert config["activation"] == "sigmoid"
+    assert LogLinearCombination.from_config(config).activation == "sigmoid"
+
+
+def test_refuses_an_unknown_activation():
+    import pytest
+
+    with pytest.raises(ValueError, match="activation must be"):
+        LogLinearCombination(activation="relu")

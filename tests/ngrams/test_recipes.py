@@ -185,3 +185,48 @@ def test_the_programs_verbose_flag_shows_the_recipe_lines(mode):
     assert result.returncode == 0, result.stderr
     assert ("n-gram recipe tfidf 1-2 C=10\n" in result.stderr) == (mode == "verbose"), result.stderr
     assert "a warning" in result.stderr  # Python's own last resort shows warnings either way
+
+
+def multilabel_corpus(rng, n=160, labels=3, length=14):
+    """Id documents whose labels (any subset) show in the ids they use; the last label is never present."""
+    y = (rng.random((n, labels)) < 0.4).astype(np.int8)
+    y[:, -1] = 0
+    ids = rng.integers(1, 30, size=(n, length))
+    for label in range(labels):
+        ids[:, 3 + label] = np.where(y[:, label] > 0, 30 + label, ids[:, 3 + label])
+    ids[:, length - 3 :] = 0
+    return ids, y
+
+
+@pytest.mark.parametrize("weighting", ["tfidf", "nb"])
+def test_multilabel_recipes_fit_one_binary_model_per_label(rng, weighting):
+    from sklearn.linear_model import LogisticRegression
+
+    ids, y = multilabel_corpus(rng)
+    layers = lambda m, tf, normalize: make_layer(m, tf, normalize, classes=3)  # noqa: E731
+    recipe = {"weighting": weighting, "ngram_max": 2, "C": (10.0,)}
+    layer, report = fit_recipes(layers, ids[:120], y[:120], (ids[120:], y[120:]), [recipe])
+    (row,) = report["candidates"]
+    assert row["class_weight"] is None and "val_micro_f1" in row and "val_accuracy" not in row
+    logits = ngram_logits(layer, ids[120:])
+    assert logits.shape == (40, 3)
+    # each present label separates its documents; the label no training document has keeps its frequency's log-odds
+    assert ((logits[:, :2] > 0) == (y[120:, :2] > 0)).mean() > 0.9
+    np.testing.assert_allclose(logits[:, 2], np.log(0.5 / 120.5), rtol=1e-5)
+    if weighting == "tfidf":  # a label's column is scikit-learn's binary logistic regression on the same features
+        from hierattn.ngrams.recipes import _features
+
+        counts = count_matrices(make_layer(2, "binary", True, 3), ids[:120], (2,))[2]
+        df = np.bincount(counts.indices, minlength=counts.shape[1])
+        kept = np.flatnonzero(df >= 2)
+        idf = (np.log(121.0 / (1.0 + df[kept])) + 1.0).astype(np.float32)
+        features = _features(counts[:, kept], recipe, idf)
+        model = LogisticRegression(C=10.0, max_iter=2000).fit(features, y[:120, 0])
+        test = _features(count_matrices(make_layer(2, "binary", True, 3), ids[120:], (2,))[2][:, kept], recipe, idf)
+        np.testing.assert_allclose(logits[:, 0], model.decision_function(test), rtol=1e-3, atol=1e-3)
+
+
+def test_multilabel_refuses_labels_no_document_has(rng):
+    ids, y = multilabel_corpus(rng)
+    with pytest.raises(ValueError, match="some training documents have and others lack"):
+        fit_recipes(make_layer, ids, np.zeros_like(y))

@@ -225,3 +225,14 @@ def test_evaluate_run_refuses_a_missing_run_then_bad_data_before_loading_the_mod
         evaluate_run(broken)
     with pytest.raises(RunError, match="model.keras is not a Keras model file"):
         evaluate_run(broken, tiny_csv[1])
+
+
+def test_a_multilabel_run_is_evaluated_on_label_sets(multilabel_run_dir, multilabel_csv):
+    import json
+
+    metrics = evaluate_run(multilabel_run_dir, str(multilabel_csv[1]))
+    recorded = json.loads((multilabel_run_dir / "metrics.json").read_text())["test"]
+    recorded.pop("prediction_reviews_per_second")
+    assert metrics == recorded
+    own = evaluate_run(multilabel_run_dir)  # the run's own test file, with its separator
+    assert own["micro_f1"] == metrics["micro_f1"]

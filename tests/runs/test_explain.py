@@ -82,3 +82,32 @@ def test_explain_dataset_refuses_files_to_write_and_the_dataset_before_the_run(t
     with pytest.raises(RunError, match="^no run directory at"):
         explain_dataset(tiny_csv[1], absent, output=tmp_path / "words.csv")
     assert [p.name for p in tmp_path.iterdir()] == ["words.faithfulness.json"]
+
+
+def test_a_multi_label_run_explains_each_predicted_label_or_the_one_named(multilabel_run_dir, multilabel_csv, tmp_path):
+    texts = ["They talked about bank at length. They talked about bread at length.", "<br />"]
+    explanations, _ = explain_texts(texts, multilabel_run_dir, ids=["x", "y"])
+    assert explanations and all(e.doc_id == "x" and e.threshold is not None for e in explanations)
+    (only,), report = explain_texts(texts[:1], multilabel_run_dir, label="sport", check=True, random_draws=1)
+    assert only.label == "sport" and report.documents == 1
+    with pytest.raises(ArgumentError, match=r"^label 'weather' is not one of the classifier's labels"):
+        explain_texts(texts, multilabel_run_dir, label="weather")
+    (tmp_path / "t.csv").write_text("id,text,labels\nr1,They talked about goal at length.,sport\n")
+    explanations, _ = explain_file(tmp_path / "t.csv", multilabel_run_dir, label=["money", "food"])
+    assert [(e.doc_id, e.true_label, e.label) for e in explanations] == [
+        ("r1", "sport", "money"),
+        ("r1", "sport", "food"),
+    ]
+    summary, report = explain_dataset(
+        multilabel_csv[1],
+        multilabel_run_dir,
+        limit=10,
+        top_k=2,
+        output=tmp_path / "words.csv",
+        check=True,
+        random_draws=1,
+    )
+    assert summary.documents == 10 and summary.labelled == 10 and report.documents >= 10
+    assert set(summary.class_documents) <= {"sport", "money", "food"}
+    with pytest.raises(ArgumentError, match=r"^label 'weather' is not one of"):
+        explain_dataset(multilabel_csv[1], multilabel_run_dir, limit=3, label="weather")

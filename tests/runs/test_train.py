@@ -536,3 +536,26 @@ def test_a_run_of_config_format_2_resumes_and_reads(data, tmp_path):
     }
     assert run.config == converted and load_run(output).config == converted
     assert recorded_data(output) == flat["data"]
+
+
+def test_a_multilabel_run_reports_label_set_scores_each_part_and_the_tuned_baseline(multilabel_run_dir, multilabel_csv):
+    from hierattn.metrics import multilabel_metrics
+
+    metrics = json.loads((multilabel_run_dir / "metrics.json").read_text())
+    config = json.loads((multilabel_run_dir / "config.json").read_text())
+    assert config["classifier"]["multi_label"] is True and config["data"]["label_separator"] == "|"
+    scores = {"micro_f1", "macro_f1", "samples_f1", "subset_accuracy", "hamming_loss"}
+    for split in ("validation", "test"):
+        assert scores <= set(metrics[split]) and "accuracy" not in metrics[split]
+        assert scores <= set(metrics["baseline"][split])
+        for part in ("network", "ngrams"):
+            assert scores <= set(metrics["parts"][part][split])
+            assert len(metrics["parts"][part]["thresholds"]) == 3  # each part alone at its own thresholds
+    assert "one-vs-rest, thresholds chosen on validation" in metrics["baseline"]["model"]
+    # the test scores are those of the saved classifier's label sets on the test file
+    classifier = load_run(multilabel_run_dir).classifier
+    test, _ = load_table(multilabel_csv[1], label_map=None, label_separator="|")
+    assert test.label_map.names == classifier.label_names
+    predicted = classifier.over_thresholds(classifier.predict(test.texts, verbose=0))
+    metrics["test"].pop("prediction_reviews_per_second")
+    assert multilabel_metrics(test.labels, predicted, classifier.label_names) == metrics["test"]
