@@ -11,6 +11,7 @@ from hierattn.defaults import BATCH, MULTILABEL
 from hierattn.errors import ArgumentError, DataError
 from hierattn.runs.data_record import recorded_data
 from hierattn.runs.directory import BUNDLE_FILE
+from hierattn.runs.export import check_bundle_kind
 from hierattn.runs.predict import predicted_labels, score_texts, top_k_columns
 from hierattn.runtime.predictor import check_k
 from hierattn.runtime.predictor import top_k as most_probable
@@ -56,7 +57,9 @@ class BatchPredictor:
 
     Raises:
         ArgumentError: `top_k` is not a whole number of at least 1.
-        DataError: No bundle there, or one onnxruntime cannot load.
+        DataError: No bundle there, or one onnxruntime cannot load, or a
+            multi-label run's bundle exported before bundles held their
+            thresholds.
 
     Example:
 
@@ -82,7 +85,7 @@ class BatchPredictor:
         label_separator=None,
     ):
         if top_k is not None:
-            check_k(top_k)
+            check_k(top_k, "top_k")
         self.bundle = bundle_path(bundle)
         self.text_column = text_column
         self.keep = [keep] if isinstance(keep, str) else list(keep or ())
@@ -91,6 +94,8 @@ class BatchPredictor:
         self.top_k = top_k
         self._predictor = None
         self.label_names = list(self.predictor.label_names)
+        if os.path.isdir(bundle):  # a run's own bundle, exported before bundles said they were multi-label: refused
+            check_bundle_kind(self.predictor, bundle)
         self.multi_label = self.predictor.multi_label
         if label_separator is None and self.multi_label:
             label_separator = _run_separator(bundle)

@@ -61,7 +61,8 @@ from hierattn.utils.atomic import write_text
     is_flag=True,
     help="Also test faithfulness the ERASER way: rank each text's words by evidence, attention, gradient x "
     "input and at random, and rerun the whole classifier without the top 1/5/10/20/50% of them "
-    "(comprehensiveness: the drop in the predicted class's probability) and with only them (sufficiency). "
+    "(comprehensiveness: the drop in the predicted class's probability; multi-label runs: the explained "
+    "label's) and with only them (sufficiency). "
     "Ends with a one-line verdict.",
 )
 @click.option(

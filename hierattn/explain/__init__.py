@@ -28,6 +28,11 @@ One module per concern, each importing only those listed before it:
   words with the most evidence and the most attention (relative to uniform)
   over a whole dataset, and `open_corpus`.
 
+A multi-label classifier's labels are explained one at a time, each
+against its threshold: `classifier.explain(text)` gives one `Explanation`
+per label explained (each predicted label, or those of `label=`), and
+every view names the label it explains.
+
 With a run directory, each is one call of the application above this
 library (`hierattn.runs.explain`: `explain_texts`, `explain_file`,
 `explain_dataset`), which is what `hierattn explain` calls.
@@ -38,14 +43,8 @@ before they load); the few functions that need them import them when called.
 """
 
 from hierattn.explain.attributions import gradient_times_input
-from hierattn.explain.corpus import (
-    CorpusSource,
-    CorpusSummary,
-    CorpusWords,
-    documents_path,
-    explain_corpus,
-    open_corpus,
-)
+from hierattn.explain.corpus import CorpusSummary, CorpusWords, documents_path, explain_corpus
+from hierattn.explain.corpus_source import CorpusSource, open_corpus
 from hierattn.explain.explainer import Explainer
 from hierattn.explain.explanation import Explanation, Explanations, NgramContribution, WordWeight
 from hierattn.explain.faithfulness import FaithfulnessReport, check_faithfulness

@@ -60,13 +60,14 @@ from hierattn.data.ids import token_ids
 from hierattn.data.vocabulary import OOV
 from hierattn.defaults import EVIDENCE
 from hierattn.defaults import EXPLAIN_SHOWN as SHOWN
-from hierattn.errors import ArgumentError, HierattnError
+from hierattn.errors import HierattnError
 from hierattn.explain.attributions import integrated_gradients
-from hierattn.explain.explanation import Explanation, NgramContribution, WordWeight
+from hierattn.explain.explanation import Explanation, NgramContribution, WordWeight, sentence_row
+from hierattn.explain.labels import LabelExplanations, logit
 from hierattn.ngrams.mixing import combine
 
 
-class Explainer:
+class Explainer(LabelExplanations):
     """Explains a classifier's predictions.
 
     Args:
@@ -181,65 +182,6 @@ class Explainer:
             explanations.append(explanation)
         return explanations
 
-    def label_indices(self, label):
-        """The positions among `label_names` of the labels `label` names (`None`: each text's predicted labels)."""
-        if label is None or (not isinstance(label, str) and not len(label)):
-            return None
-        if not self.classifier.multi_label:
-            raise ArgumentError(
-                "{argument} chooses what a multi-label classifier explains; this classifier gives each text one "
-                "class, explained against the runner-up",
-                argument="label",
-            )
-        names = [str(name) for name in self.classifier.label_names]
-        indices = []
-        for name in [label] if isinstance(label, str) else list(label):
-            if str(name) not in names:
-                raise ArgumentError(
-                    f"{{argument}} {str(name)!r} is not one of the classifier's labels ({', '.join(names)})",
-                    argument="label",
-                )
-            if names.index(str(name)) not in indices:
-                indices.append(names.index(str(name)))
-        return indices
-
-    def _explain_labels(self, chosen, texts, ids, labels, tokenized, x, outputs, network, ngram_parts, a, b, inputs):
-        """A multi-label classifier's explanations: one per text and label explained (see the module docstring)."""
-        names = self.classifier.label_names
-        thresholds = np.asarray(self.classifier.thresholds, dtype=float)
-        probabilities = outputs["probabilities"]
-        over = self.classifier.over_thresholds(probabilities)
-        pairs = []  # (text, label) explained, text by text
-        for i in range(len(texts)):
-            if chosen is not None:
-                explained = chosen
-            else:
-                explained = [int(j) for j in np.flatnonzero(over[i])] or [int(np.argmax(probabilities[i]))]
-            pairs += [(i, j) for j in explained]
-        rows, classes = np.array([i for i, _ in pairs]), np.array([j for _, j in pairs])
-        if a == 0.0:  # the network has no weight: its share of every word's evidence is 0
-            evidence, baselines = np.zeros(x[rows].shape, np.float32), np.zeros(len(pairs), np.float32)
-        else:
-            evidence, _, baselines = integrated_gradients(
-                self.backbone, x[rows], classes, classes, a, odds=True, **EVIDENCE
-            )
-        explanations = []
-        for k, (i, j) in enumerate(pairs):
-            slots = self.preprocessor.slots(tokenized[i][0])
-            explanation = self._one(
-                texts[i], *tokenized[i], slots, x[i], {key: v[i] for key, v in outputs.items()}, evidence[k]
-            )
-            explanation.label = names[j]
-            explanation.threshold = float(thresholds[j])
-            explanation.predicted_labels = [names[m] for m in np.flatnonzero(over[i])]
-            explanation.document = i
-            ngrams = (inputs[i], ngram_parts[i][1:]) if ngram_parts is not None else None
-            self._account(explanation, (j, None), a, b, network[i], float(baselines[k]), ngrams, thresholds[j])
-            explanation.doc_id = None if ids is None else ids[i]
-            explanation.true_label = None if labels is None else labels[i]
-            explanations.append(explanation)
-        return explanations
-
     def _one(self, text, sentences, spans, slots, ids, outputs, evidence):
         names = self.classifier.label_names
         probabilities = np.asarray(outputs["probabilities"], dtype=float)
@@ -260,7 +202,7 @@ class Explainer:
             s_weight = 1.0 if row_weight is None else row_weight.get(token.sentence, 0.0)
             oov = bool(ids[slot] == OOV) if used else vocabulary.lookup(token.form) == OOV
             words.append(
-                self._word(
+                WordWeight.of_token(
                     token,
                     w * s_weight,
                     w,
@@ -276,7 +218,7 @@ class Explainer:
                 weight = sum(w.weight for w in words if w.sentence == s)
             else:
                 weight = row_weight.get(s, 0.0)
-            sentence_rows.append(self._sentence(text, s, spans[s], weight, s in rows))
+            sentence_rows.append(sentence_row(text, s, spans[s], weight, s in rows))
         warnings = []
         cut = sum(not w.used for w in words)
         unshown = 0  # the characters after the last shown sentence, if a word follows (not only markup or spaces)
@@ -348,7 +290,7 @@ class Explainer:
         if threshold is None:
             log_p = np.log(max(network_probabilities[c], 1e-7)) - np.log(max(network_probabilities[r], 1e-7))
         else:
-            log_p = _logit(network_probabilities[c])
+            log_p = logit(network_probabilities[c])
         network = a * float(log_p)
         ngram_list, ngram_bias, unshown = [], 0.0, 0.0
         if ngrams is not None:
@@ -374,7 +316,7 @@ class Explainer:
         ngram_total = float(sum(g.contribution for g in ngram_list))
         # What the quadrature leaves of the network's term: named, so that the account adds up exactly.
         residual = network - baseline - sum(w.network_evidence for w in explanation.words)
-        threshold_term = 0.0 if threshold is None else 0.0 - _logit(threshold)  # never -0.0
+        threshold_term = 0.0 if threshold is None else 0.0 - logit(threshold)  # never -0.0
         explanation.decision = {
             "versus": None if r is None else names[r],
             "margin": network + ngram_bias + ngram_total + threshold_term,
@@ -439,38 +381,3 @@ class Explainer:
                         word.ngram_evidence += share
                         word.evidence += share
         return ngrams, unshown
-
-    @staticmethod
-    def _word(token, weight, word_weight, sentence_weight, oov, used, evidence):
-        return WordWeight(
-            token.text,
-            token.form,
-            token.sentence,
-            token.index,
-            token.start,
-            token.end,
-            weight,
-            word_weight,
-            sentence_weight,
-            oov,
-            used,
-            evidence,
-            evidence,
-        )
-
-    @staticmethod
-    def _sentence(text, index, span, weight, used):
-        start, end = span
-        return {
-            "index": index,
-            "start": start,
-            "end": end,
-            "text": text[start:end],
-            "weight": float(weight),
-            "used": bool(used),
-        }
-
-
-def _logit(p, epsilon=1e-7):
-    """`log p - log(1 - p)`, each clipped at `epsilon`, as `LogLinearCombination` reads a sigmoid's output."""
-    return float(np.log(max(float(p), epsilon)) - np.log(max(1.0 - float(p), epsilon)))

@@ -56,6 +56,25 @@ class WordWeight:
     network_evidence: float = 0.0
     ngram_evidence: float = 0.0
 
+    @classmethod
+    def of_token(cls, token, weight, word_weight, sentence_weight, oov, used, evidence):
+        """The word of a tokenizer's `Token`, its evidence all the network's (the n-gram part's is added after)."""
+        position = (token.text, token.form, token.sentence, token.index, token.start, token.end)
+        return cls(*position, weight, word_weight, sentence_weight, oov, used, evidence, evidence)
+
+
+def sentence_row(text, index, span, weight, used):
+    """An explanation's entry for one sentence of `text`: where it is, its text, its attention weight, if read."""
+    start, end = span
+    return {
+        "index": index,
+        "start": start,
+        "end": end,
+        "text": text[start:end],
+        "weight": float(weight),
+        "used": bool(used),
+    }
+
 
 @dataclasses.dataclass
 class NgramContribution:

@@ -29,6 +29,7 @@ from hierattn.models.inputs import (
 )
 from hierattn.models.thresholds import over_thresholds
 from hierattn.ngrams.mixing import combine, ngram_logits, ngram_probabilities
+from hierattn.runtime.predictor import top_k
 from hierattn.utils.keras_compat import BuildFromKnownShapes, drop_untracked_attribute, untracked_attribute
 
 
@@ -354,9 +355,3 @@ class Task(BuildFromKnownShapes, keras.Model):
             )
             return Explanations(found) if self.multi_label else found[0]
         return Explanations(self._explainer.explain(as_texts(texts), ids=ids, labels=labels, label=label))
-
-
-def top_k(probabilities, names, k):
-    """Each row's `k` most probable `(name, probability)` pairs, most probable first (ties in `names` order)."""
-    order = np.argsort(-np.asarray(probabilities), axis=1, kind="stable")[:, :k]
-    return [[(names[j], float(row[j])) for j in index] for row, index in zip(probabilities, order)]

@@ -16,6 +16,7 @@ import numpy as np
 from hierattn.data.dataset import validation_pair
 from hierattn.data.ids import token_ids
 from hierattn.defaults import MULTILABEL
+from hierattn.runtime.predictor import over_thresholds  # noqa: F401  (the decision, shared with the runtime)
 
 
 def _best(scores, grid):
@@ -60,11 +61,6 @@ def choose_thresholds(probabilities, labels, grid=MULTILABEL["grid"], min_positi
     tuned = positives >= min_positives
     thresholds = [_best(per_label[:, j], grid) if tuned[j] else shared for j in range(truth.shape[1])]
     return thresholds, {"shared": shared, "tuned": int(tuned.sum()), "min_positives": int(min_positives)}
-
-
-def over_thresholds(probabilities, thresholds):
-    """Multi-hot rows (int8) of the labels whose probability is over their threshold."""
-    return (np.asarray(probabilities) > np.asarray(thresholds, np.float32)).astype(np.int8)
 
 
 class Thresholds:

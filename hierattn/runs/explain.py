@@ -18,7 +18,8 @@ import pathlib
 
 from hierattn.data.text_files import iter_text_chunks, text_rows
 from hierattn.errors import DataError
-from hierattn.explain.corpus import documents_path, explain_corpus, open_corpus
+from hierattn.explain.corpus import documents_path, explain_corpus
+from hierattn.explain.corpus_source import open_corpus
 from hierattn.explain.explainer import Explainer
 from hierattn.explain.faithfulness import check_faithfulness
 from hierattn.runs.directory import load_run

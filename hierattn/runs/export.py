@@ -101,7 +101,7 @@ def load_model(run_dir=None, root=DEFAULT_ROOT, log=None, threads=None):
 
         try:
             predictor = load(bundle, threads=threads)
-            _check_kind(predictor, path)
+            check_bundle_kind(predictor, path)
         except DataError as error:
             if log:
                 log(f"{error}: predicting with model.keras")
@@ -112,8 +112,14 @@ def load_model(run_dir=None, root=DEFAULT_ROOT, log=None, threads=None):
     return load_run(path, log=log).classifier
 
 
-def _check_kind(predictor, path):
-    """Refuses (`DataError`) a multi-label run's bundle that does not say so: exported before bundles held thresholds."""
+def check_bundle_kind(predictor, path):
+    """Refuses (`DataError`) a multi-label run's bundle that does not say so: exported before bundles held thresholds.
+
+    Args:
+        predictor: The bundle, loaded (`hierattn.runtime.Predictor`).
+        path: Its run directory, whose config.json says whether the
+            classifier is multi-label.
+    """
     if predictor.multi_label:
         return
     try:

@@ -79,7 +79,7 @@ def predict_one(text, run_dir=None, top_k=None, log=None):
         DataError: The text has no word to read (only markup, symbols or spaces).
     """
     if top_k is not None:
-        check_k(top_k)
+        check_k(top_k, "top_k")
     model = load_model(run_dir, log=log)
     texts_with_words(model, [text])
     probabilities = model.predict_ids(encode(model, [text]))
@@ -183,7 +183,7 @@ def predict_file(
         RunError: No such run, or a run that cannot be loaded.
     """
     if top_k is not None:
-        check_k(top_k)
+        check_k(top_k, "top_k")
     if isinstance(output, (str, os.PathLike)):
         check_new_file(output)
     chunks = iter_text_chunks(source, text_column, stream=stream, encoding=encoding)  # reads the first chunk
@@ -237,7 +237,7 @@ def score_to_csv(classifier, chunks, output, progress=True, top_k=None, separato
     chunks = itertools.chain([] if first is None else [first], chunks)
     carried = list(getattr(first, "columns", {}))  # "id", "label"
     if top_k is not None:
-        check_k(top_k)
+        check_k(top_k, "top_k")
     ranks = 0 if top_k is None else min(top_k, len(names))
     header = ["row", *carried, "predicted"] + [f"p_{n}" for n in names] + top_k_columns(ranks)
     to_file = isinstance(output, (str, os.PathLike))

@@ -11,7 +11,8 @@ package loads neither TensorFlow nor Keras, so it runs where only
 
     predictor = runtime.load("model.onnx")
     predictor.predict(["A superb film."])         # probabilities, columns in predictor.label_names order
-    predictor.predict_labels(["A superb film."])  # class names
+    predictor.predict_labels(["A superb film."])  # class names (a multi-label bundle: a list of labels per text)
+    predictor.predict_top_k(["A superb film."], 2)  # the 2 most probable classes of each text, with probabilities
 """
 
 from hierattn.runtime.bundle import FORMAT

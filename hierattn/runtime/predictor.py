@@ -194,16 +194,16 @@ class Predictor:
         return f"<Predictor {self.metadata.get('architecture', '?')} {self.label_names} from {self.path}>"
 
 
-def check_k(k):
-    """Refuses a `k` of top-k that is not a whole number of at least 1 (`ArgumentError`)."""
+def check_k(k, argument="k"):
+    """Refuses a `k` of top-k that is not a whole number of at least 1 (`ArgumentError` naming `argument`)."""
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ArgumentError(f"{{argument}} must be a whole number of at least 1, not {k!r}", argument="k")
+        raise ArgumentError(f"{{argument}} must be a whole number of at least 1, not {k!r}", argument=argument)
 
 
 def over_thresholds(probabilities, thresholds):
-    """Multi-hot rows (int8) of the labels whose probability is over their threshold.
+    """Multi-hot rows (int8) of the labels whose probability is over their threshold (a multi-label decision).
 
-    As `hierattn.models.thresholds.over_thresholds`, here so that the runtime imports nothing of the models.
+    Here, in the runtime, so that the runtime and the classifier decide alike (`hierattn.models` imports it).
 
     >>> over_thresholds(np.array([[0.9, 0.2, 0.5]]), [0.5, 0.1, 0.5])
     array([[1, 1, 0]], dtype=int8)
@@ -214,7 +214,7 @@ def over_thresholds(probabilities, thresholds):
 def top_k(probabilities, names, k):
     """Each row's `k` most probable `(name, probability)` pairs, most probable first (ties in `names` order).
 
-    As `hierattn.models.task.top_k`, without loading Keras.
+    The runtime's and the classifier's (`TextClassifier.predict_top_k`) ranking, without loading Keras.
 
     >>> top_k(np.array([[0.2, 0.5, 0.3]]), ["a", "b", "c"], 2)
     [[('b', 0.5), ('c', 0.3)]]

@@ -92,7 +92,7 @@ def test_a_single_label_bundle_ranks_its_classes(han_run_dir):
     assert output["top_1"].tolist() == output["predicted"].tolist()
     with pytest.raises(DataError, match="cannot keep 'top_1'"):
         BatchPredictor(han_run_dir, keep="top_1", top_k=1)(pd.DataFrame({"text": ["a film"], "top_1": ["x"]}))
-    with pytest.raises(ArgumentError, match="^k must be a whole number"):
+    with pytest.raises(ArgumentError, match="^top_k must be a whole number"):
         BatchPredictor(han_run_dir, top_k=0)
 
 
@@ -106,3 +106,20 @@ def test_the_spark_schema_has_a_string_label_set_and_ranked_columns(multilabel_r
     assert list(fields) == predictor.output_columns(["id", "text"])
     assert fields["predicted"] == types.StringType() and fields["top_2"] == types.StringType()
     assert fields["p_top_2"] == types.FloatType() and fields["id"] == types.LongType()
+
+
+def test_a_multi_label_runs_bundle_without_its_thresholds_is_refused(multilabel_run_dir, tmp_path):
+    import onnx
+
+    from hierattn.runtime.bundle import METADATA_KEY
+
+    run = tmp_path / "run"
+    shutil.copytree(multilabel_run_dir, run)
+    model = onnx.load(run / BUNDLE_FILE)
+    props = {p.key: p.value for p in model.metadata_props}
+    metadata = json.loads(props[METADATA_KEY])
+    del metadata["multi_label"], metadata["thresholds"]  # as bundles were exported before they held them
+    onnx.helper.set_model_props(model, {**props, METADATA_KEY: json.dumps(metadata)})
+    onnx.save(model, run / BUNDLE_FILE)
+    with pytest.raises(DataError, match="multi-label run's bundle without its thresholds"):
+        BatchPredictor(run)

@@ -103,3 +103,32 @@ def test_integrated_gradients_under_mixed_precision_are_complete():
     assert scores.dtype == np.float32 and np.all(scores[x == 0] == 0)
     assert scores.sum() == pytest.approx(margin[0] - baseline[0], rel=0.01, abs=1e-3)
     assert keras.config.dtype_policy().name == "float32"  # nothing process-wide changed
+
+
+@pytest.mark.parametrize(
+    "builder, x",
+    [
+        (
+            lambda: RNNBackbone(30, 3, embedding_dim=6, units=4, activation="sigmoid"),
+            np.array([[3, 4, 3, 9, 0], [5, 6, 0, 0, 0]]),
+        ),
+        (
+            lambda: HANBackbone(
+                30, 3, embedding_dim=6, word_units=4, sentence_units=4, attention_units=4, activation="sigmoid"
+            ),
+            np.array([[[3, 4, 3], [9, 0, 0]], [[5, 6, 0], [0, 0, 0]]]),
+        ),
+    ],
+)
+def test_integrated_gradients_of_a_sigmoid_output_s_log_odds_are_complete(builder, x):
+    model = builder()
+    classes = np.array([2, 0])
+    scores, margins, baselines = integrated_gradients(model, x, classes, classes, scale=0.7, odds=True, steps=32)
+    p = np.asarray(model(x, training=False), dtype=np.float64)[np.arange(len(x)), classes]
+    np.testing.assert_allclose(margins, 0.7 * (np.log(p) - np.log(1 - p)), atol=1e-4)  # the label's log-odds
+    np.testing.assert_allclose(scores.reshape(len(x), -1).sum(1), margins - baselines, atol=1e-3)  # completeness
+    assert np.all(scores[x == 0] == 0)
+    # another label of the same texts is another function: other scores
+    others = (classes + 1) % 3
+    other, _, _ = integrated_gradients(model, x, others, others, scale=0.7, odds=True, steps=32)
+    assert not np.allclose(other, scores)

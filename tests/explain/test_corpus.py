@@ -1,23 +1,21 @@
 """Tests for hierattn.explain.corpus: each class's words by evidence and by attention across a dataset."""
 
 import csv
-import os
 
 import pytest
 
-from hierattn.errors import ArgumentError, HierattnError
+from hierattn.errors import ArgumentError
 from hierattn.explain.corpus import (
     DOCUMENT_COLUMNS,
     WORD_COLUMNS,
     CorpusWords,
     documents_path,
     explain_corpus,
-    open_corpus,
 )
 from hierattn.explain.explainer import Explainer
 from hierattn.explain.explanation import Explanation, WordWeight
 
-from conftest import IMDB_ARCHIVE, make_reviews
+from conftest import make_reviews
 
 
 def explanation(label, weighted_words):
@@ -136,22 +134,3 @@ def test_explain_corpus_never_overwrites_and_cleans_up_on_failure(han_run, tmp_p
     with pytest.raises(RuntimeError):
         explain_corpus(Explainer(han_run), failing(), other, batch_size=1, progress=False)
     assert not other.exists() and not list(tmp_path.glob("*.partial"))
-
-
-def test_open_corpus_file_limit_and_errors(tmp_path):
-    (tmp_path / "t.txt").write_text("one\ntwo\nthree\n")
-    source = open_corpus(str(tmp_path / "t.txt"), limit=2)
-    assert list(source.texts) == ["one", "two"] and source.labels is None and source.total == 2
-    with pytest.raises(HierattnError, match="no such dataset"):
-        open_corpus(str(tmp_path / "missing.csv"))
-    with pytest.raises(ArgumentError, match="^limit must be at least 1$"):
-        open_corpus(str(tmp_path / "t.txt"), limit=0)
-
-
-@pytest.mark.skipif(not os.path.exists(IMDB_ARCHIVE), reason=f"real IMDB archive not found at {IMDB_ARCHIVE}")
-def test_open_corpus_imdb_sample_is_seeded_and_has_both_classes():
-    first = open_corpus("imdb", data=IMDB_ARCHIVE, limit=50, progress=False)
-    second = open_corpus("imdb", data=IMDB_ARCHIVE, limit=50, progress=False)
-    assert first.ids == second.ids and len(first.texts) == 50 == first.total
-    assert set(first.labels) == {"neg", "pos"}
-    assert all(i.startswith("test/") for i in first.ids)

@@ -50,7 +50,7 @@ def test_predict_one_ranks_the_top_k(multilabel_run_dir, han_run_dir):
     single = predict_one("a good and great film", han_run_dir, top_k=5)
     assert set(single) == {"label", "probabilities", "top_k"} and len(single["top_k"]) == 2  # two classes
     assert single["top_k"][0][0] == single["label"]
-    with pytest.raises(ArgumentError, match="^k must be a whole number"):
+    with pytest.raises(ArgumentError, match="^top_k must be a whole number"):
         predict_one("a film", han_run_dir, top_k=0)
 
 
@@ -114,6 +114,6 @@ def test_predict_file_ranks_a_single_label_runs_classes(han_run_dir, tmp_path):
     rows = _rows(tmp_path / "out.csv")
     assert list(rows[0]) == ["row", "predicted", "p_neg", "p_pos", "top_1", "p_top_1"]
     assert all(r["top_1"] == r["predicted"] and r["p_top_1"] == r[f"p_{r['predicted']}"] for r in rows)
-    with pytest.raises(ArgumentError, match="^k must be a whole number"):
+    with pytest.raises(ArgumentError, match="^top_k must be a whole number"):
         predict_file(tmp_path / "in.txt", tmp_path / "other.csv", han_run_dir, progress=False, top_k=0)
     assert not (tmp_path / "other.csv").exists()

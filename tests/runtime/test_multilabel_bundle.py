@@ -89,7 +89,7 @@ def test_top_k_of_a_single_label_bundle(han_run_dir, han_run):
 
 @pytest.mark.parametrize("k", [0, -1, 1.5, True, "2"])
 def test_top_k_refuses_what_is_not_a_count(predictor, k):
-    with pytest.raises(ArgumentError, match="k must be a whole number of at least 1"):
+    with pytest.raises(ArgumentError, match="^k must be a whole number of at least 1"):
         predictor.predict_top_k(TEXTS[:1], k)
 
 

@@ -92,6 +92,21 @@ def test_the_openapi_description_has_top_k_and_label_sets(client):
     )
 
 
+def test_a_multi_label_run_without_a_bundle_is_served_by_its_keras_classifier(
+    multilabel_run_dir, multilabel_run, tmp_path
+):
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(multilabel_run_dir, run)
+    (run / BUNDLE_FILE).unlink()
+    with TestClient(create_app(run, explain=False)) as keras_client:
+        assert keras_client.get("/v1/model").json()["predictions_from"] == "model.keras"
+        predictions = keras_client.post("/v1/predict", json={"texts": TEXTS, "top_k": 1}).json()["predictions"]
+    assert [p["labels"] for p in predictions] == multilabel_run.predict_labels(TEXTS)
+    assert all(p["top_k"][0]["probability"] == max(p["probabilities"].values()) for p in predictions)
+
+
 def test_a_served_multi_label_run_predicts_and_explains_over_http(multilabel_run_dir, bundle, start_server):
     server = start_server(multilabel_run_dir)
     answer = server.client.post("/v1/predict", json={"texts": TEXTS, "top_k": 2})
