@@ -167,10 +167,15 @@ def corpus_text(summary, words=10):
     lines = [
         f"explained {summary.documents:,} documents"
         + (f" (skipped {summary.skipped_empty} without words)" if summary.skipped_empty else "")
-        + (f"; accuracy {summary.accuracy:.4f}" if summary.labelled else "")
+        + (
+            f"; {'exact-match ' if summary.multi_label else ''}accuracy {summary.accuracy:.4f}"
+            if summary.labelled
+            else ""
+        )
     ]
+    where = " where it is predicted" if summary.multi_label else ""
     for label, count in sorted(summary.class_documents.items(), key=lambda item: str(item[0])):
-        lines.append(f"  {label} ({count:,} documents)")
+        lines.append(f"  {label} ({count:,} documents{where})")
         for by, what in (("evidence", "most evidence for it"), ("attention", "most attention, relative to uniform")):
             top = summary.words.top(label, words, by) or [f"(no word occurs {summary.words.min_count}+ times)"]
             lines.append(f"    {what}: {', '.join(top)}")

@@ -113,6 +113,7 @@ def train_imdb(source, config_file, output, resume, distribute, **settings):
     "--multi-label",
     is_flag=True,
     default=False,
+    show_default="off",
     help="Each text has a set of labels (possibly none), joined by --label-separator in the label column: "
     "one probability per label, each label's threshold chosen on the validation part.",
 )

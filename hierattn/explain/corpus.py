@@ -199,6 +199,7 @@ class CorpusSummary:
     labelled: int
     words: CorpusWords
     outputs: list
+    multi_label: bool = False  # then `accuracy` is the share of exact label sets, and a class is a label
 
     @property
     def class_documents(self):
@@ -255,15 +256,8 @@ def explain_corpus(
     if labels is not None and explainer.classifier.multi_label:  # a table's empty label cell: a text without labels
         labels = ("" if value is None else value for value in labels)
     words = CorpusWords(top_k, min_count)
-    targets = []
-    if output is not None:
-        targets = [pathlib.Path(output), documents_path(output)]
-        for target in targets:
-            if target.exists():
-                raise ArgumentError(
-                    f"{target} already exists; choose another {{argument}} (nothing was overwritten)", argument="output"
-                )
-    summary = CorpusSummary(0, 0, 0, 0, words, [str(t) for t in targets])
+    targets = _new_targets(output)
+    summary = CorpusSummary(0, 0, 0, 0, words, [str(t) for t in targets], explainer.classifier.multi_label)
     with contextlib.ExitStack() as files:  # both tables appear complete, or neither (hierattn.utils.atomic)
         writer = None
         if targets:
@@ -292,6 +286,17 @@ def explain_corpus(
             table.writeheader()
             table.writerows(words.rows())
     return summary
+
+
+def _new_targets(output):
+    """The word table and the per-document table of `output` (none for `None`), refused if either exists."""
+    targets = [] if output is None else [pathlib.Path(output), documents_path(output)]
+    for target in targets:
+        if target.exists():
+            raise ArgumentError(
+                f"{target} already exists; choose another {{argument}} (nothing was overwritten)", argument="output"
+            )
+    return targets
 
 
 def _explain_batch(explainer, batch, words, writer, summary, bar, chosen=None):

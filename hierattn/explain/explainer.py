@@ -129,17 +129,7 @@ class Explainer(LabelExplanations):
         texts = list(texts)
         if not texts:
             return []
-        # Twice what the model reads is shown (the words beyond its limits marked as not read); the rest of a
-        # longer text is summarised in a note (`Explanation.unshown_characters`), so the work is bounded.
-        limits = self.preprocessor.shown_limits(SHOWN)
-        tokenized = []
-        for i, text in enumerate(texts):
-            which = f" (text {i + 1})" if len(texts) > 1 else ""
-            if not text or not str(text).strip():
-                raise HierattnError(f"cannot explain an empty text{which}")
-            tokenized.append(self.preprocessor.tokenizer.tokenize(text, return_spans=True, **limits))
-            if not tokenized[-1][0]:
-                raise HierattnError(f"cannot explain a text without words (only markup or symbols){which}")
+        tokenized = self._tokenized(texts)
         # Encode the forms just tokenized instead of tokenizing every text again.
         documents = [[[token.form for token in sentence] for sentence in sentences] for sentences, _ in tokenized]
         x = token_ids(self.preprocessor.encode_tokens(documents))
@@ -181,6 +171,21 @@ class Explainer(LabelExplanations):
             explanation.true_label = None if labels is None else labels[i]
             explanations.append(explanation)
         return explanations
+
+    def _tokenized(self, texts):
+        """Each text's sentences of tokens and their spans; an empty text, or one without words, refused."""
+        # Twice what the model reads is shown (the words beyond its limits marked as not read); the rest of a
+        # longer text is summarised in a note (`Explanation.unshown_characters`), so the work is bounded.
+        limits = self.preprocessor.shown_limits(SHOWN)
+        tokenized = []
+        for i, text in enumerate(texts):
+            which = f" (text {i + 1})" if len(texts) > 1 else ""
+            if not text or not str(text).strip():
+                raise HierattnError(f"cannot explain an empty text{which}")
+            tokenized.append(self.preprocessor.tokenizer.tokenize(text, return_spans=True, **limits))
+            if not tokenized[-1][0]:
+                raise HierattnError(f"cannot explain a text without words (only markup or symbols){which}")
+        return tokenized
 
     def _one(self, text, sentences, spans, slots, ids, outputs, evidence):
         names = self.classifier.label_names

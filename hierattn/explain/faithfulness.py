@@ -246,6 +246,16 @@ def _chunk_scores(classifier, explanations, numbers, bins, random_draws, seed, b
     return erasure_scores(predict, documents, orders, bins, base, classes)[0]
 
 
+def _checked_bins(bins, random_draws):
+    """`bins` sorted, once each; refuses bins outside (0, 1] and fewer than one random draw (`HierattnError`)."""
+    bins = tuple(sorted({float(f) for f in bins}))
+    if not bins or bins[0] <= 0 or bins[-1] > 1:
+        raise HierattnError(f"every bin must be a share of the words in (0, 1]. Received: bins={bins}")
+    if random_draws < 1:
+        raise HierattnError(f"random_draws must be at least 1. Received: random_draws={random_draws}")
+    return bins
+
+
 def check_faithfulness(
     classifier,
     texts=None,
@@ -294,11 +304,7 @@ def check_faithfulness(
     >>> report.documents, list(report.comprehensiveness), report.verdict().startswith("evidence: comprehensiveness")
     (4, ['evidence', 'attention', 'gradient', 'random'], True)
     """
-    bins = tuple(sorted({float(f) for f in bins}))
-    if not bins or bins[0] <= 0 or bins[-1] > 1:
-        raise HierattnError(f"every bin must be a share of the words in (0, 1]. Received: bins={bins}")
-    if random_draws < 1:
-        raise HierattnError(f"random_draws must be at least 1. Received: random_draws={random_draws}")
+    bins = _checked_bins(bins, random_draws)
     classifier = getattr(classifier, "classifier", classifier)
     if explanations is None:
         texts = [t for t in texts or [] if t and classifier.preprocessor.has_words(t)]  # not markup or spaces only

@@ -86,18 +86,7 @@ def to_text(explanation, top_k=10, show_sentences=True):
     label, versus = explanation.label, runner_up(explanation)
     evidence = [w for w in top_evidence(explanation, len(explanation.words)) if shown(w.evidence, 4)]
     mine, theirs = [w for w in evidence if w.evidence > 0], [w for w in evidence if w.evidence < 0]
-    headings = (
-        (
-            f"evidence for {label} (each word's part of its margin over the threshold; * = not in the vocabulary):",
-            f"evidence against {label} (negative: it lowers the margin):",
-        )
-        if several
-        else (
-            f"evidence for {label}, the prediction (each word's part of the margin; * = not in the vocabulary):",
-            f"evidence for {versus}, the runner-up (negative: it lowers the margin):",
-        )
-    )
-    for heading, words in zip(headings, (mine, theirs)):
+    for heading, words in zip(_evidence_headings(label, versus, several), (mine, theirs)):
         if words:
             lines.append(heading)
             lines += [_word_line(w, f"{signed(w.evidence, 4):>8}") for w in words[:top_k]]
@@ -138,6 +127,19 @@ def to_text(explanation, top_k=10, show_sentences=True):
         ]
     lines += [f"note: {warning}" for warning in explanation.warnings]
     return "\n".join(lines)
+
+
+def _evidence_headings(label, versus, several):
+    """The headings of `to_text`'s two lists of evidence: for and against (a label's, or the prediction's)."""
+    if several:
+        return (
+            f"evidence for {label} (each word's part of its margin over the threshold; * = not in the vocabulary):",
+            f"evidence against {label} (negative: it lowers the margin):",
+        )
+    return (
+        f"evidence for {label}, the prediction (each word's part of the margin; * = not in the vocabulary):",
+        f"evidence for {versus}, the runner-up (negative: it lowers the margin):",
+    )
 
 
 def to_rows(explanations, start_index=0):

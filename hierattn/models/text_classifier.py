@@ -85,13 +85,11 @@ class TextClassifier(NgramPart, Thresholds, Task):
         max_sentences, max_words, sequence_length, min_count, max_vocab:
             `TextPreprocessor` settings (when `preprocessor` is `None`).
         ngram_logits: The fitted n-gram part (when loading a saved classifier).
-        multi_label: Each document has a set of labels (possibly empty)
-            rather than one class: the backbone ends in a sigmoid per label
-            (trained with binary cross-entropy), the n-gram part is one
-            linear model per label (`hierattn.ngrams.recipes`), the two are
-            combined on each label's log-odds, and a label is predicted
-            over its threshold, chosen per label on the validation texts
-            (`hierattn.models.thresholds`; `thresholds`).
+        multi_label: Each document has a set of labels (possibly empty): a
+            sigmoid per label (binary cross-entropy), one linear model per
+            label in the n-gram part, the two combined on each label's
+            log-odds, each label's threshold chosen on the validation
+            texts (`hierattn.models.thresholds`; docs/multilabel.md).
         thresholds: Each label's threshold (when loading a saved
             multi-label classifier).
         **kwargs: Arguments of the backbone class (e.g. `embedding_dim`,
@@ -271,7 +269,8 @@ class TextClassifier(NgramPart, Thresholds, Task):
         validation loss has not improved for 2 epochs and keeps the best
         epoch's weights. With an n-gram part, `fit_ngrams` then fits it to
         the same texts and `choose_weights` weighs the two parts on the
-        validation texts (without any: see the class docstring).
+        validation texts (without any: see the class docstring); then a
+        multi-label classifier's `choose_thresholds`.
 
         Args:
             x: Training texts (see the class docstring for the forms), or a
@@ -323,11 +322,15 @@ class TextClassifier(NgramPart, Thresholds, Task):
             )
         finally:
             self._set_network_only(False)
+        self._fit_after_network(x_fit, labels, validation, verbose)
+        return history
+
+    def _fit_after_network(self, x_fit, labels, validation, verbose):
+        """`fit`'s steps after Keras's: the n-gram part (if any), then a multi-label classifier's thresholds."""
         if self.ngram_logits is not None:
             self._fit_ngram_part(x_fit, labels, validation, verbose)
         if self.multi_label:
             self.choose_thresholds(validation, verbose=verbose)
-        return history
 
     def _fit_inputs(self, x, y, validation_split, validation_data, unlabeled, verbose):
         """`fit`'s training texts, labels and validation data (a share held out), the classifier adapted and compiled."""

@@ -200,6 +200,22 @@ def _class_weights(labels):
     return (None, "balanced") if counts.max() >= NGRAMS["balanced_above"] * counts.min() else (None,)
 
 
+def _checked_labels(labels):
+    """`labels` as an array, refused (`ValueError`) when no model can be fitted to them."""
+    labels = np.asarray(labels)
+    if labels.ndim == 2:
+        counts = labels.sum(axis=0)
+        if not np.any((counts > 0) & (counts < len(labels))):
+            raise ValueError("the n-gram part needs a label that some training documents have and others lack")
+        return labels
+    present = np.unique(labels)
+    if len(present) < 2:
+        raise ValueError(
+            f"the n-gram part needs two or more classes in its training labels. Received: {present.tolist()}"
+        )
+    return labels
+
+
 def fit_recipes(layer_factory, x, labels, validation=None, recipes=None):
     """Fits every recipe candidate on `x` and returns the best on `validation`, as a fitted `NgramLogits`.
 
@@ -208,7 +224,7 @@ def fit_recipes(layer_factory, x, labels, validation=None, recipes=None):
             `NgramLogits` (the vocabulary, classes and buckets fixed).
         x: Training ids (the n-gram part's input).
         labels: Their class ids, or multi-hot rows (multi-label).
-        validation: `(ids, class ids or multi-hot rows)` to choose on; `None`: the first of
+        validation: `(ids, labels)` to choose on; `None`: the first of
             `recipes` (default `NGRAMS["fallback"]`, one `C`) is fitted, and
             of its grid the first model fitted is kept.
         recipes: The recipes to try (default `NGRAMS["recipes"]`); a
@@ -225,17 +241,7 @@ def fit_recipes(layer_factory, x, labels, validation=None, recipes=None):
         ValueError: Fewer than two classes in `labels` (multi-label: no
             label both present and absent).
     """
-    labels = np.asarray(labels)
-    if labels.ndim == 2:
-        counts = labels.sum(axis=0)
-        if not np.any((counts > 0) & (counts < len(labels))):
-            raise ValueError("the n-gram part needs a label that some training documents have and others lack")
-    else:
-        present = np.unique(labels)
-        if len(present) < 2:
-            raise ValueError(
-                f"the n-gram part needs two or more classes in its training labels. Received: {present.tolist()}"
-            )
+    labels = _checked_labels(labels)
     if validation is None or not len(validation[1]):
         recipes, validation = [(recipes or [NGRAMS["fallback"]])[0]], None
     recipes = [dict(r) for r in (recipes or NGRAMS["recipes"])]

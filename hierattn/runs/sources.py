@@ -121,10 +121,8 @@ def train_table(
 ):
     """Trains on a table of texts and labels (CSV, TSV or JSON lines), a validation part held out of it.
 
-    With the setting `multi_label` (`{"multi_label": True}`), each label
-    cell holds a document's labels joined by `label_separator` (default
-    `hierattn.defaults.MULTILABEL["separator"]`, `|`; an empty cell: no
-    label), and the classifier is multi-label.
+    With the setting `multi_label`, a label cell holds a document's labels
+    joined by `label_separator` (default `|`; an empty cell: none).
 
     Args:
         path: The training table.
@@ -174,26 +172,30 @@ def train_table(
             on_table=on_table,
         )
     encoding = encoding or "utf-8"
-    multi_label = config.classifier.get("multi_label", False)
-    if label_separator is not None and not multi_label:
-        raise ArgumentError("{argument} applies to multi-label data only", argument="label_separator")
-    separator = (label_separator or MULTILABEL["separator"]) if multi_label else None
+    separator = _table_options(config, unlabeled, label_separator)
     files = {"train": path, "test": test, "unlabeled": unlabeled}
     recorded = {name: describe_source(f) for name, f in files.items() if f}
-    if unlabeled and not config.uses_unlabeled:
-        raise ArgumentError(
-            "{argument} texts would go unused: only word2vec embeddings use them, and the run's are not",
-            argument="unlabeled",
-        )
-    train_data, test_data, columns = _read_tables(
-        path, test, text_column, label_column, encoding, on_table, log, separator
-    )
+    columns = (text_column, label_column, encoding, on_table, log, separator)
+    train_data, test_data, columns = _read_tables(path, test, *columns)
     texts = read_texts(unlabeled, text_column, encoding=encoding) if unlabeled else None
     if texts:
         log(f"{unlabeled}: {len(texts):,} unlabelled texts")
     config = config.with_data({**recorded, **columns, "encoding": encoding})
     data = RunData(train_data, test_data, texts, dataset_name(path))
     return _train(config, data, output=output, distribute=distribute, log=log, verbose=verbose)
+
+
+def _table_options(config, unlabeled, label_separator):
+    """Refuses options the run would not use; returns the label separator of a multi-label run (else None)."""
+    if unlabeled and not config.uses_unlabeled:
+        raise ArgumentError(
+            "{argument} texts would go unused: only word2vec embeddings use them, and the run's are not",
+            argument="unlabeled",
+        )
+    multi_label = config.classifier.get("multi_label", False)
+    if label_separator is not None and not multi_label:
+        raise ArgumentError("{argument} applies to multi-label data only", argument="label_separator")
+    return (label_separator or MULTILABEL["separator"]) if multi_label else None
 
 
 def resume_run(
@@ -263,13 +265,9 @@ def resume_run(
             datasets = load_imdb(files["imdb"], splits=("train", "test"))
             train_data, test_data = datasets["train"], datasets["test"]
         else:
+            options["label_separator"] = config.data.get("label_separator")
             train_data, test_data, _ = _read_tables(
-                files["train"],
-                files.get("test"),
-                **options,
-                on_table=on_table,
-                log=log,
-                label_separator=config.data.get("label_separator"),
+                files["train"], files.get("test"), **options, on_table=on_table, log=log
             )
         data = RunData(train_data, test_data, name=read_status(run_dir).get("dataset") or "data")
         return _train(config, data, resume=run_dir, distribute=distribute, log=log, verbose=verbose)

@@ -67,7 +67,8 @@ def test_dataset_ranks_words_per_predicted_label(multilabel_run_dir, multilabel_
     args = ["explain", "--run", multilabel_run_dir, "--dataset", multilabel_csv[1], "--top-k", "2"]
     result = invoke(*args, "--output", output)
     assert result.exit_code == 0, result.output
-    assert "explained 40 documents" in result.output
+    assert "explained 40 documents; exact-match accuracy" in result.output
+    assert "documents where it is predicted)" in result.output
     words = list(csv.DictReader(output.open()))
     assert words and {r["predicted"] for r in words} <= {"sport", "money", "food"}
     documents = list(csv.DictReader((tmp_path / "words.documents.csv").open()))
