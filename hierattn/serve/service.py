@@ -23,8 +23,7 @@ from hierattn.defaults import SERVE
 from hierattn.errors import ArgumentError, DataError, first_line
 from hierattn.runs.directory import BUNDLE_FILE, DEFAULT_ROOT, find_complete_run
 from hierattn.runs.export import load_model
-from hierattn.runs.predict import encode, is_multi_label, predicted_labels
-from hierattn.runtime.predictor import top_k as most_probable
+from hierattn.runs.predict import answers, encode, is_multi_label
 from hierattn.serve import explaining
 from hierattn.serve.batcher import Batcher, Stopped
 from hierattn.utils.jsonfile import load_json
@@ -174,15 +173,11 @@ class Service:
         "probabilities"}`; with `top_k`, also `"top_k": [{"label",
         "probability"}, ...]`, most probable first.
         """
-        names = self.label_names
-        predicted = predicted_labels(self.model, probabilities) if probabilities else []
-        ranked = most_probable(probabilities, names, top_k) if top_k and probabilities else None
-        predictions = []
-        for i, row in enumerate(probabilities):
-            answer = {"labels" if self.multi_label else "label": predicted[i], "probabilities": dict(zip(names, row))}
-            if ranked is not None:
-                answer["top_k"] = [{"label": name, "probability": p} for name, p in ranked[i]]
-            predictions.append(answer)
+        predictions = answers(self.model, probabilities, top_k or None) if probabilities else []
+        for answer in predictions:  # `predict_one`'s answers, in the API's shape
+            answer.pop("thresholds", None)  # `/v1/model` says them once
+            if "top_k" in answer:
+                answer["top_k"] = [{"label": name, "probability": p} for name, p in answer["top_k"]]
         return predictions
 
     def _predict(self, texts):
