@@ -29,7 +29,7 @@ from hierattn.data.ids import token_ids  # noqa: E402
 from hierattn.defaults import EVIDENCE  # noqa: E402
 from hierattn.explain import Explainer, explain_corpus  # noqa: E402
 from hierattn.explain.attributions import integrated_gradients  # noqa: E402
-from hierattn.runs.directory import load_run  # noqa: E402
+from hierattn.runs.run import load_run  # noqa: E402
 
 REVIEW = "This movie was a complete waste of time. The acting was wooden and the plot made no sense."
 

@@ -76,7 +76,7 @@ def tfidf_lr(train):
 def parity(run, texts):
     """Max |Δp| between a run's bundle on the runtime and its Keras classifier on `texts`."""
     from hierattn import runtime
-    from hierattn.runs.directory import load_run
+    from hierattn.runs.run import load_run
 
     classifier = load_run(run).classifier
     bundle = pathlib.Path(run) / "model.onnx"
@@ -103,8 +103,8 @@ def main():
 
     from hierattn import runtime
     from hierattn.data import load_imdb
-    from hierattn.runs.directory import load_run
     from hierattn.runs.export import export_run
+    from hierattn.runs.run import load_run
 
     data = load_imdb(args.data, splits=("train", "test"), download=False, progress=False)
     train, test = data["train"], data["test"]

@@ -29,7 +29,7 @@ import numpy as np  # noqa: E402
 
 from hierattn.data import load_imdb, locate_imdb  # noqa: E402
 from hierattn.explain import Explainer, check_faithfulness  # noqa: E402
-from hierattn.runs.directory import load_run  # noqa: E402
+from hierattn.runs.run import load_run  # noqa: E402
 
 
 def sample_reviews(data, limit, seed):

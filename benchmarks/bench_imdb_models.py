@@ -74,7 +74,7 @@ def run_baseline(name, fit, data, fit_idx, val_idx):
 
 def run_model(model, data, out, epochs=None):
     from hierattn.runs.config import TrainConfig
-    from hierattn.runs.directory import load_run
+    from hierattn.runs.run import load_run
     from hierattn.runs.train import train
 
     config = TrainConfig.from_dict({"model": model, **({"epochs": epochs} if epochs else {})})

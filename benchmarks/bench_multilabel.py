@@ -69,7 +69,7 @@ def faithfulness(run_dir, data, limit):
 
     from hierattn.explain import check_faithfulness
     from hierattn.explain.erasure import MEASURES
-    from hierattn.runs.directory import load_run
+    from hierattn.runs.run import load_run
 
     texts = pd.read_csv(data / "test.csv", keep_default_na=False)["text"].head(limit).tolist()
     started = time.perf_counter()

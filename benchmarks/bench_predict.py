@@ -23,7 +23,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import numpy as np  # noqa: E402
 
 from hierattn.data import load_imdb  # noqa: E402
-from hierattn.runs.directory import load_run  # noqa: E402
+from hierattn.runs.run import load_run  # noqa: E402
 
 
 def main():

@@ -39,7 +39,7 @@ def bundles(paths, texts, batch_sizes):
 
 
 def runs(directories, texts):
-    from hierattn.runs.directory import load_run
+    from hierattn.runs.run import load_run
 
     for run in directories:
         predictor = runtime.load(pathlib.Path(run) / "model.onnx")

@@ -241,7 +241,7 @@ def memory(server, predict_bodies, explain_bodies, minutes):
 def in_process_explanations(run, bodies):
     """The same explanations without the server: `classifier.explain([text])` and its JSON, in this process."""
     from hierattn.explain.report import to_json
-    from hierattn.runs.directory import load_run
+    from hierattn.runs.run import load_run
 
     classifier = load_run(run).classifier
     texts = [json.loads(body)["text"] for body in bodies]

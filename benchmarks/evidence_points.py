@@ -24,7 +24,7 @@ from hierattn.data.dataset import stratified_split
 from hierattn.data.ids import token_ids
 from hierattn.defaults import EVIDENCE
 from hierattn.explain.attributions import integrated_gradients
-from hierattn.runs.directory import load_run
+from hierattn.runs.run import load_run
 
 POINTS = (64, 4, 6, 8, 16)  # the reference first
 

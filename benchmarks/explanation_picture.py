@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 
 from hierattn.explain.summaries import margin_parts
-from hierattn.runs.directory import load_run
+from hierattn.runs.run import load_run
 
 TEXT = "The plot was thin and the ending made no sense. The acting, though, was superb, and the music is wonderful."
 

@@ -25,10 +25,11 @@ from sklearn.linear_model import LogisticRegression
 
 from hierattn.data.dataset import random_split
 from hierattn.data.tables import load_table
+from hierattn.decision import over_thresholds
 from hierattn.defaults import NGRAMS, TRAINING
 from hierattn.metrics import multilabel_metrics
 from hierattn.models.text_preprocessor import TextPreprocessor
-from hierattn.models.thresholds import choose_thresholds, over_thresholds
+from hierattn.models.thresholds import choose_thresholds
 from hierattn.ngrams.logits import NgramLogits
 from hierattn.ngrams.mixing import scored_at_best_scale
 from hierattn.ngrams.recipes import _features, count_matrices

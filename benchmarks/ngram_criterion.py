@@ -34,7 +34,7 @@ from hierattn.defaults import NGRAMS
 from hierattn.ngrams.logits import NgramLogits
 from hierattn.ngrams.mixing import choose_mixing, combine, log_loss, ngram_logits, scored_at_best_scale
 from hierattn.ngrams.recipes import _class_weights, fit_recipes
-from hierattn.runs.directory import load_run
+from hierattn.runs.run import load_run
 
 
 def balanced_log_loss(probabilities, labels):

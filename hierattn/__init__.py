@@ -16,6 +16,8 @@ The package is organised as:
 * :mod:`hierattn.data`: IMDB and table datasets, tokenization, encoding.
 * :mod:`hierattn.runtime`: an exported classifier (`TextClassifier.export`)
   run by onnxruntime and NumPy, without TensorFlow.
+* :mod:`hierattn.export`: what `TextClassifier.export` runs to write that
+  bundle (the ONNX converter, fused recurrent layers, the check).
 * :mod:`hierattn.runs.train`, :mod:`hierattn.runs.directory`, :mod:`hierattn.explain`:
   training runs, loading them, explaining predictions.
 * :mod:`hierattn.defaults`: the tuned defaults, in one place.
@@ -54,7 +56,7 @@ _EXPORTS = {
     "TextClassifier": "hierattn.models",
     "TextPreprocessor": "hierattn.models",
     "Explainer": "hierattn.explain",
-    "load_run": "hierattn.runs.directory",
+    "load_run": "hierattn.runs.run",
     "load_classifier": "hierattn.models",
     "Backbone": "hierattn.models",
     "HANBackbone": "hierattn.models",

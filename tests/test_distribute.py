@@ -90,7 +90,7 @@ def test_two_local_replicas_share_each_batch(corpus, tmp_path):
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "replicas 2" in result.stdout
-    from hierattn.runs.directory import load_run
+    from hierattn.runs.run import load_run
 
     run = load_run(tmp_path / "run")
     assert "MirroredStrategy, 2 replicas in sync" in (tmp_path / "run" / "run.json").read_text()
@@ -155,7 +155,7 @@ def test_two_worker_processes_train_on_imdb_like_one(corpus, tmp_path):
     from click.testing import CliRunner
 
     from hierattn.cli import cli
-    from hierattn.runs.directory import load_run
+    from hierattn.runs.run import load_run
 
     archive = imdb_archive(corpus, tmp_path / "aclImdb_v1.tar.gz")
     args = ["train", "imdb", str(archive), "--config", str(corpus / "tiny.json"), *TRAIN]
@@ -187,7 +187,7 @@ def test_two_worker_processes_train_on_imdb_like_one(corpus, tmp_path):
 def test_a_cluster_resumes_an_interrupted_run(corpus, tmp_path):
     from hierattn.data import load_table
     from hierattn.runs.config import TrainConfig
-    from hierattn.runs.directory import load_run
+    from hierattn.runs.run import load_run
     from hierattn.runs.train import train
 
     output = tmp_path / "run"

@@ -17,12 +17,13 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "hierattn"
 # Lowest first. A module may import its own part and any part on a lower layer, never a higher one.
 LAYERS = [
     {"errors", "defaults", "utils"},  # shared leaves
-    {"metrics", "callbacks", "distribute"},  # shared leaves that use the ones above
+    {"metrics", "callbacks", "distribute", "decision"},  # shared leaves that use the ones above
     {"layers"},  # the library: Keras layers,
     {"data"},  # datasets, tokenizer, encoding,
     {"ngrams"},  # the n-gram part,
     {"explain"},  # explanations of a classifier,
     {"runtime"},  # an exported classifier run without TensorFlow,
+    {"export"},  # a trained classifier written as the runtime's bundle (converter, fused RNNs, checks),
     {"models"},  # the classifier, its preprocessor and backbones
     {"runs"},  # the application: training runs and what is done with them,
     {"batch"},  # a run's bundle over large tables (Ray Data, Spark)

@@ -19,7 +19,7 @@ from hierattn.batch.predictor import BatchPredictor
 from hierattn.data.progress import tqdm
 from hierattn.defaults import BATCH
 from hierattn.errors import ArgumentError, DataError, HierattnError, first_line
-from hierattn.runs.directory import DEFAULT_ROOT, find_complete_run, run_line
+from hierattn.runs.run import Run
 from hierattn.utils.atomic import check_new_file
 
 INSTALL = 'pip install "hierattn[ray]"'
@@ -153,8 +153,8 @@ def predict_files(
             or a glob pattern.
         output: The folder to write (`part-00000.parquet`, ...); it must
             not exist. It appears only when the job has finished.
-        run_dir: The run directory (default: the latest complete run); it
-            needs its bundle (`model.onnx`).
+        run_dir: The run directory, or a `hierattn.runs.run.Run` (default:
+            the latest complete run); it needs its bundle (`model.onnx`).
         text_column: Column of the texts (default: found by name).
         encoding: Text encoding of CSV, JSON-lines and text files (default UTF-8).
         workers: Actors that score (default: one per CPU of the cluster).
@@ -182,10 +182,10 @@ def predict_files(
     check_new_file(output)
     files = input_files(source)
     carried = check_inputs(files, text_column, encoding)
-    run = find_complete_run(run_dir, DEFAULT_ROOT)
+    run = Run.open(run_dir)
     predictor = BatchPredictor(run, "text", top_k=top_k)  # the run's bundle, and its label separator
     if log:
-        log(run_line(run, DEFAULT_ROOT if run_dir is None else None))
+        log(run.line)
     with _quiet("ray", "ray.data"):  # Ray's notes, and its tracebacks of an error that is raised below as one
         started = _connect(ray, address, log)
         try:

@@ -7,14 +7,13 @@ import pathlib
 import numpy as np
 
 from hierattn.data.tables import ID_COLUMNS, LABEL_COLUMNS, TEXT_COLUMNS, cell_text, find_column, pick_column
+from hierattn.decision import check_k
 from hierattn.defaults import BATCH, MULTILABEL
 from hierattn.errors import ArgumentError, DataError
-from hierattn.runs.data_record import recorded_data
 from hierattn.runs.directory import BUNDLE_FILE
-from hierattn.runs.export import check_bundle_kind
-from hierattn.runs.predict import predicted_labels, score_texts, top_k_columns
-from hierattn.runtime.predictor import check_k
-from hierattn.runtime.predictor import top_k as most_probable
+from hierattn.runs.predict import score_texts
+from hierattn.runs.run import Run
+from hierattn.runs.table import PredictionTable, prediction_columns
 
 # Columns carried from the input as they are: where a row came from (`hierattn.batch.files` adds them).
 POSITION_COLUMNS = ("file", "row")
@@ -43,7 +42,8 @@ class BatchPredictor:
     probabilities, as `predict --file` leaves its cells empty.
 
     Args:
-        bundle: The bundle (`model.onnx`), or a run directory holding one.
+        bundle: The bundle (`model.onnx`), or a run directory holding one
+            (a path, or a `hierattn.runs.run.Run`).
         text_column: The column of the texts (default: found by name,
             among `hierattn.defaults.TEXT_COLUMNS`).
         keep: More input columns to carry into the output, as they are.
@@ -86,7 +86,8 @@ class BatchPredictor:
     ):
         if top_k is not None:
             check_k(top_k, "top_k")
-        self.bundle = bundle_path(bundle)
+        run = bundle if isinstance(bundle, Run) else Run(bundle) if _is_folder(bundle) else None
+        self.bundle = bundle_path(run.path if run is not None else bundle)
         self.text_column = text_column
         self.keep = [keep] if isinstance(keep, str) else list(keep or ())
         self.threads = threads
@@ -94,13 +95,12 @@ class BatchPredictor:
         self.top_k = top_k
         self._predictor = None
         self.label_names = list(self.predictor.label_names)
-        if os.path.isdir(bundle):  # a run's own bundle, exported before bundles said they were multi-label: refused
-            check_bundle_kind(self.predictor, bundle)
+        if run is not None:  # a run's own bundle, exported before bundles said they were multi-label: refused
+            run.check_bundle(self.predictor)
         self.multi_label = self.predictor.multi_label
         if label_separator is None and self.multi_label:
-            label_separator = _run_separator(bundle)
+            label_separator = run.label_separator if run is not None else MULTILABEL["separator"]
         self.label_separator = label_separator
-        self._ranks = 0 if top_k is None else min(top_k, len(self.label_names))
 
     @property
     def predictor(self):
@@ -124,23 +124,9 @@ class BatchPredictor:
             probabilities = score_texts(self.predictor, texts, workers=1, batch_size=self.batch_size)
         else:
             probabilities = np.zeros((0, len(self.label_names)), np.float32)
+        table = PredictionTable(self.predictor.decision, probabilities, self.top_k, self.label_separator)
         output = {name: frame[source].to_numpy() for name, source in carried.items()}
-        predicted = predicted_labels(self.predictor, probabilities)
-        if self.multi_label:
-            predicted = [None if labels is None else self.label_separator.join(labels) for labels in predicted]
-        output["predicted"] = np.array(predicted, dtype=object).reshape(len(predicted))
-        for index, name in enumerate(self.label_names):
-            output[f"p_{name}"] = probabilities[:, index].astype(np.float32)
-        if self._ranks:
-            missing = np.isnan(probabilities[:, 0]) if len(probabilities) else np.zeros(0, bool)
-            ranked = most_probable(np.nan_to_num(probabilities), self.label_names, self._ranks)
-            for rank in range(self._ranks):
-                names = [None if gone else row[rank][0] for row, gone in zip(ranked, missing)]
-                output[f"top_{rank + 1}"] = np.array(names, dtype=object).reshape(len(names))
-                output[f"p_top_{rank + 1}"] = np.array(
-                    [np.nan if gone else row[rank][1] for row, gone in zip(ranked, missing)], np.float32
-                )
-        return pd.DataFrame(output)
+        return pd.DataFrame({**output, **table.frame_columns()})
 
     def map_in_pandas(self, frames):
         """Predictions of an iterator of DataFrames, one DataFrame each: the function Spark's `mapInPandas` takes."""
@@ -166,7 +152,7 @@ class BatchPredictor:
         missing = [name for name in keep if name not in labels]
         if missing:
             raise DataError(f"no column {', '.join(map(repr, missing))} to keep; the columns are {names}")
-        taken = {*carried, "predicted", *(f"p_{n}" for n in self.label_names), *top_k_columns(self._ranks)}
+        taken = {*carried, *prediction_columns(self.label_names, self.top_k)}
         clash = [name for name in keep if name in taken and carried.get(name) != name]
         if clash:
             raise DataError(f"cannot keep {', '.join(map(repr, clash))}: the output has a column of that name")
@@ -175,12 +161,7 @@ class BatchPredictor:
 
     def output_columns(self, columns):
         """The names of the output's columns for an input with `columns`, in order."""
-        return [
-            *self.columns_of(columns)[1],
-            "predicted",
-            *(f"p_{name}" for name in self.label_names),
-            *top_k_columns(self._ranks),
-        ]
+        return [*self.columns_of(columns)[1], *prediction_columns(self.label_names, self.top_k)]
 
     def spark_schema(self, schema):
         """The output's schema for Spark's `mapInPandas`, from the input DataFrame's (`frame.schema`).
@@ -196,20 +177,16 @@ class BatchPredictor:
         fields = [types.StructField(name, schema[str(source)].dataType) for name, source in carried.items()]
         fields.append(types.StructField("predicted", types.StringType()))
         fields += [types.StructField(f"p_{name}", types.FloatType()) for name in self.label_names]
-        for rank in range(1, self._ranks + 1):
-            fields.append(types.StructField(f"top_{rank}", types.StringType()))
-            fields.append(types.StructField(f"p_top_{rank}", types.FloatType()))
+        for name in prediction_columns(self.label_names, self.top_k)[1 + len(self.label_names) :]:  # top_1, p_top_1...
+            fields.append(types.StructField(name, types.FloatType() if name.startswith("p_") else types.StringType()))
         return types.StructType(fields)
 
     def __repr__(self):
         return f"<BatchPredictor {self.label_names} from {self.bundle}>"
 
 
-def _run_separator(source):
-    """What joins a run's labels in a table, for a run directory `source` (config.json's record); else the default."""
-    path = pathlib.Path(source) if isinstance(source, (str, os.PathLike)) else None
-    recorded = recorded_data(path) if path is not None and path.is_dir() else {}
-    return recorded.get("label_separator") or MULTILABEL["separator"]
+def _is_folder(source):
+    return isinstance(source, (str, os.PathLike)) and pathlib.Path(source).is_dir()
 
 
 @functools.cache

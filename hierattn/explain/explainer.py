@@ -58,6 +58,7 @@ import numpy as np
 
 from hierattn.data.ids import token_ids
 from hierattn.data.vocabulary import OOV
+from hierattn.decision import activation_of
 from hierattn.defaults import EVIDENCE
 from hierattn.defaults import EXPLAIN_SHOWN as SHOWN
 from hierattn.errors import HierattnError
@@ -146,7 +147,7 @@ class Explainer(LabelExplanations):
             ]
             a, b = (float(v) for v in np.asarray(self.classifier.combination.mixing))
             logits = np.stack([p[0] for p in ngram_parts])
-            activation = "sigmoid" if self.classifier.multi_label else "softmax"
+            activation = activation_of(self.classifier.multi_label)
             outputs["probabilities"] = combine(network_probabilities, logits, a, b, activation=activation)
         if self.classifier.multi_label:
             explained = (texts, ids, labels, tokenized, x, outputs, network_probabilities, ngram_parts, a, b)

@@ -15,6 +15,7 @@ import numpy as np
 from hierattn.data.dataset import LabelMap
 from hierattn.data.ids import ngram_ids, token_ids
 from hierattn.data.pipeline import make_eval_dataset
+from hierattn.decision import Decision, activation_of, check_k
 from hierattn.defaults import CLIPNORM, TRAINING
 from hierattn.distribute import step_logs_for
 from hierattn.errors import DataError
@@ -27,9 +28,7 @@ from hierattn.models.inputs import (
     labelled_texts,
     texts_and_labels,
 )
-from hierattn.models.thresholds import over_thresholds
 from hierattn.ngrams.mixing import combine, ngram_logits, ngram_probabilities
-from hierattn.runtime.predictor import top_k
 from hierattn.utils.keras_compat import BuildFromKnownShapes, drop_untracked_attribute, untracked_attribute
 
 
@@ -92,9 +91,9 @@ class Task(BuildFromKnownShapes, keras.Model):
         """Keras `export`; by default (`"bundle"`) the whole classifier and its tokenizer in one ONNX file.
 
         `hierattn.runtime.load` runs it without TensorFlow, with this classifier's answers (`export_bundle` of
-        `hierattn.models.export`). Keras's formats (`"tf_saved_model"`, `"onnx"`...) take `preprocessor`'s ids.
+        `hierattn.export`). Keras's formats (`"tf_saved_model"`, `"onnx"`...) take `preprocessor`'s ids.
         """
-        from hierattn.models import export
+        from hierattn.export import converter as export
 
         if format != "bundle":
             signature = input_signature or export.input_signature(self)
@@ -251,16 +250,24 @@ class Task(BuildFromKnownShapes, keras.Model):
         whose probability is over their threshold (`thresholds`), in
         `label_names` order (possibly none).
         """
-        probabilities = self.predict(x, batch_size=batch_size, verbose=verbose)
-        if self.multi_label:
-            return [[self.label_names[j] for j in np.flatnonzero(row)] for row in self.over_thresholds(probabilities)]
-        return [self.label_names[i] for i in probabilities.argmax(axis=1)]
+        return self.decision.labels(self.predict(x, batch_size=batch_size, verbose=verbose))
 
     def over_thresholds(self, probabilities):
         """Multi-hot rows (int8) of the labels over their thresholds, for a multi-label classifier's probabilities."""
-        if not self.multi_label:
-            raise ValueError("thresholds apply to a multi-label classifier (made with multi_label=True)")
-        return over_thresholds(probabilities, self.thresholds)
+        return self.decision.over_thresholds(probabilities)
+
+    @property
+    def decision(self):
+        """How the probabilities become labels (`hierattn.decision.Decision`): argmax, or the labels over thresholds."""
+        return Decision(self.label_names or [], self.multi_label, self.thresholds)
+
+    def preprocess(self, texts, progress=False, workers=None):
+        """The ids `predict_ids` reads for a list of texts (the preprocessor's; `hierattn.runtime.TextPredictor`)."""
+        return self.preprocessor(texts, progress=progress, workers=workers)
+
+    def has_words(self, text):
+        """Whether the preprocessor's tokenizer keeps any word of `text` (markup, symbols and spaces have none)."""
+        return self.preprocessor.has_words(text)
 
     def predict_top_k(self, x, k, batch_size=None, verbose=0):
         """The `k` most probable classes of each text with their probabilities, most probable first.
@@ -268,11 +275,12 @@ class Task(BuildFromKnownShapes, keras.Model):
         Returns:
             One list per text of `(class name, probability)` pairs, `min(k,
             num_classes)` long.
+
+        Raises:
+            ArgumentError: `k` is not a whole number of at least 1 (a `ValueError`).
         """
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-            raise ValueError(f"k must be a whole number of at least 1. Received: k={k!r}")
-        probabilities = self.predict(x, batch_size=batch_size, verbose=verbose)
-        return top_k(probabilities, self.label_names, k)
+        check_k(k)
+        return self.decision.top_k(self.predict(x, batch_size=batch_size, verbose=verbose), k)
 
     def predict_ids(self, x, batch_size=32, progress=False, part=None):
         """Class probabilities for id arrays (from the preprocessor): of the whole classifier, or of one part.
@@ -292,7 +300,7 @@ class Task(BuildFromKnownShapes, keras.Model):
             raise ValueError("this classifier has no n-gram part (it was made with ngrams=False)")
         if len(token_ids(x)) == 0:
             return np.zeros((0, len(self.label_names)), np.float32)
-        activation = "sigmoid" if self.multi_label else "softmax"
+        activation = activation_of(self.multi_label)
         if part == "ngrams":
             return ngram_probabilities(self.ngram_logits, ngram_ids(x), activation=activation)
         if part == "network" or self.ngram_logits is None:

@@ -142,16 +142,18 @@ class TextPreprocessor(keras.layers.Layer):
             sequence_length=self.sequence_length or 1,
         )
 
-    def __call__(self, inputs, progress=False):
+    def __call__(self, inputs, progress=False, workers=None):
         # Python strings in, a NumPy array out: Keras's tensor machinery is skipped.
-        return self.call(inputs, progress=progress)
+        return self.call(inputs, progress=progress, workers=workers)
 
-    def call(self, inputs, progress=False):
+    def call(self, inputs, progress=False, workers=None):
         """Token ids of raw texts: `(n, max_sentences, max_words)` or `(n, sequence_length)` int32.
 
         With `ngram_length` set: `{"token_ids": those, "ngram_ids": (n, width)}`.
+        Many texts are tokenized in `workers` processes (default: one per
+        core; 1 keeps the work in this process).
         """
-        return self._encode(texts=as_texts(inputs), progress=progress)
+        return self._encode(texts=as_texts(inputs), progress=progress, workers=workers)
 
     def encode_tokens(self, documents):
         """Ids of documents already tokenized: lists of sentences of token forms (as `tokenize` gives them)."""

@@ -16,7 +16,6 @@ import numpy as np
 from hierattn.data.dataset import validation_pair
 from hierattn.data.ids import token_ids
 from hierattn.defaults import MULTILABEL
-from hierattn.runtime.predictor import over_thresholds  # noqa: F401  (the decision, shared with the runtime)
 
 
 def _best(scores, grid):

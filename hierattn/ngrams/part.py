@@ -15,6 +15,7 @@ import numpy as np
 
 from hierattn.data.dataset import validation_pair
 from hierattn.data.ids import ngram_ids, token_ids
+from hierattn.decision import activation_of
 from hierattn.defaults import NGRAMS
 from hierattn.ngrams.combination import LogLinearCombination
 from hierattn.ngrams.logits import NgramLogits
@@ -49,9 +50,7 @@ class NgramPart:
             layer = keras.saving.deserialize_keras_object(layer)
         self.ngrams = True
         self.ngram_logits = layer
-        self.combination = LogLinearCombination(
-            activation="sigmoid" if self.multi_label else "softmax", name="combination"
-        )
+        self.combination = LogLinearCombination(activation=activation_of(self.multi_label), name="combination")
         if not self.ngram_logits.built:
             self.ngram_logits.build((None,) * self.preprocessor.input_rank)
         self.combination.build()

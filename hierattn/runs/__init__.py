@@ -11,11 +11,11 @@ options onto one of their calls.
   (`RunContext`), handed down with its `TrainConfig`.
 * `train`: training a run: its classifier made or resumed and fitted
   (`network`), its baseline (`baseline`) and data record (`data_record`).
-* `directory`: run directories (finding, claiming, `load_run`).
+* `directory`: run directories (finding, claiming); `run`: a complete run found once (`Run`, `load_run`).
 * `evaluate`, `predict`, `explain`: evaluating, predicting and explaining
   with a trained run.
 """
 
-from hierattn.runs.directory import load_run
+from hierattn.runs.run import load_run
 
 __all__ = ["load_run"]

@@ -74,7 +74,8 @@ def run_baseline(texts, labels, names, evaluate):
         for split, (split_texts, split_labels) in evaluate.items():
             result[split] = classification_metrics(split_labels, model.predict(list(split_texts)), names)
         return result
-    from hierattn.models.thresholds import choose_thresholds, over_thresholds
+    from hierattn.decision import over_thresholds
+    from hierattn.models.thresholds import choose_thresholds
 
     probabilities = {split: model(list(split_texts)) for split, (split_texts, _) in evaluate.items()}
     thresholds, _ = choose_thresholds(probabilities["validation"], evaluate["validation"][1])

@@ -1,4 +1,6 @@
-"""Run directories: what a training run writes, and loading it back to predict.
+"""Run directories: what a training run writes, finding a complete one, and owning one while training.
+
+(A complete run is loaded, once, by `hierattn.runs.run.Run`.)
 
 A run directory holds:
 
@@ -31,7 +33,7 @@ import shutil
 
 from hierattn.defaults import GENERIC_DATA_NAMES
 from hierattn.errors import HierattnError, RunError
-from hierattn.runs.config import CONFIG_FORMAT, read_config
+from hierattn.runs.config import CONFIG_FORMAT
 from hierattn.utils.atomic import remove_temporary_files
 from hierattn.utils.jsonfile import load_json, save_json
 
@@ -106,6 +108,11 @@ def find_latest_run(root=DEFAULT_ROOT):
     Raises:
         RunError: No complete run found (`find_run` and `load_run` take a `run_dir`).
     """
+    return _latest_run(root)[0]
+
+
+def _latest_run(root):
+    """The most recently finished complete run under `root` and its status, each run.json read once."""
     candidates = []
     for status_file in pathlib.Path(root).glob("*/run.json"):
         try:
@@ -113,13 +120,14 @@ def find_latest_run(root=DEFAULT_ROOT):
         except HierattnError:
             continue
         if status.get("status") == "complete":
-            candidates.append((status.get("finished", ""), str(status_file.parent)))
+            candidates.append((status.get("finished", ""), str(status_file.parent), status))
     if not candidates:
         raise RunError(
             f"no trained run found under {root}/: train one first, or name a run directory with {{argument}}",
             argument="run_dir",
         )
-    return pathlib.Path(max(candidates)[1])
+    _, path, status = max(candidates, key=lambda candidate: candidate[:2])
+    return pathlib.Path(path), status
 
 
 def find_run(run_dir=None, root=DEFAULT_ROOT):
@@ -143,6 +151,18 @@ def find_complete_run(run_dir=None, root=DEFAULT_ROOT):
         RunError: Not a run directory, no complete run under `root`, or an
             unfinished run.
     """
+    return complete_run(run_dir, root)[0]
+
+
+def complete_run(run_dir=None, root=DEFAULT_ROOT):
+    """The complete run `run_dir` (or the latest under `root`) and its status: `(path, run.json's dict)`, read once.
+
+    Raises:
+        RunError: Not a run directory, no complete run under `root`, or an
+            unfinished run.
+    """
+    if run_dir is None:
+        return _latest_run(root)
     path = find_run(run_dir, root)
     status = read_status(path)
     if status.get("status") != "complete":
@@ -151,7 +171,7 @@ def find_complete_run(run_dir=None, root=DEFAULT_ROOT):
             "or name a complete run with {argument}",
             argument="run_dir",
         )
-    return path
+    return path, status
 
 
 def run_line(path, latest_under=None):
@@ -163,74 +183,6 @@ def run_line(path, latest_under=None):
             (`find_latest_run`), or None when it was named.
     """
     return f"run: {path}" + (f" (the latest complete run under {latest_under}/)" if latest_under is not None else "")
-
-
-class Run:
-    """A run directory and the classifier trained in it.
-
-    Args:
-        path: The run directory.
-        classifier: Its `TextClassifier`.
-        config: Its settings, a dict as config.json holds them (see
-            `hierattn.runs.config.read_config`).
-        metrics: What metrics.json holds, or None.
-        chief: False for the run of a non-chief worker of a multi-worker
-            cluster, which the chief wrote to `path` (see `hierattn.runs.train.train`).
-
-    Example:
-
-    ```python
-    run = load_run("runs/han-imdb-20261124-101500")  # or load_run(): the latest complete run under runs/
-    run.classifier.predict_labels(["A gripping film."])
-    run.metrics["test"]["accuracy"]
-    ```
-    """
-
-    def __init__(self, path, classifier, config, metrics=None, chief=True):
-        self.path = pathlib.Path(path)
-        self.classifier = classifier
-        self.config = config
-        self.metrics = metrics
-        self.chief = chief
-
-
-def load_run(run_dir=None, root=DEFAULT_ROOT, log=None):
-    """Loads a complete run (the latest under `root` when `run_dir` is None).
-
-    The classifier is loaded from model.keras with Keras safe mode on, so a
-    model file cannot run arbitrary code (see `load_classifier`).
-
-    Args:
-        run_dir: The run directory.
-        root: Where to look for the latest run.
-        log: Called with `run_line` once the run is loaded: `"run: PATH"`, or
-            for the latest run `"run: PATH (the latest complete run under runs/)"`.
-
-    Raises:
-        RunError: Missing, incomplete, damaged or inconsistent run, in one line.
-    """
-    path = find_complete_run(run_dir, root)
-    config = _read_part(path / "config.json", read_config)
-    metrics_file = path / "metrics.json"
-    metrics = _read_part(metrics_file, lambda f: load_json(f, "hierattn.metrics/1")) if metrics_file.exists() else None
-    from hierattn.models.loading import load_classifier  # Keras loads here, not when the CLI starts
-
-    run = Run(path, load_classifier(path / "model.keras"), config, metrics)
-    if log:
-        log(run_line(run.path, root if run_dir is None else None))
-    return run
-
-
-def _read_part(file, read):
-    """`read(file)`, with any sign of a damaged file turned into one `RunError` line."""
-    try:
-        return read(file)
-    except HierattnError as error:
-        raise RunError(f"damaged run: {error}") from None
-    except (TypeError, KeyError, ValueError, AttributeError) as error:
-        raise RunError(
-            f"damaged run: {file} does not hold what hierattn wrote there ({type(error).__name__}: {error})"
-        ) from None
 
 
 def ensure_new_or_resumable(path, resume, check_lock=True):
@@ -374,15 +326,14 @@ def _remove_run(path, keep_folder):
 
 __all__ = [
     "CONFIG_FORMAT",
-    "Run",
     "RunError",
     "claim_run_dir",
     "ensure_new_or_resumable",
     "resumable",
     "dataset_name",
+    "complete_run",
     "find_complete_run",
     "find_latest_run",
-    "load_run",
     "new_run_dir",
     "read_status",
     "run_line",

@@ -2,8 +2,6 @@
 
 import pathlib
 
-import numpy as np
-
 from hierattn.data import LabelMap, load_imdb, load_table, locate_imdb
 from hierattn.data.tables import (
     LABEL_COLUMNS,
@@ -16,8 +14,8 @@ from hierattn.data.text_files import TABLE_SUFFIXES
 from hierattn.defaults import MULTILABEL
 from hierattn.errors import ArgumentError, DataError
 from hierattn.metrics import classification_metrics, multilabel_metrics
-from hierattn.runs.data_record import data_changes, recorded_data
-from hierattn.runs.directory import DEFAULT_ROOT, find_run, load_run, read_status, run_line
+from hierattn.runs.data_record import data_changes
+from hierattn.runs.run import Run
 
 
 def evaluate_classifier(classifier, dataset, batch_size=32, progress=True):
@@ -32,9 +30,8 @@ def evaluate_classifier(classifier, dataset, batch_size=32, progress=True):
         kind = "label sets" if dataset.multi_label else "one class per text"
         raise DataError(f"the data has {kind}, the model is {'' if classifier.multi_label else 'not '}multi-label")
     probabilities = classifier.predict(dataset.texts, batch_size=batch_size, verbose=int(progress))
-    if classifier.multi_label:
-        return multilabel_metrics(dataset.labels, classifier.over_thresholds(probabilities), names)
-    return classification_metrics(dataset.labels, np.argmax(probabilities, axis=1), names)
+    score = multilabel_metrics if classifier.multi_label else classification_metrics
+    return score(dataset.labels, classifier.decision.ids(probabilities), names)
 
 
 class EvaluationData:
@@ -89,8 +86,8 @@ class EvaluationData:
         )
 
 
-def evaluation_data(run_dir, data=None, split="test", text_column=None, label_column=None, encoding="utf-8", log=None):
-    """The labelled data to evaluate the run in `run_dir` on, chosen and checked before its model loads.
+def evaluation_data(run, data=None, split="test", text_column=None, label_column=None, encoding="utf-8", log=None):
+    """The labelled data to evaluate `run` on, chosen and checked before its model loads.
 
     Without `data`: the run's own test file, with the columns and encoding
     it was trained with, or for a run trained on IMDB its IMDB source, as
@@ -98,7 +95,7 @@ def evaluation_data(run_dir, data=None, split="test", text_column=None, label_co
     A table's file and columns are read and checked here.
 
     Args:
-        run_dir: The run directory.
+        run: The `hierattn.runs.run.Run` (or its directory).
         data: A labelled CSV/TSV/JSON-lines file, or for a run trained on
             IMDB an IMDB archive or folder.
         split: The IMDB split, for runs trained on IMDB.
@@ -117,7 +114,8 @@ def evaluation_data(run_dir, data=None, split="test", text_column=None, label_co
         DataError: The table or its columns cannot be read.
     """
 
-    recorded = recorded_data(run_dir)
+    run = run if isinstance(run, Run) else Run(run)
+    recorded = run.data
     own = data is None and "test" in recorded
     if own:  # the run's own test file, with its columns and encoding
         _check_recorded(recorded, "test")
@@ -133,7 +131,7 @@ def evaluation_data(run_dir, data=None, split="test", text_column=None, label_co
         return EvaluationData(data, frame, text_column, label_column, recorded=own, label_separator=separator)
     # what config.json recorded says whether the run was trained on IMDB (the run's name may be "imdb" for a table
     # in an imdb/ folder); runs that recorded no data fall back on run.json's dataset
-    if "imdb" in recorded or (not recorded and read_status(run_dir).get("dataset") == "imdb"):
+    if "imdb" in recorded or (not recorded and run.status.get("dataset") == "imdb"):
         if data is None and "imdb" in recorded:
             _check_recorded(recorded, "imdb")
         return EvaluationData(locate_imdb(data or recorded.get("imdb", {}).get("path")), split=split)
@@ -177,7 +175,7 @@ def evaluate_run(
     before the run's model, and with it TensorFlow, loads.
 
     Args:
-        run_dir: The run directory (default: the latest complete run under runs/).
+        run_dir: The run directory, or a `Run` (default: the latest complete run under runs/).
         data: A labelled CSV/TSV/JSON-lines file, or for a run trained on
             IMDB an IMDB archive or folder (default: the run's own test data).
         split: The IMDB split, for runs trained on IMDB.
@@ -199,12 +197,12 @@ def evaluate_run(
         DataError: The data cannot be read, or its classes differ from the model's.
     """
 
-    path = find_run(run_dir)
-    chosen = evaluation_data(path, data, split, text_column, label_column, encoding, log=log)
-    run = load_run(path)
+    run = Run.open(run_dir)
+    chosen = evaluation_data(run, data, split, text_column, label_column, encoding, log=log)
+    classifier = run.classifier  # loaded now: TensorFlow starts once the data is checked
     if log:
-        log(run_line(path, DEFAULT_ROOT if run_dir is None else None))
-    dataset, report = chosen.load(run.classifier.label_names, run.classifier.multi_label)
+        log(run.line)
+    dataset, report = chosen.load(classifier.label_names, classifier.multi_label)
     if report is not None and on_table is not None:
         on_table(chosen.path, report)
-    return evaluate_classifier(run.classifier, dataset)
+    return evaluate_classifier(classifier, dataset)

@@ -22,8 +22,8 @@ from hierattn.explain.corpus import documents_path, explain_corpus
 from hierattn.explain.corpus_source import open_corpus
 from hierattn.explain.explainer import Explainer
 from hierattn.explain.faithfulness import check_faithfulness
-from hierattn.runs.directory import load_run
 from hierattn.runs.predict import texts_with_words
+from hierattn.runs.run import load_run
 from hierattn.utils.atomic import check_new_file
 from hierattn.utils.jsonfile import save_json
 

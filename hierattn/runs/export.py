@@ -1,17 +1,18 @@
-"""A run's classifier as one bundle: written when training ends, exported again on request, loaded to predict.
+"""A run's classifier as one bundle: written when training ends, exported again on request.
 
-from hierattn.runs.export import export_run, load_model
+from hierattn.runs.export import export_run
 
 export_run("runs/han-imdb-20261125-120000", "model.onnx")  # the run's classifier as one bundle
-model = load_model()  # the latest run's bundle on hierattn.runtime, or its Keras classifier without one
+
+(A run's bundle is loaded to predict by `hierattn.runs.run.Run.predictor`.)
 """
 
 import os
 import time
 
-from hierattn.errors import DataError, first_line
-from hierattn.runs.config import read_config
-from hierattn.runs.directory import BUNDLE_FILE, DEFAULT_ROOT, find_complete_run, load_run, run_line, write_status
+from hierattn.errors import first_line
+from hierattn.runs.directory import BUNDLE_FILE, write_status
+from hierattn.runs.run import load_run
 from hierattn.utils.atomic import check_new_file
 
 
@@ -33,7 +34,7 @@ def export_run(run_dir=None, output=None, log=None):
         RunError: No such run, or a run that cannot be loaded.
         ExportError: The classifier could not be exported (nothing is written).
     """
-    from hierattn.models.export import export_bundle
+    from hierattn.export import export_bundle
 
     if output is not None:
         check_new_file(output)
@@ -71,60 +72,3 @@ def write_bundle(classifier, folder, log=print):
 def _record(path, started):
     """What run.json records of a bundle written: its file, size and export seconds."""
     return {"file": BUNDLE_FILE, "bytes": os.path.getsize(path), "seconds": round(time.perf_counter() - started, 1)}
-
-
-def load_model(run_dir=None, root=DEFAULT_ROOT, log=None, threads=None):
-    """A complete run's model to predict with: its bundle on `hierattn.runtime` if it has one, else its classifier.
-
-    Both give `label_names`, `predict(texts)` and the same probabilities;
-    the bundle loads in a fraction of a second without TensorFlow.
-
-    Args:
-        run_dir: The run directory (default: the latest complete run under `root`).
-        root: Where to look for the latest run.
-        log: Called with a line naming the run once it is loaded.
-        threads: Threads onnxruntime computes each call with (default: one per core).
-
-    Returns:
-        A `hierattn.runtime.Predictor`, or a `TextClassifier` for a run
-        without a bundle (or with one that cannot be loaded, or a
-        multi-label run's bundle exported before bundles said so, which
-        `log` is told).
-
-    Raises:
-        RunError: No such run, or a run that cannot be loaded.
-    """
-    path = find_complete_run(run_dir, root)
-    bundle = path / BUNDLE_FILE
-    if bundle.is_file():
-        from hierattn.runtime import load
-
-        try:
-            predictor = load(bundle, threads=threads)
-            check_bundle_kind(predictor, path)
-        except DataError as error:
-            if log:
-                log(f"{error}: predicting with model.keras")
-        else:
-            if log:
-                log(run_line(path, root if run_dir is None else None))
-            return predictor
-    return load_run(path, log=log).classifier
-
-
-def check_bundle_kind(predictor, path):
-    """Refuses (`DataError`) a multi-label run's bundle that does not say so: exported before bundles held thresholds.
-
-    Args:
-        predictor: The bundle, loaded (`hierattn.runtime.Predictor`).
-        path: Its run directory, whose config.json says whether the
-            classifier is multi-label.
-    """
-    if predictor.multi_label:
-        return
-    try:
-        multi_label = read_config(path).get("classifier", {}).get("multi_label", False)
-    except DataError:  # the run's Keras classifier is what decides; its config is not needed to predict
-        return
-    if multi_label:
-        raise DataError(f"{predictor.path} is a multi-label run's bundle without its thresholds (export it again)")

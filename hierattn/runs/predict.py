@@ -1,9 +1,10 @@
 """Predicting with a run directory: one text, or every text of a file or stream into a CSV.
 
-Each function finds the run (the latest complete one under runs/ by
-default), checks its input before the run's model loads, then predicts with
-the run's bundle on `hierattn.runtime` (without TensorFlow), or its Keras
-classifier when it has none (`hierattn.runs.export.load_model`):
+Each function finds the run once (`hierattn.runs.run.Run.open`: the latest
+complete one under runs/ by default, or a `Run` given), checks its input
+before the run's model loads, then predicts with the run's bundle on
+`hierattn.runtime` (without TensorFlow), or its Keras classifier when it has
+none (`Run.predictor`); the rows are `hierattn.runs.table.PredictionTable`'s:
 
     from hierattn.runs.predict import predict_file, predict_text
 
@@ -14,8 +15,7 @@ classifier when it has none (`hierattn.runs.export.load_model`):
 A multi-label run's model (`multi_label` true) predicts each text's label
 set, the labels over their thresholds: `predict_one` gives `labels` (a
 list) instead of `label`, and the CSV's `predicted` cell the labels joined
-by the run's separator (config.json's `data.label_separator`, else
-`hierattn.defaults.MULTILABEL["separator"]`).
+by the run's separator (`Run.label_separator`).
 """
 
 import contextlib
@@ -28,13 +28,10 @@ import numpy as np
 from hierattn.data.ids import take_documents, token_ids
 from hierattn.data.progress import tqdm
 from hierattn.data.text_files import iter_text_chunks
-from hierattn.defaults import MULTILABEL
+from hierattn.decision import check_k
 from hierattn.errors import DataError
-from hierattn.runs.data_record import recorded_data
-from hierattn.runs.directory import DEFAULT_ROOT, find_complete_run
-from hierattn.runs.export import load_model
-from hierattn.runtime.predictor import check_k, over_thresholds
-from hierattn.runtime.predictor import top_k as most_probable
+from hierattn.runs.run import Run
+from hierattn.runs.table import PredictionTable, prediction_columns
 from hierattn.utils.atomic import atomic_open, check_new_file
 
 
@@ -43,7 +40,7 @@ def predict_text(text, run_dir=None, log=None):
 
     Args:
         text: A string.
-        run_dir: The run directory (default: the latest complete run under runs/).
+        run_dir: The run directory, or a `Run` (default: the latest complete run under runs/).
         log: Called with a line naming the run once it is loaded.
 
     Returns:
@@ -80,67 +77,19 @@ def predict_one(text, run_dir=None, top_k=None, log=None):
     """
     if top_k is not None:
         check_k(top_k, "top_k")
-    model = load_model(run_dir, log=log)
+    model = load_predictor(run_dir, log)
     texts_with_words(model, [text])
-    probabilities = model.predict_ids(encode(model, [text]))
-    (answer,) = answers(model, probabilities, top_k)
+    (answer,) = PredictionTable(model.decision, model.predict_ids(model.preprocess([text])), top_k).answers()
     return answer
 
 
-def answers(model, probabilities, k=None):
-    """What a model says of each row of its `probabilities`, as `predict_one` gives it (`top_k` as lists).
-
-    Args:
-        model: A trained `TextClassifier`, or a `hierattn.runtime.Predictor`.
-        probabilities: Rows of class probabilities, columns in the model's
-            `label_names` order (no NaN).
-        k: With a number, each answer's `top_k`.
-    """
-    names = [str(name) for name in model.label_names]
-    predicted = predicted_labels(model, probabilities)
-    thresholds = dict(zip(names, model.thresholds)) if is_multi_label(model) else None
-    ranked = most_probable(probabilities, names, k) if k is not None else [None] * len(probabilities)
-    result = []
-    for row, labels, best in zip(probabilities, predicted, ranked):
-        answer = {"labels": labels, "thresholds": thresholds} if thresholds else {"label": labels}
-        answer["probabilities"] = {name: float(p) for name, p in zip(names, row)}
-        if best is not None:
-            answer["top_k"] = [[name, p] for name, p in best]
-        result.append(answer)
-    return result
-
-
-def is_multi_label(model):
-    """Whether `model` (a `TextClassifier` or a `hierattn.runtime.Predictor`) is a multi-label classifier's."""
-    return bool(getattr(model, "multi_label", False))
-
-
-def predicted_labels(model, probabilities):
-    """Each row's prediction: the most probable class, or a multi-label model's labels over their thresholds.
-
-    A row of NaN (a text without words, `score_texts`) gives None.
-
-    Returns:
-        One per row: a class name, or for a multi-label model a list of
-        label names in the model's order (possibly empty).
-    """
-    names = [str(name) for name in model.label_names]
-    probabilities = np.asarray(probabilities)
-    if len(probabilities) == 0:
-        return []
-    missing = np.isnan(probabilities[:, 0])
-    filled = np.nan_to_num(probabilities)
-    if is_multi_label(model):
-        over = over_thresholds(filled, model.thresholds)
-        labels = [[names[j] for j in np.flatnonzero(row)] for row in over]
-    else:
-        labels = [names[i] for i in filled.argmax(axis=1)]
-    return [None if gone else label for label, gone in zip(labels, missing)]
-
-
-def label_separator(run_dir=None, root=DEFAULT_ROOT):
-    """What joins a multi-label run's labels in a table: config.json's `data.label_separator`, else the default's."""
-    return recorded_data(find_complete_run(run_dir, root)).get("label_separator") or MULTILABEL["separator"]
+def load_predictor(run_dir=None, log=None):
+    """The run's model to predict with (`Run.predictor`), the run found once; `log` is told which run answers."""
+    run = Run.open(run_dir)
+    model = run.predictor(log=log)
+    if log:
+        log(run.line)
+    return model
 
 
 def predict_file(
@@ -163,7 +112,7 @@ def predict_file(
         source: A CSV/TSV/JSON-lines file (texts from `text_column`) or a
             text file (one text per line); None with `stream`.
         output: Path of the CSV (it must not exist), or a writable text stream.
-        run_dir: The run directory (default: the latest complete run under runs/).
+        run_dir: The run directory, or a `Run` (default: the latest complete run under runs/).
         text_column: Column of the texts in a table file (default: found by name).
         encoding: Text encoding of the file or stream (default UTF-8).
         stream: Read lines from this binary stream (e.g. standard input's
@@ -187,17 +136,13 @@ def predict_file(
     if isinstance(output, (str, os.PathLike)):
         check_new_file(output)
     chunks = iter_text_chunks(source, text_column, stream=stream, encoding=encoding)  # reads the first chunk
-    model = load_model(run_dir, log=log)
-    separator = label_separator(run_dir) if is_multi_label(model) else None
+    run = Run.open(run_dir)
+    model = load_predictor(run, log)
+    separator = run.label_separator if model.multi_label else None
     return score_to_csv(model, chunks, output, progress=progress, top_k=top_k, separator=separator)
 
 
 __all__ = ["predict_file", "predict_one", "predict_text"]
-
-
-def encode(model, texts):
-    """The ids `model` reads for `texts`: a `hierattn.runtime.Predictor`'s, or a `TextClassifier` preprocessor's."""
-    return model.preprocess(texts) if hasattr(model, "preprocess") else model.preprocessor(texts)
 
 
 def score_to_csv(classifier, chunks, output, progress=True, top_k=None, separator=None):
@@ -217,7 +162,7 @@ def score_to_csv(classifier, chunks, output, progress=True, top_k=None, separato
     moved into place at the end.
 
     Args:
-        classifier: A trained `TextClassifier`, or a `hierattn.runtime.Predictor`.
+        classifier: A `hierattn.runtime.TextPredictor`: a run's bundle, or its Keras classifier.
         chunks: Iterable of lists of texts (see `iter_text_chunks`).
         output: Path of the CSV, or a writable text stream.
         progress: Show a progress bar.
@@ -231,46 +176,30 @@ def score_to_csv(classifier, chunks, output, progress=True, top_k=None, separato
     Raises:
         DataError: Every text was blank (no file is left behind).
     """
-    names = [str(n) for n in classifier.label_names]
     chunks = iter(chunks)
     first = next(chunks, None)
     chunks = itertools.chain([] if first is None else [first], chunks)
     carried = list(getattr(first, "columns", {}))  # "id", "label"
     if top_k is not None:
         check_k(top_k, "top_k")
-    ranks = 0 if top_k is None else min(top_k, len(names))
-    header = ["row", *carried, "predicted"] + [f"p_{n}" for n in names] + top_k_columns(ranks)
+    header = ["row", *carried, *prediction_columns([str(n) for n in classifier.label_names], top_k)]
     to_file = isinstance(output, (str, os.PathLike))
-    separator = MULTILABEL["separator"] if separator is None else separator
     with atomic_open(output, newline="", overwrite=False) if to_file else contextlib.nullcontext(output) as handle:
-        return _score_rows(classifier, chunks, handle, header, (names, ranks, separator), carried, progress)
-
-
-def top_k_columns(k):
-    """The ranked columns of `k` classes: `["top_1", "p_top_1", ..., "top_k", "p_top_k"]`."""
-    return [column for rank in range(1, k + 1) for column in (f"top_{rank}", f"p_top_{rank}")]
+        return _score_rows(classifier, chunks, handle, header, (top_k, separator), carried, progress)
 
 
 def _score_rows(classifier, chunks, handle, header, settings, carried, progress):
-    names, ranks, separator = settings
+    top_k, separator = settings
     count = rows = 0
     writer = csv.writer(handle)
     writer.writerow(header)
     with tqdm(desc="scoring", unit="doc", disable=not progress) as bar:
         for texts in chunks:
-            probabilities = score_texts(classifier, texts)
-            predicted = predicted_labels(classifier, probabilities)
-            ranked = most_probable(np.nan_to_num(probabilities), names, ranks) if ranks else [[]] * len(texts)
-            for i, row in enumerate(probabilities):
-                if predicted[i] is None:
-                    cells = [""] * (1 + len(names) + 2 * ranks)
-                else:
-                    label = predicted[i] if isinstance(predicted[i], str) else separator.join(predicted[i])
-                    cells = [label, *[f"{p:.6f}" for p in row]]
-                    cells += [cell for name, p in ranked[i] for cell in (name, f"{p:.6f}")]
+            table = PredictionTable(classifier.decision, score_texts(classifier, texts), top_k, separator)
+            for i, cells in enumerate(table.csv_cells()):
                 writer.writerow([rows + i, *(texts.columns[c][i] for c in carried), *cells])
             rows += len(texts)
-            count += int((~np.isnan(probabilities[:, 0])).sum())
+            count += table.scored
             bar.update(len(texts))
     if count == 0:
         raise DataError("no text to score: every text is blank or has no words")
@@ -284,7 +213,7 @@ def score_texts(classifier, texts, workers=None, batch_size=32):
     its row is NaN rather than what the model says of padding.
 
     Args:
-        classifier: A trained `TextClassifier`, or a `hierattn.runtime.Predictor`.
+        classifier: A `hierattn.runtime.TextPredictor`: a run's bundle, or its Keras classifier.
         texts: A list of strings.
         workers: Processes that tokenize many texts (a `Predictor`'s;
             default: one per core; 1 tokenizes in this process).
@@ -294,11 +223,7 @@ def score_texts(classifier, texts, workers=None, batch_size=32):
         A float32 array `(len(texts), classes)`, columns in the model's
         `label_names` order.
     """
-    x = (
-        classifier.preprocess(texts, workers=workers)
-        if hasattr(classifier, "preprocess")
-        else encode(classifier, texts)
-    )
+    x = classifier.preprocess(texts, workers=workers)
     ids = token_ids(x)
     filled = np.flatnonzero(ids.reshape(len(ids), -1).any(axis=1))
     probabilities = np.full((len(texts), len(classifier.label_names)), np.nan, np.float32)
@@ -311,7 +236,7 @@ def texts_with_words(classifier, texts):
     """The positions of the texts that have a word for `classifier` to read.
 
     Args:
-        classifier: A trained `TextClassifier`, or a `hierattn.runtime.Predictor`.
+        classifier: A `hierattn.runtime.TextPredictor`: a run's bundle, or its Keras classifier.
         texts: A list of strings.
 
     Returns:
@@ -321,8 +246,7 @@ def texts_with_words(classifier, texts):
     Raises:
         DataError: None of the texts has a word.
     """
-    has_words = getattr(classifier, "preprocessor", classifier).has_words
-    kept = [i for i, text in enumerate(texts) if has_words(text)]
+    kept = [i for i, text in enumerate(texts) if classifier.has_words(text)]
     if not kept:
         raise DataError(
             ("the text has no word" if len(texts) == 1 else "none of the texts has a word")

@@ -83,7 +83,7 @@ def train_imdb(source=None, settings=None, output=None, resume=None, distribute=
         verbose: Keras `fit` verbosity.
 
     Returns:
-        The finished `hierattn.runs.directory.Run`.
+        The finished `hierattn.runs.run.Run`.
 
     Raises:
         HierattnError: Bad settings, an unusable run directory, or data
@@ -147,7 +147,7 @@ def train_table(
         label_separator: What joins a document's labels (multi-label runs only).
 
     Returns:
-        The finished `hierattn.runs.directory.Run`.
+        The finished `hierattn.runs.run.Run`.
 
     Raises:
         HierattnError: Bad settings, an unusable run directory, data that
@@ -240,7 +240,7 @@ def resume_run(
         on_table: As for `train_table`.
 
     Returns:
-        The finished `hierattn.runs.directory.Run`.
+        The finished `hierattn.runs.run.Run`.
 
     Raises:
         HierattnError: A run that is complete, not a run, or held by

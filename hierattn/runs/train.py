@@ -20,13 +20,14 @@ import keras
 from hierattn.distribute import is_chief, make_strategy
 from hierattn.errors import HierattnError, ResourceError
 from hierattn.metrics import label_metrics
-from hierattn.models.thresholds import choose_thresholds, over_thresholds
+from hierattn.models.thresholds import choose_thresholds
 from hierattn.runs.baseline import NAME, run_baseline
 from hierattn.runs.config import load_config, size_settings
 from hierattn.runs.data_record import check_same_data
-from hierattn.runs.directory import Run, claim_run_dir, ensure_new_or_resumable, now, write_status
+from hierattn.runs.directory import claim_run_dir, ensure_new_or_resumable, now, write_status
 from hierattn.runs.export import write_bundle
 from hierattn.runs.network import fit_network, prepare_classifier
+from hierattn.runs.run import Run
 from hierattn.runs.run_context import RunContext, RunData
 from hierattn.utils.atomic import atomic_path, is_write_failure, write_error
 from hierattn.utils.jsonfile import save_json
@@ -182,7 +183,7 @@ def _train_owned(data, split, config, context):
     metrics = fit_network(classifier, data, split, config, context)
     x_val = classifier.preprocessor(split.val_texts)
     metrics["validation"] = label_metrics(
-        split.val_labels, decisions(classifier, classifier.predict_ids(x_val)), data.train.label_map.names
+        split.val_labels, classifier.decision.ids(classifier.predict_ids(x_val)), data.train.label_map.names
     )
     if not context.chief:
         return Run(context.output, classifier, record, metrics)
@@ -205,7 +206,7 @@ def _evaluate(classifier, data, split, config, context, metrics, x_val):
         started = time.perf_counter()
         probabilities = classifier.predict_ids(x_test, progress=True)
         seconds = time.perf_counter() - started
-        metrics["test"] = label_metrics(test.labels, decisions(classifier, probabilities), names)
+        metrics["test"] = label_metrics(test.labels, classifier.decision.ids(probabilities), names)
         metrics["test"]["prediction_reviews_per_second"] = round(len(test) / seconds, 1)
         evaluate["test"] = (x_test, test.labels)
     if classifier.ngram_logits is not None:
@@ -216,13 +217,6 @@ def _evaluate(classifier, data, split, config, context, metrics, x_val):
         if "test" in metrics:
             evaluate["test"] = (test.texts, test.labels)
         metrics["baseline"] = run_baseline(split.fit_texts, split.fit_labels, names, evaluate)
-
-
-def decisions(classifier, probabilities, thresholds=None):
-    """The classifier's decisions on its probabilities: class ids, or multi-hot rows over `thresholds` (its own)."""
-    if not classifier.multi_label:
-        return probabilities.argmax(1)
-    return over_thresholds(probabilities, classifier.thresholds if thresholds is None else thresholds)
 
 
 def _parts(classifier, evaluate):
@@ -244,7 +238,7 @@ def _parts(classifier, evaluate):
             thresholds, _ = choose_thresholds(probabilities["validation"], evaluate["validation"][1])
         parts[part] = {
             split: label_metrics(
-                labels, decisions(classifier, probabilities[split], thresholds), classifier.label_names
+                labels, classifier.decision.ids(probabilities[split], thresholds), classifier.label_names
             )
             for split, (_, labels) in evaluate.items()
         }

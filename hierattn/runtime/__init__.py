@@ -13,9 +13,13 @@ package loads neither TensorFlow nor Keras, so it runs where only
     predictor.predict(["A superb film."])         # probabilities, columns in predictor.label_names order
     predictor.predict_labels(["A superb film."])  # class names (a multi-label bundle: a list of labels per text)
     predictor.predict_top_k(["A superb film."], 2)  # the 2 most probable classes of each text, with probabilities
+
+A `Predictor` and a Keras `TextClassifier` are both `TextPredictor`s: the
+same names for the same things, so the application takes either.
 """
 
 from hierattn.runtime.bundle import FORMAT
 from hierattn.runtime.predictor import Predictor, load
+from hierattn.runtime.protocol import TextPredictor
 
-__all__ = ["FORMAT", "Predictor", "load"]
+__all__ = ["FORMAT", "Predictor", "TextPredictor", "load"]

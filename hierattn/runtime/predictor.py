@@ -9,6 +9,7 @@ from hierattn.data.encoding import TextEncoder
 from hierattn.data.progress import tqdm
 from hierattn.data.text import Tokenizer
 from hierattn.data.vocabulary import Vocabulary
+from hierattn.decision import Decision, check_k
 from hierattn.errors import ArgumentError, DataError, first_line
 from hierattn.runtime.bundle import read_metadata
 
@@ -71,6 +72,8 @@ class Predictor:
             exported before multi-label classifiers).
         thresholds: A multi-label bundle's thresholds, one per label in
             `label_names` order (None for a single-label one).
+        decision: How its probabilities become its answer (`hierattn.decision.Decision`).
+        architecture: The backbone's name (`"han"`, ...), as the bundle records it.
         metadata: The bundle's metadata (`hierattn.runtime.bundle`).
         path: The bundle's file.
 
@@ -91,11 +94,9 @@ class Predictor:
         self.metadata = metadata
         self.label_names = list(metadata["label_names"])
         self.multi_label = bool(metadata.get("multi_label", False))
-        self.thresholds = None
-        if self.multi_label:
-            self.thresholds = [float(t) for t in metadata["thresholds"]]
-            if len(self.thresholds) != len(self.label_names):
-                raise ValueError(f"{len(self.thresholds)} thresholds for {len(self.label_names)} labels")
+        self.thresholds = [float(t) for t in metadata["thresholds"]] if self.multi_label else None
+        self.decision = Decision(self.label_names, self.multi_label, self.thresholds)
+        self.architecture = metadata.get("architecture")
         settings = metadata["preprocessor"]
         vocabulary = metadata["vocabulary"]
         self.tokenizer = Tokenizer.from_config(settings["tokenizer"])
@@ -144,16 +145,11 @@ class Predictor:
         whose probability is over their threshold (`thresholds`), in
         `label_names` order (possibly none), as `TextClassifier.predict_labels`.
         """
-        probabilities = self.predict(texts, batch_size)
-        if self.multi_label:
-            return [[self.label_names[j] for j in np.flatnonzero(row)] for row in self.over_thresholds(probabilities)]
-        return [self.label_names[i] for i in probabilities.argmax(axis=1)]
+        return self.decision.labels(self.predict(texts, batch_size))
 
     def over_thresholds(self, probabilities):
         """Multi-hot rows (int8) of the labels over their thresholds, for a multi-label bundle's probabilities."""
-        if not self.multi_label:
-            raise ValueError("thresholds apply to a multi-label classifier's bundle")
-        return over_thresholds(probabilities, self.thresholds)
+        return self.decision.over_thresholds(probabilities)
 
     def predict_top_k(self, texts, k, batch_size=32):
         """The `k` most probable classes of each text with their probabilities, most probable first.
@@ -166,7 +162,7 @@ class Predictor:
             classes)` long (ties in `label_names` order).
         """
         check_k(k)
-        return top_k(self.predict(texts, batch_size), self.label_names, k)
+        return self.decision.top_k(self.predict(texts, batch_size), k)
 
     def predict_ids(self, x, batch_size=32, progress=False):
         """Class probabilities of ids as `preprocess` gives them, in input order.
@@ -192,36 +188,6 @@ class Predictor:
 
     def __repr__(self):
         return f"<Predictor {self.metadata.get('architecture', '?')} {self.label_names} from {self.path}>"
-
-
-def check_k(k, argument="k"):
-    """Refuses a `k` of top-k that is not a whole number of at least 1 (`ArgumentError` naming `argument`)."""
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ArgumentError(f"{{argument}} must be a whole number of at least 1, not {k!r}", argument=argument)
-
-
-def over_thresholds(probabilities, thresholds):
-    """Multi-hot rows (int8) of the labels whose probability is over their threshold (a multi-label decision).
-
-    Here, in the runtime, so that the runtime and the classifier decide alike (`hierattn.models` imports it).
-
-    >>> over_thresholds(np.array([[0.9, 0.2, 0.5]]), [0.5, 0.1, 0.5])
-    array([[1, 1, 0]], dtype=int8)
-    """
-    return (np.asarray(probabilities) > np.asarray(thresholds, np.float32)).astype(np.int8)
-
-
-def top_k(probabilities, names, k):
-    """Each row's `k` most probable `(name, probability)` pairs, most probable first (ties in `names` order).
-
-    The runtime's and the classifier's (`TextClassifier.predict_top_k`) ranking, without loading Keras.
-
-    >>> top_k(np.array([[0.2, 0.5, 0.3]]), ["a", "b", "c"], 2)
-    [[('b', 0.5), ('c', 0.3)]]
-    """
-    probabilities = np.asarray(probabilities)
-    order = np.argsort(-probabilities, axis=1, kind="stable")[:, :k]
-    return [[(names[j], float(row[j])) for j in index] for row, index in zip(probabilities, order)]
 
 
 def _as_texts(texts):

@@ -21,9 +21,11 @@ import asyncio
 import contextlib
 import urllib.parse
 
-import pydantic
-from fastapi import FastAPI, Request
+import pydantic_core
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import ClientDisconnect
@@ -39,7 +41,6 @@ from hierattn.serve.requests import (
     ExplainRequest,
     PredictRequest,
     PredictResponse,
-    body_schema,
     texts_of,
 )
 from hierattn.serve.service import Service, Unavailable
@@ -104,23 +105,23 @@ def create_app(run_dir=None, explain=True, cors_origins=(), log=None, **limits):
 
 
 def _routes(app, service):
-    @app.post(
-        "/v1/predict", response_model=PredictResponse, responses=ERRORS, openapi_extra=body_schema(PredictRequest)
-    )
-    async def predict(request: Request):
+    api = APIRouter(route_class=_JSONRoute)
+
+    @api.post("/v1/predict", response_model=PredictResponse, responses=ERRORS)
+    async def predict(body: PredictRequest, request: Request):
         """Class probabilities of one text or a list of texts, in input order; a multi-label model's label sets."""
-        body = await _parse(request, PredictRequest)
         texts = texts_of(body, service)
         probabilities = await _unless_gone(request, service.predict(texts))
         return JSONResponse({"predictions": service.answers(probabilities, body.top_k)})
 
-    @app.post("/v1/explain", responses={200: EXPLANATION, **ERRORS}, openapi_extra=body_schema(ExplainRequest))
-    async def explain(request: Request):
+    @api.post("/v1/explain", responses={200: EXPLANATION, **ERRORS})
+    async def explain(body: ExplainRequest, request: Request):
         """One text's explanation: `hierattn explain --format json`'s JSON (a list holding one explanation)."""
-        body = await _parse(request, ExplainRequest)
         (text,) = texts_of(body, service)
         result = await _unless_gone(request, service.explain(text, body.top_k))
         return Response(result, media_type="application/json")
+
+    app.include_router(api)
 
     @app.get("/", response_class=HTMLResponse)
     async def form():
@@ -181,6 +182,10 @@ def _errors(app, log):
     async def http_error(request, error):
         return problem(error.status_code, error.detail, error.headers)
 
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request, error):
+        return problem(422, _first_problem(error.errors()))
+
     busy = {"Retry-After": str(SERVE["retry_after"]["busy"])}
 
     @app.exception_handler(Overloaded)
@@ -208,20 +213,64 @@ def _errors(app, log):
         return problem(500, "internal error: the server's log has the details")
 
 
-async def _parse(request, model):
-    """The body as `model`: 415 when it is not JSON, 400 when unreadable, 422 when not a valid request."""
-    media = _media(request)
-    if media != "application/json":
-        raise HTTPException(415, f"send the body as JSON (Content-Type: application/json), not {media or 'nothing'}")
-    raw = await request.body()
+class _JSONRequest(Request):
+    """A request whose body is read as pydantic reads JSON, not as `json.loads` does (a 400 when it is not JSON).
+
+    pydantic's reading is the API's: `NaN` is a number; invalid UTF-8, a
+    lone surrogate or nesting past its recursion limit is not JSON.
+    """
+
+    async def json(self):
+        if not hasattr(self, "_parsed"):
+            try:
+                self._parsed = pydantic_core.from_json(await self.body())
+            except ValueError as error:
+                raise HTTPException(400, f"the body is not valid JSON (Invalid JSON: {error})") from None
+        return self._parsed
+
+
+class _JSONRoute(APIRoute):
+    """A route with a typed JSON body: 415 when the body is not JSON, 400 when unreadable, before FastAPI validates it.
+
+    FastAPI reads the body before it solves a route's dependencies; it reads
+    a body without a Content-Type (or of any `+json` type) as JSON, an
+    empty body as none (a 422), and a client gone mid-body as a 400. So
+    these checks come first, in this order, as a `_JSONRequest`; FastAPI
+    then validates the parsed body (a 422: `_first_problem`).
+    """
+
+    def get_route_handler(self):
+        handle = super().get_route_handler()
+
+        async def handle_json(request):
+            media = _media(request)
+            if media != "application/json":
+                raise HTTPException(
+                    415, f"send the body as JSON (Content-Type: application/json), not {media or 'nothing'}"
+                )
+            request = _JSONRequest(request.scope, request.receive)
+            await request.json()  # a ClientDisconnect, or the guard's 413, passes as it is
+            return await handle(request)
+
+        return handle_json
+
+
+def _first_problem(errors):
+    """FastAPI's first validation error in one line that names the field (`texts.3: ...`), in JSON's words.
+
+    FastAPI validates the parsed body as Python values, and pydantic's
+    messages then name Python's types ("a valid list"); the client sent
+    JSON ("a valid array"), as pydantic words it when it reads JSON.
+    """
+    first = errors[0]
+    loc = first["loc"][1:] if first["loc"][:1] == ("body",) else first["loc"]
+    line = {key: first[key] for key in ("type", "loc", "input", "ctx") if key in first}
     try:
-        return model.model_validate_json(raw)
-    except pydantic.ValidationError as error:
-        first = error.errors(include_url=False, include_input=False)[0]
-        if first["type"] == "json_invalid":
-            raise HTTPException(400, f"the body is not valid JSON ({first['msg']})") from None
-        where = ".".join(str(part) for part in first["loc"]) or "the body"
-        raise HTTPException(422, f"{where}: {first['msg']}") from None
+        (in_json,) = pydantic_core.ValidationError.from_exception_data("body", [line], input_type="json").errors()
+        message = in_json["msg"]
+    except (KeyError, TypeError, ValueError):  # a type pydantic-core does not know: the message as it is
+        message = first["msg"]
+    return f"{'.'.join(str(part) for part in loc) or 'the body'}: {message}"
 
 
 def _media(request):

@@ -42,12 +42,12 @@ def begin():
     return os.getpid()
 
 
-def load(run_dir):
-    """Loads the run's classifier in the worker and explains `WARM_UP` once."""
+def load(model_file):
+    """Loads the run's classifier (its model.keras: the server found the run) in the worker; explains `WARM_UP` once."""
     global _classifier
-    from hierattn.runs.directory import load_run
+    from hierattn.models.loading import load_classifier
 
-    _classifier = load_run(run_dir).classifier
+    _classifier = load_classifier(model_file)
     for text in WARM_UP:
         _classifier.explain([text])
 

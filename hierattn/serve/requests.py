@@ -134,11 +134,6 @@ EXPLANATION = {
 }
 
 
-def body_schema(model):
-    """The OpenAPI `requestBody` of a route that reads `model` from JSON itself."""
-    return {"requestBody": {"required": True, "content": {"application/json": {"schema": model.model_json_schema()}}}}
-
-
 def texts_of(body, service):
     """The texts of a valid request body, checked against the model and the limits.
 

@@ -20,13 +20,12 @@ from concurrent.futures.process import BrokenProcessPool
 
 from hierattn import __version__
 from hierattn.defaults import SERVE
-from hierattn.errors import ArgumentError, DataError, first_line
-from hierattn.runs.directory import BUNDLE_FILE, DEFAULT_ROOT, find_complete_run
-from hierattn.runs.export import load_model
-from hierattn.runs.predict import answers, encode, is_multi_label
+from hierattn.errors import ArgumentError, RunError, first_line
+from hierattn.runs.directory import BUNDLE_FILE, DEFAULT_ROOT
+from hierattn.runs.run import Run
+from hierattn.runs.table import PredictionTable
 from hierattn.serve import explaining
 from hierattn.serve.batcher import Batcher, Stopped
-from hierattn.utils.jsonfile import load_json
 
 LIMITS = (
     "max_batch",
@@ -59,7 +58,8 @@ class Service:
     """A complete run's model, served: batched predictions now, explanations once their worker has loaded.
 
     Args:
-        run_dir: The run directory (default: the latest complete run under `root`).
+        run_dir: The run directory, or a `hierattn.runs.run.Run` (default:
+            the latest complete run under `root`).
         explain: Load the Keras classifier in a worker process for `/v1/explain`
             and the page (False: predictions only, no TensorFlow at all).
         root: Where to look for the latest run.
@@ -97,17 +97,19 @@ class Service:
             least = 0 if low == "batch_wait_ms" else 1
             raise ArgumentError(f"{low} must be at least {least}, not {self.limits[low]}", argument=low)
         self.log = log or (lambda line: None)
-        self.path = find_complete_run(run_dir, root)
-        self.model = load_model(self.path, log=self.log, threads=1)  # one core per batch, batches side by side
-        self.from_bundle = hasattr(self.model, "metadata")  # a runtime Predictor, not the Keras classifier
+        self.run = Run.open(run_dir, root)
+        self.path = self.run.path
+        self.model = self.run.predictor(threads=1, log=self.log)  # one core per batch, batches side by side
+        self.log(self.run.line)
+        self.from_bundle = self.run.predicts_with == BUNDLE_FILE
         if not self.from_bundle:  # the Keras classifier predicts, one batch at a time
             self.limits["predict_threads"] = 1
-        self.backbone = self.model.metadata.get("architecture") if self.from_bundle else self.model.architecture
+        self.backbone = self.model.architecture
         self.label_names = [str(name) for name in self.model.label_names]
-        self.multi_label = is_multi_label(self.model)
+        self.multi_label = self.model.multi_label
         self.thresholds = [float(t) for t in self.model.thresholds] if self.multi_label else None
-        self.has_words = getattr(self.model, "preprocessor", self.model).has_words
-        self.metrics = _metrics(self.path, self.log)
+        self.has_words = self.model.has_words
+        self.metrics = _metrics(self.run, self.log)
         self.explain_state = "loading" if explain else "off"
         self._explain_wanted = explain
         self._worker_pid = None
@@ -139,7 +141,7 @@ class Service:
             await self._retire(self._explanations, self._worker_pid)
 
     async def predict(self, texts):
-        """Each text's class probabilities (a list of float lists), from one batch shared with other requests."""
+        """Each text's class probabilities (float32 rows, `label_names` order), from one batch shared with other requests."""
         return await self._predictions.submit(texts)
 
     async def explain(self, text, top_k, fmt="json"):
@@ -167,21 +169,16 @@ class Service:
         return result
 
     def answers(self, probabilities, top_k=None):
-        """`/v1/predict`'s predictions of rows of probabilities (`predict`'s lists), one dict each.
+        """`/v1/predict`'s predictions of rows of probabilities (`predict`'s), one dict each (`PredictionTable.answers`).
 
         `{"label", "probabilities"}`, or for a multi-label model `{"labels",
         "probabilities"}`; with `top_k`, also `"top_k": [{"label",
         "probability"}, ...]`, most probable first.
         """
-        predictions = answers(self.model, probabilities, top_k or None) if probabilities else []
-        for answer in predictions:  # `predict_one`'s answers, in the API's shape
-            answer.pop("thresholds", None)  # `/v1/model` says them once
-            if "top_k" in answer:
-                answer["top_k"] = [{"label": name, "probability": p} for name, p in answer["top_k"]]
-        return predictions
+        return PredictionTable(self.model.decision, probabilities, top_k or None).answers(api=True)
 
     def _predict(self, texts):
-        return self.model.predict_ids(encode(self.model, texts), batch_size=self.limits["batch_size"]).tolist()
+        return self.model.predict_ids(self.model.preprocess(texts), batch_size=self.limits["batch_size"])
 
     def _why_not_ready(self):
         if self.explain_state == "off":
@@ -203,7 +200,7 @@ class Service:
         self._explanations = batcher
         started = time.perf_counter()
         begun = asyncio.wrap_future(pool.submit(explaining.begin))  # the process's pid first, so stop can end it
-        loading = asyncio.wrap_future(pool.submit(explaining.load, str(self.path)))
+        loading = asyncio.wrap_future(pool.submit(explaining.load, str(self.path / "model.keras")))
 
         def known(future):
             if self._explanations is batcher and not future.cancelled() and future.exception() is None:
@@ -263,14 +260,12 @@ class Service:
         }
 
 
-def _metrics(path, log):
+def _metrics(run, log):
     """The run's metrics.json (None without one, or with a damaged one, which `log` is told)."""
-    if not (path / "metrics.json").exists():
-        return None
     try:
-        return load_json(path / "metrics.json", "hierattn.metrics/1")
-    except DataError as error:
-        log(f"/v1/model will show no metrics: {error}")
+        return run.metrics
+    except RunError as error:
+        log(f"/v1/model will show no metrics: {str(error).removeprefix('damaged run: ')}")
         return None
 
 

@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from hierattn.models.thresholds import choose_thresholds, over_thresholds
+from hierattn.decision import over_thresholds
+from hierattn.models.thresholds import choose_thresholds
 
 
 def test_each_label_takes_the_threshold_of_its_best_validation_f1():

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from hierattn.models.inference import predict_batches
-from hierattn.runs.directory import RunError, dataset_name, find_latest_run, load_run, new_run_dir, write_status
+from hierattn.runs.directory import RunError, dataset_name, find_latest_run, new_run_dir, write_status
+from hierattn.runs.run import load_run
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,8 @@ import pytest
 from hierattn import runtime
 from hierattn.errors import ArgumentError
 from hierattn.runs.directory import BUNDLE_FILE
-from hierattn.runs.predict import answers, predict_file, predict_one, predict_text, predicted_labels
+from hierattn.runs.predict import predict_file, predict_one, predict_text
+from hierattn.runs.table import PredictionTable
 
 from conftest import make_topics
 
@@ -57,10 +58,10 @@ def test_predict_one_ranks_the_top_k(multilabel_run_dir, han_run_dir):
 def test_answers_of_a_single_label_model_are_as_before(han_run_dir):
     model = runtime.load(han_run_dir / BUNDLE_FILE)
     probabilities = model.predict(["a good film", "an awful film"])
-    found = answers(model, probabilities)
+    found = PredictionTable(model.decision, probabilities).answers()
     assert [a["label"] for a in found] == model.predict_labels(["a good film", "an awful film"])
     assert all(set(a) == {"label", "probabilities"} for a in found)
-    assert predicted_labels(model, np.full((1, 2), np.nan)) == [None]
+    assert model.decision.labels(np.full((1, 2), np.nan)) == [None]
 
 
 def test_predict_file_writes_label_sets_joined_by_the_runs_separator(multilabel_run_dir, bundle, tmp_path):

@@ -8,8 +8,8 @@ import pytest
 
 from hierattn import runtime
 from hierattn.errors import ArgumentError
-from hierattn.runs.export import export_run, load_model
-from hierattn.runs.predict import predict_file, predict_text
+from hierattn.runs.export import export_run
+from hierattn.runs.predict import load_predictor, predict_file, predict_text
 
 from conftest import make_run
 
@@ -27,13 +27,13 @@ def test_training_writes_the_bundle_and_records_it(han_run_dir, han_run):
     )
 
 
-def test_load_model_prefers_the_bundle(han_run_dir, tmp_path):
+def test_load_predictor_prefers_the_bundle(han_run_dir, tmp_path):
     said = []
-    model = load_model(han_run_dir, log=said.append)
+    model = load_predictor(han_run_dir, log=said.append)
     assert isinstance(model, runtime.Predictor) and said == [f"run: {han_run_dir}"]
     without = shutil.copytree(han_run_dir, tmp_path / "run")
     (without / "model.onnx").unlink()
-    assert type(load_model(without)).__name__ == "TextClassifier"
+    assert type(load_predictor(without)).__name__ == "TextClassifier"
 
 
 def test_predicting_from_the_bundle_or_the_keras_model_gives_the_same_file(han_run_dir, tmp_path):
@@ -57,7 +57,7 @@ def test_export_run_writes_a_new_file_and_refuses_an_existing_one(han_run_dir, t
 
 
 def test_a_run_whose_classifier_cannot_be_exported_completes_without_a_bundle(tiny_csv, tmp_path, monkeypatch):
-    from hierattn.models import export
+    from hierattn.export import converter as export
 
     monkeypatch.setattr(export, "TOLERANCE", -1.0)  # no graph can pass the check
     path = tmp_path / "run"
@@ -65,7 +65,7 @@ def test_a_run_whose_classifier_cannot_be_exported_completes_without_a_bundle(ti
     status = json.loads((path / "run.json").read_text())
     assert status["status"] == "complete" and "does not give the classifier's answers" in status["bundle"]["error"]
     assert not (path / "model.onnx").exists()
-    assert type(load_model(path)).__name__ == "TextClassifier"
+    assert type(load_predictor(path)).__name__ == "TextClassifier"
     assert predict_text("The film was great.", path) == pytest.approx(
         dict(zip(classifier.label_names, classifier.predict(["The film was great."])[0].tolist())), abs=1e-6
     )
@@ -86,5 +86,5 @@ def test_a_bundle_with_damaged_metadata_is_refused_and_predict_falls_back(han_ru
     with pytest.raises(DataError, match="metadata is damaged"):
         runtime.load(run / "model.onnx")
     said = []
-    assert type(load_model(run, log=said.append)).__name__ == "TextClassifier"
+    assert type(load_predictor(run, log=said.append)).__name__ == "TextClassifier"
     assert "predicting with model.keras" in said[0]

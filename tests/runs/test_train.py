@@ -16,7 +16,8 @@ from hierattn.data.pipeline import make_train_dataset
 from hierattn.errors import HierattnError
 from hierattn.models.budget import decide_budget
 from hierattn.runs.config import FLAT_FORMAT, TrainConfig
-from hierattn.runs.directory import RunError, load_run, read_status
+from hierattn.runs.directory import RunError, read_status
+from hierattn.runs.run import load_run
 from hierattn.runs.train import train
 
 from conftest import TINY_OPTIONS, StopAfterFirstEpoch

@@ -10,7 +10,7 @@ import pytest
 from hierattn import runtime
 from hierattn.errors import ArgumentError, DataError
 from hierattn.runs.directory import BUNDLE_FILE
-from hierattn.runs.export import load_model
+from hierattn.runs.predict import load_predictor
 from hierattn.runtime.bundle import METADATA_KEY
 
 from conftest import make_topics
@@ -110,6 +110,6 @@ def test_a_multi_label_runs_bundle_that_does_not_say_so_is_passed_over(multilabe
 
     _rewrite_metadata(multilabel_run_dir / BUNDLE_FILE, run / BUNDLE_FILE, older)
     said = []
-    model = load_model(run, log=said.append)
+    model = load_predictor(run, log=said.append)
     assert not hasattr(model, "metadata") and model.multi_label  # the Keras classifier
     assert "without its thresholds" in said[0] and "predicting with model.keras" in said[0]

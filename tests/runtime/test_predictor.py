@@ -83,7 +83,7 @@ def test_the_bundle_describes_its_tokenizer(exported):
     settings = metadata["preprocessor"]
     assert (settings["mode"], settings["ngram_length"]) == (clf.preprocessor.mode, clf.preprocessor.ngram_length)
     assert settings["tokenizer"] == clf.preprocessor.tokenizer.get_config()
-    # Recurrent layers are ONNX's own GRU / LSTM operators, not a loop of small steps (hierattn.models.fused_rnn).
+    # Recurrent layers are ONNX's own GRU / LSTM operators, not a loop of small steps (hierattn.export.fused_rnn).
     ops = {node.op_type for node in onnx.load(path).graph.node}
     assert "Loop" not in ops
     assert {"han": {"GRU"}, "transformer": set(), "rnn": {"GRU"}}[clf.architecture] <= ops or "LSTM" in ops

@@ -53,13 +53,36 @@ def test_explanations_off_is_a_503_that_says_why(client):
     assert "retry-after" not in answer.headers  # retrying will not help
 
 
+def _request_body(spec, path):
+    """The JSON schema of `path`'s request body in the OpenAPI description `spec`, its `$ref` followed."""
+    body = spec["paths"][path]["post"]["requestBody"]
+    assert body["required"] is True
+    schema = body["content"]["application/json"]["schema"]
+    if "$ref" in schema:
+        *_, name = schema["$ref"].split("/")
+        schema = spec["components"]["schemas"][name]
+    return schema
+
+
 def test_the_openapi_description_names_every_route_and_its_body(client):
     spec = client.get("/openapi.json").json()
     assert {"/v1/predict", "/v1/explain", "/", "/healthz", "/readyz", "/v1/model"} <= set(spec["paths"])
-    body = spec["paths"]["/v1/predict"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    body = _request_body(spec, "/v1/predict")
     assert {"texts", "text"} <= set(body["properties"])
     assert {"413", "415", "422", "503"} <= set(spec["paths"]["/v1/predict"]["post"]["responses"])
     assert client.get("/docs").status_code == 404  # no page that loads scripts from a CDN
+
+
+def test_the_openapi_description_has_both_request_bodies_and_only_the_apis_errors(client):
+    spec = client.get("/openapi.json").json()
+    explain = _request_body(spec, "/v1/explain")
+    assert explain["required"] == ["text"] and explain["additionalProperties"] is False
+    assert explain["properties"]["top_k"]["type"] == "integer"
+    assert _request_body(spec, "/v1/predict")["additionalProperties"] is False
+    for path in ("/v1/predict", "/v1/explain"):
+        invalid = spec["paths"][path]["post"]["responses"]["422"]["content"]["application/json"]["schema"]
+        assert invalid == {"$ref": "#/components/schemas/Problem"}  # the API's error, not FastAPI's `detail` list
+    assert "HTTPValidationError" not in spec["components"]["schemas"]
 
 
 def test_the_page_is_a_form_under_a_policy_that_allows_no_script(client):
@@ -108,3 +131,23 @@ def test_a_run_without_a_bundle_is_served_by_its_keras_classifier(han_run_dir, h
         predictions = keras_client.post("/v1/predict", json={"texts": TEXTS}).json()["predictions"]
     got = np.array([[p["probabilities"][name] for name in han_run.label_names] for p in predictions])
     np.testing.assert_allclose(got, han_run.predict(TEXTS, verbose=0), atol=1e-5)
+
+
+JSON = {"content-type": "application/json"}
+
+
+@pytest.mark.parametrize(
+    "body, headers, status, error",
+    [
+        (b'{"texts": "a good film"}', JSON, 422, "texts: Input should be a valid array"),  # JSON's words, not Python's
+        (b"null", JSON, 422, "the body: Input should be an object"),
+        (b"", JSON, 400, "the body is not valid JSON (Invalid JSON: EOF while parsing"),  # FastAPI's: no body, a 422
+        (b'{"text": "good"', {"content-type": "application/merge-patch+json"}, 415, "not application/merge-patch+json"),
+        (b'{"text": "good"}', {}, 415, "(Content-Type: application/json), not nothing"),  # FastAPI's: JSON
+    ],
+    ids=["JSON's words", "null", "empty", "+json is not JSON", "no content type"],
+)
+def test_a_typed_body_is_refused_in_the_apis_words(client, body, headers, status, error):
+    answer = client.post("/v1/predict", content=body, headers=headers)
+    assert answer.status_code == status and answer.json()["status"] == status
+    assert error in answer.json()["error"], answer.json()

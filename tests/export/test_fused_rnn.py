@@ -1,4 +1,4 @@
-"""`hierattn.models.fused_rnn`: Keras's GRU and LSTM layers exported as ONNX's own GRU and LSTM operators, with Keras's answers."""
+"""`hierattn.export.fused_rnn`: Keras's GRU and LSTM layers exported as ONNX's own GRU and LSTM operators, with Keras's answers."""
 
 import collections
 
@@ -9,7 +9,7 @@ import onnxruntime
 import pytest
 import tensorflow as tf
 
-from hierattn.models.fused_rnn import fused_recurrent
+from hierattn.export.fused_rnn import fused_recurrent
 
 pytestmark = pytest.mark.slow
 

@@ -1,4 +1,4 @@
-"""`TextClassifier.export` (`hierattn.models.export`): a bundle that is checked before it is kept; Keras's own formats."""
+"""`TextClassifier.export` (`hierattn.export.converter`): a bundle that is checked before it is kept; Keras's own formats."""
 
 import os
 
@@ -8,7 +8,7 @@ import onnxruntime
 import pytest
 
 from hierattn.errors import ArgumentError, ExportError
-from hierattn.models import export
+from hierattn.export import converter as export
 from hierattn.runtime.bundle import METADATA_KEY
 
 from conftest import make_reviews

@@ -8,6 +8,8 @@ ONNX file's metadata (`hierattn.runtime.bundle`). The file is then loaded
 by onnxruntime and checked against the classifier on probe texts before it
 is moved into place: a converter that meets an operator it cannot express
 only logs it, so a finished conversion proves nothing.
+
+Importing this module imports neither Keras nor TensorFlow: exporting does.
 """
 
 import contextlib
@@ -16,7 +18,6 @@ import logging
 import os
 import warnings
 
-import keras
 import numpy as np
 
 from hierattn.defaults import MULTILABEL
@@ -90,7 +91,9 @@ def export_bundle(classifier, filepath, verbose=True, overwrite=True):
 
 def _convert(classifier, path):
     """Keras's ONNX exporter on `classifier`, recurrent layers fused; any converter failure as one `ExportError`."""
-    from hierattn.models.fused_rnn import fused_recurrent  # registers its tf2onnx handler: only when exporting
+    import keras
+
+    from hierattn.export.fused_rnn import fused_recurrent  # its tf2onnx handler is registered only while active
 
     try:
         with _without_cudnn(classifier), fused_recurrent(classifier), _quiet_converter():
@@ -190,7 +193,7 @@ def _quiet_converter():
 @contextlib.contextmanager
 def _without_cudnn(classifier):
     """Traces the recurrent layers without cuDNN's kernel (which neither ONNX nor a CPU runs), GPU or not."""
-    from hierattn.models.fused_rnn import sublayers
+    from hierattn.export.fused_rnn import sublayers
 
     layers = [layer for layer in sublayers(classifier) if hasattr(layer, "use_cudnn")]
     before = [layer.use_cudnn for layer in layers]

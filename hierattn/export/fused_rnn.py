@@ -12,9 +12,11 @@ their own length (`chunks`), which the fused op makes cheap to express.
 eligible `Bidirectional(GRU|LSTM)`, `GRU` and `LSTM` layer in `model` traces
 as ONE TensorFlow `CudnnRNNV3` op (cuDNN's fused RNN, which has the inputs
 an ONNX RNN needs: the sequences batch-major, the initial states, the
-weights and the sequence lengths) instead of a loop, and a tf2onnx handler
-for `CudnnRNNV3` registered by this module writes that op as ONE ONNX
-`GRU`/`LSTM` node. Keras's own exporter is used unchanged:
+weights and the sequence lengths) instead of a loop, and tf2onnx writes that
+op as ONE ONNX `GRU`/`LSTM` node, with the handler of
+`hierattn.export.rnn_handler`, which is registered with tf2onnx while the
+context is active and removed after (tf2onnx's table of handlers is the
+whole process's). Keras's own exporter is used unchanged:
 
     with fused_recurrent(classifier):
         keras.Model.export(classifier, path, format="onnx", input_signature=...)
@@ -58,18 +60,20 @@ import contextlib
 import keras
 import numpy as np
 import tensorflow as tf
-from tf2onnx import utils as tf2onnx_utils
-from tf2onnx.handler import tf_op
 
+from hierattn.export import rnn_handler
 from hierattn.layers.sentence_wise import SentenceWise
 
 # The name given to the traced op, which tells the handler the op is one of ours.
-FUSED_NAME = "fused_rnn"
+FUSED_NAME = rnn_handler.FUSED_NAME
 
 
 @contextlib.contextmanager
 def fused_recurrent(model, chunks=8):
-    """While active, the eligible recurrent layers of `model` trace as fused RNN ops (see the module doc).
+    """While active, the eligible recurrent layers of `model` trace as fused RNN ops, which tf2onnx writes as ONNX's.
+
+    On exit (an error included) the layers have their own calls back, and
+    tf2onnx its own table of handlers (`rnn_handler.registered`).
 
     Args:
         model: A built Keras model; its layers are changed only while the context is active.
@@ -100,7 +104,8 @@ def fused_recurrent(model, chunks=8):
                 groups = chunks if id(layer) in folded else 1
                 object.__setattr__(layer, "call", _fused_call(layer, directions, layer.call, groups))
                 patched.append(layer)
-        yield [layer.name for layer in patched]
+        with rnn_handler.registered():  # tf2onnx's handler for the fused op: only while the context is active
+            yield [layer.name for layer in patched]
     finally:
         for layer in patched:
             object.__delattr__(layer, "call")
@@ -289,49 +294,3 @@ def _onnx_weights(directions, lstm):
     # (no CPU kernel; the GPU kernel rejects the size) instead of misreading these weights.
     parts = [np.stack(part).reshape(-1) for part in (w, r, b)] + [np.zeros(1)]
     return np.concatenate(parts).astype(np.float32)
-
-
-@tf_op("CudnnRNNV3")
-class _FusedRNN:
-    """tf2onnx handler: a `CudnnRNNV3` traced by `fused_recurrent` becomes one ONNX `GRU` or `LSTM` node."""
-
-    @classmethod
-    def version_7(cls, ctx, node, **kwargs):
-        tf2onnx_utils.make_sure(
-            node.name.split("/")[-1].startswith(FUSED_NAME),
-            "%s: a CudnnRNNV3 op that fused_rnn did not trace (Keras's cuDNN path?); export with use_cudnn=False",
-            node.name,
-        )
-        lstm = node.get_attr_str("rnn_mode") == "lstm"
-        bidirectional = node.get_attr_str("direction") == "bidirectional"
-        x, h0, c0, params, lengths = node.input
-        directions, gates = (2 if bidirectional else 1), (4 if lstm else 3)
-        units = ctx.get_shape(h0)[-1]
-        tf2onnx_utils.make_sure(units is not None and units > 0, "%s: unknown number of units", node.name)
-        weights = ctx.get_node_by_output(params).get_tensor_value(as_list=False)
-        # size = directions * gates * units * (input size + units + 2) + 1
-        inputs = (weights.size - 1) // (directions * gates * units) - units - 2
-        w_end = directions * gates * units * inputs
-        r_end = w_end + directions * gates * units * units
-        w = weights[:w_end].reshape(directions, gates * units, inputs)
-        r = weights[w_end:r_end].reshape(directions, gates * units, units)
-        b = weights[r_end:-1].reshape(directions, 2 * gates * units)
-        outputs = node.output
-        ctx.remove_node(node.name)
-
-        time_major = ctx.make_node("Transpose", [x], attr={"perm": [1, 0, 2]}).output[0]
-        onnx_inputs = [time_major] + [
-            ctx.make_const(tf2onnx_utils.make_name(node.name + "_" + n), v).output[0]
-            for n, v in (("W", w), ("R", r), ("B", b))
-        ]
-        onnx_inputs += [lengths, h0] + ([c0] if lstm else [])
-        attr = {"hidden_size": units, "direction": "bidirectional" if bidirectional else "forward"}
-        if not lstm:
-            attr["linear_before_reset"] = 1
-        y = tf2onnx_utils.make_name(node.name + "_Y")
-        rnn_outputs = [y, outputs[1]] + ([outputs[2]] if lstm else [])
-        ctx.make_node("LSTM" if lstm else "GRU", onnx_inputs, attr=attr, outputs=rnn_outputs, name=node.name)
-        # Y is (steps, directions, batch, units); the op's output is (batch, steps, directions * units).
-        batch_major = ctx.make_node("Transpose", [y], attr={"perm": [2, 0, 1, 3]}).output[0]
-        shape = ctx.make_const(tf2onnx_utils.make_name("shape"), np.array([0, 0, directions * units], np.int64))
-        ctx.make_node("Reshape", [batch_major, shape.output[0]], outputs=[outputs[0]])

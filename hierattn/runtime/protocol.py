@@ -1,0 +1,69 @@
+"""`TextPredictor`: what every trained classifier answers to, whether a bundle on the runtime or the Keras classifier.
+
+A run predicts with its bundle (`hierattn.runtime.Predictor`, no
+TensorFlow) or, without one, with its Keras classifier
+(`hierattn.TextClassifier`). Both give the same names for the same things,
+said here once, so that `predict`, batch prediction and the server take
+either without asking which it is.
+"""
+
+from typing import Protocol, runtime_checkable
+
+
+@runtime_checkable
+class TextPredictor(Protocol):
+    """A trained classifier as the application uses it: texts to ids, ids to probabilities, probabilities to labels.
+
+    Attributes:
+        label_names: The classes, in the order of the probabilities' columns.
+        multi_label: Whether the columns are independent label probabilities.
+        thresholds: A multi-label classifier's thresholds (None for a single-label one).
+        decision: How probabilities become labels (`hierattn.decision.Decision`).
+        architecture: The backbone's name (`"han"`, `"transformer"`, `"rnn"`).
+
+    Example:
+
+    >>> import numpy as np
+    >>> from hierattn.decision import Decision
+    >>> class Constant:  # any object with these names is one
+    ...     label_names, multi_label, thresholds, architecture = ["neg", "pos"], False, None, "none"
+    ...     decision = Decision(["neg", "pos"])
+    ...     def preprocess(self, texts, progress=False, workers=None): return {"token_ids": np.ones((len(texts), 1))}
+    ...     def predict_ids(self, x, batch_size=32, progress=False): return np.full((len(x["token_ids"]), 2), 0.5)
+    ...     def has_words(self, text): return bool(text.strip())
+    ...     def predict_labels(self, texts, batch_size=None): return ["pos"] * len(texts)
+    ...     def predict_top_k(self, texts, k, batch_size=None): return [[("pos", 0.5)]] * len(texts)
+    >>> isinstance(Constant(), TextPredictor)
+    True
+    """
+
+    label_names: list
+    multi_label: bool
+    thresholds: list | None
+    architecture: str
+
+    @property
+    def decision(self):
+        """How probabilities become labels: a `hierattn.decision.Decision`."""
+
+    def preprocess(self, texts, progress=False, workers=None):
+        """The ids of a list of texts, as `predict_ids` reads them.
+
+        `workers`: processes that tokenize many texts (default: one per
+        core; 1 keeps the work in this process, as inside an engine's worker).
+        """
+
+    def predict_ids(self, x, batch_size=32, progress=False):
+        """Class probabilities `(n, classes)` (float32) of ids from `preprocess`, in input order."""
+
+    def has_words(self, text):
+        """Whether the tokenizer keeps any word of `text` (markup, symbols and spaces have none)."""
+
+    def predict_labels(self, texts, batch_size=None):
+        """Each text's answer (`decision.labels`): a class name, or a multi-label classifier's list of labels."""
+
+    def predict_top_k(self, texts, k, batch_size=None):
+        """Each text's `k` most probable `(class, probability)` pairs (`decision.top_k`), most probable first."""
+
+
+__all__ = ["TextPredictor"]

@@ -1,0 +1,88 @@
+"""`hierattn.decision`: one decision step, the same for the Keras classifier, the runtime and the application."""
+
+import pathlib
+import re
+
+import numpy as np
+import pytest
+
+from hierattn.decision import Decision, activation_of, check_k, over_thresholds, top_k
+from hierattn.errors import ArgumentError
+
+PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "hierattn"
+
+
+def test_a_single_label_decision_is_the_most_probable_class():
+    decision = Decision(["neg", "pos", "mixed"])
+    probabilities = np.array([[0.2, 0.5, 0.3], [0.6, 0.1, 0.3]])
+    assert decision.activation == "softmax"
+    assert decision.ids(probabilities).tolist() == [1, 0]
+    assert decision.labels(probabilities) == ["pos", "neg"]
+
+
+def test_a_multi_label_decision_is_the_labels_over_their_thresholds():
+    decision = Decision(["sport", "money"], multi_label=True, thresholds=[0.5, 0.2])
+    probabilities = np.array([[0.6, 0.1], [0.5, 0.3], [0.0, 0.0]])
+    assert decision.activation == "sigmoid"
+    assert decision.ids(probabilities).tolist() == [[1, 0], [0, 1], [0, 0]]
+    assert decision.labels(probabilities) == [["sport"], ["money"], []]
+    assert decision.ids(probabilities, thresholds=[0.0, 0.0]).tolist() == [[1, 1], [1, 1], [0, 0]]
+
+
+def test_a_row_without_words_has_no_answer():
+    nan = np.full((1, 2), np.nan)
+    assert Decision(["a", "b"]).labels(np.vstack([[0.9, 0.1], nan])) == ["a", None]
+    assert Decision(["a", "b"], True, [0.5, 0.5]).labels(nan) == [None]
+    assert Decision(["a", "b"]).labels(np.zeros((0, 2))) == []
+
+
+def test_class_names_keep_their_type():
+    assert Decision([1, 2, 5]).labels(np.array([[0.1, 0.2, 0.7]])) == [5]
+
+
+def test_thresholds_are_refused_where_they_do_not_apply():
+    with pytest.raises(ValueError, match="multi-label"):
+        Decision(["a", "b"]).over_thresholds(np.ones((1, 2)))
+    with pytest.raises(ValueError, match="no thresholds yet"):
+        Decision(["a", "b"], multi_label=True).labels(np.ones((1, 2)))
+    with pytest.raises(ValueError, match="1 thresholds for 2 labels"):
+        Decision(["a", "b"], multi_label=True, thresholds=[0.5])
+
+
+@pytest.mark.parametrize("k", [0, -1, 1.5, True, "2", None])
+def test_k_is_a_whole_number_of_at_least_one(k):
+    with pytest.raises(ArgumentError, match="^k must be a whole number of at least 1, not"):
+        Decision(["a", "b"]).top_k(np.ones((1, 2)), k)
+    with pytest.raises(ValueError):  # an ArgumentError is a ValueError, as Keras's own checks raise
+        check_k(k)
+
+
+def test_top_k_ranks_ties_in_label_order():
+    assert top_k(np.array([[0.3, 0.4, 0.3]]), ["a", "b", "c"], 3) == [[("b", 0.4), ("a", 0.3), ("c", 0.3)]]
+    assert Decision(["a", "b"]).top_k(np.array([[0.3, 0.7]]), 5) == [[("b", 0.7), ("a", 0.3)]]
+
+
+def test_functions_match_the_decision():
+    p = np.array([[0.9, 0.2, 0.5]])
+    assert over_thresholds(p, [0.5, 0.1, 0.5]).tolist() == Decision("abc", True, [0.5, 0.1, 0.5]).ids(p).tolist()
+    assert activation_of(True) == "sigmoid" and activation_of(False) == "softmax"
+
+
+def _code_lines(pattern):
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            code = line.split("#", 1)[0]
+            if re.search(pattern, code):
+                found.append(f"{path.relative_to(PACKAGE.parent)}:{number}: {line.strip()}")
+    return found
+
+
+def test_the_decision_and_the_activation_are_written_once():
+    """The label decision (argmax over classes, thresholds over labels) and the activation choice live here only."""
+    activation = _code_lines(r'"sigmoid" if .*multi_label|"softmax" if .*multi_label')
+    assert [line.split(":")[0] for line in activation] == ["hierattn/decision.py"], activation
+    thresholds = _code_lines(r"np\.asarray\(thresholds|> np\.asarray\(")
+    assert [line.split(":")[0] for line in thresholds] == ["hierattn/decision.py"], thresholds
+    label_argmax = _code_lines(r"label_names\[i\] for i in .*argmax|argmax\(axis=1\)")
+    assert [line.split(":")[0] for line in label_argmax] == ["hierattn/decision.py"], label_argmax
