@@ -82,7 +82,7 @@ def test_the_decision_and_the_activation_are_written_once():
     """The label decision (argmax over classes, thresholds over labels) and the activation choice live here only."""
     activation = _code_lines(r'"sigmoid" if .*multi_label|"softmax" if .*multi_label')
     assert [line.split(":")[0] for line in activation] == ["hierattn/decision.py"], activation
-    thresholds = _code_lines(r"np\.asarray\(thresholds|> np\.asarray\(")
+    thresholds = _code_lines(r"np\.asarray\(thresholds|[\w)\]] > np\.asarray\(|[\w)\]] > thresholds")
     assert [line.split(":")[0] for line in thresholds] == ["hierattn/decision.py"], thresholds
     label_argmax = _code_lines(r"label_names\[i\] for i in .*argmax|argmax\(axis=1\)")
     assert [line.split(":")[0] for line in label_argmax] == ["hierattn/decision.py"], label_argmax

@@ -71,6 +71,7 @@ def train(
     verbose="auto",
     callbacks=None,
     distribute=None,
+    bundle=True,
 ):
     """Trains a `TextClassifier` and writes a complete run directory.
 
@@ -115,6 +116,8 @@ def train(
         callbacks: Extra Keras callbacks for `fit`.
         distribute: `"none"`/`None` (the strategy in effect), `"mirrored"`
             or `"multi-worker"` (`TF_CONFIG`); see `hierattn.distribute`.
+        bundle: Write the bundle (model.onnx) when training ends; `False`
+            skips it: predict then uses model.keras.
 
     Returns:
         The finished `Run`; its `metrics` attribute holds what metrics.json
@@ -131,7 +134,7 @@ def train(
         strategy=strategy,
     )
     if is_chief(strategy):
-        return _train(data, config, context)
+        return _train(data, config, context, bundle)
     return _train_as_worker(data, config, context)
 
 
@@ -154,7 +157,7 @@ def _train_as_worker(data, config, context):
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _train(data, config, context):
+def _train(data, config, context, bundle=True):
     """`train` in one process: everything checked first, then the run directory owned throughout (`claim_run_dir`).
 
     Resuming, the run's own settings (its config.json) replace `config`,
@@ -173,10 +176,10 @@ def _train(data, config, context):
         context.log(f"limit {config.limit:,}: a seeded sample of {data.sizes()} texts")
     split = data.split(config.validation_split, config.seed)
     with claim_run_dir(context.output, context.resume), resource_errors(config, context.output):
-        return _train_owned(data, split, config, context)
+        return _train_owned(data, split, config, context, bundle)
 
 
-def _train_owned(data, split, config, context):
+def _train_owned(data, split, config, context, bundle=True):
     """The run in its directory: the network fitted (`hierattn.runs.network`), then evaluated and saved."""
     keras.utils.set_random_seed(config.seed)
     classifier, record = prepare_classifier(data, split, config, context)
@@ -190,9 +193,9 @@ def _train_owned(data, split, config, context):
     _evaluate(classifier, data, split, config, context, metrics, x_val)
     with atomic_path(context.output / "model.keras") as partial:
         save_without_optimizer(classifier, partial)
-    bundle = write_bundle(classifier, context.output, context.log)
+    written = write_bundle(classifier, context.output, context.log) if bundle else None
     save_json(context.output / "metrics.json", "hierattn.metrics/1", metrics, indent=2)
-    write_status(context.output, status="complete", finished=now(), bundle=bundle)
+    write_status(context.output, status="complete", finished=now(), bundle=written)
     shutil.rmtree(context.checkpoints, ignore_errors=True)  # only once complete: the run is never without both
     return Run(context.output, classifier, record, metrics)
 

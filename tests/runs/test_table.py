@@ -24,7 +24,8 @@ def test_the_three_shapes_say_the_same():
     assert frame.loc[0, "top_2"] == answers[0]["top_k"][1][0] == "mixed"
     assert np.float32(frame.loc[0, "p_top_2"]) == np.float32(answers[0]["top_k"][1][1])
     assert cells[1] == [""] * len(table.columns)  # a text without words: empty cells, None and NaN
-    assert frame.loc[1, "predicted"] is None and frame.loc[1, "top_1"] is None and np.isnan(frame.loc[1, "p_top_1"])
+    assert pd.isna(frame.loc[1, "predicted"]) and pd.isna(frame.loc[1, "top_1"]) and np.isnan(frame.loc[1, "p_top_1"])
+    assert table.predicted()[1] is None and table.frame_columns()["top_1"][1] is None
     assert table.scored == 1 and len(table) == 2
 
 
