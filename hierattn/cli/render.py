@@ -1,16 +1,6 @@
 """Text renderings of what the application returns: a prediction, a run's metrics, an evaluation, a corpus summary."""
 
-import numpy as np
-
 from hierattn.runs.baseline import NAME
-
-
-def prediction_text(label_names, probabilities):
-    """The predicted class of one text, then each class's probability."""
-    best = int(np.argmax(probabilities))
-    return "\n".join(
-        [f"predicted: {label_names[best]}", *(f"  {name}: {p:.4f}" for name, p in zip(label_names, probabilities))]
-    )
 
 
 def answer_text(answer):

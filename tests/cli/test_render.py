@@ -2,10 +2,8 @@
 
 import doctest
 
-import numpy as np
-
 import hierattn.cli.render
-from hierattn.cli.render import confusion_text, corpus_text, evaluation_text, metrics_text, prediction_text
+from hierattn.cli.render import answer_text, confusion_text, corpus_text, evaluation_text, metrics_text
 from hierattn.data.tables import rows_text
 
 from conftest import sample_explanation
@@ -20,8 +18,9 @@ def test_the_examples_run():
     assert doctest.testmod(hierattn.cli.render).failed == 0
 
 
-def test_prediction_text():
-    assert prediction_text(["neg", "pos"], np.array([0.25, 0.75])) == "predicted: pos\n  neg: 0.2500\n  pos: 0.7500"
+def test_answer_text_of_one_prediction():  # (replaces test_prediction_text: prediction_text, unused, is gone)
+    answer = {"label": "pos", "probabilities": {"neg": 0.25, "pos": 0.75}}
+    assert answer_text(answer) == "predicted: pos\n  neg: 0.2500\n  pos: 0.7500"
 
 
 METRICS = {
