@@ -101,18 +101,22 @@ def test_predict_a_multi_label_file_reads_the_config_once(multilabel_run_dir, re
     assert reads.files["config.json"] == 1  # the label separator
 
 
-def test_predict_without_run_finds_the_latest_once(han_run_dir, keras_only, tmp_path, reads):
+@pytest.mark.parametrize(
+    ("newer", "model"),
+    [("keras_only", "model.keras"), ("han_run_dir", BUNDLE_FILE), ("multilabel_run_dir", BUNDLE_FILE)],
+)
+def test_predict_without_run_finds_the_latest_once(newer, model, han_run_dir, tmp_path, reads, request):
     root = tmp_path / "here" / "runs"
     shutil.copytree(han_run_dir, root / "older")
-    shutil.copytree(keras_only, root / "newer")
+    shutil.copytree(request.getfixturevalue(newer), root / "newer")
     write_status(root / "older", finished="2026-01-01T00:00:00+00:00")
     write_status(root / "newer", finished="2026-02-01T00:00:00+00:00")
     reads.files.clear()
     with contextlib.chdir(tmp_path / "here"):
         result = _predict(TEXT)
-    assert "the latest complete run under runs/" in result.output and "newer" in result.output
+    assert "run: runs/newer (the latest complete run under runs/)" in result.output
     assert reads.runs == 1 and reads.files["run.json"] == 2  # each run's status once, while choosing
-    assert reads.models == {"model.keras": 1}
+    assert reads.models == {model: 1} and reads.files["config.json"] <= 1
 
 
 def test_a_servers_start_reads_each_file_once(multilabel_run_dir, reads):
