@@ -12,6 +12,7 @@ calibration, a decision rule) changes a decision, it changes here.
 
 import numpy as np
 
+from hierattn.defaults import MULTILABEL
 from hierattn.errors import ArgumentError
 
 
@@ -60,7 +61,8 @@ class Decision:
         label_names: The classes (labels), in the order of the probabilities' columns.
         multi_label: Whether the columns are independent label probabilities.
         thresholds: A multi-label classifier's thresholds, one per label
-            (None until they are chosen).
+            (None before `fit` chose them: each label takes
+            `hierattn.defaults.MULTILABEL["threshold"]`, as an exported bundle does).
 
     Example:
 
@@ -101,9 +103,8 @@ class Decision:
         """Multi-hot rows (int8) of the labels over their thresholds (`thresholds`, else the classifier's)."""
         if not self.multi_label:
             raise ValueError("thresholds apply to a multi-label classifier (made with multi_label=True)")
-        thresholds = self.thresholds if thresholds is None else thresholds
         if thresholds is None:
-            raise ValueError("this multi-label classifier has no thresholds yet (they are chosen by fit)")
+            thresholds = self.thresholds or [MULTILABEL["threshold"]] * len(self.label_names)
         return over_thresholds(probabilities, thresholds)
 
     def labels(self, probabilities):

@@ -36,6 +36,10 @@ def test_a_row_without_words_has_no_answer():
     assert Decision(["a", "b"]).labels(np.zeros((0, 2))) == []
 
 
+def test_thresholds_not_chosen_yet_are_the_default_as_in_a_bundle():
+    assert Decision(["a", "b"], multi_label=True).labels(np.array([[0.6, 0.4]])) == [["a"]]
+
+
 def test_class_names_keep_their_type():
     assert Decision([1, 2, 5]).labels(np.array([[0.1, 0.2, 0.7]])) == [5]
 
@@ -43,8 +47,6 @@ def test_class_names_keep_their_type():
 def test_thresholds_are_refused_where_they_do_not_apply():
     with pytest.raises(ValueError, match="multi-label"):
         Decision(["a", "b"]).over_thresholds(np.ones((1, 2)))
-    with pytest.raises(ValueError, match="no thresholds yet"):
-        Decision(["a", "b"], multi_label=True).labels(np.ones((1, 2)))
     with pytest.raises(ValueError, match="1 thresholds for 2 labels"):
         Decision(["a", "b"], multi_label=True, thresholds=[0.5])
 

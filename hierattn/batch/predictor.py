@@ -13,7 +13,7 @@ from hierattn.errors import ArgumentError, DataError
 from hierattn.runs.directory import BUNDLE_FILE
 from hierattn.runs.predict import score_texts
 from hierattn.runs.run import Run
-from hierattn.runs.table import PredictionTable, prediction_columns
+from hierattn.runs.table import PredictionTable, prediction_columns, top_k_columns
 
 # Columns carried from the input as they are: where a row came from (`hierattn.batch.files` adds them).
 POSITION_COLUMNS = ("file", "row")
@@ -96,7 +96,7 @@ class BatchPredictor:
         self._predictor = None
         self.label_names = list(self.predictor.label_names)
         if run is not None:  # a run's own bundle, exported before bundles said they were multi-label: refused
-            run.check_bundle(self.predictor)
+            run.refuse_stale_bundle(self.predictor)
         self.multi_label = self.predictor.multi_label
         if label_separator is None and self.multi_label:
             label_separator = run.label_separator if run is not None else MULTILABEL["separator"]
@@ -177,7 +177,7 @@ class BatchPredictor:
         fields = [types.StructField(name, schema[str(source)].dataType) for name, source in carried.items()]
         fields.append(types.StructField("predicted", types.StringType()))
         fields += [types.StructField(f"p_{name}", types.FloatType()) for name in self.label_names]
-        for name in prediction_columns(self.label_names, self.top_k)[1 + len(self.label_names) :]:  # top_1, p_top_1...
+        for name in top_k_columns(0 if self.top_k is None else min(self.top_k, len(self.label_names))):
             fields.append(types.StructField(name, types.FloatType() if name.startswith("p_") else types.StringType()))
         return types.StructType(fields)
 

@@ -42,6 +42,7 @@ def evaluate(run_dir, split, data_path, text_column, label_column, output, encod
 
     # imported when the command runs: --help, and refusing bad input, come before pandas and TensorFlow load
     from hierattn.runs.evaluate import evaluate_run
+    from hierattn.runs.run import METRICS_FORMAT
 
     refuse_existing(output)
     metrics = evaluate_run(
@@ -50,5 +51,5 @@ def evaluate(run_dir, split, data_path, text_column, label_column, output, encod
 
     click.echo(evaluation_text(metrics))
     if output:
-        save_json(output, "hierattn.metrics/1", metrics, indent=2, overwrite=False)
+        save_json(output, METRICS_FORMAT, metrics, indent=2, overwrite=False)
         click.echo(f"wrote {output}")

@@ -233,8 +233,9 @@ def _chunk_scores(classifier, explanations, numbers, bins, random_draws, seed, b
     documents = [Document.of(e, classifier.preprocessor.tokenizer) for e in explanations]
     ids = classifier.preprocessor.encode_tokens([d.erase([]) for d in documents])
     base = classifier.predict_ids(ids, batch_size)
-    classes = base.argmax(1)
-    if classifier.multi_label:  # each explanation's own label
+    if not classifier.multi_label:
+        classes = classifier.decision.ids(base)
+    else:  # each explanation's own label
         names = [str(name) for name in classifier.label_names]
         classes = np.array([names.index(str(e.label)) for e in explanations])
     gradients = word_gradients(classifier, explanations, token_ids(ids), classes)

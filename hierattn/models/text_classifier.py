@@ -7,6 +7,7 @@ import keras
 from hierattn.data.dataset import LabelMap, validation_pair
 from hierattn.data.ids import ngram_ids, token_ids
 from hierattn.data.pipeline import make_eval_dataset, make_train_dataset
+from hierattn.decision import activation_of
 from hierattn.defaults import MODELS, NGRAMS, PREPROCESSING, TRAINING
 from hierattn.models.arguments import check_classifier_arguments, check_multi_label
 from hierattn.models.backbone import Backbone
@@ -215,8 +216,7 @@ class TextClassifier(NgramPart, Thresholds, Task):
             options = dict(self.backbone_options)
             if self.architecture == "transformer":
                 options["sequence_length"] = self.preprocessor.sequence_length
-            if self.multi_label:
-                options["activation"] = "sigmoid"
+            options["activation"] = activation_of(self.multi_label)
             self.backbone = BACKBONE_CLASSES[self.architecture](
                 vocabulary_size, num_classes, dtype=self.dtype_policy.name, **options
             )

@@ -53,7 +53,7 @@ def ngram_probabilities(layer, x, batch_size=256, activation="softmax"):
     return combine(np.full_like(logits, 0.5), logits, 0.0, 1.0, activation=activation)
 
 
-def activation_of(labels):
+def activation_for_labels(labels):
     """`"sigmoid"` for multi-hot rows (multi-label), `"softmax"` for class ids."""
     return "sigmoid" if np.ndim(labels) == 2 else "softmax"
 
@@ -92,7 +92,7 @@ def hits(probabilities, labels):
 
 def scored_at_best_scale(logits, labels, score=None):
     """`log_loss` (or `score`) of `softmax(scale * logits)` at its best scale of `SCALES` (the part alone)."""
-    score, neutral, activation = score or log_loss, np.full_like(logits, 0.5), activation_of(labels)
+    score, neutral, activation = score or log_loss, np.full_like(logits, 0.5), activation_for_labels(labels)
     return min(score(combine(neutral, logits, 0.0, scale, activation=activation), labels) for scale in SCALES)
 
 
@@ -116,7 +116,7 @@ def choose_mixing(probabilities, logits, labels, score=None):
         one per share (its best scale; the accuracy does not depend on it).
     """
     labels = np.asarray(labels)
-    activation, table = activation_of(labels), []
+    activation, table = activation_for_labels(labels), []
     for share in SHARES:
         rows = []
         for scale in SCALES:
@@ -148,7 +148,7 @@ def mixing_on_validation(probabilities, logits, labels):
         rows), of the network, the n-gram part and the two combined with `(a, b)`.
     """
     labels = np.asarray(labels)
-    activation = activation_of(labels)
+    activation = activation_for_labels(labels)
     (a, b), shares = choose_mixing(probabilities, logits, labels)
     parts = {
         "network": probabilities,

@@ -10,8 +10,7 @@ changed.
 import hashlib
 import pathlib
 
-from hierattn.errors import HierattnError, RunError
-from hierattn.runs.config import read_config
+from hierattn.errors import RunError
 
 
 def describe_source(path):
@@ -27,15 +26,6 @@ def describe_source(path):
     return entry
 
 
-def recorded_data(path):
-    """Where a run's data came from (config.json's `data`: paths, sha256, columns), or {} if not recorded."""
-    try:
-        data = read_config(path).get("data")
-    except HierattnError:
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
 DATA_FILES = ("train", "test", "unlabeled", "imdb")
 
 
@@ -43,7 +33,7 @@ def data_changes(recorded, current=None):
     """How the data files a run recorded (config.json's `data`) differ from `current`, in plain words.
 
     Args:
-        recorded: The run's record (`recorded_data`): `{name: {"path",
+        recorded: The run's record (`hierattn.runs.run.Run.data`): `{name: {"path",
             "bytes", "sha256"}}` for the files, among other keys.
         current: Descriptions of the files given now (`describe_source`), or
             None to compare each recorded file with itself as it is now.
@@ -117,7 +107,7 @@ def data_to_resume(path, recorded, given=None):
 
     Args:
         path: The run directory (named in errors).
-        recorded: The run's record (`recorded_data`).
+        recorded: The run's record (`hierattn.runs.run.Run.data`).
         given: Data files given again, by name (`train`, `test`,
             `unlabeled`, `imdb`); a name given None is not given.
 

@@ -144,16 +144,6 @@ def find_run(run_dir=None, root=DEFAULT_ROOT):
     return path
 
 
-def find_complete_run(run_dir=None, root=DEFAULT_ROOT):
-    """`find_run`, refusing a run that is not complete.
-
-    Raises:
-        RunError: Not a run directory, no complete run under `root`, or an
-            unfinished run.
-    """
-    return complete_run(run_dir, root)[0]
-
-
 def complete_run(run_dir=None, root=DEFAULT_ROOT):
     """The complete run `run_dir` (or the latest under `root`) and its status: `(path, run.json's dict)`, read once.
 
@@ -332,7 +322,6 @@ __all__ = [
     "resumable",
     "dataset_name",
     "complete_run",
-    "find_complete_run",
     "find_latest_run",
     "new_run_dir",
     "read_status",

@@ -127,8 +127,7 @@ def evaluation_data(run, data=None, split="test", text_column=None, label_column
         frame = read_table(data, encoding=encoding)  # file and column errors come before TensorFlow's import
         pick_column(frame.columns, text_column, TEXT_COLUMNS, "text")
         pick_column(frame.columns, label_column, LABEL_COLUMNS, "label")
-        separator = recorded.get("label_separator") or MULTILABEL["separator"]
-        return EvaluationData(data, frame, text_column, label_column, recorded=own, label_separator=separator)
+        return EvaluationData(data, frame, text_column, label_column, recorded=own, label_separator=run.label_separator)
     # what config.json recorded says whether the run was trained on IMDB (the run's name may be "imdb" for a table
     # in an imdb/ folder); runs that recorded no data fall back on run.json's dataset
     if "imdb" in recorded or (not recorded and run.status.get("dataset") == "imdb"):

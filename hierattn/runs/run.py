@@ -170,14 +170,14 @@ class Run:
 
         try:
             predictor = load(self.bundle, threads=threads)
-            self.check_bundle(predictor)
+            self.refuse_stale_bundle(predictor)
         except DataError as error:
             if log:
                 log(f"{error}: predicting with model.keras")
             return None
         return predictor
 
-    def check_bundle(self, predictor):
+    def refuse_stale_bundle(self, predictor):
         """Refuses (`DataError`) a multi-label run's bundle that does not say so: exported before bundles held thresholds.
 
         A damaged config.json does not refuse it: the bundle's own metadata decides then.

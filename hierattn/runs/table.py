@@ -121,7 +121,7 @@ class PredictionTable:
             if thresholds is not None:
                 answer["thresholds"] = thresholds
             answer["probabilities"] = {name: float(p) for name, p in zip(self.names, self.probabilities[i])}
-            if self.ranks:
+            if self.ranks and not self.missing[i]:
                 ranked = self.ranked[i]
                 answer["top_k"] = (
                     [{"label": name, "probability": p} for name, p in ranked]

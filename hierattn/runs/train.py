@@ -27,7 +27,7 @@ from hierattn.runs.data_record import check_same_data
 from hierattn.runs.directory import claim_run_dir, ensure_new_or_resumable, now, write_status
 from hierattn.runs.export import write_bundle
 from hierattn.runs.network import fit_network, prepare_classifier
-from hierattn.runs.run import Run
+from hierattn.runs.run import METRICS_FORMAT, Run
 from hierattn.runs.run_context import RunContext, RunData
 from hierattn.utils.atomic import atomic_path, is_write_failure, write_error
 from hierattn.utils.jsonfile import save_json
@@ -193,9 +193,9 @@ def _train_owned(data, split, config, context, bundle=True):
     _evaluate(classifier, data, split, config, context, metrics, x_val)
     with atomic_path(context.output / "model.keras") as partial:
         save_without_optimizer(classifier, partial)
-    written = write_bundle(classifier, context.output, context.log) if bundle else None
-    save_json(context.output / "metrics.json", "hierattn.metrics/1", metrics, indent=2)
-    write_status(context.output, status="complete", finished=now(), bundle=written)
+    written = {"bundle": write_bundle(classifier, context.output, context.log)} if bundle else {}
+    save_json(context.output / "metrics.json", METRICS_FORMAT, metrics, indent=2)
+    write_status(context.output, status="complete", finished=now(), **written)
     shutil.rmtree(context.checkpoints, ignore_errors=True)  # only once complete: the run is never without both
     return Run(context.output, classifier, record, metrics)
 

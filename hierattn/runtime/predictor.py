@@ -95,7 +95,7 @@ class Predictor:
         self.label_names = list(metadata["label_names"])
         self.multi_label = bool(metadata.get("multi_label", False))
         self.thresholds = [float(t) for t in metadata["thresholds"]] if self.multi_label else None
-        self.decision = Decision(self.label_names, self.multi_label, self.thresholds)
+        Decision(self.label_names, self.multi_label, self.thresholds)  # refuses thresholds of another length
         self.architecture = metadata.get("architecture")
         settings = metadata["preprocessor"]
         vocabulary = metadata["vocabulary"]
@@ -112,6 +112,11 @@ class Predictor:
         self._inputs = dict(metadata["inputs"])
         self._output = metadata["output"]
         self._session = session
+
+    @property
+    def decision(self):
+        """How the probabilities become labels (`hierattn.decision.Decision`), from `thresholds` as they are now."""
+        return Decision(self.label_names, self.multi_label, self.thresholds)
 
     def preprocess(self, texts, progress=False, workers=None):
         """The ids of raw texts the graph reads: `{"token_ids": ..., "ngram_ids": ...}` (the latter with an n-gram part).

@@ -46,7 +46,7 @@ def han_learned(data, tmp_path_factory):
     train_data, test_data = data
     config = tiny_config("han", epochs=12, learning_rate=5e-3, patience=12)
     output = tmp_path_factory.mktemp("han-learned") / "run"
-    return config, train(train_data, test_data, config, output, log=lambda m: None, verbose=0)
+    return config, train(train_data, test_data, config, output, log=lambda m: None, verbose=0, bundle=False)
 
 
 @pytest.mark.parametrize("model", ["han", "transformer", "rnn"])
@@ -57,9 +57,10 @@ def test_each_model_trains_saves_and_reloads_identically(data, tmp_path, model, 
     else:
         backbone = {"attention": "luong-general"} if model == "rnn" else {}
         config = tiny_config(model, backbone=backbone)
-        run = train(train_data, test_data, config, tmp_path / "run", log=lambda m: None, verbose=0)
-    files = {p.name for p in run.path.iterdir()}
-    assert files == {"model.keras", "model.onnx", "config.json", "history.csv", "metrics.json", "logs", "run.json"}
+        run = train(train_data, test_data, config, tmp_path / "run", log=lambda m: None, verbose=0, bundle=False)
+    files = {p.name for p in run.path.iterdir()}  # no model.onnx: the tests train with bundle=False
+    assert files == {"model.keras", "config.json", "history.csv", "metrics.json", "logs", "run.json"}
+    assert read_status(run.path)["bundle"] is None
     assert "checkpoints" not in files  # resume state is cleaned up once complete
     metrics = json.loads((run.path / "metrics.json").read_text())
     assert metrics["test"]["documents"] == 40 and 0.0 <= metrics["test"]["accuracy"] <= 1.0
@@ -96,7 +97,9 @@ def seeded_runs(data, tmp_path_factory):
     train_data, test_data = data
     root = tmp_path_factory.mktemp("seeded")
     return [
-        train(train_data, test_data, tiny_config("rnn", seed=7), root / name, log=lambda m: None, verbose=0)
+        train(
+            train_data, test_data, tiny_config("rnn", seed=7), root / name, log=lambda m: None, verbose=0, bundle=False
+        )
         for name in ("a", "b")
     ]
 
@@ -126,6 +129,7 @@ def test_the_baseline_is_fitted_on_the_same_split_and_scored_on_the_same_texts(d
         tmp_path / "none",
         log=lambda m: None,
         verbose=0,
+        bundle=False,
     )
     assert "baseline" not in skipped.metrics and "parts" not in skipped.metrics
     assert skipped.classifier.ngram_logits is None
@@ -146,12 +150,21 @@ def test_interrupted_run_resumes_and_never_overwrites(data, tmp_path, monkeypatc
     output = tmp_path / "run"
     config = tiny_config("han", epochs=3, patience=5)
     with pytest.raises(KeyboardInterrupt):
-        train(train_data, test_data, config, output, log=lambda m: None, verbose=0, callbacks=[StopAfterFirstEpoch()])
+        train(
+            train_data,
+            test_data,
+            config,
+            output,
+            log=lambda m: None,
+            verbose=0,
+            bundle=False,
+            callbacks=[StopAfterFirstEpoch()],
+        )
     assert not (output / "model.keras").exists()  # no half-written model
     with pytest.raises(RunError, match="unfinished run"):
         load_run(output)
     with pytest.raises(RunError, match="already exists and is not empty"):
-        train(train_data, test_data, config, output, log=lambda m: None, verbose=0)
+        train(train_data, test_data, config, output, log=lambda m: None, verbose=0, bundle=False)
     first_epochs = []
     original = classifier.make_train_dataset
 
@@ -160,7 +173,7 @@ def test_interrupted_run_resumes_and_never_overwrites(data, tmp_path, monkeypatc
         return original(*args, first_epoch=first_epoch, **kwargs)
 
     monkeypatch.setattr(classifier, "make_train_dataset", spy)
-    run = train(train_data, test_data, config, output, resume=True, log=lambda m: None, verbose=0)
+    run = train(train_data, test_data, config, output, resume=True, log=lambda m: None, verbose=0, bundle=False)
     assert first_epochs == [1]  # the shuffles continue with the second epoch's
     epochs = [line.split(",")[0] for line in (output / "history.csv").read_text().strip().splitlines()[1:]]
     assert epochs == ["0", "1", "2"]  # the first epoch was not run again
@@ -172,7 +185,7 @@ def test_interrupted_run_resumes_and_never_overwrites(data, tmp_path, monkeypatc
     )
     assert run.metrics["time_budget_seconds"] is None  # an explicit epochs is the only cap
     with pytest.raises(RunError, match="already complete"):
-        train(train_data, test_data, config, output, resume=True, log=lambda m: None, verbose=0)
+        train(train_data, test_data, config, output, resume=True, log=lambda m: None, verbose=0, bundle=False)
 
 
 def test_without_epochs_a_run_trains_within_the_epoch_budget_the_same_when_resumed(data, tmp_path, monkeypatch):
@@ -196,7 +209,16 @@ def test_without_epochs_a_run_trains_within_the_epoch_budget_the_same_when_resum
     for module in ("hierattn.runs.network", "hierattn.models.text_classifier"):
         monkeypatch.setattr(f"{module}.decide_budget", recording(module))
     with pytest.raises(KeyboardInterrupt):
-        train(train_data, None, config, output, log=lines.append, verbose=0, callbacks=[StopAfterFirstEpoch()])
+        train(
+            train_data,
+            None,
+            config,
+            output,
+            log=lines.append,
+            verbose=0,
+            bundle=False,
+            callbacks=[StopAfterFirstEpoch()],
+        )
     # Decided once, by the run; fit is given the epochs decided, and keeps them.
     assert decided == [("hierattn.runs.network", None, 2, True), ("hierattn.models.text_classifier", 2, 2, False)]
     assert (
@@ -204,13 +226,13 @@ def test_without_epochs_a_run_trains_within_the_epoch_budget_the_same_when_resum
         in lines
     )
     assert json.loads((output / "config.json").read_text())["epochs"] is None
-    run = train(train_data, None, config, output, resume=True, log=lambda m: None, verbose=0)
+    run = train(train_data, None, config, output, resume=True, log=lambda m: None, verbose=0, bundle=False)
     metrics = json.loads((output / "metrics.json").read_text())
     assert (metrics["epochs_trained"], metrics["epoch_budget"], metrics["time_budget_seconds"]) == (2, 2, 6000)
     assert metrics["stopped_by"] == run.metrics["stopped_by"] == "epoch budget"
 
     monkeypatch.setitem(EPOCH_BUDGET, "seconds", 1e-6)  # no second epoch fits
-    run = train(train_data, None, config, tmp_path / "timed", log=lambda m: None, verbose=0)
+    run = train(train_data, None, config, tmp_path / "timed", log=lambda m: None, verbose=0, bundle=False)
     assert (run.metrics["epochs_trained"], run.metrics["epoch_budget"], run.metrics["stopped_by"]) == (
         1,
         2,
@@ -251,11 +273,20 @@ def test_a_run_whose_network_finished_trains_no_further_epoch_when_resumed(data,
     config = tiny_config("rnn", epochs=None, patience=5, baseline=False)
     output = tmp_path / "run"
     with pytest.raises(KeyboardInterrupt):  # while the n-gram part would be fitted
-        train(train_data, None, config, output, log=lambda m: None, verbose=0, callbacks=[InterruptWhenTrainingEnds()])
+        train(
+            train_data,
+            None,
+            config,
+            output,
+            log=lambda m: None,
+            verbose=0,
+            bundle=False,
+            callbacks=[InterruptWhenTrainingEnds()],
+        )
     assert history_epochs(output) == ["0"] and read_status(output)["stopped_by"] == "time budget"
     monkeypatch.setitem(EPOCH_BUDGET, "seconds", 6000)  # a new process's time budget would allow the second epoch
     lines = []
-    run = train(train_data, None, config, output, resume=True, log=lines.append, verbose=0)
+    run = train(train_data, None, config, output, resume=True, log=lines.append, verbose=0, bundle=False)
     assert "the network finished training before the interruption (time budget): no further epoch" in lines
     assert history_epochs(output) == ["0"]
     metrics = json.loads((output / "metrics.json").read_text())
@@ -277,7 +308,16 @@ def test_a_run_that_stopped_early_trains_no_further_epoch_when_resumed(data, tmp
     config = tiny_config("rnn", epochs=8, patience=2, baseline=False)
     output = tmp_path / "run"
     with pytest.raises(KeyboardInterrupt):
-        train(train_data, None, config, output, log=lambda m: None, verbose=0, callbacks=[InterruptAfterEpochs(3)])
+        train(
+            train_data,
+            None,
+            config,
+            output,
+            log=lambda m: None,
+            verbose=0,
+            bundle=False,
+            callbacks=[InterruptAfterEpochs(3)],
+        )
     # The history of a run that had stopped early (the validation loss did not improve for 2 epochs) when it was
     # interrupted, left by a hierattn that did not record why training ended: known from history.csv alone.
     with open(output / "history.csv", newline="") as f:
@@ -289,7 +329,7 @@ def test_a_run_that_stopped_early_trains_no_further_epoch_when_resumed(data, tmp
         writer.writeheader()
         writer.writerows(rows)
     assert "stopped_by" not in read_status(output)
-    run = train(train_data, test_data, config, output, resume=True, log=lambda m: None, verbose=0)
+    run = train(train_data, test_data, config, output, resume=True, log=lambda m: None, verbose=0, bundle=False)
     assert history_epochs(output) == ["0", "1", "2"]  # the run trained 3 more and recorded 6 as 9
     assert run.metrics["epochs_trained"] == 3
     assert run.metrics["stopped_by"] == "validation loss stopped improving (patience 2)"
@@ -325,7 +365,13 @@ def test_training_inside_a_distribution_strategy_scope(data, tmp_path):
     strategy = tf.distribute.MirroredStrategy(["/cpu:0"])
     with strategy.scope():
         run = train(
-            train_data, None, tiny_config("transformer", epochs=1), tmp_path / "run", log=lambda m: None, verbose=0
+            train_data,
+            None,
+            tiny_config("transformer", epochs=1),
+            tmp_path / "run",
+            log=lambda m: None,
+            verbose=0,
+            bundle=False,
         )
     assert run.metrics["validation"]["documents"] == 16
 
@@ -343,7 +389,9 @@ def test_bad_configs_are_refused_and_leave_no_run_directory(data, tmp_path):
         ({"classifier": {"backbone": "rnn", "max_words": 10}}, ValueError, "max_words applies to the han"),
     ]:
         with pytest.raises(error, match=message):
-            train(train_data, None, TrainConfig(**settings), tmp_path / "x", log=lambda m: None, verbose=0)
+            train(
+                train_data, None, TrainConfig(**settings), tmp_path / "x", log=lambda m: None, verbose=0, bundle=False
+            )
         assert not (tmp_path / "x").exists()
 
 
@@ -357,7 +405,7 @@ def test_embeddings_start_from_a_vectors_file(data, tmp_path):
     table = {w: rng.normal(size=16).round(4) for w in words}
     vectors.write_text("".join(f"{w} {' '.join(map(str, v))}\n" for w, v in table.items()))
     config = tiny_config("rnn", embeddings=str(vectors), epochs=1, learning_rate=1e-9)
-    train(train_data, None, config, tmp_path / "run", log=lambda m: None, verbose=0)
+    train(train_data, None, config, tmp_path / "run", log=lambda m: None, verbose=0, bundle=False)
     loaded = load_run(tmp_path / "run").classifier
     weights = loaded.backbone.get_layer("embedding").get_weights()[0]
     for word, vector in table.items():  # (a learning rate of 1e-9 leaves them as they were)
@@ -394,6 +442,7 @@ def test_limit_cuts_training_test_and_unlabelled_texts_alike(data, tmp_path, mon
         unlabeled=unlabeled,
         log=lambda m: None,
         verbose=0,
+        bundle=False,
     )
     assert run.metrics["test"]["documents"] == 20
     assert run.metrics["train_documents"] + run.metrics["validation"]["documents"] == 20
@@ -413,6 +462,7 @@ def test_a_diverging_loss_stops_training_and_leaves_the_run_unfinished(data, tmp
             tmp_path / "run",
             log=lambda m: None,
             verbose=0,
+            bundle=False,
         )
     assert read_status(tmp_path / "run")["status"] == "training"
     assert not (tmp_path / "run" / "model.keras").exists()
@@ -453,6 +503,7 @@ def test_mixed_precision_setting_reaches_the_saved_classifier(data, tmp_path):
         tmp_path / "run",
         log=lambda m: None,
         verbose=0,
+        bundle=False,
     )
     assert json.loads((tmp_path / "run" / "config.json").read_text())["classifier"]["dtype"]["config"] == {
         "name": "mixed_float16"
@@ -464,7 +515,15 @@ def test_mixed_precision_setting_reaches_the_saved_classifier(data, tmp_path):
 def test_config_json_holds_the_untrained_classifier_and_the_run_settings_as_given(data, tmp_path):
     from hierattn.models import TextClassifier
 
-    run = train(data[0], None, tiny_config("han", epochs=1, seed=3), tmp_path / "run", log=lambda m: None, verbose=0)
+    run = train(
+        data[0],
+        None,
+        tiny_config("han", epochs=1, seed=3),
+        tmp_path / "run",
+        log=lambda m: None,
+        verbose=0,
+        bundle=False,
+    )
     config = json.loads((tmp_path / "run" / "config.json").read_text())
     assert config.pop("format") == "hierattn.train-config/3"
     run_settings = {"epochs", "batch_size", "learning_rate", "patience", "validation_split", "limit", "baseline"}
@@ -481,13 +540,22 @@ def test_config_json_holds_the_untrained_classifier_and_the_run_settings_as_give
 
 
 def test_a_run_of_config_format_2_resumes_and_reads(data, tmp_path):
-    from hierattn.runs.data_record import recorded_data
+    from hierattn.runs.run import Run
     from hierattn.utils.jsonfile import save_json
 
     output = tmp_path / "run"
     config = tiny_config("rnn", epochs=2, patience=5, seed=4)
     with pytest.raises(KeyboardInterrupt):
-        train(data[0], None, config, output, log=lambda m: None, verbose=0, callbacks=[StopAfterFirstEpoch()])
+        train(
+            data[0],
+            None,
+            config,
+            output,
+            log=lambda m: None,
+            verbose=0,
+            bundle=False,
+            callbacks=[StopAfterFirstEpoch()],
+        )
     # config.json as hierattn wrote it before format /3: flat settings, the limit adapt chose written back.
     backbone = {**TINY_OPTIONS["rnn"], "embedding_dim": 16}
     flat = {
@@ -513,7 +581,7 @@ def test_a_run_of_config_format_2_resumes_and_reads(data, tmp_path):
         "data": {"train": {"path": "/somewhere/train.csv"}},
     }
     save_json(output / "config.json", FLAT_FORMAT, flat, indent=2)
-    run = train(data[0], None, TrainConfig(), output, resume=True, log=lambda m: None, verbose=0)
+    run = train(data[0], None, TrainConfig(), output, resume=True, log=lambda m: None, verbose=0, bundle=False)
     assert len((output / "history.csv").read_text().strip().splitlines()) == 3  # header + the two epochs
     assert "baseline" not in run.metrics  # the recorded settings were used, not those given
     converted = {
@@ -536,7 +604,7 @@ def test_a_run_of_config_format_2_resumes_and_reads(data, tmp_path):
         "data": flat["data"],
     }
     assert run.config == converted and load_run(output).config == converted
-    assert recorded_data(output) == flat["data"]
+    assert Run(output).data == flat["data"]
 
 
 def test_a_multilabel_run_reports_label_set_scores_each_part_and_the_tuned_baseline(multilabel_run_dir, multilabel_csv):
