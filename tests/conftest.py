@@ -2,7 +2,9 @@
 
 import contextlib
 import errno
+import fcntl
 import io
+import json
 import os
 import re
 import shutil
@@ -12,6 +14,7 @@ import sys
 import tarfile
 import threading
 import time
+import types
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
@@ -86,6 +89,34 @@ class StopAfterFirstEpoch(keras.callbacks.Callback):
         raise KeyboardInterrupt
 
 
+@contextlib.contextmanager
+def eagerly():
+    """Keras functions run eagerly inside: a tiny fit takes a second or two instead of tracing graphs for ten.
+
+    For tests that need a trained classifier, or test what fit does with its arguments, not how a graph trains: the
+    runs (tests/runs/test_train.py, the session runs, the CLI's) train in graphs, as users' do.
+    """
+    import warnings
+
+    import tensorflow as tf
+
+    before = tf.config.functions_run_eagerly()
+    tf.config.run_functions_eagerly(True)
+    try:
+        with warnings.catch_warnings():  # tf.data's functions stay traced, as they should: TensorFlow warns it
+            warnings.filterwarnings("ignore", "Even though the `tf.config.experimental_run_functions_eagerly`")
+            yield
+    finally:
+        tf.config.run_functions_eagerly(before)
+
+
+@pytest.fixture
+def eager():
+    """The test runs with Keras functions eager (`eagerly`)."""
+    with eagerly():
+        yield
+
+
 def write_corpus(folder, train=160, test=40):
     """train.csv and test.csv of the generated corpus in `folder` (returned)."""
     import pandas as pd
@@ -96,10 +127,36 @@ def write_corpus(folder, train=160, test=40):
     return folder
 
 
+def shared(tmp_path_factory, name, make):
+    """`<root>/name`, made by `make(folder)` once per test session for all of its processes; returns the folder.
+
+    The root is the folder the processes of a session share: with
+    pytest-xdist, the parent of each worker's base temporary folder (its
+    documented pattern), else the base folder itself. The first process that
+    needs `name` makes it under a file lock; any other waits for the lock and
+    reuses it. A failed attempt leaves no `name.done`, so the next one starts
+    afresh.
+    """
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    folder, done = root / name, root / f"{name}.done"
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if not done.exists():
+                shutil.rmtree(folder, ignore_errors=True)
+                folder.mkdir()
+                make(folder)
+                done.touch()
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    return folder
+
+
 @pytest.fixture(scope="session")
 def tiny_csv(tmp_path_factory):
-    """Train and test CSV files of the generated corpus."""
-    folder = write_corpus(tmp_path_factory.mktemp("tiny"))
+    """Train and test CSV files of the generated corpus (one pair for the session, as the shared runs record them)."""
+    folder = shared(tmp_path_factory, "tiny", write_corpus)
     return folder / "train.csv", folder / "test.csv"
 
 
@@ -110,44 +167,91 @@ TINY_OPTIONS = {
 }
 
 
-def make_run(tiny_csv, path, model, epochs=1, **kwargs):
-    """Trains a tiny run of `model` on the generated corpus and loads its `TextClassifier`."""
+def make_run(tiny_csv, path, model, epochs=1, bundle=True, **kwargs):
+    """Trains a tiny run of `model` on the generated corpus and loads its `TextClassifier`.
+
+    With `bundle=False` the run has no model.onnx (exporting takes seconds): for tests of anything but the bundle.
+    """
     from hierattn.data import load_table
     from hierattn.runs.config import TrainConfig
-    from hierattn.runs.directory import load_run
+    from hierattn.runs.run import load_run
     from hierattn.runs.train import train
 
     train_data, _ = load_table(tiny_csv[0])
     backbone = {**TINY_OPTIONS[model], **kwargs.pop("backbone", {})}
     settings = {"model": model, "epochs": epochs, "batch_size": 16, "embeddings": "none", "min_count": 1}
     config = TrainConfig.from_dict({**settings, **backbone, **kwargs})
-    train(train_data, None, config, path, log=lambda m: None, verbose=0)
+    train(train_data, None, config, path, log=lambda m: None, verbose=0, bundle=bundle)
     return load_run(path).classifier
+
+
+class StopBeforeFit(keras.callbacks.Callback):
+    """Interrupts training as Ctrl-C would when fit begins: before the first epoch, once the run recorded its settings."""
+
+    def on_train_begin(self, logs=None):
+        raise KeyboardInterrupt
+
+
+def _train_with(monkeypatch, **options):
+    """`hierattn.runs.train.train` with `options`, for the runs trained through `hierattn.runs.sources` (and so the CLI)
+    in this process."""
+    import functools
+    import importlib
+
+    training = importlib.import_module("hierattn.runs.train")
+    monkeypatch.setattr(training, "train", functools.partial(training.train, **options))
+
+
+@pytest.fixture
+def no_bundle(monkeypatch):
+    """Runs trained through `hierattn.runs.sources` (and so the CLI) in this process skip the bundle (`bundle=False`).
+
+    Exporting takes seconds; only the tests of export, runtime, serve and batch need a run's model.onnx.
+    """
+    _train_with(monkeypatch, bundle=False)
+
+
+@pytest.fixture
+def stop_before_fit(monkeypatch):
+    """Runs trained through `hierattn.runs.sources` (and so the CLI) in this process stop when fit begins (`StopBeforeFit`).
+
+    For the tests of options: by then the tables were read, the classifier adapted (vocabulary, word2vec) and the run's
+    settings and data recorded (config.json, run.json); `train csv` exits as after a Ctrl-C (130).
+    """
+    _train_with(monkeypatch, callbacks=[StopBeforeFit()])
+
+
+@pytest.fixture
+def stop_after_first_epoch(monkeypatch):
+    """Runs trained through `hierattn.runs.sources` (and so the CLI) in this process stop once their first epoch is
+    saved (`StopAfterFirstEpoch`), before the n-gram part, the evaluation, the baseline and the model files."""
+    _train_with(monkeypatch, callbacks=[StopAfterFirstEpoch()])
 
 
 # Trained runs, made once per session -------------------------------------------------------------------------------
 #
-# Training even a tiny run takes seconds, so the runs that many test modules need are trained once and shared.
-# A test that changes a run's files works on a copy (`shutil.copytree`); one that changes a classifier's
-# state (e.g. assigns a weight) puts it back before it ends.
+# Training even a tiny run takes seconds, so the runs that many test modules need are trained once per test session,
+# by whichever process needs one first (`shared`), and shared by all. A test that changes a run's files works on a
+# copy (`shutil.copytree`); one that changes a classifier's state (e.g. assigns a weight) puts it back before it ends.
 
 
-def _session_run(tiny_csv, tmp_path_factory, model):
-    path = tmp_path_factory.mktemp(f"{model}-run") / "run"
-    make_run(tiny_csv, path, model)
-    return path
+def _session_run(tiny_csv, tmp_path_factory, model, bundle):
+    folder = shared(
+        tmp_path_factory, f"{model}-run", lambda folder: make_run(tiny_csv, folder / "run", model, bundle=bundle)
+    )
+    return folder / "run"
 
 
 def _classifier(path):
-    from hierattn.runs.directory import load_run
+    from hierattn.runs.run import load_run
 
     return load_run(path).classifier
 
 
 @pytest.fixture(scope="session")
 def han_run_dir(tiny_csv, tmp_path_factory):
-    """The folder of a tiny HAN run (`make_run`'s settings), trained once per session."""
-    return _session_run(tiny_csv, tmp_path_factory, "han")
+    """The folder of a tiny HAN run (`make_run`'s settings) with its bundle, trained once per session."""
+    return _session_run(tiny_csv, tmp_path_factory, "han", bundle=True)
 
 
 @pytest.fixture(scope="session")
@@ -158,8 +262,8 @@ def han_run(han_run_dir):
 
 @pytest.fixture(scope="session")
 def rnn_run_dir(tiny_csv, tmp_path_factory):
-    """The folder of a tiny RNN run (`make_run`'s settings), trained once per session."""
-    return _session_run(tiny_csv, tmp_path_factory, "rnn")
+    """The folder of a tiny RNN run (`make_run`'s settings) without a bundle, trained once per session."""
+    return _session_run(tiny_csv, tmp_path_factory, "rnn", bundle=False)
 
 
 @pytest.fixture(scope="session")
@@ -194,32 +298,37 @@ def multilabel_csv(tmp_path_factory):
     """Train and test CSV files of the generated multi-label corpus: `text`, `labels` joined by `|` (empty: none)."""
     import pandas as pd
 
-    folder = tmp_path_factory.mktemp("multilabel")
-    for name, n, seed in (("train", 200, 0), ("test", 40, 1)):
-        texts, labels = make_topics(n, seed)
-        frame = pd.DataFrame({"text": texts, "labels": ["|".join(chosen) for chosen in labels]})
-        frame.to_csv(folder / f"{name}.csv", index=False)
+    def write(folder):
+        for name, n, seed in (("train", 200, 0), ("test", 40, 1)):
+            texts, labels = make_topics(n, seed)
+            frame = pd.DataFrame({"text": texts, "labels": ["|".join(chosen) for chosen in labels]})
+            frame.to_csv(folder / f"{name}.csv", index=False)
+
+    folder = shared(tmp_path_factory, "multilabel", write)
     return folder / "train.csv", folder / "test.csv"
 
 
 @pytest.fixture(scope="session")
 def multilabel_run_dir(multilabel_csv, tmp_path_factory):
-    """The folder of a tiny multi-label HAN run on `multilabel_csv` (with its test file), trained once per session."""
+    """The folder of a tiny multi-label HAN run on `multilabel_csv` (with its test file and bundle), trained once per
+    session."""
     from hierattn.runs.sources import train_table
 
-    path = tmp_path_factory.mktemp("multilabel-run") / "run"
     settings = {"model": "han", "epochs": 2, "batch_size": 16, "embeddings": "none", "min_count": 1}
     settings.update(TINY_OPTIONS["han"], multi_label=True)
-    train_table(
-        multilabel_csv[0],
-        settings,
-        test=multilabel_csv[1],
-        output=path,
-        log=lambda m: None,
-        verbose=0,
-        on_table=lambda *args: None,
-    )
-    return path
+
+    def make(folder):
+        train_table(
+            multilabel_csv[0],
+            settings,
+            test=multilabel_csv[1],
+            output=folder / "run",
+            log=lambda m: None,
+            verbose=0,
+            on_table=lambda *args: None,
+        )
+
+    return shared(tmp_path_factory, "multilabel-run", make) / "run"
 
 
 @pytest.fixture(scope="session")
@@ -234,19 +343,26 @@ def cli_run(tiny_csv, tmp_path_factory):
 
     It runs in a fresh folder with no --output, so the run goes to the default
     runs/<model>-<dataset>-<time>. Returns the folder, the run directory and
-    the command's click `Result` (its exit code and what it printed).
+    what the command gave: its `exit_code`, `output`, `stdout` and `stderr`
+    (as click's `Result` has them; recorded, as another process may have
+    trained the run).
     """
-    from click.testing import CliRunner
 
-    from hierattn.cli import cli
+    def make(folder):
+        from click.testing import CliRunner
 
-    folder = tmp_path_factory.mktemp("cli-run")
-    tiny = ["--epochs", "1", "--batch-size", "16", "--embedding-dim", "8", "--embeddings", "none"]
-    with contextlib.chdir(folder):
-        result = CliRunner().invoke(cli, ["train", "csv", str(tiny_csv[0]), "--test", str(tiny_csv[1]), *tiny])
-    assert result.exit_code == 0, result.output
+        from hierattn.cli import cli
+
+        tiny = ["--epochs", "1", "--batch-size", "16", "--embedding-dim", "8", "--embeddings", "none"]
+        with contextlib.chdir(folder):
+            result = CliRunner().invoke(cli, ["train", "csv", str(tiny_csv[0]), "--test", str(tiny_csv[1]), *tiny])
+        assert result.exit_code == 0, result.output
+        fields = {name: getattr(result, name) for name in ("exit_code", "output", "stdout", "stderr")}
+        (folder / "result.json").write_text(json.dumps(fields))
+
+    folder = shared(tmp_path_factory, "cli-run", make)
     (run_dir,) = (folder / "runs").iterdir()
-    return folder, run_dir, result
+    return folder, run_dir, types.SimpleNamespace(**json.loads((folder / "result.json").read_text()))
 
 
 def mini_imdb(path, member_prefix="aclImdb"):
@@ -291,6 +407,100 @@ def small_disk(tmp_path, monkeypatch):
 
     monkeypatch.setattr("hierattn.utils.atomic._publish", full)
     yield folder
+
+
+# Bad input against the command line: the contract of tests/cli/test_cli_faults_*.py ---------------------------------
+#
+# Every case checks the same contract: exit code 1 or 2, exactly one line that starts with `Error:`, no traceback
+# anywhere in the output, no earlier file changed and no partial file left behind.
+
+PROJECT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the repository: cli.py, hierattn/
+PARTIAL_SUFFIXES = (".partial", ".tmp", ".part", ".partial.keras")
+
+
+def invoke_cli(*args, input=None):
+    """`hierattn ARGS` through click's CliRunner, in this process; its click `Result`."""
+    from click.testing import CliRunner
+
+    from hierattn.cli import cli
+
+    return CliRunner().invoke(cli, [str(a) for a in args], input=input)
+
+
+def snapshot(*folders):
+    """Every file under `folders` with a hash of its bytes."""
+    import hashlib
+    import pathlib
+
+    files = {}
+    for folder in folders:
+        for path in pathlib.Path(folder).rglob("*"):
+            if path.is_file():
+                files[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return files
+
+
+def assert_refused(output, exit_code, before=None, after=None):
+    """The contract of every bad input: one Error line, no traceback, nothing changed or left behind."""
+    assert exit_code in (1, 2), output
+    assert "Traceback" not in output, output
+    errors = [line for line in output.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1, output
+    if before is not None:
+        assert after == before, "files changed"
+    if after is not None:
+        assert not [f for f in after if f.endswith(PARTIAL_SUFFIXES)], after
+    return errors[0]
+
+
+def refused(*args, input=None, folders=()):
+    """`invoke_cli(*args)` refused as `assert_refused` says, nothing under `folders` changed; its Error line."""
+    before = snapshot(*folders)
+    result = invoke_cli(*args, input=input)
+    return assert_refused(result.output, result.exit_code, before, snapshot(*folders))
+
+
+def run_program(*args, input=None, env=None, timeout=240):
+    """`python cli.py ARGS` in a fresh process, as a user runs it."""
+    full_env = {**os.environ, "PYTHONPATH": PROJECT, **(env or {})}
+    return subprocess.run(
+        [sys.executable, os.path.join(PROJECT, "cli.py"), *map(str, args)],
+        input=input,
+        capture_output=True,
+        env=full_env,
+        timeout=timeout,
+        cwd=PROJECT,
+    )
+
+
+def write_file(path, content):
+    """`content` (text or bytes) written to `path`, returned."""
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    return path
+
+
+def compressed(path, suffix):
+    """`path` compressed beside it as `path` + `suffix` (`.gz`, `.bz2`, `.xz` or `.zip`), returned."""
+    import bz2
+    import gzip
+    import lzma
+    import zipfile
+
+    target = path.with_name(path.name + suffix)
+    if suffix == ".zip":
+        with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
+            archive.write(path, path.name)
+    else:
+        target.write_bytes({".gz": gzip, ".bz2": bz2, ".xz": lzma}[suffix].compress(path.read_bytes()))
+    return target
+
+
+@pytest.fixture
+def workdir(tmp_path, cli_run):
+    """A folder with a copy of `cli_run`'s run (`run/`) and an earlier output file that must survive (`earlier.csv`)."""
+    shutil.copytree(cli_run[1], tmp_path / "run")
+    (tmp_path / "earlier.csv").write_text("my earlier results\n")
+    return tmp_path
 
 
 # A hand-made explanation, for the renderings' tests ---------------------------------------------------------------

@@ -84,7 +84,7 @@ def test_two_local_replicas_share_each_batch(corpus, tmp_path):
         data, _ = load_table({str(corpus / "train.csv")!r})
         config = TrainConfig.from_dict(dict(epochs=2, batch_size=16, embeddings="none", **TINY_OPTIONS["han"]))
         with tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]).scope():
-            run = train(data, None, config, {str(tmp_path / "run")!r}, log=print, verbose=0)
+            run = train(data, None, config, {str(tmp_path / "run")!r}, log=print, verbose=0, bundle=False)
         print("replicas", run.classifier.distribute_strategy.num_replicas_in_sync)
     """)
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=ROOT)
@@ -147,11 +147,11 @@ def imdb_archive(corpus, path):
     return path
 
 
-def test_two_worker_processes_train_on_imdb_like_one(corpus, tmp_path):
+def test_two_worker_processes_train_on_imdb_like_one(corpus, tmp_path, no_bundle):
     # One cluster run checks both. `train imdb` does no TensorFlow work before
     # train() makes the strategy (MultiWorkerMirroredStrategy refuses to start
     # after it). And two workers train like one process: the comparison run
-    # needs no second process, so it goes through CliRunner.
+    # needs no second process, so it goes through CliRunner (without a bundle).
     from click.testing import CliRunner
 
     from hierattn.cli import cli

@@ -26,7 +26,7 @@ import hierattn
 NOT_STANDALONE = {
     "hierattn.batch.predictor.BatchPredictor": "loads a trained run's bundle, which `python cli.py train` writes",
     "hierattn.models.text_classifier.TextClassifier": "trains on `texts` and `labels`, a user's data",
-    "hierattn.runs.directory.Run": "loads a trained run directory, which `python cli.py train` makes in minutes",
+    "hierattn.runs.run.Run": "loads a trained run directory, which `python cli.py train` makes in minutes",
     "hierattn.runtime.predictor.Predictor": "loads a trained run's bundle, which `python cli.py train` writes",
     "hierattn.serve.service.Service": "loads a trained run, which `python cli.py train` makes in minutes",
 }

@@ -249,7 +249,7 @@ class Explainer(LabelExplanations):
             )
         if words and all(w.oov for w in words if w.used):
             warnings.append("none of the words is in the model's vocabulary; the prediction is uninformed")
-        best = int(self.classifier.decision.ids(probabilities[None])[0])
+        best = int(probabilities.argmax())
         return Explanation(
             text=text,
             label=names[best],

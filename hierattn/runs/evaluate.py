@@ -198,7 +198,7 @@ def evaluate_run(
 
     run = Run.open(run_dir)
     chosen = evaluation_data(run, data, split, text_column, label_column, encoding, log=log)
-    classifier = run.classifier  # loaded now: TensorFlow starts once the data is checked
+    classifier = run.load().classifier  # loaded now (a damaged run refused): TensorFlow starts once the data is checked
     if log:
         log(run.line)
     dataset, report = chosen.load(classifier.label_names, classifier.multi_label)

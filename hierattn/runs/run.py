@@ -150,10 +150,11 @@ class Run:
                 said so): the Keras classifier predicts instead.
 
         Raises:
-            RunError: The run's model.keras cannot be loaded (when it is needed).
+            RunError: Without a usable bundle, the run cannot be loaded
+                (`load`: a damaged config.json, metrics.json or model.keras).
         """
         if self._predictor is None:
-            self._predictor = self._bundle_predictor(threads, log) or self.classifier
+            self._predictor = self._bundle_predictor(threads, log) or self.load().classifier
         return self._predictor
 
     @property

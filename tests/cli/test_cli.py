@@ -21,6 +21,7 @@ from conftest import write_corpus
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 TINY = ["--epochs", "1", "--batch-size", "16", "--embedding-dim", "8", "--embeddings", "none"]
+pytestmark = pytest.mark.usefixtures("no_bundle")  # runs trained here skip model.onnx (tests/conftest.py)
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +64,8 @@ def test_train_csv_writes_a_run_and_says_where(trained, cli_run, tiny_csv):
         ),
     ],
 )
-def test_train_other_models(tiny_csv, tmp_path, model, settings, expected):
+def test_train_other_models(tiny_csv, tmp_path, model, settings, expected, stop_before_fit):
+    # The settings of --config FILE under the options typed, as the run records them before its first epoch.
     (tmp_path / "settings.json").write_text(json.dumps(settings))
     result = invoke(
         "train",
@@ -79,13 +81,14 @@ def test_train_other_models(tiny_csv, tmp_path, model, settings, expected):
         tmp_path / "run",
         *TINY,
     )
-    assert result.exit_code == 0, result.output
-    assert "test:" not in result.output and "validation: accuracy" in result.output
+    assert result.exit_code == 130, result.output  # stopped as fit began (stop_before_fit)
+    assert f"training {model} on 144 documents, validating on 16: up to 1 epoch" in result.output
     settings = read_settings(tmp_path / "run" / "config.json")  # the run's config.json is a settings file too
     assert expected.items() <= settings.items(), settings
 
 
-def test_train_mirrored_with_mixed_precision(tiny_csv, tmp_path):
+def test_train_mirrored_with_mixed_precision(tiny_csv, tmp_path, stop_after_first_epoch):
+    # One epoch under the strategy and the policy; the rest of a run is the same as without them.
     result = invoke(
         "train",
         "csv",
@@ -99,7 +102,7 @@ def test_train_mirrored_with_mixed_precision(tiny_csv, tmp_path):
         tmp_path / "run",
         *TINY,
     )
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 130, result.output  # stopped once the first epoch was saved (stop_after_first_epoch)
     assert "MirroredStrategy, 1 replica in sync" in (tmp_path / "run" / "run.json").read_text()
     settings = read_settings(tmp_path / "run" / "config.json")
     assert settings["mixed_precision"] is True and (settings["max_sentences"], settings["max_words"]) == (4, 12)
@@ -133,6 +136,7 @@ def test_train_reports_the_baseline_beside_the_model_unless_told_not_to(cli_run,
     )
     assert result.exit_code == 0, result.output
     assert "baseline" not in result.output and "n-gram" not in result.output
+    assert "test:" not in result.output and "validation: accuracy" in result.output  # no --test: no test line
     assert json.loads((tmp_path / "none" / "config.json").read_text())["baseline"] is False
 
 
@@ -242,7 +246,7 @@ def test_ctrl_c_prints_the_command_that_resumes_and_resuming_needs_only_the_run(
         )
 
 
-def test_train_csv_unlabeled_texts_reach_word2vec_and_the_vocabulary(tiny_csv, tmp_path):
+def test_train_csv_unlabeled_texts_reach_word2vec_and_the_vocabulary(tiny_csv, tmp_path, stop_before_fit):
     # "zyzzyva" occurs only in the unlabelled file: it joins the vocabulary only if those texts are used.
     (tmp_path / "extra.txt").write_text("A zyzzyva film. Really zyzzyva!\n\n" * 30)
     base = [
@@ -263,7 +267,7 @@ def test_train_csv_unlabeled_texts_reach_word2vec_and_the_vocabulary(tiny_csv, t
         "16",
     ]
     result = invoke(*base, "--output", tmp_path / "w2v")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 130, result.output  # stopped as fit began (stop_before_fit): word2vec was trained
     assert "30 unlabelled texts" in result.output and "on 174 texts" in result.output  # 144 training + 30
     assert "unlabelled" in json.loads((tmp_path / "w2v" / "run.json").read_text())["embeddings"]["source"]
     unused = invoke(*base, "--embeddings", "none", "--output", tmp_path / "unused")

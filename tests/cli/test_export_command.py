@@ -37,7 +37,7 @@ def test_export_writes_a_bundle_and_never_overwrites(han_run_dir, tmp_path):
 
 
 def test_a_classifier_that_cannot_be_exported_gives_one_error_line(han_run_dir, tmp_path, monkeypatch):
-    from hierattn.models import export
+    from hierattn.export import converter as export
 
     monkeypatch.setattr(export, "TOLERANCE", -1.0)  # no graph can pass the check against the classifier
     result = invoke("export", "--run", han_run_dir, "--output", tmp_path / "model.onnx")

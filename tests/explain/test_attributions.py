@@ -42,18 +42,26 @@ def test_gradient_times_input_matches_dense_embedding_gradient(builder, x):
 
 
 def reference_integrated_gradients(model, x, classes, versus, points=200):
-    """Integrated gradients per token id, by moving the whole embedding table (the midpoint rule, many points)."""
+    """Integrated gradients per token id, by moving the whole embedding table (the midpoint rule, many points).
+
+    The gradient at each point is one traced function's call: the same sums as eager calls, in a fraction of the time.
+    """
     variable = model.token_embedding.embeddings
     table = variable.numpy()
     delta = table - table[0]
+
+    @tf.function
+    def gradient(alpha):
+        variable.assign(table[0] + alpha * delta)
+        with tf.GradientTape() as tape:
+            log_p = tf.math.log(model(x, training=False))
+            margin = tf.reduce_sum(log_p[0, classes[0]] - log_p[0, versus[0]])
+        return tf.convert_to_tensor(tape.gradient(margin, variable.value))
+
     total = np.zeros(table.shape, np.float32)
     try:
         for alpha in (np.arange(points) + 0.5) / points:
-            variable.assign(table[0] + alpha * delta)
-            with tf.GradientTape() as tape:
-                log_p = tf.math.log(model(x, training=False))
-                margin = tf.reduce_sum(log_p[0, classes[0]] - log_p[0, versus[0]])
-            total += tf.convert_to_tensor(tape.gradient(margin, variable.value)).numpy() / points
+            total += gradient(tf.constant(alpha, tf.float32)).numpy() / points
     finally:
         variable.assign(table)
     return {token: float(total[token] @ delta[token]) for token in set(x[x != 0].tolist())}

@@ -25,6 +25,7 @@ def rnn_run(tiny_csv, tmp_path_factory):
         "rnn",
         backbone={"attention": "luong-general"},
         sequence_length=6,
+        bundle=False,
     )
 
 
@@ -167,7 +168,7 @@ def test_words_cut_inside_an_over_long_sentence_are_said_and_counted(han_run):
 
 
 def test_evidence_without_an_n_gram_part_is_the_network_s_alone(tiny_csv, tmp_path):
-    run = make_run(tiny_csv, tmp_path / "run", "han", ngrams=False)
+    run = make_run(tiny_csv, tmp_path / "run", "han", ngrams=False, bundle=False)
     (e,) = Explainer(run).explain(["The film was great. The plot was dull."])
     total, margin = account(e)
     assert total == pytest.approx(margin, abs=1e-6)

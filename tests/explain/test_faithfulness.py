@@ -102,6 +102,7 @@ def trained_rnn(tiny_csv, tmp_path_factory):
         epochs=12,
         backbone={"attention": "context"},
         ngrams=False,
+        bundle=False,
     )
 
 

@@ -19,6 +19,9 @@ from conftest import TINY_OPTIONS, make_reviews
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
+# The tests that use `eager` fit tiny classifiers with Keras functions eager (conftest.eagerly): they test what fit does
+# with its arguments, not how a graph trains, which `fitted`, the README's example and mixed precision still do here.
+
 
 @pytest.fixture(scope="module")
 def reviews():
@@ -73,6 +76,7 @@ def test_one_file_loads_in_a_fresh_process_with_only_import_hierattn_models(fitt
     np.testing.assert_allclose(probabilities, fitted.predict(texts), rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.usefixtures("eager")
 def test_reloaded_classifier_keeps_everything_and_trains_on(fitted, reviews, tmp_path):
     fitted.save(tmp_path / "c.keras")
     loaded = keras.saving.load_model(tmp_path / "c.keras")
@@ -106,6 +110,7 @@ def test_predict_explain_and_evaluate_on_raw_strings(fitted, reviews):
 
 
 @pytest.mark.parametrize("model", ["transformer", "rnn"])
+@pytest.mark.usefixtures("eager")
 def test_flat_backbones(model, reviews, tmp_path):
     texts, labels = reviews
     clf = hierattn.TextClassifier(model, embeddings="none", min_count=1, sequence_length=12, **TINY_OPTIONS[model])
@@ -134,6 +139,7 @@ def test_defaults_come_from_one_place_and_wrong_arguments_are_refused():
         hierattn.TextClassifier("han").fit(np.ones((2, 3), "int32"), [0, 1])
 
 
+@pytest.mark.usefixtures("eager")
 def test_a_backbone_built_by_hand(reviews):
     texts, labels = reviews
     backbone = hierattn.RNNBackbone(50, 2, embedding_dim=8, units=4)
@@ -198,6 +204,7 @@ def test_the_ngram_part_is_fitted_after_the_network_and_saved_with_it(fitted, re
     np.testing.assert_array_equal(np.asarray(loaded.ngram_logits.kernel), np.asarray(fitted.ngram_logits.kernel))
 
 
+@pytest.mark.usefixtures("eager")
 def test_the_network_trains_alone_whether_or_not_there_is_an_ngram_part(reviews):
     texts, labels = reviews
     weights = []
@@ -243,6 +250,7 @@ def test_keras_verbs_take_texts_in_every_form(fitted, reviews, kind):
 
 
 @pytest.mark.parametrize("batched", [False, True])
+@pytest.mark.usefixtures("eager")
 def test_fit_and_evaluate_take_a_dataset_of_texts_and_labels(reviews, batched):
     import tensorflow as tf
 
@@ -259,6 +267,7 @@ def test_fit_and_evaluate_take_a_dataset_of_texts_and_labels(reviews, batched):
         clf.evaluate(dataset, labels)
 
 
+@pytest.mark.usefixtures("eager")
 def test_labels_as_names_integers_or_one_hot_rows(fitted, reviews):
     texts, labels = reviews
     ids = fitted.label_ids(labels[:40])
@@ -315,6 +324,7 @@ def test_a_classifier_saved_by_hierattn_0_5_loads_with_its_weights(fitted, revie
     np.testing.assert_allclose(loaded.predict(texts[:6]), fitted.predict(texts[:6]), atol=1e-6)
 
 
+@pytest.mark.usefixtures("eager")
 def test_fit_is_keras_fit_of_the_network_then_fit_ngrams_then_choose_weights(reviews):
     from hierattn.models.inputs import split_validation
 
@@ -407,6 +417,7 @@ def test_each_argument_is_refused_when_the_classifier_is_constructed():
             hierattn.TextClassifier("han", **arguments)
 
 
+@pytest.mark.usefixtures("eager")
 def test_integer_labels_are_class_ids_or_the_integer_class_names(fitted, reviews):
     texts, labels = reviews
     by_name = fitted.evaluate(texts[:40], labels[:40], verbose=0, return_dict=True)
@@ -431,6 +442,7 @@ def test_integer_labels_are_class_ids_or_the_integer_class_names(fitted, reviews
         clf.evaluate(texts[:2], [0, 5], verbose=0)
 
 
+@pytest.mark.usefixtures("eager")
 def test_a_further_fit_keeps_the_recipe_and_weights_chosen_unless_it_has_validation_data(
     reviews, tmp_path, capsys, caplog
 ):
@@ -501,6 +513,7 @@ def topics():
 
 
 @pytest.mark.parametrize("model", ["han", "transformer", "rnn"])
+@pytest.mark.usefixtures("eager")
 def test_multilabel_classifiers_of_every_backbone_fit_predict_save_and_load(tmp_path, topics, model):
     texts, labels = topics
     clf = hierattn.TextClassifier(model, multi_label=True, embeddings="none", min_count=1, **TINY_OPTIONS[model])
@@ -521,6 +534,7 @@ def test_multilabel_classifiers_of_every_backbone_fit_predict_save_and_load(tmp_
     np.testing.assert_allclose(loaded.predict(texts[140:], verbose=0), probabilities, atol=1e-6)
 
 
+@pytest.mark.usefixtures("eager")
 def test_multilabel_labels_as_multi_hot_rows_train_the_same_classifier(topics):
     texts, labels = topics
     names = ["food", "money", "sport"]
@@ -549,6 +563,7 @@ def test_multilabel_refuses_joined_label_strings_and_mismatched_backbones(topics
         hierattn.TextClassifier("han", multi_label="yes")
 
 
+@pytest.mark.usefixtures("eager")
 def test_multilabel_thresholds_without_validation_texts(topics):
     texts, labels = topics
     clf = hierattn.TextClassifier("han", multi_label=True, embeddings="none", min_count=1, **TINY_OPTIONS["han"])

@@ -9,14 +9,11 @@ from hierattn.errors import ArgumentError, DataError, HierattnError, RunError
 from hierattn.explain import FaithfulnessReport
 from hierattn.runs.explain import explain_dataset, explain_file, explain_texts, faithfulness_path
 
-from conftest import make_run
-
 
 @pytest.fixture(scope="module")
-def run_dir(tiny_csv, tmp_path_factory):
-    path = tmp_path_factory.mktemp("from_run") / "run"
-    make_run(tiny_csv, path, "han")
-    return path
+def run_dir(han_run_dir):
+    """The session's tiny HAN run."""
+    return han_run_dir
 
 
 def test_faithfulness_path_sits_beside_the_output():

@@ -9,14 +9,11 @@ import pytest
 from hierattn.errors import ArgumentError, DataError, RunError
 from hierattn.runs.predict import predict_file, predict_text
 
-from conftest import make_run
-
 
 @pytest.fixture(scope="module")
-def run(tiny_csv, tmp_path_factory):
-    """`(run directory, its classifier)`."""
-    path = tmp_path_factory.mktemp("predicting") / "run"
-    return path, make_run(tiny_csv, path, "rnn")
+def run(rnn_run_dir, rnn_run):
+    """`(run directory, its classifier)`: the session's tiny RNN run (no bundle: predict uses model.keras)."""
+    return rnn_run_dir, rnn_run
 
 
 def test_predict_text_gives_each_class_its_probability(run):

@@ -91,7 +91,7 @@ def test_predict_with_a_bundle_reads_each_file_once(han_run_dir, reads):
 def test_predict_with_the_keras_model_reads_each_file_once(keras_only, reads):
     _predict(TEXT, "--run", keras_only, "--top-k", "1")
     reads.at_most_once()
-    assert reads.models == {"model.keras": 1} and "metrics.json" not in reads.files
+    assert reads.models == {"model.keras": 1}  # and the run's settings and metrics, checked as load_run does
 
 
 def test_predict_a_multi_label_file_reads_the_config_once(multilabel_run_dir, reads, tmp_path):

@@ -13,6 +13,7 @@ from hierattn.runs.sources import check_output, resume_run, train_imdb, train_ta
 from conftest import TINY_OPTIONS, StopAfterFirstEpoch, mini_imdb, write_corpus
 
 TINY = {"epochs": 1, "batch_size": 16, "embeddings": "none", "min_count": 1, "baseline": False}
+pytestmark = pytest.mark.usefixtures("no_bundle")  # runs here skip model.onnx (tests/conftest.py)
 
 
 def test_train_table_reads_the_data_trains_and_records_it(tiny_csv, tmp_path):
