@@ -33,7 +33,7 @@ train: $(INSTALLED)
 test: $(INSTALLED)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/python -m pytest -q -n 2 --dist loadfile
+	$(VENV)/bin/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder
 
 # The quick start's settings were chosen on IMDB training reviews the run does not read
 # (benchmarks/quickstart_settings.py, BENCHMARKS.md "The quick start"); the run and its page go to

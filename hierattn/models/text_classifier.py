@@ -27,8 +27,7 @@ from hierattn.ngrams.part import NgramPart
 # The backbone class of each architecture name.
 BACKBONE_CLASSES = {"han": HANBackbone, "transformer": TransformerBackbone, "rnn": RNNBackbone}
 _MODEL_KWARGS = ("name", "trainable", "dtype")
-# The entries of `ngram_report` saved with the classifier: the n-gram recipe and the weights chosen.
-_SAVED_REPORT = ("recipe", "network_weight", "ngram_weight", "network_share")
+_SAVED_REPORT = ("recipe", "network_weight", "ngram_weight", "network_share")  # `ngram_report`'s, saved with it
 
 
 @keras.saving.register_keras_serializable(package="hierattn")
@@ -343,6 +342,7 @@ class TextClassifier(NgramPart, Thresholds, Task):
             self.adapt(texts, labels, unlabeled=unlabeled, verbose=verbose)
         if not self.compiled:
             self.compile()
+        self.build_optimizer()  # before Keras's fit, so its train function is traced once
         return texts, labels, validation_data
 
     def _datasets(self, texts, labels, validation_data, batch_size, initial_epoch, verbose, callbacks):

@@ -138,6 +138,7 @@ def test_the_baseline_is_fitted_on_the_same_split_and_scored_on_the_same_texts(d
 def test_seed_makes_runs_reproducible(data, seeded_runs):
     train_data, _ = data
     first, second = seeded_runs
+    assert json.loads((first.path / "config.json").read_text())["classifier"]["seed"] == 7  # the seed given, recorded
     assert (first.path / "history.csv").read_text() == (second.path / "history.csv").read_text()
     texts = train_data.texts[:5]
     np.testing.assert_allclose(first.classifier.predict(texts), second.classifier.predict(texts), atol=1e-6)
@@ -512,31 +513,28 @@ def test_mixed_precision_setting_reaches_the_saved_classifier(data, tmp_path):
     assert run.classifier.dtype_policy.name == "mixed_float16"
 
 
-def test_config_json_holds_the_untrained_classifier_and_the_run_settings_as_given(data, tmp_path):
+def test_config_json_holds_the_untrained_classifier_and_the_run_settings_as_given(han_learned):
     from hierattn.models import TextClassifier
 
-    run = train(
-        data[0],
-        None,
-        tiny_config("han", epochs=1, seed=3),
-        tmp_path / "run",
-        log=lambda m: None,
-        verbose=0,
-        bundle=False,
-    )
-    config = json.loads((tmp_path / "run" / "config.json").read_text())
+    given, run = han_learned  # 12 epochs, a learning rate and a patience given, other settings by default
+    config = json.loads((run.path / "config.json").read_text())
     assert config.pop("format") == "hierattn.train-config/3"
     run_settings = {"epochs", "batch_size", "learning_rate", "patience", "validation_split", "limit", "baseline"}
-    assert set(config) == {"classifier", "data"} | run_settings and config["epochs"] == 1
+    assert set(config) == {"classifier", "data"} | run_settings
+    assert (config["epochs"], config["learning_rate"], config["patience"]) == (12, 5e-3, 12)
     classifier = config["classifier"]
-    assert (classifier["backbone"], classifier["seed"], classifier["label_names"]) == ("han", 3, ["neg", "pos"])
+    assert (classifier["backbone"], classifier["seed"], classifier["label_names"]) == (
+        "han",
+        given.seed,
+        ["neg", "pos"],
+    )
     assert classifier["backbone_options"] == {**TINY_OPTIONS["han"], "embedding_dim": 16}
     limits = classifier["preprocessor"]["config"]
     assert (limits["max_sentences"], limits["max_words"]) == (None, None)  # chosen by adapt: model.keras has them
     assert run.classifier.preprocessor.max_sentences >= 1 and run.classifier.preprocessor.max_words >= 1
     untrained = TextClassifier.from_config(classifier)  # the classifier the run started from
     assert untrained.get_config() == classifier and not untrained.adapted
-    assert run.config == config and load_run(tmp_path / "run").config == config
+    assert run.config == config and load_run(run.path).config == config
 
 
 def test_a_run_of_config_format_2_resumes_and_reads(data, tmp_path):

@@ -1,0 +1,38 @@
+"""Tests for hierattn.models.task.Task: what every classifier's Keras model does, here through `TextClassifier`."""
+
+import keras
+import numpy as np
+
+import hierattn
+from hierattn.models.task import Task
+
+from conftest import TINY_OPTIONS, make_reviews
+
+
+def fit_counting_traces(monkeypatch):
+    """A tiny RNN classifier fitted for an epoch in graphs, and how many times its train step was traced."""
+    traces = []
+    train_step = Task.train_step
+
+    def counted(self, data):
+        traces.append(1)  # Python runs here only while TensorFlow traces the step
+        return train_step(self, data)
+
+    monkeypatch.setattr(Task, "train_step", counted)
+    texts, labels = make_reviews(64)
+    keras.utils.set_random_seed(0)  # the same initial weights and dropout each time
+    clf = hierattn.TextClassifier("rnn", embeddings="none", min_count=1, ngrams=False, seed=5, **TINY_OPTIONS["rnn"])
+    clf.fit(texts, labels, epochs=1, batch_size=16, verbose=0)
+    return clf, len(traces)
+
+
+def test_fit_builds_the_optimizer_first_so_the_train_step_is_traced_once_and_trains_the_same(monkeypatch):
+    clf, traces = fit_counting_traces(monkeypatch)
+    assert traces == 1 and clf.optimizer.built
+    assert clf.optimizer.iterations.numpy() == 4  # 64 texts in batches of 16: the one trace ran every step
+    # Keras's own way (the optimizer built inside the first trace): traced twice, to the same weights
+    monkeypatch.setattr(Task, "build_optimizer", lambda self: None)
+    keras_way, keras_traces = fit_counting_traces(monkeypatch)
+    assert keras_traces == 2
+    for ours, theirs in zip(clf.get_weights(), keras_way.get_weights(), strict=True):
+        np.testing.assert_array_equal(ours, theirs)
