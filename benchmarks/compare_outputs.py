@@ -297,7 +297,10 @@ class Side:
     def check_imports(self):
         """Fails unless `python -m hierattn` on this side imports this checkout's package."""
         code = "import hierattn, pathlib; print(pathlib.Path(hierattn.__file__).resolve())"
-        found = subprocess.run([sys.executable, "-c", code], env=self.environment(), capture_output=True, text=True)
+        with tempfile.TemporaryDirectory() as empty:  # `-c` puts the working folder first: an empty one, as the cases'
+            found = subprocess.run(
+                [sys.executable, "-c", code], env=self.environment(), capture_output=True, text=True, cwd=empty
+            )
         where = pathlib.Path(found.stdout.strip() or "?")
         if found.returncode or self.checkout.resolve() not in where.parents:
             sys.exit(f"the {self.name} side imports hierattn from {where}, not {self.checkout}: {found.stderr[-500:]}")
