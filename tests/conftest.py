@@ -30,7 +30,7 @@ except ImportError:
     collect_ignore_glob = ["serve/*"]
 
 
-# The longest test files (measured with --durations on 2 cores, BENCHMARKS.md "The test suite"), started first in this
+# The longest test files (--durations on 2 cores, BENCHMARKS.md "The test suite's time"), started first in this
 # order: `make test`'s two processes (`-n 2 --dist loadfile --no-loadscope-reorder`) each take the next file as they
 # finish one, so with these first they end together instead of one running a long file alone at the end. Every other
 # file keeps its place after them.
@@ -47,6 +47,7 @@ LONGEST_FIRST = (
     "batch/test_on_ray.py",
     "test_quickstart.py",  # only where the real IMDB archive is (../shared)
 )
+assert all(os.path.isfile(os.path.join(os.path.dirname(__file__), name)) for name in LONGEST_FIRST), "a file is gone"
 
 
 def pytest_collection_modifyitems(items):
