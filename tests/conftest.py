@@ -190,6 +190,12 @@ def tiny_csv(tmp_path_factory):
     return folder / "train.csv", folder / "test.csv"
 
 
+def tiny_args(epochs=1):
+    """`train csv`'s options for a tiny HAN of the generated corpus (seconds to train): `epochs`, batches of 16,
+    8-dimensional embeddings learned from scratch."""
+    return ["--epochs", str(epochs), "--batch-size", "16", "--embedding-dim", "8", "--embeddings", "none"]
+
+
 TINY_OPTIONS = {
     "han": {"embedding_dim": 8, "word_units": 8, "sentence_units": 8, "attention_units": 8},
     "transformer": {"embedding_dim": 8, "num_heads": 2, "intermediate_dim": 16, "num_layers": 1},
@@ -383,7 +389,7 @@ def cli_run(tiny_csv, tmp_path_factory):
 
         from hierattn.cli import cli
 
-        tiny = ["--epochs", "1", "--batch-size", "16", "--embedding-dim", "8", "--embeddings", "none"]
+        tiny = tiny_args()
         with contextlib.chdir(folder):
             result = CliRunner().invoke(cli, ["train", "csv", str(tiny_csv[0]), "--test", str(tiny_csv[1]), *tiny])
         assert result.exit_code == 0, result.output

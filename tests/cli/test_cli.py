@@ -17,10 +17,10 @@ from click.testing import CliRunner
 from hierattn.cli import cli
 from hierattn.runs.config import read_settings
 
-from conftest import write_corpus
+from conftest import tiny_args, write_corpus
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-TINY = ["--epochs", "1", "--batch-size", "16", "--embedding-dim", "8", "--embeddings", "none"]
+TINY = tiny_args()
 pytestmark = pytest.mark.usefixtures("no_bundle")  # runs trained here skip model.onnx (tests/conftest.py)
 
 
@@ -536,7 +536,7 @@ def test_train_help_is_short_and_shows_every_default():
 
 def test_train_csv_multi_label_and_its_evaluation(multilabel_csv, tmp_path):
     train, test = multilabel_csv
-    tiny = ["--epochs", "1", "--batch-size", "16", "--embedding-dim", "8", "--embeddings", "none"]
+    tiny = tiny_args()
     run_dir = tmp_path / "run"
     result = invoke("train", "csv", train, "--test", test, "--multi-label", *tiny, "--output", run_dir)
     assert result.exit_code == 0, result.output

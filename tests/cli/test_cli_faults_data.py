@@ -14,9 +14,9 @@ import shutil
 import keras
 import pytest
 
-from conftest import compressed, invoke_cli, mini_imdb, refused, write_file
+from conftest import compressed, invoke_cli, mini_imdb, refused, tiny_args, write_file
 
-TINY = ["--epochs", "1", "--batch-size", "16", "--embedding-dim", "8", "--embeddings", "none"]
+TINY = tiny_args()
 
 
 # Table files for train csv ---------------------------------------------------------------------------------------------

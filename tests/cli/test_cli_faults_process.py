@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from conftest import assert_refused, run_program
+from conftest import assert_refused, run_program, tiny_args
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -44,14 +44,7 @@ def test_no_tensorflow_cpp_lines_unless_verbose_and_one_line_per_epoch_in_a_file
         tiny_csv[1],
         "--output",
         tmp_path / "run",
-        "--epochs",
-        "2",
-        "--batch-size",
-        "16",
-        "--embedding-dim",
-        "8",
-        "--embeddings",
-        "none",
+        *tiny_args(2),
     )
     assert train.returncode == 0, train.stderr.decode()
     assert "Warning" not in train.stderr.decode() and "1 without a label" in train.stderr.decode()

@@ -21,10 +21,10 @@ import pytest
 
 from hierattn.runs.run import load_run
 
-from conftest import assert_refused, invoke_cli, refused, write_file
+from conftest import assert_refused, invoke_cli, refused, tiny_args, write_file
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-TINY = ["--epochs", "1", "--batch-size", "16", "--embedding-dim", "8", "--embeddings", "none"]
+TINY = tiny_args()
 pytestmark = pytest.mark.usefixtures("no_bundle")  # runs trained here in this process skip model.onnx
 
 
@@ -206,14 +206,7 @@ def test_a_diverging_training_stops_with_an_error_and_never_becomes_the_latest_r
         run,
         "--learning-rate",
         "1e30",
-        "--epochs",
-        "3",
-        "--batch-size",
-        "16",
-        "--embedding-dim",
-        "8",
-        "--embeddings",
-        "none",
+        *tiny_args(3),
     )
     error = assert_refused(result.output, result.exit_code)
     assert "training diverged: the loss became" in error and "lower --learning-rate" in error
@@ -305,14 +298,7 @@ def test_two_trainings_into_one_output_exactly_one_wins(tiny_csv, tmp_path):
         str(tiny_csv[0]),
         "--output",
         str(output),
-        "--epochs",
-        "2",
-        "--batch-size",
-        "16",
-        "--embedding-dim",
-        "8",
-        "--embeddings",
-        "none",
+        *tiny_args(2),
         "--no-baseline",
     ]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

@@ -13,9 +13,9 @@ import time
 
 import pytest
 
-from conftest import assert_refused, compressed, invoke_cli, refused, run_program, write_file
+from conftest import assert_refused, compressed, invoke_cli, refused, run_program, tiny_args, write_file
 
-TINY = ["--epochs", "1", "--batch-size", "16", "--embedding-dim", "8", "--embeddings", "none"]
+TINY = tiny_args()
 
 
 @pytest.fixture(scope="module")
