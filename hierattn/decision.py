@@ -6,14 +6,21 @@ independent sigmoid per label and its answer the labels over their
 thresholds (possibly none). A `Decision` holds what that takes (the label
 names, which kind, the thresholds) and is what every path asks: the Keras
 classifier and the runtime's bundle (`decision`), training and evaluation,
-`predict`, batch prediction and the server. How a later step (a cascade, a
+`predict`, batch prediction and the server. How a later step (a
 calibration, a decision rule) changes a decision, it changes here.
+
+`Cascade` is where the classifier decides how much reading a document
+needs: the n-gram part scores every document, and the network reads only
+those the n-gram part is not sure of (their margin under a cut chosen on the
+validation texts, `hierattn.models.cascade`); both the Keras classifier and
+the runtime predict through it.
 """
 
 import numpy as np
 
-from hierattn.defaults import MULTILABEL
+from hierattn.defaults import CASCADE, MULTILABEL
 from hierattn.errors import ArgumentError
+from hierattn.ngrams.mixing import combine
 
 
 def activation_of(multi_label):
@@ -141,4 +148,100 @@ class Decision:
         return f"<Decision {self.label_names} {kind}>"
 
 
-__all__ = ["Decision", "activation_of", "check_k", "over_thresholds", "top_k"]
+def check_network(network):
+    """Refuses a `network` setting other than those of `hierattn.defaults.CASCADE["networks"]` (`ArgumentError`)."""
+    if network not in CASCADE["networks"]:
+        raise ArgumentError(
+            f"{{argument}} must be one of {', '.join(CASCADE['networks'])}, not {network!r}", argument="network"
+        )
+    return network
+
+
+class Cascade:
+    """Which documents the network reads: those the n-gram part is not sure of. The rest the n-gram part decides.
+
+    The n-gram part's logits `z` are cheap; the network is most of the cost.
+    With the network's term held neutral (the same probability for every
+    class), the combination `softmax(a log p + b z)` (for a multi-label
+    classifier `sigmoid(a logit p + b z)` per label) is `softmax(b z)`
+    (`sigmoid(b z)`): the n-gram part's decision, on the combination's
+    scale. A document's margin is how sure that decision is: the gap
+    between its two highest scores `b z`, or for a multi-label classifier
+    the smallest distance of a label's `b z_l` from its threshold's log-odds
+    `logit(t_l)`. A document whose margin is under `cut` is read by the
+    network and gets the whole combination's probabilities; any other gets
+    `softmax(b z)` (`sigmoid(b z)`), so its decision is the n-gram part's.
+
+    Args:
+        cut: The margin under which the network reads a document; `None`:
+            the network reads every document (the whole combination).
+        ngram_weight: The combination's `b`.
+        multi_label: Whether the classifier is multi-label.
+        thresholds: A multi-label classifier's thresholds (None: each
+            `MULTILABEL["threshold"]`).
+
+    Example:
+
+    >>> cascade = Cascade(cut=1.0, ngram_weight=0.5)
+    >>> z = np.array([[0.0, 4.0], [0.2, -0.2]])      # sure, then unsure
+    >>> cascade.margins(z), cascade.needs_network(z)
+    (array([2. , 0.2]), array([False,  True]))
+    >>> cascade.predict(z, lambda index: np.array([[0.9, 0.1]])).round(3)
+    array([[0.119, 0.881],
+           [0.9  , 0.1  ]], dtype=float32)
+    """
+
+    def __init__(self, cut, ngram_weight, multi_label=False, thresholds=None):
+        self.cut = None if cut is None else float(cut)
+        self.ngram_weight = float(ngram_weight)
+        self.multi_label = bool(multi_label)
+        self.thresholds = thresholds
+
+    @property
+    def activation(self):
+        return activation_of(self.multi_label)
+
+    def margins(self, logits):
+        """How sure the n-gram part is of each document's decision, `(n,)` (see the class docstring)."""
+        scores = self.ngram_weight * np.asarray(logits, np.float64)
+        if self.multi_label:
+            thresholds = np.asarray(self.thresholds or [MULTILABEL["threshold"]] * scores.shape[1], np.float64)
+            return np.abs(scores - (np.log(thresholds) - np.log1p(-thresholds))).min(axis=1)
+        if scores.shape[1] < 2:
+            return np.full(len(scores), np.inf)
+        top = np.sort(scores, axis=1)[:, -2:]
+        return top[:, 1] - top[:, 0]
+
+    def needs_network(self, logits):
+        """Whether the network reads each document: its margin is under `cut` (every document when `cut` is None)."""
+        if self.cut is None:
+            return np.ones(len(logits), bool)
+        return self.margins(logits) < self.cut
+
+    def ngram_probabilities(self, logits):
+        """`softmax(b z)` (`sigmoid(b z)`): the combination with the network's term neutral, `(n, classes)` float32."""
+        logits = np.asarray(logits, np.float32)
+        return combine(np.full_like(logits, 0.5), logits, 0.0, self.ngram_weight, activation=self.activation).astype(
+            np.float32
+        )
+
+    def predict(self, logits, whole):
+        """The probabilities of documents given their n-gram logits: the n-gram part's, or `whole(index)`'s.
+
+        Args:
+            logits: The n-gram part's logits `(n, classes)`.
+            whole: Called once with the (sorted) indices of the documents the
+                network reads, if any; gives their whole combination's
+                probabilities.
+        """
+        result = self.ngram_probabilities(logits)
+        index = np.flatnonzero(self.needs_network(logits))
+        if len(index):
+            result[index] = whole(index)
+        return result
+
+    def __repr__(self):
+        return f"<Cascade cut={self.cut} ngram_weight={self.ngram_weight}>"
+
+
+__all__ = ["Cascade", "Decision", "activation_of", "check_k", "check_network", "over_thresholds", "top_k"]

@@ -6,7 +6,7 @@ import re
 import numpy as np
 import pytest
 
-from hierattn.decision import Decision, activation_of, check_k, over_thresholds, top_k
+from hierattn.decision import Cascade, Decision, activation_of, check_k, check_network, over_thresholds, top_k
 from hierattn.errors import ArgumentError
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "hierattn"
@@ -88,3 +88,37 @@ def test_the_decision_and_the_activation_are_written_once():
     assert [line.split(":")[0] for line in thresholds] == ["hierattn/decision.py"], thresholds
     label_argmax = _code_lines(r"label_names\[i\] for i in .*argmax|argmax\(axis=1\)")
     assert [line.split(":")[0] for line in label_argmax] == ["hierattn/decision.py"], label_argmax
+
+
+def test_a_cascade_margin_is_the_gap_of_the_ngram_scores_or_the_nearest_threshold():
+    single = Cascade(cut=1.0, ngram_weight=2.0)
+    np.testing.assert_allclose(single.margins(np.array([[0.0, 1.0, 0.25], [3.0, -1.0, 2.5]])), [1.5, 1.0])
+    multi = Cascade(cut=1.0, ngram_weight=2.0, multi_label=True, thresholds=[0.5, 0.2])
+    # 2 * 1.0 - logit(0.5) = 2; 2 * 0.0 - logit(0.2) = 1.386...: the nearest threshold counts
+    np.testing.assert_allclose(multi.margins(np.array([[1.0, 0.0]])), [np.log(4.0)])
+    assert multi.needs_network(np.array([[1.0, 0.0], [1.0, -0.5]])).tolist() == [False, True]
+
+
+def test_a_cascade_without_a_cut_sends_every_document_to_the_network():
+    logits = np.array([[0.0, 9.0], [9.0, 0.0]])
+    assert Cascade(None, 1.0).needs_network(logits).all()
+    assert not Cascade(0.0, 1.0).needs_network(logits).any()
+
+
+def test_a_documents_the_ngram_part_decides_get_its_scores_with_the_network_term_neutral():
+    cascade = Cascade(cut=5.0, ngram_weight=0.5)
+    logits = np.array([[0.0, 20.0], [1.0, 0.0]])
+    calls = []
+    found = cascade.predict(logits, lambda index: calls.append(index.tolist()) or np.array([[0.25, 0.75]]))
+    assert calls == [[1]]  # once, with the unsure document only
+    expected = np.exp([0.0, 10.0]) / np.exp([0.0, 10.0]).sum()
+    np.testing.assert_allclose(found, [expected, [0.25, 0.75]], rtol=1e-6)
+    assert found.dtype == np.float32
+    sigmoid = Cascade(cut=0.0, ngram_weight=2.0, multi_label=True).ngram_probabilities(np.array([[0.5, -1.0]]))
+    np.testing.assert_allclose(sigmoid, 1 / (1 + np.exp([[-1.0, 2.0]])), rtol=1e-6)
+
+
+def test_the_network_setting_is_auto_or_always():
+    assert check_network("auto") == "auto" and check_network("always") == "always"
+    with pytest.raises(ArgumentError, match="network must be one of auto, always, not 'never'"):
+        check_network("never")

@@ -17,7 +17,7 @@ import logging
 from hierattn.batch.files import OutputFolder, check_inputs, count_rows, file_names, input_files, read_chunks
 from hierattn.batch.predictor import BatchPredictor
 from hierattn.data.progress import tqdm
-from hierattn.defaults import BATCH
+from hierattn.defaults import BATCH, CASCADE
 from hierattn.errors import ArgumentError, DataError, HierattnError, first_line
 from hierattn.runs.run import Run
 from hierattn.utils.atomic import check_new_file
@@ -36,7 +36,15 @@ def import_ray():
 
 
 def predict_dataset(
-    dataset, bundle, text_column=None, keep=(), workers=None, threads=BATCH["threads"], top_k=None, label_separator=None
+    dataset,
+    bundle,
+    text_column=None,
+    keep=(),
+    workers=None,
+    threads=BATCH["threads"],
+    top_k=None,
+    label_separator=None,
+    network=CASCADE["network"],
 ):
     """Predictions of a `ray.data.Dataset`'s texts: a new (lazy) Dataset, one row per input row.
 
@@ -59,6 +67,7 @@ def predict_dataset(
         top_k: With a number, the ranked columns (`BatchPredictor`).
         label_separator: What joins a multi-label bundle's labels
             (`BatchPredictor`'s default).
+        network: `"auto"` or `"always"` (`BatchPredictor`).
 
     Raises:
         ArgumentError: `top_k` is not a whole number of at least 1.
@@ -76,7 +85,9 @@ def predict_dataset(
     ```
     """
     ray = import_ray()
-    predictor = BatchPredictor(bundle, text_column, keep, threads, top_k=top_k, label_separator=label_separator)
+    predictor = BatchPredictor(
+        bundle, text_column, keep, threads, top_k=top_k, label_separator=label_separator, network=network
+    )
     predictor.columns_of(dataset.columns())
     return _scored(ray, dataset, predictor, workers)
 
@@ -136,6 +147,7 @@ def predict_files(
     progress=True,
     log=None,
     top_k=None,
+    network=CASCADE["network"],
 ):
     """Scores every row of the files `source` names, on Ray Data, into a new folder of parts.
 
@@ -167,6 +179,7 @@ def predict_files(
         log: Called with lines naming the run and the cluster.
         top_k: Also write each row's `top_k` most probable classes
             (columns `top_1`, `p_top_1`, ...).
+        network: `"auto"` or `"always"` (`BatchPredictor`).
 
     Returns:
         The number of rows written.
@@ -183,7 +196,7 @@ def predict_files(
     files = input_files(source)
     carried = check_inputs(files, text_column, encoding)
     run = Run.open(run_dir)
-    predictor = BatchPredictor(run, "text", top_k=top_k)  # the run's bundle, and its label separator
+    predictor = BatchPredictor(run, "text", top_k=top_k, network=network)  # the run's bundle, and its label separator
     if log:
         log(run.line)
     with _quiet("ray", "ray.data"):  # Ray's notes, and its tracebacks of an error that is raised below as one

@@ -7,8 +7,8 @@ import pathlib
 import numpy as np
 
 from hierattn.data.tables import ID_COLUMNS, LABEL_COLUMNS, TEXT_COLUMNS, cell_text, find_column, pick_column
-from hierattn.decision import check_k
-from hierattn.defaults import BATCH, MULTILABEL
+from hierattn.decision import check_k, check_network
+from hierattn.defaults import BATCH, CASCADE, MULTILABEL
 from hierattn.errors import ArgumentError, DataError
 from hierattn.runs.directory import BUNDLE_FILE
 from hierattn.runs.predict import score_texts
@@ -54,6 +54,8 @@ class BatchPredictor:
         label_separator: What joins a multi-label bundle's labels (default:
             for a run directory, its config.json's `data.label_separator`;
             else `hierattn.defaults.MULTILABEL["separator"]`).
+        network: `"auto"`: the network reads only the texts the n-gram part
+            is not sure of; `"always"`: every text (`hierattn.runtime.Predictor.network`).
 
     Raises:
         ArgumentError: `top_k` is not a whole number of at least 1.
@@ -83,9 +85,11 @@ class BatchPredictor:
         batch_size=BATCH["graph_batch"],
         top_k=None,
         label_separator=None,
+        network=CASCADE["network"],
     ):
         if top_k is not None:
             check_k(top_k, "top_k")
+        self.network = check_network(network)
         run = bundle if isinstance(bundle, Run) else Run(bundle) if _is_folder(bundle) else None
         self.bundle = bundle_path(run.path if run is not None else bundle)
         self.text_column = text_column
@@ -106,7 +110,7 @@ class BatchPredictor:
     def predictor(self):
         """The `hierattn.runtime.Predictor`: loaded once per process (copies unpickled there share it)."""
         if self._predictor is None:
-            self._predictor = _loaded(self.bundle, self.threads)
+            self._predictor = _loaded(self.bundle, self.threads, self.network)
         return self._predictor
 
     def __getstate__(self):
@@ -190,11 +194,11 @@ def _is_folder(source):
 
 
 @functools.cache
-def _loaded(bundle, threads):
+def _loaded(bundle, threads, network):
     """A bundle loaded once per process and settings: Spark unpickles a predictor for every task it runs."""
     from hierattn.runtime import load
 
-    return load(bundle, threads=threads)
+    return load(bundle, threads=threads, network=network)
 
 
 def bundle_path(source):

@@ -7,6 +7,7 @@ from hierattn.cli.options import (
     echo_rows,
     encoding_option,
     friendly_errors,
+    network_option,
     refuse_existing,
     run_option,
 )
@@ -34,8 +35,9 @@ from hierattn.utils.jsonfile import save_json
 @click.option("--label-column", default=None)
 @click.option("--output", type=click.Path(dir_okay=False), default=None, help="Also write the metrics as JSON.")
 @encoding_option
+@network_option
 @friendly_errors
-def evaluate(run_dir, split, data_path, text_column, label_column, output, encoding):
+def evaluate(run_dir, split, data_path, text_column, label_column, output, encoding, network):
     """Evaluate a run (the latest by default) on labelled data."""
     # imported when the command runs: --help, and refusing bad input, come before NumPy, pandas and TensorFlow load
     from hierattn.cli.render import evaluation_text
@@ -46,7 +48,15 @@ def evaluate(run_dir, split, data_path, text_column, label_column, output, encod
 
     refuse_existing(output)
     metrics = evaluate_run(
-        run_dir, data_path, split, text_column, label_column, encoding, log=echo_err, on_table=echo_rows
+        run_dir,
+        data_path,
+        split,
+        text_column,
+        label_column,
+        encoding,
+        log=echo_err,
+        on_table=echo_rows,
+        network=network,
     )
 
     click.echo(evaluation_text(metrics))

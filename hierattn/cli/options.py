@@ -16,7 +16,7 @@ import sys
 
 import click
 
-from hierattn.defaults import BACKBONES, DISTRIBUTE, EPOCH_BUDGET, MODELS, PREPROCESSING, TRAINING
+from hierattn.defaults import BACKBONES, CASCADE, DISTRIBUTE, EPOCH_BUDGET, MODELS, PREPROCESSING, TRAINING
 from hierattn.errors import HierattnError
 from hierattn.utils.atomic import check_new_file, reason
 
@@ -241,6 +241,18 @@ def run_option(function):
         default=None,
         show_default="the latest under runs/",
         help="The run directory to use. Which run answers is said on standard error.",
+    )(function)
+
+
+def network_option(function):
+    """--network auto|always: whether the network reads only the documents the n-gram part is not sure of."""
+    return click.option(
+        "--network",
+        type=click.Choice(CASCADE["networks"]),
+        default=CASCADE["network"],
+        show_default=True,
+        help="auto: the network reads only the texts the n-gram part is not sure of (the cut chosen on the run's "
+        "validation texts); always: it reads every text (the whole combination).",
     )(function)
 
 

@@ -9,6 +9,7 @@ from hierattn.cli.options import (
     file_option,
     friendly_errors,
     given,
+    network_option,
     one_text,
     refuse_existing,
     run_option,
@@ -70,8 +71,11 @@ RAY_OPTIONS = ("address", "workers", "output_format")
     show_default=True,
     help="With --engine ray: the parts' format.",
 )
+@network_option
 @friendly_errors
-def predict(text, run_dir, file_path, text_column, output, encoding, top_k, engine, address, workers, output_format):
+def predict(
+    text, run_dir, file_path, text_column, output, encoding, top_k, engine, address, workers, output_format, network
+):
     """Classify text: predict "text", predict --file FILE, predict - (standard input), or predict --file ... --engine ray --output DIR.
 
     A multi-label run predicts each text's label set (the labels over their
@@ -79,7 +83,9 @@ def predict(text, run_dir, file_path, text_column, output, encoding, top_k, engi
     """
     check_text_or_file(text, file_path)
     if engine == "ray":
-        _predict_on_ray(text, run_dir, file_path, text_column, output, encoding, address, workers, output_format, top_k)
+        _predict_on_ray(
+            text, run_dir, file_path, text_column, output, encoding, address, workers, output_format, top_k, network
+        )
         return
     named = [f"--{name.replace('_', '-')}" for name in RAY_OPTIONS if given(name)]
     if named:
@@ -92,7 +98,7 @@ def predict(text, run_dir, file_path, text_column, output, encoding, top_k, engi
     if text is None and file_path is None:
         raise click.UsageError("give a text, --file FILE, or - for standard input")
     if text is not None and text != "-":
-        click.echo(answer_text(predict_one(one_text(text), run_dir, top_k=top_k, log=echo_err)))
+        click.echo(answer_text(predict_one(one_text(text), run_dir, top_k=top_k, log=echo_err, network=network)))
         return
     count = predict_file(
         file_path,
@@ -104,18 +110,31 @@ def predict(text, run_dir, file_path, text_column, output, encoding, top_k, engi
         progress=bool(output),
         log=echo_err,
         top_k=top_k,
+        network=network,
     )
     if output:
         click.echo(f"scored {count:,} texts into {output}")
 
 
-def _predict_on_ray(text, run_dir, file_path, text_column, output, encoding, address, workers, output_format, top_k):
+def _predict_on_ray(
+    text, run_dir, file_path, text_column, output, encoding, address, workers, output_format, top_k, network
+):
     if text is not None or file_path is None or not output:
         raise click.UsageError("--engine ray scores files: give --file PATH_OR_GLOB and --output DIR")
     from hierattn.batch.on_ray import import_ray, predict_files
 
     import_ray()  # one line saying how to install it, before any other check
     count = predict_files(
-        file_path, output, run_dir, text_column, encoding, workers, address, output_format, log=echo_err, top_k=top_k
+        file_path,
+        output,
+        run_dir,
+        text_column,
+        encoding,
+        workers,
+        address,
+        output_format,
+        log=echo_err,
+        top_k=top_k,
+        network=network,
     )
     click.echo(f"scored {count:,} rows into {output}")

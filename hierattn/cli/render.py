@@ -60,13 +60,24 @@ def metrics_text(metrics):
                 f"{', balanced class weights' if recipe['class_weight'] else ''} (the best of "
                 f"{len(parts.get('recipes_tried') or [])} recipes on validation)"
             )
+    read = parts.get("network_read", {})
+    if read:
+        lines.append(
+            "the network read "
+            + ", ".join(f"{read[split]:.1%} of {split} documents" for split in ("validation", "test") if split in read)
+            + " (the others decided by the n-gram part alone, surer than the cut chosen on validation)"
+        )
     if "skipped" in baseline:
         lines.append(f"no baseline: scikit-learn could not fit it ({baseline['skipped']})")
     for split in ("validation", "test"):
         if split in metrics:
             m = metrics[split]
             line = f"{split}: {scores_text(m, full=True)} ({m['documents']:,} documents)"
-            for part, label in (("network", "network alone"), ("ngrams", "n-gram part alone")):
+            for part, label in (
+                ("whole", "network on every document"),
+                ("network", "network alone"),
+                ("ngrams", "n-gram part alone"),
+            ):
                 if split in parts.get(part, {}):
                     line += f" | {label}: {scores_text(parts[part][split])}"
             if split in baseline:
@@ -141,11 +152,17 @@ def evaluation_text(metrics):
 
     The matrix is labelled (`confusion_text`): true classes down the side, predicted across the top.
     """
+    read = ""
+    if "network_read" in metrics:
+        read = (
+            f"\nthe network read {metrics['network_read']:.1%} of them; with the network on every document: "
+            f"{scores_text(metrics['whole'])}"
+        )
     if "micro_f1" in metrics:
-        return multilabel_text(metrics)
+        return multilabel_text(metrics) + read
     scores = scores_text(metrics)
     lines = [
-        f"{scores} on {metrics['documents']:,} documents",
+        f"{scores} on {metrics['documents']:,} documents{read}",
         "confusion matrix (rows: true class, columns: predicted class):",
     ]
     lines += ["  " + line for line in confusion_text(metrics["labels"], metrics["confusion_matrix"]).splitlines()]

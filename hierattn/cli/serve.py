@@ -2,7 +2,7 @@
 
 import click
 
-from hierattn.cli.options import echo_err, friendly_errors, run_option
+from hierattn.cli.options import echo_err, friendly_errors, network_option, run_option
 from hierattn.defaults import SERVE
 
 
@@ -53,8 +53,9 @@ def _limit(name, kind, help):
 @_limit("max_body_bytes", click.IntRange(1), "The largest request body; beyond it, 413.")
 @_limit("max_texts", click.IntRange(1), "The most texts in one request.")
 @_limit("max_text_chars", click.IntRange(1), "The longest text, in characters.")
+@network_option
 @friendly_errors
-def serve(run_dir, host, port, explain, cors_origins, access_log, **limits):
+def serve(run_dir, host, port, explain, cors_origins, access_log, network, **limits):
     """Serve a run's classifier over HTTP: predictions, explanations and a page to try texts on.
 
     POST /v1/predict {"texts": [...]}, POST /v1/explain {"text": "..."},
@@ -72,4 +73,4 @@ def serve(run_dir, host, port, explain, cors_origins, access_log, **limits):
         ) from None
     from hierattn.serve import serve as run_server
 
-    run_server(run_dir, host, port, explain, cors_origins, access_log, log=echo_err, **limits)
+    run_server(run_dir, host, port, explain, cors_origins, access_log, log=echo_err, network=network, **limits)

@@ -74,7 +74,8 @@ def export_bundle(classifier, filepath, verbose=True, overwrite=True):
         inputs = {"token_ids": next(n for n in names if n.endswith("token_ids"))}
         if len(names) > 1:
             inputs["ngram_ids"] = next(n for n in names if n.endswith("ngram_ids"))
-        metadata = bundle_metadata(classifier, inputs, model.graph.output[0].name)
+        outputs = [output.name for output in model.graph.output]
+        metadata = bundle_metadata(classifier, inputs, outputs[0], *outputs[1:])
         onnx.helper.set_model_props(model, {METADATA_KEY: json.dumps(metadata)})
         model.doc_string = (
             f"hierattn {metadata['architecture']} text classifier ({', '.join(map(str, classifier.label_names))}): "
@@ -96,7 +97,12 @@ def _convert(classifier, path):
     from hierattn.export.fused_rnn import fused_recurrent  # its tf2onnx handler is registered only while active
 
     try:
-        with _without_cudnn(classifier), fused_recurrent(classifier), _quiet_converter():
+        with (
+            _without_cudnn(classifier),
+            _with_ngram_logits(classifier),
+            fused_recurrent(classifier),
+            _quiet_converter(),
+        ):
             keras.Model.export(
                 classifier,
                 path,
@@ -110,11 +116,13 @@ def _convert(classifier, path):
         raise ExportError(f"the classifier could not be converted to ONNX ({type(error).__name__}: {first})") from error
 
 
-def bundle_metadata(classifier, inputs, output):
+def bundle_metadata(classifier, inputs, output, ngram_output=None):
     """The bundle's metadata (`hierattn.runtime.bundle`) for `classifier`.
 
     A multi-label classifier's adds `multi_label` (true) and `thresholds`
     (one per label, in `label_names` order); a single-label one's has neither.
+    With an n-gram part (`ngram_output`, the graph's output of its logits),
+    `ngram_output` and `cascade` (the cut and the n-gram part's weight).
     """
     from hierattn import __version__
 
@@ -140,6 +148,10 @@ def bundle_metadata(classifier, inputs, output):
     if classifier.multi_label:  # a single-label bundle's metadata has neither key (bundles before them load as such)
         thresholds = classifier.thresholds or [MULTILABEL["threshold"]] * len(classifier.label_names)
         metadata.update(multi_label=True, thresholds=[float(t) for t in thresholds])
+    if ngram_output is not None:
+        cut = (classifier.cascade_report or {}).get("cut")
+        b = float(np.asarray(classifier.combination.mixing)[1])
+        metadata.update(ngram_output=ngram_output, cascade={"cut": cut, "ngram_weight": b})
     return metadata
 
 
@@ -154,23 +166,39 @@ def probe_texts(classifier):
 def check_bundle(classifier, path):
     """Loads the bundle at `path` with onnxruntime and compares it with `classifier` on `probe_texts`.
 
+    Both ways: as the classifier decides (with its cascade), and with the network reading every document.
+
     Raises:
         ExportError: A probability differs by more than `TOLERANCE`.
     """
     import tensorflow as tf
 
     texts = probe_texts(classifier)
+    x = classifier.preprocessor(texts)
     with tf.device("/CPU:0"):  # as onnxruntime computes: a GPU's TF32 products would differ by more than TOLERANCE
-        expected = classifier.predict(texts, verbose=0)
+        expected = {None: classifier.predict_ids(x), "whole": classifier.predict_ids(x, part="whole")}
     predictor = load(path)
-    for batch_size in (1, len(texts)):
-        found = predictor.predict(texts, batch_size=batch_size)
-        difference = float(np.abs(found - expected).max())
-        if not difference <= TOLERANCE:
-            raise ExportError(
-                f"the exported graph does not give the classifier's answers (largest difference of a probability "
-                f"{difference:.2g} on the probe texts, batches of {batch_size}); nothing was written"
-            )
+    for part, network in ((None, "auto"), ("whole", "always")):
+        predictor.network = network
+        for batch_size in (1, len(texts)):
+            found = predictor.predict(texts, batch_size=batch_size)
+            difference = float(np.abs(found - expected[part]).max())
+            if not difference <= TOLERANCE:
+                raise ExportError(
+                    f"the exported graph does not give the classifier's answers (largest difference of a probability "
+                    f"{difference:.2g} on the probe texts, batches of {batch_size}, network {network}); "
+                    "nothing was written"
+                )
+
+
+@contextlib.contextmanager
+def _with_ngram_logits(classifier):
+    """While exporting: the graph's second output is the n-gram part's logits (the runtime's cascade reads them)."""
+    classifier._with_ngram_logits = classifier.ngram_logits is not None
+    try:
+        yield
+    finally:
+        classifier._with_ngram_logits = False
 
 
 @contextlib.contextmanager

@@ -14,7 +14,9 @@ so everything is read into Python strings first; a dataset is read once.
 
 import numpy as np
 
-from hierattn.data.dataset import LabelMap, random_split, stratified_split
+from hierattn.data.dataset import LabelMap, random_split, stratified_split, validation_pair
+from hierattn.data.ids import token_ids
+from hierattn.defaults import TRAINING
 from hierattn.errors import DataError
 
 
@@ -185,3 +187,31 @@ def _label_sets(y, label_names=None):
             )
         sets.append(sorted({_decode(label) for label in labels}, key=str))
     return sets, None
+
+
+def fit_datasets(classifier, texts, labels, validation_data, batch_size, initial_epoch, verbose, callbacks):
+    """`fit`'s training ids and batches, and validation `(ids, labels)` and batches; early stopping in `callbacks`.
+
+    Returns:
+        `(training ids, training batches, validation (ids, labels), validation batches)`, the last two None
+        without validation data.
+    """
+    import keras
+
+    from hierattn.data.pipeline import make_eval_dataset, make_train_dataset
+
+    strategy, num_classes = classifier.distribute_strategy, len(classifier.label_names)
+    x_fit, y_fit = classifier.preprocessor(texts, progress=bool(verbose)), classifier.label_ids(labels)
+    train_set = make_train_dataset(
+        token_ids(x_fit), y_fit, batch_size, classifier.seed, num_classes, first_epoch=initial_epoch, strategy=strategy
+    )
+    if validation_data is None:
+        return x_fit, train_set, None, None
+    texts, labels = classifier._texts_and_labels(*validation_pair(validation_data), "validation_data")
+    validation = (classifier.preprocessor(texts), labels)
+    val_set = make_eval_dataset(
+        token_ids(validation[0]), classifier.label_ids(labels), batch_size * 4, num_classes, strategy=strategy
+    )
+    if not any(isinstance(c, keras.callbacks.EarlyStopping) for c in callbacks):
+        callbacks.append(keras.callbacks.EarlyStopping(patience=TRAINING["patience"], restore_best_weights=True))
+    return x_fit, train_set, validation, val_set

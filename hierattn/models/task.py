@@ -67,6 +67,7 @@ class Task(BuildFromKnownShapes, keras.Model):
 
     multi_label = False  # set by a subclass whose outputs are independent label probabilities (sigmoid)
     thresholds = None  # then, each label's threshold (`hierattn.models.thresholds`)
+    cascade = None  # a subclass's `hierattn.decision.Cascade`: which documents the network reads
 
     @property
     def adapted(self):
@@ -295,19 +296,22 @@ class Task(BuildFromKnownShapes, keras.Model):
         return self.decision.top_k(self.predict(x, batch_size=batch_size, verbose=verbose), k)
 
     def predict_ids(self, x, batch_size=32, progress=False, part=None):
-        """Class probabilities for id arrays (from the preprocessor): of the whole classifier, or of one part.
+        """Class probabilities for id arrays (from the preprocessor): of the classifier, or of one part.
 
         Args:
             x: Ids as `preprocessor` gives them: an array `(n, ...)`, or a
                 dict of `"token_ids"` and `"ngram_ids"`.
             batch_size: Documents per batch.
             progress: Show a progress bar.
-            part: `None` (the whole classifier), `"network"` (the backbone
+            part: `None` (the classifier's answers: with a cascade, the
+                network reads only the documents the n-gram part is not sure
+                of, `cascade`), `"whole"` (the whole combination: the
+                network reads every document), `"network"` (the backbone
                 alone) or `"ngrams"` (the n-gram part alone: the softmax, or
                 for a multi-label classifier the sigmoid, of its logits).
         """
-        if part not in (None, "network", "ngrams"):
-            raise ValueError(f"part must be None, 'network' or 'ngrams'. Received: part={part!r}")
+        if part not in (None, "whole", "network", "ngrams"):
+            raise ValueError(f"part must be None, 'whole', 'network' or 'ngrams'. Received: part={part!r}")
         if part == "ngrams" and self.ngram_logits is None:
             raise ValueError("this classifier has no n-gram part (it was made with ngrams=False)")
         if len(token_ids(x)) == 0:
@@ -319,10 +323,17 @@ class Task(BuildFromKnownShapes, keras.Model):
             return predict_batches(self.backbone, token_ids(x), batch_size, progress)
         if not isinstance(x, dict):  # the n-gram part reads the backbone's ids (a classifier saved before)
             return predict_batches(self, x, batch_size, progress)
-        probabilities = predict_batches(self.backbone, x["token_ids"], batch_size, progress)
         a, b = (float(w) for w in np.asarray(self.combination.mixing))
         logits = ngram_logits(self.ngram_logits, x["ngram_ids"])
-        return combine(probabilities, logits, a, b, self.combination.epsilon, activation).astype(np.float32)
+
+        def whole(index):
+            probabilities = predict_batches(self.backbone, x["token_ids"][index], batch_size, progress)
+            return combine(probabilities, logits[index], a, b, self.combination.epsilon, activation).astype(np.float32)
+
+        cascade = self.cascade
+        if part == "whole" or cascade is None or cascade.cut is None:
+            return whole(np.arange(len(logits)))
+        return cascade.predict(logits, whole)
 
     def attention(self, x, batch_size=32):
         """The network's probabilities and attention weights for id arrays, in input order.

@@ -4,17 +4,17 @@ import sys
 
 import keras
 
-from hierattn.data.dataset import LabelMap, validation_pair
+from hierattn.data.dataset import LabelMap
 from hierattn.data.ids import ngram_ids, token_ids
-from hierattn.data.pipeline import make_eval_dataset, make_train_dataset
 from hierattn.decision import activation_of
-from hierattn.defaults import MODELS, NGRAMS, PREPROCESSING, TRAINING
+from hierattn.defaults import CASCADE, MODELS, NGRAMS, PREPROCESSING, TRAINING
 from hierattn.models.arguments import check_classifier_arguments, check_multi_label
 from hierattn.models.backbone import Backbone
 from hierattn.models.budget import decide_budget
+from hierattn.models.cascade import Cascading
 from hierattn.models.embeddings import initial_vectors
 from hierattn.models.han_backbone import HANBackbone
-from hierattn.models.inputs import as_texts, split_validation
+from hierattn.models.inputs import as_texts, fit_datasets, split_validation
 from hierattn.models.legacy import backbone_config
 from hierattn.models.rnn_backbone import RNNBackbone
 from hierattn.models.task import Task
@@ -31,7 +31,7 @@ _SAVED_REPORT = ("recipe", "network_weight", "ngram_weight", "network_share")  #
 
 
 @keras.saving.register_keras_serializable(package="hierattn")
-class TextClassifier(NgramPart, Thresholds, Task):
+class TextClassifier(NgramPart, Thresholds, Cascading, Task):
     """A document classifier that takes raw strings: preprocessor + backbone (+ n-gram part) + label names.
 
     The Task of keras-hub's Task / Preprocessor / Backbone split. The
@@ -45,7 +45,10 @@ class TextClassifier(NgramPart, Thresholds, Task):
     `hierattn.defaults.NGRAMS["recipes"]` (`hierattn.ngrams.recipes`),
     combined log-linearly with the backbone (`combination`, a
     `LogLinearCombination`: `softmax(a log p_backbone + b z_ngrams)`; see
-    `hierattn.ngrams.mixing`).
+    `hierattn.ngrams.mixing`). With `network="auto"` (the default) the
+    network reads only the documents the n-gram part is not sure of, under
+    a cut chosen on the validation texts (`cascade`, `choose_cut`); the
+    n-gram part decides the rest.
 
     Keras's verbs take raw texts (in the forms `hierattn.models.inputs`
     lists) and keep Keras's contract: `predict` gives class probabilities,
@@ -53,16 +56,9 @@ class TextClassifier(NgramPart, Thresholds, Task):
     Keras's own (`hierattn.models.task.Task`). `predict_labels` gives class
     names and `explain` explanations. The first `fit` adapts the classifier
     (`adapt`); every `fit` trains the backbone, then fits the n-gram part
-    (`fit_ngrams`) and chooses the two parts' weights (`choose_weights`),
-    steps Keras has no verb for, which can also be called alone. A further
-    `fit` without validation data (no `validation_data`,
-    `validation_split=0`) keeps what an earlier one chose on its validation
-    texts: the n-gram part is fitted to the new texts with the recipe chosen
-    then, and the two parts' weights stay as they are (the first `fit`
-    without validation data takes `NGRAMS["fallback"]` and
-    `NGRAMS["weights"]` of `hierattn.defaults`). With `verbose`, `fit`
-    prints the n-gram part's recipe and weights in one line; each recipe
-    tried is logged to the `hierattn.ngrams.recipes` logger (DEBUG level).
+    (`fit_ngrams`), weighs the two parts (`choose_weights`) and chooses the
+    cascade's cut (`choose_cut`): steps Keras has no verb for, which can
+    also be called alone (without validation texts, see `fit`).
     `save` writes one `.keras` file holding all of it (and refuses
     Keras's legacy `.h5`), which `keras.saving.load_model` reads back
     (safe mode on) once `hierattn` is imported, before or after Keras, as
@@ -92,6 +88,10 @@ class TextClassifier(NgramPart, Thresholds, Task):
             texts (`hierattn.models.thresholds`; docs/multilabel.md).
         thresholds: Each label's threshold (when loading a saved
             multi-label classifier).
+        network: `"auto"`: the network reads only the documents the n-gram
+            part is not sure of (`hierattn.models.cascade`); `"always"`:
+            every document (the whole combination). Settable.
+        cascade: The cut chosen before (when loading a saved classifier).
         **kwargs: Arguments of the backbone class (e.g. `embedding_dim`,
             `num_layers`, `attention`), and Keras's `name`, `trainable` and
             `dtype`: with `dtype="mixed_float16"` the backbone computes in
@@ -128,6 +128,8 @@ class TextClassifier(NgramPart, Thresholds, Task):
         ngram_logits=None,
         multi_label=False,
         thresholds=None,
+        network=CASCADE["network"],
+        cascade=None,
         **kwargs,
     ):
         model_kwargs = {k: kwargs.pop(k) for k in _MODEL_KWARGS if k in kwargs}
@@ -147,6 +149,7 @@ class TextClassifier(NgramPart, Thresholds, Task):
         check_multi_label(backbone, multi_label)
         self.multi_label = multi_label
         self.thresholds = None if thresholds is None else [float(t) for t in thresholds]
+        self.network, self.cascade_report = network, cascade
         if isinstance(backbone, str):
             self.architecture = backbone
             input_rank = BACKBONE_CLASSES[backbone].input_rank
@@ -181,6 +184,7 @@ class TextClassifier(NgramPart, Thresholds, Task):
         self.ngram_report = None  # what `fit_ngrams` and `choose_weights` last measured
         self.threshold_report = None  # how `choose_thresholds` last chose (multi-label)
         self._network_only = False  # True while fit trains the backbone
+        self._with_ngram_logits = False  # True while exporting: `call` gives the n-gram logits too
         if ngram_logits is not None:  # loading a saved classifier
             self._make_ngram_part(ngram_logits)
         if self.backbone is not None:
@@ -234,7 +238,9 @@ class TextClassifier(NgramPart, Thresholds, Task):
         probabilities = self.backbone(token_ids(inputs), training=training)
         if self.ngram_logits is None or self._network_only:
             return probabilities
-        return self.combination(probabilities, self.ngram_logits(ngram_ids(inputs)))
+        logits = self.ngram_logits(ngram_ids(inputs))
+        combined = self.combination(probabilities, logits)
+        return (combined, logits) if self._with_ngram_logits else combined
 
     def _set_network_only(self, value):
         # Which graph `call` builds is decided when Keras traces it, so the
@@ -268,8 +274,13 @@ class TextClassifier(NgramPart, Thresholds, Task):
         validation loss has not improved for 2 epochs and keeps the best
         epoch's weights. With an n-gram part, `fit_ngrams` then fits it to
         the same texts and `choose_weights` weighs the two parts on the
-        validation texts (without any: see the class docstring); then a
-        multi-label classifier's `choose_thresholds`.
+        validation texts; then a multi-label classifier's
+        `choose_thresholds`, and `choose_cut` chooses the cascade's cut. A
+        further `fit` without validation data keeps what an earlier one
+        chose: the n-gram part's recipe, its weights and the cut (the first
+        takes `NGRAMS["fallback"]` and `NGRAMS["weights"]`, and no cut). With
+        `verbose`, it prints what each step chose in one line; each recipe
+        tried is logged to the `hierattn.ngrams.recipes` logger (DEBUG).
 
         Args:
             x: Training texts (see the class docstring for the forms), or a
@@ -302,9 +313,9 @@ class TextClassifier(NgramPart, Thresholds, Task):
         texts, labels, validation_data = self._fit_inputs(x, y, validation_split, validation_data, unlabeled, verbose)
         validated = validation_data is not None
         budget = decide_budget(epochs, len(texts), batch_size, self.distribute_strategy, validated, callbacks)
-        callbacks = budget.with_callbacks(callbacks)  # the time budget, then early stopping (`_datasets`)
-        x_fit, train_set, validation, val_set = self._datasets(
-            texts, labels, validation_data, batch_size, initial_epoch, verbose, callbacks
+        callbacks = budget.with_callbacks(callbacks)  # the time budget, then early stopping (`fit_datasets`)
+        x_fit, train_set, validation, val_set = fit_datasets(
+            self, texts, labels, validation_data, batch_size, initial_epoch, verbose, callbacks
         )
         self._set_network_only(True)
         try:
@@ -325,11 +336,13 @@ class TextClassifier(NgramPart, Thresholds, Task):
         return history
 
     def _fit_after_network(self, x_fit, labels, validation, verbose):
-        """`fit`'s steps after Keras's: the n-gram part (if any), then a multi-label classifier's thresholds."""
+        """`fit`'s steps after Keras's: the n-gram part, a multi-label classifier's thresholds, the cascade's cut."""
         if self.ngram_logits is not None:
             self._fit_ngram_part(x_fit, labels, validation, verbose)
         if self.multi_label:
             self.choose_thresholds(validation, verbose=verbose)
+        if self.ngram_logits is not None and (validation is not None or self.cascade_report is None):
+            self.choose_cut(validation, verbose=verbose)  # without validation texts, a cut chosen before is kept
 
     def _fit_inputs(self, x, y, validation_split, validation_data, unlabeled, verbose):
         """`fit`'s training texts, labels and validation data (a share held out), the classifier adapted and compiled."""
@@ -344,24 +357,6 @@ class TextClassifier(NgramPart, Thresholds, Task):
             self.compile()
         self.build_optimizer()  # before Keras's fit, so its train function is traced once
         return texts, labels, validation_data
-
-    def _datasets(self, texts, labels, validation_data, batch_size, initial_epoch, verbose, callbacks):
-        """`fit`'s training ids and batches, and validation `(ids, labels)` and batches; early stopping in `callbacks`."""
-        strategy, num_classes = self.distribute_strategy, len(self.label_names)
-        x_fit, y_fit = self.preprocessor(texts, progress=bool(verbose)), self.label_ids(labels)
-        train_set = make_train_dataset(
-            token_ids(x_fit), y_fit, batch_size, self.seed, num_classes, first_epoch=initial_epoch, strategy=strategy
-        )
-        if validation_data is None:
-            return x_fit, train_set, None, None
-        texts, labels = self._texts_and_labels(*validation_pair(validation_data), "validation_data")
-        validation = (self.preprocessor(texts), labels)
-        val_set = make_eval_dataset(
-            token_ids(validation[0]), self.label_ids(labels), batch_size * 4, num_classes, strategy=strategy
-        )
-        if not any(isinstance(c, keras.callbacks.EarlyStopping) for c in callbacks):
-            callbacks.append(keras.callbacks.EarlyStopping(patience=TRAINING["patience"], restore_best_weights=True))
-        return x_fit, train_set, validation, val_set
 
     def get_config(self):
         config = super().get_config()
@@ -381,6 +376,7 @@ class TextClassifier(NgramPart, Thresholds, Task):
         )
         if self.multi_label:  # single-label files stay as they were
             config.update(multi_label=True, thresholds=self.thresholds)
+        config.update(network=self.network, cascade=self.cascade_report)
         chosen = {key: value for key, value in (self.ngram_report or {}).items() if key in _SAVED_REPORT}
         if "recipe" in chosen:  # what a further `fit` without validation texts keeps (only once chosen)
             config["ngram_report"] = chosen

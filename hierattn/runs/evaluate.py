@@ -17,11 +17,17 @@ from hierattn.metrics import classification_metrics, multilabel_metrics
 from hierattn.runs.data_record import data_changes
 from hierattn.runs.run import Run
 
+# The scores of the whole combination shown beside the classifier's.
+SCORES = ("accuracy", "micro_f1", "macro_f1")
+
 
 def evaluate_classifier(classifier, dataset, batch_size=32, progress=True):
     """Accuracy, macro-F1 and confusion matrix of a classifier on a labelled `TextDataset` (in its classes).
 
     A multi-label classifier: `hierattn.metrics.multilabel_metrics` of the labels over its thresholds.
+    With a cascade (`TextClassifier.cascade`), also `network_read` (the
+    share of documents the network read) and `whole` (the scores with the
+    network reading every document).
     """
     names = list(classifier.label_names)
     if list(dataset.label_map.names) != names:
@@ -29,9 +35,15 @@ def evaluate_classifier(classifier, dataset, batch_size=32, progress=True):
     if dataset.multi_label != classifier.multi_label:
         kind = "label sets" if dataset.multi_label else "one class per text"
         raise DataError(f"the data has {kind}, the model is {'' if classifier.multi_label else 'not '}multi-label")
-    probabilities = classifier.predict(dataset.texts, batch_size=batch_size, verbose=int(progress))
+    x = classifier.preprocess(dataset.texts, progress=progress)
+    probabilities, whole, share = classifier.predict_with_whole(x, batch_size, progress)
     score = multilabel_metrics if classifier.multi_label else classification_metrics
-    return score(dataset.labels, classifier.decision.ids(probabilities), names)
+    metrics = score(dataset.labels, classifier.decision.ids(probabilities), names)
+    if share is not None:
+        scores = score(dataset.labels, classifier.decision.ids(whole), names)
+        metrics["network_read"] = share
+        metrics["whole"] = {key: scores[key] for key in SCORES if key in scores}
+    return metrics
 
 
 class EvaluationData:
@@ -167,6 +179,7 @@ def evaluate_run(
     encoding="utf-8",
     log=None,
     on_table=None,
+    network=None,
 ):
     """Evaluates a run (the latest under runs/ by default) on labelled data: find it, choose the data, load, score.
 
@@ -186,6 +199,8 @@ def evaluate_run(
         on_table: Called with `(path, report)` once a table is read, before
             the model predicts: `report` is `load_table`'s count of the rows
             used and skipped.
+        network: `"auto"` or `"always"`: the classifier's `network` setting
+            (None: as saved, `"auto"`).
 
     Returns:
         The metrics (see `evaluate_classifier`).
@@ -199,6 +214,8 @@ def evaluate_run(
     run = Run.open(run_dir)
     chosen = evaluation_data(run, data, split, text_column, label_column, encoding, log=log)
     classifier = run.load().classifier  # loaded now (a damaged run refused): TensorFlow starts once the data is checked
+    if network is not None:
+        classifier.network = network
     if log:
         log(run.line)
     dataset, report = chosen.load(classifier.label_names, classifier.multi_label)

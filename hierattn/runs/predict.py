@@ -35,13 +35,15 @@ from hierattn.runs.table import PredictionTable, prediction_columns
 from hierattn.utils.atomic import atomic_open, check_new_file
 
 
-def predict_text(text, run_dir=None, log=None):
+def predict_text(text, run_dir=None, log=None, network=None):
     """The class probabilities of one text.
 
     Args:
         text: A string.
         run_dir: The run directory, or a `Run` (default: the latest complete run under runs/).
         log: Called with a line naming the run once it is loaded.
+        network: `"auto"` (the default): the network reads the text only when
+            the n-gram part is not sure of it; `"always"`: it reads it.
 
     Returns:
         A dict from each class name, in the model's order, to its probability.
@@ -50,10 +52,10 @@ def predict_text(text, run_dir=None, log=None):
         RunError: No such run, or a run that cannot be loaded.
         DataError: The text has no word to read (only markup, symbols or spaces).
     """
-    return predict_one(text, run_dir, log=log)["probabilities"]
+    return predict_one(text, run_dir, log=log, network=network)["probabilities"]
 
 
-def predict_one(text, run_dir=None, top_k=None, log=None):
+def predict_one(text, run_dir=None, top_k=None, log=None, network=None):
     """One text's prediction: its class (or a multi-label model's label set) and every class's probability.
 
     Args:
@@ -61,6 +63,7 @@ def predict_one(text, run_dir=None, top_k=None, log=None):
         run_dir: The run directory (default: the latest complete run under runs/).
         top_k: Also rank the `top_k` most probable classes (labels).
         log: Called with a line naming the run once it is loaded.
+        network: `"auto"` or `"always"` (`Run.predictor`).
 
     Returns:
         A dict: `label` (the most probable class) or, for a multi-label
@@ -77,16 +80,16 @@ def predict_one(text, run_dir=None, top_k=None, log=None):
     """
     if top_k is not None:
         check_k(top_k, "top_k")
-    model = load_predictor(run_dir, log)
+    model = load_predictor(run_dir, log, network)
     texts_with_words(model, [text])
     (answer,) = PredictionTable(model.decision, model.predict_ids(model.preprocess([text])), top_k).answers()
     return answer
 
 
-def load_predictor(run_dir=None, log=None):
+def load_predictor(run_dir=None, log=None, network=None):
     """The run's model to predict with (`Run.predictor`), the run found once; `log` is told which run answers."""
     run = Run.open(run_dir)
-    model = run.predictor(log=log)
+    model = run.predictor(log=log, network=network)
     if log:
         log(run.line)
     return model
@@ -102,6 +105,7 @@ def predict_file(
     progress=True,
     log=None,
     top_k=None,
+    network=None,
 ):
     """Scores every text of a file (or of a stream) into a CSV of predictions (see `score_to_csv`).
 
@@ -121,6 +125,7 @@ def predict_file(
         log: Called with a line naming the run once it is loaded.
         top_k: Also write each text's `top_k` most probable classes
             (columns `top_1`, `p_top_1`, ...).
+        network: `"auto"` or `"always"` (`Run.predictor`).
 
     Returns:
         The number of texts scored (those without words are not counted).
@@ -137,7 +142,7 @@ def predict_file(
         check_new_file(output)
     chunks = iter_text_chunks(source, text_column, stream=stream, encoding=encoding)  # reads the first chunk
     run = Run.open(run_dir)
-    model = load_predictor(run, log)
+    model = load_predictor(run, log, network)
     separator = run.label_separator if model.multi_label else None
     return score_to_csv(model, chunks, output, progress=progress, top_k=top_k, separator=separator)
 

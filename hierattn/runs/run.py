@@ -136,7 +136,7 @@ class Run:
         file = self.path / BUNDLE_FILE
         return file if file.is_file() else None
 
-    def predictor(self, threads=None, log=None):
+    def predictor(self, threads=None, log=None, network=None):
         """The model to predict with: the bundle on `hierattn.runtime` if the run has one, else the Keras classifier.
 
         Both are `hierattn.runtime.TextPredictor`s: the same names, the same
@@ -148,6 +148,8 @@ class Run:
             log: Told why a bundle that is there is not used (it cannot be
                 loaded, or is a multi-label run's exported before bundles
                 said so): the Keras classifier predicts instead.
+            network: `"auto"` or `"always"`: the predictor's `network`
+                setting (None: as it is, `"auto"` when loaded).
 
         Raises:
             RunError: Without a usable bundle, the run cannot be loaded
@@ -155,6 +157,8 @@ class Run:
         """
         if self._predictor is None:
             self._predictor = self._bundle_predictor(threads, log) or self.load().classifier
+        if network is not None:
+            self._predictor.network = network
         return self._predictor
 
     @property

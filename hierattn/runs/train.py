@@ -226,7 +226,9 @@ def _parts(classifier, evaluate):
     """Each part of a classifier with an n-gram part scored alone: `{part: {split: metrics}}`, and the weights.
 
     A multi-label classifier's parts each get their own thresholds, chosen on
-    the validation texts as the classifier's are (`part_thresholds`).
+    the validation texts as the classifier's are (`part_thresholds`). Beside
+    them: `whole` (the network reading every document), `network_read` (the
+    share of each split's documents the network read) and `cascade` (the cut).
     """
     report = classifier.ngram_report
     parts = {key: report[key] for key in ("network_weight", "ngram_weight", "network_share")}
@@ -234,6 +236,13 @@ def _parts(classifier, evaluate):
     parts["shares_tried"] = report.get("shares")  # validation log-loss and accuracy of each share
     parts["ngram_recipe"] = report.get("recipe")
     parts["recipes_tried"] = report.get("candidates")  # validation accuracy, macro-F1, log-loss of each
+    parts["cascade"] = classifier.cascade_report  # the cut, and the validation share the network read
+    for split, (x, labels) in evaluate.items():
+        _, whole, share = classifier.predict_with_whole(x)
+        parts.setdefault("whole", {})[split] = label_metrics(
+            labels, classifier.decision.ids(whole), classifier.label_names
+        )
+        parts.setdefault("network_read", {})[split] = 1.0 if share is None else share
     for part in ("network", "ngrams"):
         probabilities = {split: classifier.predict_ids(x, part=part) for split, (x, _) in evaluate.items()}
         thresholds = None

@@ -6,20 +6,25 @@ import numpy as np
 
 from hierattn.data.batching import sort_batches_by_length, trim_padding
 from hierattn.data.encoding import TextEncoder
+from hierattn.data.ids import take_documents
 from hierattn.data.progress import tqdm
 from hierattn.data.text import Tokenizer
 from hierattn.data.vocabulary import Vocabulary
-from hierattn.decision import Decision, check_k
+from hierattn.decision import Cascade, Decision, check_k, check_network
+from hierattn.defaults import CASCADE
 from hierattn.errors import ArgumentError, DataError, first_line
 from hierattn.runtime.bundle import read_metadata
 
 
-def load(path, threads=None):
+def load(path, threads=None, network=CASCADE["network"]):
     """Loads an exported bundle (`TextClassifier.export`, `hierattn export`) into a `Predictor`.
 
     Args:
         path: The bundle's `.onnx` file.
         threads: Threads onnxruntime computes with (default: one per core).
+        network: `"auto"`: the network reads only the documents the n-gram
+            part is not sure of, as the classifier decided on its validation
+            texts; `"always"`: every document (`Predictor.network`).
 
     Returns:
         A `Predictor`.
@@ -42,15 +47,16 @@ def load(path, threads=None):
         first = first_line(error)
         raise DataError(f"{path} is not an ONNX model onnxruntime can load ({first})") from None
     metadata = read_metadata(session.get_modelmeta().custom_metadata_map, path)
+    check_network(network)
     try:
-        predictor = Predictor(session, metadata, path)
+        predictor = Predictor(session, metadata, path, options)
     except (KeyError, TypeError, ValueError) as error:
         raise DataError(f"{path}: its hierattn metadata is damaged ({type(error).__name__}: {error})") from None
     names = {node.name for node in session.get_inputs()}
-    if not set(predictor._inputs.values()) <= names or metadata["output"] not in {
-        o.name for o in session.get_outputs()
-    }:
+    outputs = {o.name for o in session.get_outputs()}
+    if not set(predictor._inputs.values()) <= names or not {metadata["output"], predictor._ngram_output} <= outputs:
         raise DataError(f"{path}: its hierattn metadata names inputs or an output its graph does not have")
+    predictor.network = network
     return predictor
 
 
@@ -73,6 +79,11 @@ class Predictor:
         thresholds: A multi-label bundle's thresholds, one per label in
             `label_names` order (None for a single-label one).
         decision: How its probabilities become its answer (`hierattn.decision.Decision`).
+        network: `"auto"`: the network reads only the documents the n-gram
+            part is not sure of (`cascade`); `"always"`: every document.
+            Settable. Bundles exported before the cascade read every document.
+        cascade: How each document is decided (`hierattn.decision.Cascade`),
+            None for a bundle without an n-gram part or exported before.
         architecture: The backbone's name (`"han"`, ...), as the bundle records it.
         metadata: The bundle's metadata (`hierattn.runtime.bundle`).
         path: The bundle's file.
@@ -89,7 +100,7 @@ class Predictor:
     ```
     """
 
-    def __init__(self, session, metadata, path):
+    def __init__(self, session, metadata, path, options=None):
         self.path = path
         self.metadata = metadata
         self.label_names = list(metadata["label_names"])
@@ -111,7 +122,39 @@ class Predictor:
         self._ngram_length = settings.get("ngram_length") if "ngram_ids" in metadata["inputs"] else None
         self._inputs = dict(metadata["inputs"])
         self._output = metadata["output"]
-        self._session = session
+        self._session, self._options, self._ngram_session = session, options, None
+        self._ngram_output = metadata.get("ngram_output", self._output)
+        self._cascade = metadata.get("cascade") if "ngram_output" in metadata else None
+        self.network = CASCADE["network"]
+
+    @property
+    def network(self):
+        return self._network
+
+    @network.setter
+    def network(self, value):
+        self._network = check_network(value)
+
+    @property
+    def cascade(self):
+        if self._cascade is None:
+            return None
+        cut = self._cascade["cut"] if self.network == "auto" else None
+        return Cascade(cut, self._cascade["ngram_weight"], self.multi_label, self.thresholds)
+
+    def _ngram_part(self):
+        """An onnxruntime session of the graph's n-gram part alone (from `ngram_ids` to its logits), made once."""
+        if self._ngram_session is None:
+            import onnx
+            import onnxruntime
+
+            model = onnx.utils.Extractor(onnx.load(self.path)).extract_model(
+                [self._inputs["ngram_ids"]], [self._ngram_output]
+            )
+            self._ngram_session = onnxruntime.InferenceSession(
+                model.SerializeToString(), self._options, providers=["CPUExecutionProvider"]
+            )
+        return self._ngram_session
 
     @property
     def decision(self):
@@ -178,14 +221,27 @@ class Predictor:
         """
         if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
             raise ArgumentError(f"batch_size must be a whole number of at least 1, not {batch_size!r}")
-        ids = x["token_ids"]
-        result = np.zeros((len(ids), len(self.label_names)), np.float32)
+        cascade = self.cascade
+        if cascade is None or cascade.cut is None or not len(x["token_ids"]):
+            return self._run(self._session, x, self._output, batch_size, progress)
+        logits = self._run(self._ngram_part(), {"ngram_ids": x["ngram_ids"]}, self._ngram_output, 256)
+        return cascade.predict(
+            logits, lambda index: self._run(self._session, take_documents(x, index), self._output, batch_size, progress)
+        )
+
+    def _run(self, session, x, output, batch_size, progress=False):
+        """One output of `session` for the ids `x` (a dict by input), in batches of similar lengths, in input order."""
+        ids = next(iter(x.values()))
+        result = None
         with tqdm(total=len(ids), desc="predicting", unit="doc", disable=not progress) as bar:
             for index in sort_batches_by_length(ids, batch_size) if len(ids) else []:
                 feed = {self._inputs[key]: trim_padding(value[index]).astype(np.int32) for key, value in x.items()}
-                result[index] = self._session.run([self._output], feed)[0]
+                found = session.run([output], feed)[0]
+                if result is None:
+                    result = np.zeros((len(ids), found.shape[1]), np.float32)
+                result[index] = found
                 bar.update(len(index))
-        return result
+        return np.zeros((0, len(self.label_names)), np.float32) if result is None else result
 
     def has_words(self, text):
         """Whether the tokenizer keeps any word of `text` (markup, spaces and nothing are wordless)."""

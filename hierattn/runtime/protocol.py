@@ -20,6 +20,9 @@ class TextPredictor(Protocol):
         thresholds: A multi-label classifier's thresholds (None for a single-label one).
         decision: How probabilities become labels (`hierattn.decision.Decision`).
         architecture: The backbone's name (`"han"`, `"transformer"`, `"rnn"`).
+        network: `"auto"` (the network reads only the documents the n-gram
+            part is not sure of) or `"always"`; settable.
+        cascade: Which documents the network reads (`hierattn.decision.Cascade`), None without an n-gram part.
 
     Example:
 
@@ -27,6 +30,7 @@ class TextPredictor(Protocol):
     >>> from hierattn.decision import Decision
     >>> class Constant:  # any object with these names is one
     ...     label_names, multi_label, thresholds, architecture = ["neg", "pos"], False, None, "none"
+    ...     network, cascade = "always", None
     ...     decision = Decision(["neg", "pos"])
     ...     def preprocess(self, texts, progress=False, workers=None): return {"token_ids": np.ones((len(texts), 1))}
     ...     def predict_ids(self, x, batch_size=32, progress=False): return np.full((len(x["token_ids"]), 2), 0.5)
@@ -41,6 +45,8 @@ class TextPredictor(Protocol):
     multi_label: bool
     thresholds: list | None
     architecture: str
+    network: str
+    cascade: object
 
     @property
     def decision(self):

@@ -66,7 +66,7 @@ def create_app(run_dir=None, explain=True, cors_origins=(), log=None, **limits):
         cors_origins: Origins a browser may call the API from (none by default).
         log: Called with lines for the server's log.
         **limits: Limits and batching (`hierattn.serve.service.LIMITS`;
-            defaults in `hierattn.defaults.SERVE`).
+            defaults in `hierattn.defaults.SERVE`), and `network` (`Service`).
 
     Example:
 

@@ -40,7 +40,7 @@ def serve(
         access_log: Log every request (uvicorn's access log).
         shutdown_seconds: How long requests in flight may take to finish after SIGTERM.
         log: Called with the server's log lines.
-        **limits: Limits and batching (`hierattn.serve.service.LIMITS`).
+        **limits: Limits and batching (`hierattn.serve.service.LIMITS`), and `network` (`Service`).
 
     Raises:
         ResourceError: The address cannot be listened on (a port in use, an unknown host).

@@ -64,6 +64,8 @@ class Service:
             and the page (False: predictions only, no TensorFlow at all).
         root: Where to look for the latest run.
         log: Called with lines worth a server's log (the run, explanations ready).
+        network: `"auto"`: the network reads only the texts the n-gram part
+            is not sure of; `"always"`: every text (`Run.predictor`).
         **limits: Any of `LIMITS`, defaults from `hierattn.defaults.SERVE`.
 
     Raises:
@@ -86,7 +88,7 @@ class Service:
     ```
     """
 
-    def __init__(self, run_dir=None, explain=True, root=DEFAULT_ROOT, log=None, **limits):
+    def __init__(self, run_dir=None, explain=True, root=DEFAULT_ROOT, log=None, network=None, **limits):
         unknown = set(limits) - set(LIMITS)
         if unknown:
             raise ArgumentError(f"unknown serving limit(s): {', '.join(sorted(unknown))}")
@@ -99,7 +101,9 @@ class Service:
         self.log = log or (lambda line: None)
         self.run = Run.open(run_dir, root)
         self.path = self.run.path
-        self.model = self.run.predictor(threads=1, log=self.log)  # one core per batch, batches side by side
+        self.model = self.run.predictor(
+            threads=1, log=self.log, network=network
+        )  # one core per batch, batches side by side
         self.log(self.run.line)
         self.from_bundle = self.run.predicts_with == BUNDLE_FILE
         if not self.from_bundle:  # the Keras classifier predicts, one batch at a time
@@ -239,7 +243,9 @@ class Service:
 
         `multi_label` says whether the model predicts label sets, and
         `thresholds` (`{label: threshold}`, None for a single-label model)
-        when each label is predicted.
+        when each label is predicted. `network` is `"auto"` (the network
+        reads only the texts the n-gram part is not sure of: under `cut`) or
+        `"always"`.
 
         Each queue's counts: the texts `waiting` now, and since it started the
         `batches` run and the texts `dropped` because their client went away
@@ -252,6 +258,8 @@ class Service:
             "multi_label": self.multi_label,
             "thresholds": dict(zip(self.label_names, self.thresholds)) if self.multi_label else None,
             "predictions_from": BUNDLE_FILE if self.from_bundle else "model.keras",
+            "network": self.model.network,
+            "cut": None if self.model.cascade is None else self.model.cascade.cut,
             "explanations": self.explain_state,
             "metrics": self.metrics,
             "hierattn_version": __version__,

@@ -14,6 +14,7 @@ import pytest
 
 from hierattn import runtime
 from hierattn.errors import DataError
+from hierattn.ngrams.mixing import ngram_logits
 
 from conftest import TINY_OPTIONS, eagerly, make_reviews
 
@@ -40,10 +41,21 @@ def _trained(name):
     return clf
 
 
+def _cut_through_the_middle(clf, texts):
+    """Both parts weigh in, and the cascade's cut falls between the texts' margins: the network reads about half."""
+    clf.combination.mixing.assign(np.array([0.6, 0.8], np.float32))
+    x = clf.preprocessor(texts)
+    margins = np.unique(clf.cascade.margins(ngram_logits(clf.ngram_logits, x["ngram_ids"])))
+    clf.cascade_report = {"cut": float(margins[len(margins) // 2 - 1 : len(margins) // 2 + 1].mean())}
+    read = clf.cascade.needs_network(ngram_logits(clf.ngram_logits, x["ngram_ids"]))
+    assert 0 < read.sum() < len(texts)
+
+
 @pytest.fixture(scope="module", params=list(BACKBONES))
 def exported(request, tmp_path_factory):
-    """A tiny trained classifier of each backbone and its bundle."""
+    """A tiny trained classifier of each backbone, its cascade reading about half of `_edge_texts`, and its bundle."""
     clf = _trained(request.param)
+    _cut_through_the_middle(clf, _edge_texts(clf))
     path = tmp_path_factory.mktemp(request.param) / "model.onnx"
     assert clf.export(path, verbose=False) == os.fspath(path)
     return clf, path
@@ -70,6 +82,12 @@ def test_the_runtime_gives_the_classifiers_answers(exported):
     expected = clf.predict(texts, verbose=0)
     for batch_size in (1, 7, 64):
         np.testing.assert_allclose(predictor.predict(texts, batch_size=batch_size), expected, rtol=0, atol=1e-5)
+    assert predictor.metadata["cascade"]["cut"] == clf.cascade.cut
+    predictor.network = "always"  # the whole combination, the network reading every text
+    whole = clf.predict_ids(clf.preprocessor(texts), part="whole")
+    np.testing.assert_allclose(predictor.predict(texts), whole, rtol=0, atol=1e-5)
+    assert runtime.load(path, network="always").cascade.cut is None
+    predictor.network = "auto"
     assert predictor.label_names == list(clf.label_names)
     assert predictor.predict_labels(texts) == clf.predict_labels(texts)
     assert predictor.predict([]).shape == (0, len(clf.label_names))

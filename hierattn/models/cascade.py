@@ -1,0 +1,209 @@
+"""The cascade of a `TextClassifier`: the network reads only the documents its n-gram part is not sure of.
+
+`hierattn.decision.Cascade` says how a document is decided given the cut;
+here the cut is chosen on the validation texts (`choose_cut`), as the
+n-gram part's weights are (`hierattn.models.part`), and the classifier's
+`network` setting says whether it is used (`"auto"`) or the network reads
+every document (`"always"`).
+"""
+
+import numpy as np
+
+from hierattn.data.dataset import validation_pair
+from hierattn.data.ids import ngram_ids
+from hierattn.decision import Cascade, check_network
+from hierattn.defaults import CASCADE
+from hierattn.ngrams.mixing import ngram_logits
+
+
+def _f1(true_positives, predicted, actual):
+    """F1 from counts (0 where there is nothing to count), element-wise."""
+    denominator = predicted + actual
+    return np.where(denominator > 0, 2.0 * true_positives / np.maximum(denominator, 1), 0.0)
+
+
+def cascade_scores(order, whole, ngrams, labels):
+    """The accuracy and macro-F1 (micro-F1 for multi-hot rows) of every cascade along `order`.
+
+    The cascade `k` lets the network decide the first `k` documents of
+    `order` (the least sure first) and the n-gram part the rest.
+
+    Args:
+        order: The documents, least sure first `(n,)`.
+        whole: The whole combination's decisions: class ids `(n,)` or multi-hot rows `(n, labels)`.
+        ngrams: The n-gram part's decisions, in the same form.
+        labels: The true class ids, or multi-hot rows.
+
+    Returns:
+        `{name: (n + 1,) array}` for k = 0 .. n: `"accuracy"` and `"macro_f1"`,
+        or for multi-hot rows `"micro_f1"`.
+    """
+    whole, ngrams, labels = (np.asarray(a)[order] for a in (whole, ngrams, labels))
+
+    width = (
+        labels.shape[1]
+        if labels.ndim == 2
+        else 1 + int(max(labels.max(initial=0), whole.max(initial=0), ngrams.max(initial=0)))
+    )
+
+    def counts(decided):  # per document: (predicted, true positives), one column per class or label
+        if labels.ndim == 2:
+            predicted = decided.astype(np.int64)
+            return predicted, predicted * labels
+        predicted = np.eye(width, dtype=np.int64)[decided]
+        return predicted, predicted * (decided == labels)[:, None]
+
+    def along(values_whole, values_ngrams):  # sum over the first k of `whole` and the rest of `ngrams`
+        zero = np.zeros((1,) + values_whole.shape[1:], np.int64)
+        first = np.concatenate([zero, np.cumsum(values_whole, axis=0)])
+        rest = np.concatenate([zero, np.cumsum(values_ngrams, axis=0)])
+        return first + rest[-1] - rest
+
+    (p_whole, t_whole), (p_ngrams, t_ngrams) = counts(whole), counts(ngrams)
+    predicted, true_positives = along(p_whole, p_ngrams), along(t_whole, t_ngrams)
+    if labels.ndim == 2:
+        return {"micro_f1": _f1(true_positives.sum(1), predicted.sum(1), labels.sum())}
+    support = np.bincount(labels, minlength=width)
+    return {
+        "accuracy": true_positives.sum(1) / max(len(labels), 1),
+        "macro_f1": _f1(true_positives, predicted, support).mean(1),
+    }
+
+
+def choose_cut(margins, whole, ngrams, labels, tolerance=CASCADE["tolerance"]):
+    """The cut of the cheapest cascade whose validation scores, and every costlier one's, stay near the whole's.
+
+    Args:
+        margins: The n-gram part's margins of the validation documents (`Cascade.margins`).
+        whole: The whole combination's decisions of them (class ids, or multi-hot rows).
+        ngrams: The n-gram part's decisions of them, in the same form.
+        labels: Their true labels, in the same form.
+        tolerance: How far under the whole combination's a score may be.
+
+    Returns:
+        `(cut, report)`: the margin under which the network reads a
+        document (`None`: every document), and a JSON-ready report:
+        `cut`, `tolerance`, `validation_documents`, `validation_share` (the
+        share of them the network read) and `validation` (the scores of
+        the whole combination, the cascade and the n-gram part alone).
+    """
+    margins = np.asarray(margins, np.float64)
+    n = len(margins)
+    order = np.argsort(margins, kind="stable")
+    scores = cascade_scores(order, whole, ngrams, labels)
+    ranked = margins[order]
+    # A cut falls between two different margins (documents of equal margin go the same way), or before or after all.
+    allowed = np.concatenate([[True], ranked[1:] > ranked[:-1], [True]]) if n else np.array([True])
+    good = np.all([values >= values[-1] - tolerance - 1e-12 for values in scores.values()], axis=0)
+    # The cheapest allowed cascade from which every costlier allowed one is good as well.
+    bad_after = np.flatnonzero(allowed & ~good)
+    k = int(np.flatnonzero(allowed[: n + 1] & (np.arange(n + 1) > (bad_after.max() if len(bad_after) else -1)))[0])
+    cut = None if k == n else (0.0 if k == 0 else float((ranked[k - 1] + ranked[k]) / 2.0))
+    report = {
+        "cut": cut,
+        "tolerance": tolerance,
+        "validation_documents": n,
+        "validation_share": round(k / n, 4) if n else 1.0,
+        "validation": {
+            part: {name: float(values[at]) for name, values in scores.items()}
+            for part, at in (("whole", n), ("cascade", k), ("ngrams", 0))
+        },
+    }
+    return cut, report
+
+
+class Cascading:
+    """The cascade's methods of `TextClassifier` (which sets `network`, `cascade_report` and the n-gram part)."""
+
+    cascade_report = None
+
+    @property
+    def network(self):
+        """`"auto"`: the network reads only documents the n-gram part is not sure of; `"always"`: every document."""
+        return getattr(self, "_network", CASCADE["network"])
+
+    @network.setter
+    def network(self, value):
+        self._network = check_network(value)
+
+    @property
+    def cascade(self):
+        """How `predict` decides each document (`hierattn.decision.Cascade`), or None without an n-gram part.
+
+        Its cut is None (the network reads every document) with
+        `network="always"`, or before `choose_cut` chose one.
+        """
+        if self.ngram_logits is None:
+            return None
+        cut = (self.cascade_report or {}).get("cut") if self.network == "auto" else None
+        b = float(np.asarray(self.combination.mixing)[1])
+        return Cascade(cut, b, self.multi_label, self.thresholds)
+
+    def choose_cut(self, validation_data=None, verbose=0, tolerance=CASCADE["tolerance"]):
+        """Chooses the cascade's cut on validation texts (`fit`'s last step; `choose_cut` of this module).
+
+        Without validation texts there is no cut: the network reads every
+        document. `cascade_report` then holds what was chosen and measured.
+
+        Args:
+            validation_data: `(texts, labels)`, `(ids, labels)` or a dataset of
+                `(texts, labels)`, or None.
+            verbose: Print one line: the share of validation documents the network read, and the scores.
+            tolerance: How far under the whole combination's the cascade's validation scores may be.
+
+        Returns:
+            The cut (None: the network reads every document).
+        """
+        if self.ngram_logits is None:
+            raise ValueError("this classifier has no n-gram part (it was made with ngrams=False): it has no cascade")
+        x = None
+        if validation_data is not None:
+            x, labels = self._ids_and_label_ids(*validation_pair(validation_data), "validation_data")
+        if x is None or not len(labels):
+            self.cascade_report = {"cut": None, "validation_documents": 0}
+            return None
+        cascade = Cascade(None, float(np.asarray(self.combination.mixing)[1]), self.multi_label, self.thresholds)
+        logits = ngram_logits(self.ngram_logits, ngram_ids(x))
+        decide = self.decision.ids
+        whole = decide(self.predict_ids(x, part="whole"))
+        cut, report = choose_cut(
+            cascade.margins(logits), whole, decide(cascade.ngram_probabilities(logits)), labels, tolerance
+        )
+        self.cascade_report = report
+        if verbose:
+            print(self.cascade_line())
+        return cut
+
+    def predict_with_whole(self, x, batch_size=32, progress=False):
+        """The classifier's probabilities for ids, the whole combination's, and the share the network read.
+
+        The network reads every document once (for the whole combination);
+        the classifier's answers are the cascade's from the same passes.
+
+        Returns:
+            `(probabilities, whole, share)`: `share` is None without a
+            cascade (`network="always"`, no cut, no n-gram part), when the
+            two are the same.
+        """
+        whole = self.predict_ids(x, batch_size, progress, part="whole")
+        cascade = self.cascade
+        if cascade is None or cascade.cut is None or not isinstance(x, dict):
+            return whole, whole, None
+        logits = ngram_logits(self.ngram_logits, ngram_ids(x))
+        share = float(cascade.needs_network(logits).mean()) if len(logits) else 0.0
+        return cascade.predict(logits, lambda index: whole[index]), whole, share
+
+    def cascade_line(self):
+        """One line on the cascade: the share of validation documents the network read, and the scores."""
+        report = self.cascade_report or {}
+        if report.get("cut") is None:
+            return "cascade: the network reads every document" + (
+                "" if report.get("validation_documents") else " (no validation texts to choose a cut on)"
+            )
+        scores = report["validation"]
+        name = next(iter(scores["whole"]))
+        return (
+            f"cascade: the network reads {report['validation_share']:.1%} of validation documents "
+            f"(n-gram margin under {report['cut']:.3g}); validation {name.replace('_', '-')} "
+            f"{scores['cascade'][name]:.4f} against {scores['whole'][name]:.4f} with the network on all"
+        )

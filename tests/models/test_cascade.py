@@ -1,0 +1,136 @@
+"""`hierattn.models.cascade`: the network reads only what the n-gram part is not sure of, the cut chosen on validation."""
+
+import keras
+import numpy as np
+import pytest
+from sklearn.metrics import f1_score
+
+import hierattn
+from hierattn.errors import ArgumentError
+from hierattn.models.cascade import cascade_scores, choose_cut
+from hierattn.ngrams.mixing import ngram_logits
+
+from conftest import TINY_OPTIONS, eagerly, make_reviews
+
+
+def test_the_scores_of_every_cascade_are_scikit_learns(rng):
+    n = 150
+    labels = rng.integers(0, 3, n)
+    whole = np.where(rng.random(n) < 0.8, labels, rng.integers(0, 3, n))
+    ngrams = np.where(rng.random(n) < 0.6, labels, rng.integers(0, 3, n))
+    order = rng.permutation(n)
+    scores = cascade_scores(order, whole, ngrams, labels)
+    for k in (0, 1, 40, n):
+        decided = ngrams.copy()
+        decided[order[:k]] = whole[order[:k]]
+        assert scores["accuracy"][k] == pytest.approx((decided == labels).mean())
+        assert scores["macro_f1"][k] == pytest.approx(f1_score(labels, decided, average="macro", zero_division=0))
+    rows = (rng.random((n, 4)) < 0.3).astype(int)
+    whole_rows, ngram_rows = (np.where(rng.random((n, 4)) < p, rows, 1 - rows) for p in (0.9, 0.7))
+    scores = cascade_scores(order, whole_rows, ngram_rows, rows)
+    for k in (0, 77, n):
+        decided = ngram_rows.copy()
+        decided[order[:k]] = whole_rows[order[:k]]
+        assert scores["micro_f1"][k] == pytest.approx(f1_score(rows, decided, average="micro"))
+
+
+def test_the_cut_is_the_cheapest_from_which_every_costlier_cascade_keeps_the_scores():
+    # The n-gram part is wrong on the four least sure documents (margins 0.1 .. 0.4), right on the rest.
+    margins = np.array([0.1, 0.2, 0.3, 0.4, 1.0, 2.0, 3.0, 4.0])
+    labels = np.array([0, 1, 0, 1, 0, 1, 0, 1])
+    ngrams = np.where(np.arange(8) < 4, 1 - labels, labels)
+    cut, report = choose_cut(margins, labels, ngrams, labels)
+    assert cut == pytest.approx(0.7)  # between 0.4 and 1.0: the network reads the first four
+    assert report["validation_share"] == 0.5
+    assert report["validation"]["cascade"] == report["validation"]["whole"] == {"accuracy": 1.0, "macro_f1": 1.0}
+    assert report["validation"]["ngrams"]["accuracy"] == 0.5
+    # The network on none is as good as on all (each is wrong once), on 2 to 5 worse: that cheap one does not count.
+    whole, ngrams = labels.copy(), labels.copy()
+    whole[1], ngrams[5] = 1 - labels[1], 1 - labels[5]
+    assert choose_cut(margins, whole, ngrams, labels)[0] == pytest.approx(2.5)
+
+
+def test_a_cut_never_splits_documents_of_equal_margins_and_may_be_none_or_zero():
+    labels = np.array([0, 1, 0, 1])
+    assert choose_cut([0.5, 0.5, 0.5, 0.5], labels, 1 - labels, labels)[0] is None  # the network reads all
+    assert choose_cut([0.5, 0.5, 0.5, 0.5], labels, labels, labels)[0] == 0.0  # it reads none
+    cut, report = choose_cut([], np.array([], int), np.array([], int), np.array([], int))
+    assert cut is None and report["validation_documents"] == 0
+
+
+@pytest.fixture(scope="module")
+def classifier():
+    """A tiny HAN whose two parts both weigh in (the weights set), its cut chosen on its validation texts."""
+    texts, labels = make_reviews(160)
+    clf = hierattn.TextClassifier("han", embeddings="none", min_count=1, **TINY_OPTIONS["han"])
+    with eagerly():
+        clf.fit(texts, labels, epochs=1, batch_size=16, verbose=0, validation_split=0.25)
+    clf.combination.mixing.assign(np.array([0.6, 0.8], np.float32))
+    return clf
+
+
+def _ids_and_margins(clf, texts):
+    x = clf.preprocessor(texts)
+    return x, clf.cascade.margins(ngram_logits(clf.ngram_logits, x["ngram_ids"]))
+
+
+def test_fit_chooses_the_cut_on_validation_texts_only(classifier):
+    texts, labels = make_reviews(60, seed=4)
+    report = dict(classifier.cascade_report)
+    try:
+        cut = classifier.choose_cut((texts, labels))
+        _, margins = _ids_and_margins(classifier, texts)
+        ranked = np.unique(margins)
+        assert cut is None or cut == 0.0 or np.isclose(cut, (ranked[:-1] + ranked[1:]) / 2).any()
+        assert classifier.cascade_report["validation_documents"] == 60
+        assert classifier.choose_cut(None) is None  # no validation texts: no cut
+        assert "validation texts" in classifier.cascade_line()
+    finally:
+        classifier.cascade_report = report
+
+
+def test_the_cascade_gives_the_whole_combination_where_the_network_reads(classifier):
+    texts = make_reviews(80, seed=9)[0] + ["", "<br />", "Qwxzv blorptk."]
+    x, margins = _ids_and_margins(classifier, texts)
+    ranked = np.unique(margins)
+    report = classifier.cascade_report
+    classifier.cascade_report = {"cut": float(ranked[len(ranked) // 2 - 1 : len(ranked) // 2 + 1].mean())}
+    try:
+        read = margins < classifier.cascade.cut
+        assert 0 < read.sum() < len(texts)
+        found, whole = classifier.predict_ids(x), classifier.predict_ids(x, part="whole")
+        np.testing.assert_allclose(found[read], whole[read], rtol=0, atol=1e-6)
+        logits = ngram_logits(classifier.ngram_logits, x["ngram_ids"])
+        np.testing.assert_allclose(found[~read], classifier.cascade.ngram_probabilities(logits)[~read], atol=1e-6)
+        probabilities, both, share = classifier.predict_with_whole(x)
+        np.testing.assert_allclose(probabilities, found, atol=1e-6)
+        np.testing.assert_allclose(both, whole, atol=1e-6)
+        assert share == pytest.approx(read.mean())
+        classifier.network = "always"
+        np.testing.assert_allclose(classifier.predict(texts, verbose=0), whole, atol=1e-6)
+        assert classifier.predict_with_whole(x)[2] is None
+    finally:
+        classifier.network, classifier.cascade_report = "auto", report
+
+
+def test_the_cut_and_the_network_setting_are_saved(classifier, tmp_path):
+    report = classifier.cascade_report
+    classifier.cascade_report, classifier.network = {"cut": 1.25, "validation_share": 0.3}, "always"
+    try:
+        classifier.save(tmp_path / "clf.keras")
+        loaded = keras.saving.load_model(tmp_path / "clf.keras")
+        assert loaded.cascade_report == {"cut": 1.25, "validation_share": 0.3} and loaded.network == "always"
+        assert loaded.cascade.cut is None  # "always": the network reads every document
+        loaded.network = "auto"
+        assert loaded.cascade.cut == 1.25
+    finally:
+        classifier.cascade_report, classifier.network = report, "auto"
+    with pytest.raises(ArgumentError, match="network must be one of auto, always"):
+        classifier.network = "sometimes"
+
+
+def test_a_classifier_without_ngrams_has_no_cascade():
+    clf = hierattn.TextClassifier("han", ngrams=False, embeddings="none", min_count=1, **TINY_OPTIONS["han"])
+    assert clf.cascade is None
+    with pytest.raises(ValueError, match="no n-gram part"):
+        clf.choose_cut(None)
