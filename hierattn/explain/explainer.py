@@ -136,7 +136,7 @@ class Explainer(LabelExplanations):
         x = token_ids(self.preprocessor.encode_tokens(documents))
         outputs = self.classifier.attention(x)
         network_probabilities = outputs["probabilities"]
-        ngram_parts, a, b = None, 1.0, 0.0
+        ngram_parts, a, b, read = None, 1.0, 0.0, np.ones(len(texts), bool)
         if self.classifier.ngram_logits is not None:
             # The n-gram layer's own logits, feature ids and exact contributions, one document at a time, on
             # what it reads: the whole text (up to the preprocessor's `ngram_length`), or the network's ids.
@@ -149,16 +149,14 @@ class Explainer(LabelExplanations):
             logits = np.stack([p[0] for p in ngram_parts])
             activation = activation_of(self.classifier.multi_label)
             outputs["probabilities"] = combine(network_probabilities, logits, a, b, activation=activation)
+            read = self._network_reads(logits, outputs["probabilities"])
         if self.classifier.multi_label:
-            explained = (texts, ids, labels, tokenized, x, outputs, network_probabilities, ngram_parts, a, b)
+            explained = (texts, ids, labels, tokenized, x, outputs, network_probabilities, ngram_parts, a, b, read)
             return self._explain_labels(chosen, *explained, ngram_inputs if ngram_parts is not None else None)
         # The prediction and the runner-up of each text, and the network's share of the margin between them.
         order = np.argsort(-outputs["probabilities"], axis=1, kind="stable")
         versus = order[:, min(1, order.shape[1] - 1)]
-        if a == 0.0:  # the network has no weight: its share of every word's evidence is 0
-            evidence, baselines = np.zeros(x.shape, np.float32), np.zeros(len(x), np.float32)
-        else:
-            evidence, _, baselines = integrated_gradients(self.backbone, x, order[:, 0], versus, a, **EVIDENCE)
+        evidence, baselines = self._network_evidence(x, order[:, 0], versus, a, read)
         explanations = []
         for i in range(len(texts)):
             slots = self.preprocessor.slots(tokenized[i][0])
@@ -167,11 +165,35 @@ class Explainer(LabelExplanations):
             )
             ngrams = (ngram_inputs[i], ngram_parts[i][1:]) if ngram_parts is not None else None
             classes = int(order[i, 0]), int(versus[i])
-            self._account(explanation, classes, a, b, network_probabilities[i], float(baselines[i]), ngrams)
+            weight = a if read[i] else 0.0  # the network's weight in this text's decision
+            self._account(explanation, classes, weight, b, network_probabilities[i], float(baselines[i]), ngrams)
+            explanation.decision["network_read"] = bool(read[i])
             explanation.doc_id = None if ids is None else ids[i]
             explanation.true_label = None if labels is None else labels[i]
             explanations.append(explanation)
         return explanations
+
+    def _network_reads(self, logits, probabilities):
+        """Which texts the network decides (`TextClassifier.cascade`); the others' probabilities become the n-gram part's.
+
+        `probabilities` (the whole combination's) is changed in place.
+        """
+        cascade = self.classifier.cascade
+        if cascade is None or cascade.cut is None:
+            return np.ones(len(logits), bool)
+        read = cascade.needs_network(logits)
+        probabilities[~read] = cascade.ngram_probabilities(logits[~read])
+        return read
+
+    def _network_evidence(self, x, classes, versus, a, read, odds=False):
+        """Each token's share of the network's term, and its baseline, for the texts it decides (0 for the others)."""
+        evidence, baselines = np.zeros(x.shape, np.float32), np.zeros(len(x), np.float32)
+        if a != 0.0 and read.any():  # without weight, the network's share of every word's evidence is 0
+            found, _, at_baseline = integrated_gradients(
+                self.backbone, x[read], classes[read], versus[read], a, odds=odds, **EVIDENCE
+            )
+            evidence[read], baselines[read] = found, at_baseline
+        return evidence, baselines
 
     def _tokenized(self, texts):
         """Each text's sentences of tokens and their spans; an empty text, or one without words, refused."""
@@ -338,12 +360,23 @@ class Explainer(LabelExplanations):
         if threshold is not None:  # a multi-label classifier's label: its log-odds over its threshold
             explanation.decision.update(threshold=float(threshold), threshold_term=threshold_term)
         if ngrams is not None and a == 0.0:
-            explanation.warnings.append(
-                "this classifier decides from its n-gram part alone (the words and short phrases it scores): "
-                "the network has no weight in it (the weighting chosen on texts held out in training gave it "
-                "none), so the attention view is left out: which words the network looked at does not change "
-                "the decision"
+            explanation.warnings.append(self._ngrams_alone_note())
+
+    def _ngrams_alone_note(self):
+        """Why a text's decision is the n-gram part's alone: the network has no weight, or the cascade did not need it."""
+        if float(np.asarray(self.classifier.combination.mixing)[0]) != 0.0:
+            return (
+                "the n-gram part decided this text alone: it was surer of it than the cut chosen on the texts held "
+                f"out in training ({self.classifier.cascade.cut:.3g}), where reading such texts with the network "
+                "changed too few decisions to be worth its cost, so the network did not read it (with "
+                'network="always", --network always, it reads every text)'
             )
+        return (
+            "this classifier decides from its n-gram part alone (the words and short phrases it scores): "
+            "the network has no weight in it (the weighting chosen on texts held out in training gave it "
+            "none), so the attention view is left out: which words the network looked at does not change "
+            "the decision"
+        )
 
     def _ngram_evidence(self, explanation, ids, tokens, slots, feature_ids, contributions):
         """The n-gram contributions to the margin, and each spread evenly over the tokens of its occurrences.

@@ -129,6 +129,11 @@ class Explanation:
     those explained together (a text gets one explanation per label
     explained). Single-label explanations leave these three `None`.
 
+    `decision["network_read"]` says whether the network read the text for
+    the decision (`TextClassifier.cascade`): when the n-gram part was sure
+    enough alone, the decision is its own (`decision["network"]` is 0, the
+    network's weight in it 0) and the words' evidence is the n-gram part's.
+
     Example:
 
     >>> import hierattn

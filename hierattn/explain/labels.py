@@ -9,9 +9,7 @@ accounted for as the explainer's module docstring says.
 
 import numpy as np
 
-from hierattn.defaults import EVIDENCE
 from hierattn.errors import ArgumentError
-from hierattn.explain.attributions import integrated_gradients
 
 
 class LabelExplanations:
@@ -61,7 +59,9 @@ class LabelExplanations:
                 indices.append(names.index(str(name)))
         return indices
 
-    def _explain_labels(self, chosen, texts, ids, labels, tokenized, x, outputs, network, ngram_parts, a, b, inputs):
+    def _explain_labels(
+        self, chosen, texts, ids, labels, tokenized, x, outputs, network, ngram_parts, a, b, read, inputs
+    ):
         """A multi-label classifier's explanations: one per text and label explained (see the module docstring)."""
         names = self.classifier.label_names
         thresholds = np.asarray(self.classifier.thresholds, dtype=float)
@@ -75,12 +75,7 @@ class LabelExplanations:
                 explained = [int(j) for j in np.flatnonzero(over[i])] or [int(np.argmax(probabilities[i]))]
             pairs += [(i, j) for j in explained]
         rows, classes = np.array([i for i, _ in pairs]), np.array([j for _, j in pairs])
-        if a == 0.0:  # the network has no weight: its share of every word's evidence is 0
-            evidence, baselines = np.zeros(x[rows].shape, np.float32), np.zeros(len(pairs), np.float32)
-        else:
-            evidence, _, baselines = integrated_gradients(
-                self.backbone, x[rows], classes, classes, a, odds=True, **EVIDENCE
-            )
+        evidence, baselines = self._network_evidence(x[rows], classes, classes, a, read[rows], odds=True)
         explanations = []
         for k, (i, j) in enumerate(pairs):
             slots = self.preprocessor.slots(tokenized[i][0])
@@ -92,7 +87,9 @@ class LabelExplanations:
             explanation.predicted_labels = [names[m] for m in np.flatnonzero(over[i])]
             explanation.document = i
             ngrams = (inputs[i], ngram_parts[i][1:]) if ngram_parts is not None else None
-            self._account(explanation, (j, None), a, b, network[i], float(baselines[k]), ngrams, thresholds[j])
+            weight = a if read[i] else 0.0  # the network's weight in this text's decision
+            self._account(explanation, (j, None), weight, b, network[i], float(baselines[k]), ngrams, thresholds[j])
+            explanation.decision["network_read"] = bool(read[i])
             explanation.doc_id = None if ids is None else ids[i]
             explanation.true_label = None if labels is None else labels[i]
             explanations.append(explanation)

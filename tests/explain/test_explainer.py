@@ -155,6 +155,32 @@ def test_a_network_without_weight_gets_no_evidence_and_no_gradient_pass(han_run,
     assert total == pytest.approx(margin, abs=1e-6)
 
 
+def test_a_text_the_ngram_part_decides_alone_is_explained_by_it_without_a_gradient_pass(han_run, monkeypatch):
+    import hierattn.explain.explainer
+
+    mixing, report = np.asarray(han_run.combination.mixing), han_run.cascade_report
+    try:
+        han_run.combination.mixing.assign([0.5, 0.5])
+        han_run.cascade_report = {"cut": 1e9}  # every margin is under it: the network reads every text
+        assert all(e.decision["network_read"] for e in Explainer(han_run).explain(TEXTS))
+        han_run.cascade_report = {"cut": 0.0}  # none is: the n-gram part decides every text
+        monkeypatch.setattr(hierattn.explain.explainer, "integrated_gradients", None)  # it must not be called
+        explanations = Explainer(han_run).explain(TEXTS)
+        probabilities = han_run.predict(TEXTS, verbose=0)
+    finally:
+        han_run.combination.mixing.assign(mixing)
+        han_run.cascade_report = report
+    for e, p in zip(explanations, probabilities):
+        d = e.decision
+        assert not d["network_read"] and d["network"] == 0.0 and d["network_weight"] == 0.0
+        assert list(e.probabilities.values()) == pytest.approx(p.tolist(), abs=1e-6)  # the decision made
+        assert all(w.evidence == w.ngram_evidence for w in e.words)
+        total, margin = account(e)
+        assert total == pytest.approx(margin, abs=1e-6)
+        (note,) = [w for w in e.warnings if "decided this text alone" in w]
+        assert "training (0)" in note and "--network always" in note
+
+
 def test_words_cut_inside_an_over_long_sentence_are_said_and_counted(han_run):
     text = "The film was great and " + "very " * 120 + "long. The end was dull."
     (e,) = Explainer(han_run).explain([text])
