@@ -13,7 +13,7 @@ import keras
 import numpy as np
 
 from hierattn.data.dataset import LabelMap
-from hierattn.data.ids import ngram_ids, token_ids
+from hierattn.data.ids import ngram_ids, take_documents, token_ids
 from hierattn.data.pipeline import make_eval_dataset
 from hierattn.decision import Decision, activation_of, check_k
 from hierattn.defaults import CLIPNORM, TRAINING
@@ -277,6 +277,16 @@ class Task(BuildFromKnownShapes, keras.Model):
     def preprocess(self, texts, progress=False, workers=None):
         """The ids `predict_ids` reads for a list of texts (the preprocessor's; `hierattn.runtime.TextPredictor`)."""
         return self.preprocessor(texts, progress=progress, workers=workers)
+
+    def predict_texts(self, texts, batch_size=32, progress=False, workers=None):
+        """Class probabilities of a list of texts, NaN rows for texts without words (`hierattn.runtime.TextPredictor`)."""
+        x = self.preprocess(texts, progress=progress, workers=workers)
+        ids = token_ids(x)
+        filled = np.flatnonzero(ids.reshape(len(ids), -1).any(axis=1))
+        probabilities = np.full((len(ids), len(self.label_names)), np.nan, np.float32)
+        if len(filled):
+            probabilities[filled] = self.predict_ids(take_documents(x, filled), batch_size, progress)
+        return probabilities
 
     def has_words(self, text):
         """Whether the preprocessor's tokenizer keeps any word of `text` (markup, symbols and spaces have none)."""

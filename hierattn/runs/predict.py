@@ -23,9 +23,6 @@ import csv
 import itertools
 import os
 
-import numpy as np
-
-from hierattn.data.ids import take_documents, token_ids
 from hierattn.data.progress import tqdm
 from hierattn.data.text_files import iter_text_chunks
 from hierattn.decision import check_k
@@ -82,7 +79,7 @@ def predict_one(text, run_dir=None, top_k=None, log=None, network=None):
         check_k(top_k, "top_k")
     model = load_predictor(run_dir, log, network)
     texts_with_words(model, [text])
-    (answer,) = PredictionTable(model.decision, model.predict_ids(model.preprocess([text])), top_k).answers()
+    (answer,) = PredictionTable(model.decision, model.predict_texts([text]), top_k).answers()
     return answer
 
 
@@ -228,13 +225,7 @@ def score_texts(classifier, texts, workers=None, batch_size=32):
         A float32 array `(len(texts), classes)`, columns in the model's
         `label_names` order.
     """
-    x = classifier.preprocess(texts, workers=workers)
-    ids = token_ids(x)
-    filled = np.flatnonzero(ids.reshape(len(ids), -1).any(axis=1))
-    probabilities = np.full((len(texts), len(classifier.label_names)), np.nan, np.float32)
-    if len(filled):
-        probabilities[filled] = classifier.predict_ids(take_documents(x, filled), batch_size=batch_size)
-    return probabilities
+    return classifier.predict_texts(texts, batch_size=batch_size, workers=workers)
 
 
 def texts_with_words(classifier, texts):

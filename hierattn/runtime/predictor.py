@@ -179,12 +179,66 @@ class Predictor:
     def predict(self, texts, batch_size=32, progress=False):
         """Class probabilities of raw texts, `(len(texts), classes)` float32, columns in `label_names` order.
 
+        With a cascade (`cascade`), only the texts the network reads are
+        split into sentences for it; the others are tokenized once, fast,
+        for the n-gram part (`predict_texts`).
+
         Args:
             texts: A list (or array, Series, tuple) of strings.
             batch_size: Documents per batch.
             progress: Show progress bars (tokenizing, predicting).
         """
-        return self.predict_ids(self.preprocess(texts, progress=progress), batch_size, progress)
+        return self.predict_texts(texts, batch_size, progress, wordless=False)
+
+    def predict_texts(self, texts, batch_size=32, progress=False, workers=None, wordless=True):
+        """Class probabilities of raw texts, NaN rows for texts without words (`hierattn.runtime.TextPredictor`).
+
+        With a cascade the n-gram part's ids are made for every text
+        (`Tokenizer.words`: no sentence split) and the network's only for
+        the texts it reads.
+
+        Args:
+            texts: A list (or array, Series, tuple) of strings.
+            batch_size: Documents per batch.
+            progress: Show progress bars.
+            workers: Processes that tokenize many texts (`preprocess`).
+            wordless: NaN rows for the texts without words; with False, what
+                the model says of them (of padding), as `predict` gives.
+        """
+        texts = _as_texts(texts)
+        cascade = self.cascade
+        if cascade is None or cascade.cut is None:
+            x = self.preprocess(texts, progress=progress, workers=workers)
+            return self._filled(
+                x["token_ids"], wordless, lambda index: self.predict_ids(take_documents(x, index), batch_size, progress)
+            )
+        whole = self.encoder.encode(
+            texts, mode="whole", whole_length=self._ngram_length, workers=workers, progress=progress
+        )
+
+        def decide(index):
+            logits = self._run(self._ngram_part(), {"ngram_ids": whole[index]}, self._ngram_output, 256)
+
+            def network(read):  # the texts the network reads: tokenized for it now
+                chosen = index[read]
+                ids = self.encoder.encode([texts[i] for i in chosen], mode=self._mode, workers=workers)
+                return self._run(
+                    self._session, {"token_ids": ids, "ngram_ids": whole[chosen]}, self._output, batch_size, progress
+                )
+
+            return cascade.predict(logits, network)
+
+        return self._filled(whole, wordless, decide)
+
+    def _filled(self, ids, wordless, predict):
+        """`predict(index)` of the texts with words (NaN rows for the others), or with `wordless=False` of every text."""
+        index = np.arange(len(ids))
+        if wordless:
+            index = np.flatnonzero(ids.reshape(len(ids), -1).any(axis=1))
+        result = np.full((len(ids), len(self.label_names)), np.nan, np.float32)
+        if len(index):
+            result[index] = predict(index)
+        return result
 
     def predict_labels(self, texts, batch_size=32):
         """The predicted class names of raw texts (the most probable class of each).

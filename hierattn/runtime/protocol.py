@@ -34,6 +34,7 @@ class TextPredictor(Protocol):
     ...     decision = Decision(["neg", "pos"])
     ...     def preprocess(self, texts, progress=False, workers=None): return {"token_ids": np.ones((len(texts), 1))}
     ...     def predict_ids(self, x, batch_size=32, progress=False): return np.full((len(x["token_ids"]), 2), 0.5)
+    ...     def predict_texts(self, texts, batch_size=32, progress=False, workers=None): return np.full((len(texts), 2), 0.5)
     ...     def has_words(self, text): return bool(text.strip())
     ...     def predict_labels(self, texts, batch_size=None): return ["pos"] * len(texts)
     ...     def predict_top_k(self, texts, k, batch_size=None): return [[("pos", 0.5)]] * len(texts)
@@ -61,6 +62,13 @@ class TextPredictor(Protocol):
 
     def predict_ids(self, x, batch_size=32, progress=False):
         """Class probabilities `(n, classes)` (float32) of ids from `preprocess`, in input order."""
+
+    def predict_texts(self, texts, batch_size=32, progress=False, workers=None):
+        """Class probabilities of a list of texts `(n, classes)` (float32), NaN rows for texts without words.
+
+        What the application predicts with: a bundle tokenizes for the
+        network only the texts it reads (`hierattn.runtime.Predictor.predict_texts`).
+        """
 
     def has_words(self, text):
         """Whether the tokenizer keeps any word of `text` (markup, symbols and spaces have none)."""

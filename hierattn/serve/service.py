@@ -182,7 +182,7 @@ class Service:
         return PredictionTable(self.model.decision, probabilities, top_k or None).answers(api=True)
 
     def _predict(self, texts):
-        return self.model.predict_ids(self.model.preprocess(texts), batch_size=self.limits["batch_size"])
+        return self.model.predict_texts(texts, batch_size=self.limits["batch_size"])
 
     def _why_not_ready(self):
         if self.explain_state == "off":

@@ -111,3 +111,12 @@ def test_real_imdb_sample_encodes(imdb_sample):
     )
     assert covered >= 0.9
     assert (flat > 1).mean(axis=1).min() > 0  # every review has known words
+
+
+def test_whole_ids_alone_are_those_made_beside_the_networks(imdb_sample):
+    # Alone, "whole" tokenizes without splitting sentences (`Tokenizer.words`): the same ids, faster.
+    texts = list(imdb_sample.texts) + ["", "<br />", "Short. Then more."]
+    encoder = TextEncoder.fit(imdb_sample.texts, progress=False)
+    for length in (40, 5000):
+        _, beside = encoder.encode(texts, mode=("hierarchical", "whole"), whole_length=length)
+        np.testing.assert_array_equal(encoder.encode(texts, mode="whole", whole_length=length), beside)

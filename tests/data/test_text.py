@@ -117,3 +117,27 @@ def test_tokenize_stops_at_its_limits_and_cuts_the_last_span_at_its_last_token()
     assert [t.form for s in whole[:2] for t in s] == [
         t.form for s in tokenizer.tokenize(text, max_sentences=2) for t in s
     ]
+
+
+DEVSUITE = pathlib.Path(__file__).resolve().parents[3] / "shared" / "datasets"
+
+
+def _devsuite_texts(rows=300):
+    """The first `rows` texts of each devsuite training set and Reuters (none where ../shared is absent)."""
+    import pandas as pd
+
+    texts = []
+    for path in sorted(DEVSUITE.glob("devsuite/*/train.csv")) + sorted(DEVSUITE.glob("multilabel/*/train.csv")):
+        texts += pd.read_csv(path, nrows=rows)["text"].astype(str).tolist()
+    return texts
+
+
+def test_words_are_the_sentences_tokens_run_together(imdb_sample):
+    texts = list(imdb_sample.texts) + _devsuite_texts() + [c["text"] for c in CASES]
+    texts += ["", "<br />", "It ends.Then it starts", "U.S.A. and e.g. this", "caf\u00e9 &amp; d\u2019or\u2026 \U0001f600!"]
+    assert len(texts) > 300 + 1000 or not DEVSUITE.exists()
+    tokenizer = Tokenizer()
+    for text in texts:
+        assert tokenizer.words(text) == [t for sentence in tokenizer.sentences(text) for t in sentence], text
+    assert tokenizer.words("One two. Three four.", max_tokens=3) == ["one", "two", "three"]
+    assert Tokenizer(lower=False, unescape_html=False).words("A &amp; B") == ["A", "amp", "B"]

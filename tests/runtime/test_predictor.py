@@ -83,6 +83,10 @@ def test_the_runtime_gives_the_classifiers_answers(exported):
     for batch_size in (1, 7, 64):
         np.testing.assert_allclose(predictor.predict(texts, batch_size=batch_size), expected, rtol=0, atol=1e-5)
     assert predictor.metadata["cascade"]["cut"] == clf.cascade.cut
+    # the application's path: only the texts the network reads are split into sentences for it; NaN without words
+    found = predictor.predict_texts(texts, batch_size=7)
+    np.testing.assert_allclose(found, clf.predict_texts(texts), rtol=0, atol=1e-5)
+    assert np.isnan(found).any(axis=1).tolist() == [not clf.has_words(text) for text in texts]
     predictor.network = "always"  # the whole combination, the network reading every text
     whole = clf.predict_ids(clf.preprocessor(texts), part="whole")
     np.testing.assert_allclose(predictor.predict(texts), whole, rtol=0, atol=1e-5)
