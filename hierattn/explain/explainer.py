@@ -134,8 +134,6 @@ class Explainer(LabelExplanations):
         # Encode the forms just tokenized instead of tokenizing every text again.
         documents = [[[token.form for token in sentence] for sentence in sentences] for sentences, _ in tokenized]
         x = token_ids(self.preprocessor.encode_tokens(documents))
-        outputs = self.classifier.attention(x)
-        network_probabilities = outputs["probabilities"]
         ngram_parts, a, b, read = None, 1.0, 0.0, np.ones(len(texts), bool)
         if self.classifier.ngram_logits is not None:
             # The n-gram layer's own logits, feature ids and exact contributions, one document at a time, on
@@ -147,9 +145,15 @@ class Explainer(LabelExplanations):
             ]
             a, b = (float(v) for v in np.asarray(self.classifier.combination.mixing))
             logits = np.stack([p[0] for p in ngram_parts])
+            read = self._network_reads(logits)
+        # Where the network read, and its probabilities: one pass over the texts it decides (NaN for the others).
+        outputs = self._attention(x, read)
+        network_probabilities = outputs["probabilities"]
+        if ngram_parts is not None:
             activation = activation_of(self.classifier.multi_label)
             outputs["probabilities"] = combine(network_probabilities, logits, a, b, activation=activation)
-            read = self._network_reads(logits, outputs["probabilities"])
+            if not read.all():
+                outputs["probabilities"][~read] = self.classifier.cascade.ngram_probabilities(logits[~read])
         if self.classifier.multi_label:
             explained = (texts, ids, labels, tokenized, x, outputs, network_probabilities, ngram_parts, a, b, read)
             return self._explain_labels(chosen, *explained, ngram_inputs if ngram_parts is not None else None)
@@ -173,17 +177,22 @@ class Explainer(LabelExplanations):
             explanations.append(explanation)
         return explanations
 
-    def _network_reads(self, logits, probabilities):
-        """Which texts the network decides (`TextClassifier.cascade`); the others' probabilities become the n-gram part's.
-
-        `probabilities` (the whole combination's) is changed in place.
-        """
+    def _network_reads(self, logits):
+        """Which texts the network decides (`TextClassifier.cascade`): all but those the n-gram part is sure of."""
         cascade = self.classifier.cascade
         if cascade is None or cascade.cut is None:
             return np.ones(len(logits), bool)
-        read = cascade.needs_network(logits)
-        probabilities[~read] = cascade.ngram_probabilities(logits[~read])
-        return read
+        return cascade.needs_network(logits)
+
+    def _attention(self, x, read):
+        """`TextClassifier.attention` of the texts the network reads; zeros (probabilities NaN) for the others."""
+        if read.all():
+            return self.classifier.attention(x)
+        outputs = {"probabilities": np.full((len(x), len(self.classifier.label_names)), np.nan, np.float32)}
+        if read.any():
+            for key, value in self.classifier.attention(x[read]).items():
+                outputs.setdefault(key, np.zeros((len(x),) + value.shape[1:], value.dtype))[read] = value
+        return outputs
 
     def _network_evidence(self, x, classes, versus, a, read, odds=False):
         """Each token's share of the network's term, and its baseline, for the texts it decides (0 for the others)."""
@@ -213,8 +222,11 @@ class Explainer(LabelExplanations):
     def _one(self, text, sentences, spans, slots, ids, outputs, evidence):
         names = self.classifier.label_names
         probabilities = np.asarray(outputs["probabilities"], dtype=float)
-        word_w = np.asarray(self.backbone.word_attention(outputs), dtype=float)
-        sentence_w = self.backbone.sentence_attention(outputs)
+        if len(outputs) > 1:
+            word_w = np.asarray(self.backbone.word_attention(outputs), dtype=float)
+            sentence_w = self.backbone.sentence_attention(outputs)
+        else:  # the network did not read the text (the n-gram part decided it): no attention
+            word_w, sentence_w = np.zeros(ids.shape), np.zeros(ids.shape[:-1]) if ids.ndim > 1 else None
         vocabulary = self.preprocessor.vocabulary
         tokens = [t for sentence in sentences for t in sentence]
         rows = {}  # sentence -> its row of ids, for the sentences the network reads
@@ -319,7 +331,7 @@ class Explainer(LabelExplanations):
             log_p = np.log(max(network_probabilities[c], 1e-7)) - np.log(max(network_probabilities[r], 1e-7))
         else:
             log_p = logit(network_probabilities[c])
-        network = a * float(log_p)
+        network = a * float(log_p) if a else 0.0  # a text the network did not read has NaN probabilities
         ngram_list, ngram_bias, unshown = [], 0.0, 0.0
         if ngrams is not None:
             (ids, tokens, slots), (feature_ids, contributions) = ngrams
@@ -329,7 +341,11 @@ class Explainer(LabelExplanations):
             else:
                 contributions, ngram_bias = contributions[:, c], float(b * bias[c])
             ngram_list, unshown = self._ngram_evidence(explanation, ids, tokens, slots, feature_ids, b * contributions)
-            explanation.network_probabilities = {str(n): float(p) for n, p in zip(names, network_probabilities)}
+            explanation.network_probabilities = (
+                {str(n): float(p) for n, p in zip(names, network_probabilities)}
+                if not np.isnan(network_probabilities).any()
+                else None  # the network did not read the text
+            )
             explanation.ngrams = ngram_list
             # Words the n-gram part reads inside the shown text that the explanation leaves out (the ends of
             # sentences longer than twice the network's limit): said, not dropped in silence.

@@ -2,7 +2,9 @@
 
 A bundle is a standard ONNX model (any ONNX tool opens it) from token ids
 to class probabilities, the whole classifier in one graph: the network, the
-n-gram part and their combination. Its metadata (ONNX `metadata_props`)
+n-gram part and their combination (the network reading every document; the
+runtime's cascade runs the n-gram part alone first, and the whole graph
+only on the documents it is not sure of). Its metadata (ONNX `metadata_props`)
 has one entry, `"hierattn"`, a JSON object:
 
     format            "hierattn.bundle/1"
@@ -23,6 +25,14 @@ has one entry, `"hierattn"`, a JSON object:
     thresholds        with multi_label: each label's threshold, in
                       label_names order (a label is predicted when its
                       probability is over it)
+    ngram_output      with an n-gram part: the graph's second output, the
+                      n-gram part's logits `z` (absent from bundles
+                      exported before the cascade)
+    cascade           with it: `cut` (null: the network reads every
+                      document) and `ngram_weight` (`b`); a document whose
+                      margin (`hierattn.decision.Cascade`) is under `cut`
+                      gets the graph's output, any other `softmax(b z)`
+                      (`sigmoid(b z)` per label for a multi-label one)
 
 A caller outside hierattn tokenizes as `hierattn.data.Tokenizer` with those
 settings, maps words to ids (0 padding, 1 unknown, word i+2 of `tokens`),

@@ -220,7 +220,7 @@ def test_the_network_trains_alone_whether_or_not_there_is_an_ngram_part(reviews)
     np.testing.assert_allclose(clf.predict(texts[:5]), clf.predict_ids(x, part="network"))
     with pytest.raises(ValueError, match="no n-gram part"):
         clf.predict_ids(x, part="ngrams")
-    with pytest.raises(ValueError, match="part must be None, 'network' or 'ngrams'"):
+    with pytest.raises(ValueError, match="part must be None, 'whole', 'network' or 'ngrams'"):
         clf.predict_ids(x, part="attention")
 
 
