@@ -53,7 +53,7 @@ def cascade_parts(predictor, texts):
     started = time.perf_counter()
     whole = predictor.encoder.encode(texts, mode="whole", whole_length=predictor._ngram_length)
     tokenized = time.perf_counter()
-    logits = predictor._run(predictor._ngram_part(), {"ngram_ids": whole}, predictor._ngram_output, 256)
+    logits = predictor._ngram_logits(whole)
     scored = time.perf_counter()
     read = np.flatnonzero(cascade.needs_network(logits))
     ids = predictor.encoder.encode([texts[i] for i in read], mode=predictor._mode)
@@ -133,12 +133,7 @@ def main():
         "auto_over_always": round(speed["runtime_auto"] / speed["runtime_always"], 2),
     }
 
-    logits = auto._run(
-        auto._ngram_part(),
-        {"ngram_ids": auto.encoder.encode(test.texts, mode="whole", whole_length=auto._ngram_length)},
-        auto._ngram_output,
-        256,
-    )
+    logits = auto._ngram_logits(auto.encoder.encode(test.texts, mode="whole", whole_length=auto._ngram_length))
     results["test"] = {
         "documents": len(test),
         "cascade": scores(auto.predict(test.texts), test.labels),

@@ -20,7 +20,6 @@ import numpy as np
 
 from hierattn.defaults import CASCADE, MULTILABEL
 from hierattn.errors import ArgumentError
-from hierattn.ngrams.mixing import combine
 
 
 def activation_of(multi_label):
@@ -220,10 +219,11 @@ class Cascade:
 
     def ngram_probabilities(self, logits):
         """`softmax(b z)` (`sigmoid(b z)`): the combination with the network's term neutral, `(n, classes)` float32."""
-        logits = np.asarray(logits, np.float32)
-        return combine(np.full_like(logits, 0.5), logits, 0.0, self.ngram_weight, activation=self.activation).astype(
-            np.float32
-        )
+        scores = self.ngram_weight * np.asarray(logits, np.float64)
+        if self.multi_label:
+            return (1.0 / (1.0 + np.exp(-scores))).astype(np.float32)
+        e = np.exp(scores - scores.max(axis=1, keepdims=True))
+        return (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
 
     def predict(self, logits, whole):
         """The probabilities of documents given their n-gram logits: the n-gram part's, or `whole(index)`'s.

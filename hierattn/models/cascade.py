@@ -113,7 +113,22 @@ def choose_cut(margins, whole, ngrams, labels, tolerance=CASCADE["tolerance"]):
 
 
 class Cascading:
-    """The cascade's methods of `TextClassifier` (which sets `network`, `cascade_report` and the n-gram part)."""
+    """The cascade's methods of `TextClassifier` (which sets `network`, `cascade_report` and the n-gram part).
+
+    Example:
+
+    >>> import hierattn
+    >>> texts = ["A great film. I loved it.", "Dull and far too long.", "Wonderful acting!", "A boring, slow plot."] * 5
+    >>> labels = ["pos", "neg", "pos", "neg"] * 5
+    >>> clf = hierattn.TextClassifier("han", embeddings="none", min_count=1, embedding_dim=8)
+    >>> _ = clf.fit(texts, labels, epochs=1, verbose=0, validation_split=0.2)   # chooses the cut last
+    >>> sorted(clf.cascade_report)[:3]
+    ['cut', 'tolerance', 'validation']
+    >>> x = clf.preprocessor(["A great film."])
+    >>> clf.network = "always"                  # the network reads every document: the whole combination
+    >>> bool((clf.predict_ids(x) == clf.predict_ids(x, part="whole")).all())
+    True
+    """
 
     cascade_report = None
 

@@ -49,7 +49,7 @@ def load(path, threads=None, network=CASCADE["network"]):
     metadata = read_metadata(session.get_modelmeta().custom_metadata_map, path)
     check_network(network)
     try:
-        predictor = Predictor(session, metadata, path, options)
+        predictor = Predictor(session, metadata, path)
     except (KeyError, TypeError, ValueError) as error:
         raise DataError(f"{path}: its hierattn metadata is damaged ({type(error).__name__}: {error})") from None
     names = {node.name for node in session.get_inputs()}
@@ -100,7 +100,7 @@ class Predictor:
     ```
     """
 
-    def __init__(self, session, metadata, path, options=None):
+    def __init__(self, session, metadata, path):
         self.path = path
         self.metadata = metadata
         self.label_names = list(metadata["label_names"])
@@ -122,7 +122,7 @@ class Predictor:
         self._ngram_length = settings.get("ngram_length") if "ngram_ids" in metadata["inputs"] else None
         self._inputs = dict(metadata["inputs"])
         self._output = metadata["output"]
-        self._session, self._options, self._ngram_session = session, options, None
+        self._session = session
         self._ngram_output = metadata.get("ngram_output", self._output)
         self._cascade = metadata.get("cascade") if "ngram_output" in metadata else None
         self.network = CASCADE["network"]
@@ -142,19 +142,16 @@ class Predictor:
         cut = self._cascade["cut"] if self.network == "auto" else None
         return Cascade(cut, self._cascade["ngram_weight"], self.multi_label, self.thresholds)
 
-    def _ngram_part(self):
-        """An onnxruntime session of the graph's n-gram part alone (from `ngram_ids` to its logits), made once."""
-        if self._ngram_session is None:
-            import onnx
-            import onnxruntime
+    def _ngram_logits(self, ngram_ids):
+        """The n-gram part's logits `(n, classes)` (the graph's `ngram_output`) of its ids, the network left idle.
 
-            model = onnx.utils.Extractor(onnx.load(self.path)).extract_model(
-                [self._inputs["ngram_ids"]], [self._ngram_output]
-            )
-            self._ngram_session = onnxruntime.InferenceSession(
-                model.SerializeToString(), self._options, providers=["CPUExecutionProvider"]
-            )
-        return self._ngram_session
+        The graph's second output depends on `ngram_ids` alone; the
+        network's input is given one padding position per document, so its
+        part of the graph costs next to nothing (onnxruntime needs every
+        input, and runs every node).
+        """
+        idle = np.zeros((len(ngram_ids),) + (1,) * (2 if self._mode == "hierarchical" else 1), np.int32)
+        return self._run(self._session, {"ngram_ids": ngram_ids, "token_ids": idle}, self._ngram_output, 256)
 
     @property
     def decision(self):
@@ -217,7 +214,7 @@ class Predictor:
         )
 
         def decide(index):
-            logits = self._run(self._ngram_part(), {"ngram_ids": whole[index]}, self._ngram_output, 256)
+            logits = self._ngram_logits(whole[index])
 
             def network(read):  # the texts the network reads: tokenized for it now
                 chosen = index[read]
@@ -278,7 +275,7 @@ class Predictor:
         cascade = self.cascade
         if cascade is None or cascade.cut is None or not len(x["token_ids"]):
             return self._run(self._session, x, self._output, batch_size, progress)
-        logits = self._run(self._ngram_part(), {"ngram_ids": x["ngram_ids"]}, self._ngram_output, 256)
+        logits = self._ngram_logits(x["ngram_ids"])
         return cascade.predict(
             logits, lambda index: self._run(self._session, take_documents(x, index), self._output, batch_size, progress)
         )

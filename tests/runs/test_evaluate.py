@@ -231,8 +231,13 @@ def test_a_multilabel_run_is_evaluated_on_label_sets(multilabel_run_dir, multila
     import json
 
     metrics = evaluate_run(multilabel_run_dir, str(multilabel_csv[1]))
-    recorded = json.loads((multilabel_run_dir / "metrics.json").read_text())["test"]
+    run = json.loads((multilabel_run_dir / "metrics.json").read_text())
+    recorded, parts = run["test"], run["parts"]
     recorded.pop("prediction_reviews_per_second")
+    # beside the cascade's scores, as training recorded them: the share the network read, the whole combination's
+    assert metrics.pop("network_read", 1.0) == pytest.approx(parts["network_read"]["test"])
+    whole = metrics.pop("whole", None)
+    assert whole is None or whole == {key: parts["whole"]["test"][key] for key in whole}
     assert metrics == recorded
     own = evaluate_run(multilabel_run_dir)  # the run's own test file, with its separator
     assert own["micro_f1"] == metrics["micro_f1"]
