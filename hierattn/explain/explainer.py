@@ -147,8 +147,8 @@ class Explainer(NgramEvidence, LabelExplanations):
             a, b = (float(v) for v in np.asarray(self.classifier.combination.mixing))
             logits = np.stack([p[0] for p in ngram_parts])
             read = self._network_reads(logits)
-        # Where the network read, and its probabilities: one pass over the texts it decides (NaN for the others).
-        outputs = self._attention(x, read)
+        # Where the network reads, and its own probabilities: one pass, also over the texts it did not decide.
+        outputs = self.classifier.attention(x)
         network_probabilities = outputs["probabilities"]
         if ngram_parts is not None:
             activation = activation_of(self.classifier.multi_label)
@@ -185,16 +185,6 @@ class Explainer(NgramEvidence, LabelExplanations):
             return np.ones(len(logits), bool)
         return cascade.needs_network(logits)
 
-    def _attention(self, x, read):
-        """`TextClassifier.attention` of the texts the network reads; zeros (probabilities NaN) for the others."""
-        if read.all():
-            return self.classifier.attention(x)
-        outputs = {"probabilities": np.full((len(x), len(self.classifier.label_names)), np.nan, np.float32)}
-        if read.any():
-            for key, value in self.classifier.attention(x[read]).items():
-                outputs.setdefault(key, np.zeros((len(x),) + value.shape[1:], value.dtype))[read] = value
-        return outputs
-
     def _network_evidence(self, x, classes, versus, a, read, odds=False):
         """Each token's share of the network's term, and its baseline, for the texts it decides (0 for the others)."""
         evidence, baselines = np.zeros(x.shape, np.float32), np.zeros(len(x), np.float32)
@@ -223,11 +213,8 @@ class Explainer(NgramEvidence, LabelExplanations):
     def _one(self, text, sentences, spans, slots, ids, outputs, evidence):
         names = self.classifier.label_names
         probabilities = np.asarray(outputs["probabilities"], dtype=float)
-        if len(outputs) > 1:
-            word_w = np.asarray(self.backbone.word_attention(outputs), dtype=float)
-            sentence_w = self.backbone.sentence_attention(outputs)
-        else:  # the network did not read the text (the n-gram part decided it): no attention
-            word_w, sentence_w = np.zeros(ids.shape), np.zeros(ids.shape[:-1]) if ids.ndim > 1 else None
+        word_w = np.asarray(self.backbone.word_attention(outputs), dtype=float)
+        sentence_w = self.backbone.sentence_attention(outputs)
         vocabulary = self.preprocessor.vocabulary
         tokens = [t for sentence in sentences for t in sentence]
         rows = {}  # sentence -> its row of ids, for the sentences the network reads
@@ -319,7 +306,7 @@ class Explainer(NgramEvidence, LabelExplanations):
             log_p = np.log(max(network_probabilities[c], 1e-7)) - np.log(max(network_probabilities[r], 1e-7))
         else:
             log_p = logit(network_probabilities[c])
-        network = a * float(log_p) if a else 0.0  # a text the network did not read has NaN probabilities
+        network = a * float(log_p)
         ngram_list, ngram_bias, unshown = [], 0.0, 0.0
         if ngrams is not None:
             (ids, tokens, slots), (feature_ids, contributions) = ngrams
@@ -329,11 +316,7 @@ class Explainer(NgramEvidence, LabelExplanations):
             else:
                 contributions, ngram_bias = contributions[:, c], float(b * bias[c])
             ngram_list, unshown = self._ngram_evidence(explanation, ids, tokens, slots, feature_ids, b * contributions)
-            explanation.network_probabilities = (
-                {str(n): float(p) for n, p in zip(names, network_probabilities)}
-                if not np.isnan(network_probabilities).any()
-                else None  # the network did not read the text
-            )
+            explanation.network_probabilities = {str(n): float(p) for n, p in zip(names, network_probabilities)}
             explanation.ngrams = ngram_list
             # Words the n-gram part reads inside the shown text that the explanation leaves out (the ends of
             # sentences longer than twice the network's limit): said, not dropped in silence.

@@ -132,9 +132,7 @@ class TextClassifier(NgramPart, Thresholds, Cascading, Task):
         cascade=None,
         **kwargs,
     ):
-        model_kwargs = {k: kwargs.pop(k) for k in _MODEL_KWARGS if k in kwargs}
-        model_kwargs.setdefault("name", "text_classifier")
-        super().__init__(**model_kwargs)
+        super().__init__(**{"name": "text_classifier", **{k: kwargs.pop(k) for k in _MODEL_KWARGS if k in kwargs}})
         options = dict(kwargs.pop("backbone_options", None) or {}, **kwargs)
         limits = {"max_sentences": max_sentences, "max_words": max_words, "sequence_length": sequence_length}
         check_classifier_arguments(  # before anything is built or read (see hierattn.models.arguments)
@@ -264,23 +262,19 @@ class TextClassifier(NgramPart, Thresholds, Cascading, Task):
         unlabeled=None,
         **kwargs,
     ):
-        """Keras `fit` of the backbone on raw texts and their labels, then `fit_ngrams` and `choose_weights`.
+        """Keras `fit` of the backbone on raw texts and labels, then `fit_ngrams`, `choose_weights`, `choose_cut`.
 
         The first call adapts the classifier (`adapt`) to the training part.
-        Keras's fit then trains the backbone alone, on batches of similar
-        length (padding trimmed; under `tf.distribute`, each text seen once
-        per epoch across all replicas and workers). Unless `callbacks` holds
-        an `EarlyStopping`, training with validation data stops when the
+        Keras's fit trains the backbone alone, on batches of similar length
+        (padding trimmed; under `tf.distribute`, each text seen once per
+        epoch across all replicas and workers). Unless `callbacks` holds an
+        `EarlyStopping`, training with validation data stops when the
         validation loss has not improved for 2 epochs and keeps the best
-        epoch's weights. With an n-gram part, `fit_ngrams` then fits it to
-        the same texts and `choose_weights` weighs the two parts on the
-        validation texts; then a multi-label classifier's
-        `choose_thresholds`, and `choose_cut` chooses the cascade's cut. A
-        further `fit` without validation data keeps what an earlier one
-        chose: the n-gram part's recipe, its weights and the cut (the first
-        takes `NGRAMS["fallback"]` and `NGRAMS["weights"]`, and no cut). With
-        `verbose`, it prints what each step chose in one line; each recipe
-        tried is logged to the `hierattn.ngrams.recipes` logger (DEBUG).
+        epoch's weights. Then the n-gram part's steps, a multi-label
+        classifier's `choose_thresholds`, and the cascade's cut, on the
+        validation texts; without them a further `fit` keeps what an earlier
+        one chose (the first takes `NGRAMS["fallback"]` and
+        `NGRAMS["weights"]`, and no cut). With `verbose`, a line per step.
 
         Args:
             x: Training texts (see the class docstring for the forms), or a
