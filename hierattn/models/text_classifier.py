@@ -289,8 +289,7 @@ class TextClassifier(NgramPart, Thresholds, Cascading, Task):
                 decides: about 3,000 batches' worth, 8 to 40 epochs (8
                 without validation data, where nothing stops training
                 early), within 20 minutes (`hierattn.defaults.EPOCH_BUDGET`).
-            verbose: Keras verbosity; `"auto"`: a progress bar on a terminal,
-                one line per epoch otherwise.
+            verbose: Keras verbosity; `"auto"`: a bar on a terminal, else a line per epoch.
             validation_split: Share of the training texts held out for
                 validation, stratified by class and seeded by `seed` (Keras
                 takes the last share instead).
