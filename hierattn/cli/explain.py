@@ -10,6 +10,7 @@ from hierattn.cli.options import (
     encoding_option,
     file_option,
     friendly_errors,
+    network_option,
     one_text,
     refuse_existing,
     run_option,
@@ -76,6 +77,7 @@ from hierattn.utils.atomic import write_text
     "--seed", type=int, default=0, show_default=True, help="Seed of --limit's sample and --check's random words."
 )
 @encoding_option
+@network_option
 @friendly_errors
 def explain(
     text,
@@ -94,6 +96,7 @@ def explain(
     random_draws,
     seed,
     encoding,
+    network,
 ):
     """Explain predictions: explain "text" | --file FILE | - | --dataset imdb|FILE.
 
@@ -140,6 +143,7 @@ def explain(
             random_draws=random_draws,
             log=echo_err,
             label=label,
+            network=network,
         )
         _echo_dataset(summary, report, output)
         return
@@ -149,6 +153,7 @@ def explain(
     from hierattn.runs.explain import explain_file, explain_texts
 
     options = {"check": check, "random_draws": random_draws, "seed": seed, "log": echo_err, "label": label}
+    options["network"] = network
     if text is not None and text != "-":
         explanations, report = explain_texts([one_text(text)], run_dir, **options)
     else:

@@ -37,7 +37,7 @@ def faithfulness_path(output):
 
 
 def explain_texts(
-    texts, run_dir=None, ids=None, labels=None, check=False, random_draws=5, seed=0, log=None, label=None
+    texts, run_dir=None, ids=None, labels=None, check=False, random_draws=5, seed=0, log=None, label=None, network=None
 ):
     """Explains texts with a run's classifier (see `TextClassifier.explain`), leaving out those without words.
 
@@ -57,6 +57,8 @@ def explain_texts(
             one saying how many texts without words were left out.
         label: A multi-label run's label to explain, or a list of them
             (default: each text's predicted labels).
+        network: `"auto"` or `"always"`: the classifier's `network` setting
+            (None: as saved); explanations explain the decision so made.
 
     Returns:
         `(explanations, report)`: the `Explanation`s of the texts that have
@@ -68,7 +70,7 @@ def explain_texts(
         ArgumentError: A `label` the run's classifier does not have (or
             one given to a run that is not multi-label).
     """
-    classifier = load_run(run_dir, log=log).classifier
+    classifier = _classifier(load_run(run_dir, log=log), network)
     kept = texts_with_words(classifier, texts)
     if len(kept) < len(texts) and log:
         log(f"skipped {len(texts) - len(kept)} text(s) without words (only markup or spaces)")
@@ -93,6 +95,7 @@ def explain_file(
     seed=0,
     log=None,
     label=None,
+    network=None,
 ):
     """Explains the non-blank rows of a file or stream, with their ids and labels when a table has them.
 
@@ -107,7 +110,7 @@ def explain_file(
         encoding: Text encoding of the file or stream (default UTF-8).
         stream: Read lines from this binary stream (e.g. standard input's
             buffer) instead of `source`.
-        check, random_draws, seed, log, label: As for `explain_texts`.
+        check, random_draws, seed, log, label, network: As for `explain_texts`.
 
     Returns:
         `(explanations, report)`, as `explain_texts` returns them.
@@ -121,7 +124,7 @@ def explain_file(
     if not rows:
         raise DataError(f"no text to explain in {source or 'standard input'} (every line is blank)")
     texts, ids, labels = (list(column) for column in zip(*rows))
-    return explain_texts(texts, run_dir, ids, labels, check, random_draws, seed, log, label)
+    return explain_texts(texts, run_dir, ids, labels, check, random_draws, seed, log, label, network)
 
 
 def explain_dataset(
@@ -139,6 +142,7 @@ def explain_dataset(
     random_draws=5,
     log=None,
     label=None,
+    network=None,
 ):
     """Each predicted class's words by evidence and attention over a whole dataset (`explain_corpus`), and a check.
 
@@ -169,6 +173,7 @@ def explain_dataset(
         log: Called with a line naming the run once it is loaded.
         label: A multi-label run's label, or a list of them: rank (and
             check) only these (default: every label).
+        network: As for `explain_texts`.
 
     Returns:
         `(summary, report)`: the `CorpusSummary` (its `outputs` are the
@@ -184,6 +189,7 @@ def explain_dataset(
             check_new_file(path)
     source = open_corpus(dataset, split, data, text_column, limit, seed, encoding=encoding)
     run = load_run(run_dir, log=log)
+    _classifier(run, network)
     if check:  # the check needs the texts a second time
         source.texts = list(source.texts)
     explainer = Explainer(run)
@@ -199,6 +205,13 @@ def explain_dataset(
         if output:
             save_json(faithfulness_path(output), FAITHFULNESS_FORMAT, report.to_dict(), indent=2, overwrite=False)
     return summary, report
+
+
+def _classifier(run, network):
+    """The run's classifier, its `network` setting `network` (when given)."""
+    if network is not None:
+        run.classifier.network = network
+    return run.classifier
 
 
 __all__ = ["explain_dataset", "explain_file", "explain_texts", "faithfulness_path"]
