@@ -42,12 +42,17 @@ def begin():
     return os.getpid()
 
 
-def load(model_file):
-    """Loads the run's classifier (its model.keras: the server found the run) in the worker; explains `WARM_UP` once."""
+def load(model_file, network=None):
+    """Loads the run's classifier (its model.keras: the server found the run) in the worker; explains `WARM_UP` once.
+
+    `network`: the classifier's `network` setting, as the server predicts (None: as saved).
+    """
     global _classifier
     from hierattn.models.loading import load_classifier
 
     _classifier = load_classifier(model_file)
+    if network is not None:
+        _classifier.network = network
     for text in WARM_UP:
         _classifier.explain([text])
 

@@ -204,7 +204,7 @@ class Service:
         self._explanations = batcher
         started = time.perf_counter()
         begun = asyncio.wrap_future(pool.submit(explaining.begin))  # the process's pid first, so stop can end it
-        loading = asyncio.wrap_future(pool.submit(explaining.load, str(self.path / "model.keras")))
+        loading = asyncio.wrap_future(pool.submit(explaining.load, str(self.path / "model.keras"), self.model.network))
 
         def known(future):
             if self._explanations is batcher and not future.cancelled() and future.exception() is None:
