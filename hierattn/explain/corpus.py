@@ -9,7 +9,8 @@ occurrences in the documents predicted as that class:
 * `evidence`: its summed evidence for the class (`WordWeight.evidence`, its
   share of each decision's margin), and `mean_evidence` per occurrence;
 * `mean_attention`: its mean attention relative to uniform, over the
-  occurrences the network read: a word's weight times the number of words
+  occurrences the network read (in the documents it decided; the n-gram part
+  decides the others alone, `TextClassifier.cascade`): a word's weight times the number of words
   the network read in that document, so 1 is what every word would get
   from uniform attention, and a frequent word gets no credit for being
   frequent (on short texts nearly every word is in a document's top 10).
@@ -120,10 +121,11 @@ class CorpusWords:
         label = explanation.label
         self.class_documents[label] += 1
         read = sum(w.used for w in explanation.words)
+        passed = any(w.weight for w in explanation.words)  # the network read the text (no pass: no attention)
         for w in explanation.words:
             self._occurrences[label][w.form] += 1
             self._evidence[label][w.form] += w.evidence
-            if w.used:
+            if w.used and passed:
                 self._read[label][w.form] += 1
                 self._attention[label][w.form] += w.weight * read
         self._documents[label].update({w.form for w in explanation.words})

@@ -67,6 +67,7 @@ from hierattn.explain.explanation import Explanation, WordWeight, sentence_row
 from hierattn.explain.labels import LabelExplanations, logit
 from hierattn.explain.ngram_evidence import NgramEvidence
 from hierattn.ngrams.mixing import combine
+from hierattn.ngrams.twin import contributions
 
 
 class Explainer(NgramEvidence, LabelExplanations):
@@ -100,7 +101,7 @@ class Explainer(NgramEvidence, LabelExplanations):
         if not self.backbone.attention_layers:
             raise HierattnError("this model has no attention pooling to explain (e.g. a Transformer with mean pooling)")
 
-    def explain(self, texts, ids=None, labels=None, label=None):
+    def explain(self, texts, ids=None, labels=None, label=None, attention=False):
         """Explanations for raw texts, in order.
 
         Every word gets its evidence (`WordWeight.evidence`): its signed
@@ -120,6 +121,9 @@ class Explainer(NgramEvidence, LabelExplanations):
             label: A multi-label classifier's label to explain in every
                 text, or a list of them (default: each text's predicted
                 labels).
+            attention: Where the network would read also in the texts the
+                n-gram part decided alone (one more pass of the network;
+                by default only the texts it decides get attention).
 
         Raises:
             HierattnError: An empty or whitespace-only text, or one without
@@ -141,14 +145,13 @@ class Explainer(NgramEvidence, LabelExplanations):
             # what it reads: the whole text (up to the preprocessor's `ngram_length`), or the network's ids.
             layer = self.classifier.ngram_logits
             ngram_inputs = [self._ngram_input(text, x[i], tokenized[i][0]) for i, text in enumerate(texts)]
-            ngram_parts = [
-                [np.asarray(v)[0] for v in layer(ids[None], return_contributions=True)] for ids, _, _ in ngram_inputs
-            ]
+            ngram_parts = [[v[0] for v in contributions(layer, ids[None])] for ids, _, _ in ngram_inputs]
             a, b = (float(v) for v in np.asarray(self.classifier.combination.mixing))
             logits = np.stack([p[0] for p in ngram_parts])
             read = self._network_reads(logits)
-        # Where the network reads, and its own probabilities: one pass, also over the texts it did not decide.
-        outputs = self.classifier.attention(x)
+        # Where the network read, and its own probabilities: one pass over the texts it decides (all with
+        # `attention`); the others get no attention and NaN probabilities.
+        outputs = self._attention(x, read | attention)
         network_probabilities = outputs["probabilities"]
         if ngram_parts is not None:
             activation = activation_of(self.classifier.multi_label)
@@ -185,6 +188,16 @@ class Explainer(NgramEvidence, LabelExplanations):
             return np.ones(len(logits), bool)
         return cascade.needs_network(logits)
 
+    def _attention(self, x, needed):
+        """`TextClassifier.attention` of the texts `needed`; zero weights and NaN probabilities for the others."""
+        if needed.all():
+            return self.classifier.attention(x)
+        outputs = {"probabilities": np.full((len(x), len(self.classifier.label_names)), np.nan, np.float32)}
+        if needed.any():
+            for key, value in self.classifier.attention(x[needed]).items():
+                outputs.setdefault(key, np.zeros((len(x),) + value.shape[1:], value.dtype))[needed] = value
+        return outputs
+
     def _network_evidence(self, x, classes, versus, a, read, odds=False):
         """Each token's share of the network's term, and its baseline, for the texts it decides (0 for the others)."""
         evidence, baselines = np.zeros(x.shape, np.float32), np.zeros(len(x), np.float32)
@@ -213,8 +226,11 @@ class Explainer(NgramEvidence, LabelExplanations):
     def _one(self, text, sentences, spans, slots, ids, outputs, evidence):
         names = self.classifier.label_names
         probabilities = np.asarray(outputs["probabilities"], dtype=float)
-        word_w = np.asarray(self.backbone.word_attention(outputs), dtype=float)
-        sentence_w = self.backbone.sentence_attention(outputs)
+        if len(outputs) > 1:
+            word_w = np.asarray(self.backbone.word_attention(outputs), dtype=float)
+            sentence_w = self.backbone.sentence_attention(outputs)
+        else:  # no pass of the network over this text (the n-gram part decided it): no attention
+            word_w, sentence_w = np.zeros(ids.shape), np.zeros(ids.shape[:-1]) if ids.ndim > 1 else None
         vocabulary = self.preprocessor.vocabulary
         tokens = [t for sentence in sentences for t in sentence]
         rows = {}  # sentence -> its row of ids, for the sentences the network reads
@@ -293,7 +309,7 @@ class Explainer(NgramEvidence, LabelExplanations):
         slots), (feature_ids, contributions))`: what the n-gram part reads
         (`_ngram_input`: each token's slot in `ids` and whether the network
         reads it) and the layer's own feature ids `(k,)` and contributions
-        `(k, classes)` (`NgramLogits(..., return_contributions=True)`).
+        `(k, classes)` (`NgramLogits(..., return_contributions=True)`, in NumPy: `hierattn.ngrams.twin`).
 
         With a `threshold` (a multi-label classifier's, of label `c`; `r`
         is then `None`), the margin is label `c`'s log-odds over it: the
@@ -306,7 +322,7 @@ class Explainer(NgramEvidence, LabelExplanations):
             log_p = np.log(max(network_probabilities[c], 1e-7)) - np.log(max(network_probabilities[r], 1e-7))
         else:
             log_p = logit(network_probabilities[c])
-        network = a * float(log_p)
+        network = a * float(log_p) if a else 0.0  # without the network's pass, its probabilities are NaN
         ngram_list, ngram_bias, unshown = [], 0.0, 0.0
         if ngrams is not None:
             (ids, tokens, slots), (feature_ids, contributions) = ngrams
@@ -316,7 +332,11 @@ class Explainer(NgramEvidence, LabelExplanations):
             else:
                 contributions, ngram_bias = contributions[:, c], float(b * bias[c])
             ngram_list, unshown = self._ngram_evidence(explanation, ids, tokens, slots, feature_ids, b * contributions)
-            explanation.network_probabilities = {str(n): float(p) for n, p in zip(names, network_probabilities)}
+            explanation.network_probabilities = (
+                None  # the network made no pass over the text
+                if np.isnan(network_probabilities).any()
+                else {str(n): float(p) for n, p in zip(names, network_probabilities)}
+            )
             explanation.ngrams = ngram_list
             # Words the n-gram part reads inside the shown text that the explanation leaves out (the ends of
             # sentences longer than twice the network's limit): said, not dropped in silence.

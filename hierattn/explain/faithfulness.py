@@ -319,7 +319,9 @@ def check_faithfulness(
     for start in range(0, total, chunk_size):
         end = start + chunk_size
         chunk = (
-            explanations[start:end] if explanations is not None else explainer.explain(texts[start:end], label=label)
+            explanations[start:end]
+            if explanations is not None
+            else explainer.explain(texts[start:end], label=label, attention=True)  # attention is ranked too
         )
         numbers = [seen + j for j, e in enumerate(chunk) if e.words]
         seen += len(chunk)

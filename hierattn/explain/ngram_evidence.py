@@ -7,6 +7,7 @@ multi-label steps are (`hierattn.explain.labels`).
 import numpy as np
 
 from hierattn.explain.explanation import NgramContribution
+from hierattn.ngrams.twin import ngram_features
 
 
 class NgramEvidence:
@@ -68,7 +69,7 @@ class NgramEvidence:
             if slot is not None
         }
         occurrences = {}  # feature id -> [(row, position, n)] of each occurrence
-        for n, positions in enumerate(layer.ngram_features(ids[None]), start=1):
+        for n, positions in enumerate(ngram_features(layer, ids[None]), start=1):
             positions = np.asarray(positions)
             for row, t in zip(*np.nonzero(positions >= 0)):
                 occurrences.setdefault(int(positions[row, t]), []).append((int(row), int(t), n))

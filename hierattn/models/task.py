@@ -361,7 +361,7 @@ class Task(BuildFromKnownShapes, keras.Model):
         model = untracked_attribute(self, "_attention_model", self.backbone.attention_model)
         return batched_outputs(model, token_ids(x), batch_size)
 
-    def explain(self, texts, ids=None, labels=None, label=None):
+    def explain(self, texts, ids=None, labels=None, label=None, attention=False):
         """Explains predictions: each word's evidence for the decision, and where the network read.
 
         Each word's evidence adds up, with named constant terms, to the
@@ -376,6 +376,8 @@ class Task(BuildFromKnownShapes, keras.Model):
             ids: Optional document ids (one, or one per text).
             labels: Optional true labels (one, or one per text).
             label: A multi-label classifier's label to explain, or a list of them.
+            attention: Also where the network would read in the texts the
+                n-gram part decided alone (`cascade`; one more network pass).
 
         Returns:
             For one string, a `hierattn.explain.Explanation`; otherwise
@@ -392,7 +394,7 @@ class Task(BuildFromKnownShapes, keras.Model):
             self._explainer = Explainer(self)
         if isinstance(texts, str):
             found = self._explainer.explain(
-                [texts], ids=None if ids is None else [ids], labels=None if labels is None else [labels], label=label
+                [texts], None if ids is None else [ids], None if labels is None else [labels], label, attention
             )
             return Explanations(found) if self.multi_label else found[0]
-        return Explanations(self._explainer.explain(as_texts(texts), ids=ids, labels=labels, label=label))
+        return Explanations(self._explainer.explain(as_texts(texts), ids, labels, label, attention))

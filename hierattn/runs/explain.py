@@ -75,7 +75,8 @@ def explain_texts(
     if len(kept) < len(texts) and log:
         log(f"skipped {len(texts) - len(kept)} text(s) without words (only markup or spaces)")
     texts, ids, labels = ([values[i] for i in kept] if values is not None else None for values in (texts, ids, labels))
-    explanations = classifier.explain(texts, ids=ids, labels=labels, label=label)
+    # the check ranks words by attention too: where the network would read, also where the n-gram part decided alone
+    explanations = classifier.explain(texts, ids=ids, labels=labels, label=label, attention=check)
     report = None
     if check:
         report = check_faithfulness(

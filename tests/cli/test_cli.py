@@ -348,8 +348,14 @@ def test_evaluate(trained, tiny_csv, tmp_path):
             line.split("doc/s]")[-1] for line in output.splitlines() if "macro-F1" in line or line.startswith("  ")
         ]  # (after any progress bar on the same line)
 
-    # the accuracy line, then the labelled confusion matrix: its header and a row per class
-    assert numbers(result.output) == numbers(recorded.output) and len(numbers(result.output)) == 4
+    # the accuracy line (with a cut, then the share the network read and the whole combination's scores), then the
+    # labelled confusion matrix: its header and a row per class
+    cut = json.loads((run_dir / "metrics.json").read_text())["parts"]["cascade"]["cut"]
+    read = [line for line in result.output.splitlines() if line.startswith("the network read ")]
+    assert len(read) == (cut is not None) and all("with the network on every document: accuracy" in r for r in read)
+    assert numbers(result.output) == numbers(recorded.output) and len(numbers(result.output)) == 4 + len(read)
+    always = invoke("evaluate", "--run", run_dir, "--network", "always")
+    assert always.exit_code == 0 and "the network read" not in always.output
     data = json.loads((run_dir / "config.json").read_text())["data"]
     assert data["test"]["path"] == str(pathlib.Path(tiny_csv[1]).resolve()) and len(data["train"]["sha256"]) == 64
 

@@ -75,6 +75,7 @@ def test_bad_input_is_one_error_line(han_run_dir, reviews_csv, tmp_path):
         ),
         (["predict", "--file", "x.csv", "--engine", "ray"], "--engine ray scores files"),
         (["predict", "--file", "x.csv", "--engine", "spark"], "'spark' is not one of 'local', 'ray'"),
+        (["predict", "a film", "--network", "sometimes"], "'sometimes' is not one of 'auto', 'always'"),
         (
             ["predict", "--file", "x.csv", "--engine", "ray", "--workers", "0", "--output", "o"],
             "0 is not in the range x>=1",
@@ -84,6 +85,19 @@ def test_bad_input_is_one_error_line(han_run_dir, reviews_csv, tmp_path):
 def test_option_rules_are_usage_errors(args, message):
     result = invoke(*args)
     assert result.exit_code == 2 and message in result.output and isinstance(result.exception, SystemExit)
+
+
+def test_network_always_has_the_network_read_every_text(han_run_dir, han_run, reviews_csv, tmp_path):
+    texts = pd.read_csv(reviews_csv)["review"].tolist()
+    x = han_run.preprocessor(texts)
+    for network, part in (("auto", None), ("always", "whole")):
+        output = tmp_path / f"{network}.csv"
+        result = invoke(
+            "predict", "--run", han_run_dir, "--file", reviews_csv, "--output", output, "--network", network
+        )
+        assert result.exit_code == 0, result.output
+        found = pd.read_csv(output)[[f"p_{name}" for name in han_run.label_names]].to_numpy()
+        assert abs(found - han_run.predict_ids(x, part=part)).max() < 1e-5, network
 
 
 def test_without_ray_one_line_says_how_to_install_it(monkeypatch, han_run_dir, reviews_csv, tmp_path):

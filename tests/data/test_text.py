@@ -134,7 +134,13 @@ def _devsuite_texts(rows=300):
 
 def test_words_are_the_sentences_tokens_run_together(imdb_sample):
     texts = list(imdb_sample.texts) + _devsuite_texts() + [c["text"] for c in CASES]
-    texts += ["", "<br />", "It ends.Then it starts", "U.S.A. and e.g. this", "caf\u00e9 &amp; d\u2019or\u2026 \U0001f600!"]
+    texts += [
+        "",
+        "<br />",
+        "It ends.Then it starts",
+        "U.S.A. and e.g. this",
+        "caf\u00e9 &amp; d\u2019or\u2026 \U0001f600!",
+    ]
     assert len(texts) > 300 + 1000 or not DEVSUITE.exists()
     tokenizer = Tokenizer()
     for text in texts:

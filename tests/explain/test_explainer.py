@@ -30,7 +30,7 @@ def rnn_run(tiny_csv, tmp_path_factory):
 
 
 def test_han_weights_are_distributions_and_match_the_model(han_run):
-    explanations = Explainer(han_run).explain(TEXTS)
+    explanations = Explainer(han_run).explain(TEXTS, attention=True)  # also where the n-gram part decided alone
     raw = han_run.backbone.attention_model().predict(han_run.preprocessor(TEXTS)["token_ids"], verbose=0)
     for e, text, i in zip(explanations, TEXTS, range(2)):
         assert sum(w.weight for w in e.words) == pytest.approx(1.0, abs=1e-5)
@@ -55,7 +55,7 @@ def test_han_weights_are_distributions_and_match_the_model(han_run):
 
 
 def test_flat_model_weights_follow_truncation(rnn_run):
-    (e,) = Explainer(rnn_run).explain(["one two three four five six seven eight"])
+    (e,) = Explainer(rnn_run).explain(["one two three four five six seven eight"], attention=True)
     used = [w.text for w in e.words if w.used]
     assert used == ["one", "two", "three", "four", "five", "six"]  # the first sequence_length words are kept
     assert sum(w.weight for w in e.words) == pytest.approx(1.0, abs=1e-5)
@@ -75,7 +75,7 @@ def test_known_words_warning_and_empty_text(han_run):
 
 def test_long_text_is_cut_with_a_notice(han_run):
     text = " ".join(f"Sentence number {i} was great." for i in range(han_run.preprocessor.encoder.max_sentences + 3))
-    (e,) = Explainer(han_run).explain([text])
+    (e,) = Explainer(han_run).explain([text], attention=True)
     assert e.cut_words > 0 and not e.sentences[-1]["used"]
     assert sum(w.weight for w in e.words) == pytest.approx(1.0, abs=1e-5)
 
@@ -167,6 +167,7 @@ def test_a_text_the_ngram_part_decides_alone_is_explained_by_it_without_a_gradie
         monkeypatch.setattr(hierattn.explain.explainer, "integrated_gradients", None)  # it must not be called
         explanations = Explainer(han_run).explain(TEXTS)
         probabilities = han_run.predict(TEXTS, verbose=0)
+        (asked,) = Explainer(han_run).explain(TEXTS[:1], attention=True)  # where it would read: one pass more
     finally:
         han_run.combination.mixing.assign(mixing)
         han_run.cascade_report = report
@@ -174,12 +175,13 @@ def test_a_text_the_ngram_part_decides_alone_is_explained_by_it_without_a_gradie
         d = e.decision
         assert not d["network_read"] and d["network"] == 0.0 and d["network_weight"] == 0.0
         assert list(e.probabilities.values()) == pytest.approx(p.tolist(), abs=1e-6)  # the decision made
-        assert all(w.evidence == w.ngram_evidence for w in e.words)
-        assert sum(w.weight for w in e.words) == pytest.approx(1.0, abs=1e-5)  # where the network would read
+        assert all(w.evidence == w.ngram_evidence and w.weight == 0.0 for w in e.words)  # no pass of the network
+        assert e.network_probabilities is None
         total, margin = account(e)
         assert total == pytest.approx(margin, abs=1e-6)
         (note,) = [w for w in e.warnings if "decided this text alone" in w]
         assert "training (0)" in note and "--network always" in note
+    assert sum(w.weight for w in asked.words) == pytest.approx(1.0, abs=1e-5)
 
 
 def test_words_cut_inside_an_over_long_sentence_are_said_and_counted(han_run):

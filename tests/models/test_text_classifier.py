@@ -97,7 +97,7 @@ def test_predict_explain_and_evaluate_on_raw_strings(fitted, reviews):
     assert probabilities.shape == (3, 2) and probabilities.dtype == np.float32
     np.testing.assert_allclose(probabilities.sum(1), 1.0, atol=1e-6)
     assert fitted.predict_labels(texts[:3]) == [fitted.label_names[i] for i in probabilities.argmax(1)]
-    (explanation,) = fitted.explain(["The plot was thin. The acting was superb."])
+    (explanation,) = fitted.explain(["The plot was thin. The acting was superb."], attention=True)
     assert sum(w.weight for w in explanation.words) == pytest.approx(1.0, abs=1e-5)
     assert explanation.label in ("neg", "pos") and '<div class="hierattn-x">' in explanation._repr_html_()
     metrics = fitted.evaluate(texts[:40], labels[:40], verbose=0, return_dict=True)

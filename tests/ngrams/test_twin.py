@@ -1,0 +1,30 @@
+"""`hierattn.ngrams.twin`: the n-gram layer's numbers in NumPy, equal to the layer's own."""
+
+import numpy as np
+import pytest
+
+from hierattn.ngrams.logits import NgramLogits
+from hierattn.ngrams.twin import contributions, ngram_features
+
+
+@pytest.mark.parametrize(
+    ("ngram_max", "tf", "normalize"),
+    [(1, "binary", True), (2, "binary", True), (3, "sublinear", True), (3, "binary", False)],
+)
+def test_the_twin_gives_the_layers_features_logits_and_contributions(rng, ngram_max, tf, normalize):
+    layer = NgramLogits(40, 3, ngram_max=ngram_max, num_buckets=4096, tf=tf, normalize=normalize)
+    ids = rng.integers(0, 40, (5, 4, 9))
+    ids[:, :, 6:] = 0  # padding at the ends of rows
+    ids[1] = 0  # a document without words
+    ids[2, 0, :4] = [7, 7, 7, 7]  # repeats: counted, not listed twice
+    features = np.unique(np.concatenate([np.ravel(f) for f in layer.ngram_features(ids)]))
+    kept = features[(features > 0) & (rng.random(len(features)) < 0.7)]  # some features unseen in training
+    layer.set_tables(kept, rng.random(len(kept)) + 0.5, rng.normal(size=(len(kept), 3)), rng.normal(size=3), 2.5)
+    for mine, theirs in zip(ngram_features(layer, ids), layer.ngram_features(ids)):
+        np.testing.assert_array_equal(mine, np.asarray(theirs))
+    logits, feature_ids, found = contributions(layer, ids)
+    expected = [np.asarray(v) for v in layer(ids, return_contributions=True)]
+    np.testing.assert_array_equal(feature_ids, expected[1])
+    np.testing.assert_allclose(logits, expected[0], rtol=0, atol=1e-5)
+    np.testing.assert_allclose(found, expected[2], rtol=0, atol=1e-6)
+    assert logits.dtype == found.dtype == np.float32 and not found[1].any()
