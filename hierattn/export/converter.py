@@ -22,6 +22,7 @@ import numpy as np
 
 from hierattn.defaults import MULTILABEL
 from hierattn.errors import ArgumentError, ExportError, first_line
+from hierattn.ngrams.twin import SETTINGS
 from hierattn.runtime import load
 from hierattn.runtime.bundle import FORMAT, METADATA_KEY
 from hierattn.utils.atomic import atomic_path
@@ -75,7 +76,7 @@ def export_bundle(classifier, filepath, verbose=True, overwrite=True):
         if len(names) > 1:
             inputs["ngram_ids"] = next(n for n in names if n.endswith("ngram_ids"))
         outputs = [output.name for output in model.graph.output]
-        metadata = bundle_metadata(classifier, inputs, outputs[0], *outputs[1:])
+        metadata = bundle_metadata(classifier, inputs, outputs[0], *outputs[1:2], tables=outputs[2:])
         onnx.helper.set_model_props(model, {METADATA_KEY: json.dumps(metadata)})
         model.doc_string = (
             f"hierattn {metadata['architecture']} text classifier ({', '.join(map(str, classifier.label_names))}): "
@@ -116,13 +117,14 @@ def _convert(classifier, path):
         raise ExportError(f"the classifier could not be converted to ONNX ({type(error).__name__}: {first})") from error
 
 
-def bundle_metadata(classifier, inputs, output, ngram_output=None):
+def bundle_metadata(classifier, inputs, output, ngram_output=None, tables=()):
     """The bundle's metadata (`hierattn.runtime.bundle`) for `classifier`.
 
     A multi-label classifier's adds `multi_label` (true) and `thresholds`
     (one per label, in `label_names` order); a single-label one's has neither.
     With an n-gram part (`ngram_output`, the graph's output of its logits),
-    `ngram_output` and `cascade` (the cut and the n-gram part's weight).
+    `ngram_output`, `cascade` (the cut and the n-gram part's weight) and
+    `ngram_part` (its settings, and the outputs `tables` that give its tables).
     """
     from hierattn import __version__
 
@@ -152,6 +154,9 @@ def bundle_metadata(classifier, inputs, output, ngram_output=None):
         cut = (classifier.cascade_report or {}).get("cut")
         b = float(np.asarray(classifier.combination.mixing)[1])
         metadata.update(ngram_output=ngram_output, cascade={"cut": cut, "ngram_weight": b})
+        layer = classifier.ngram_logits
+        metadata["ngram_part"] = {name: getattr(layer, name) for name in SETTINGS}
+        metadata["ngram_part"]["tables"] = list(tables)
     return metadata
 
 

@@ -3,6 +3,7 @@
 import sys
 
 import keras
+from keras import ops
 
 from hierattn.data.dataset import LabelMap
 from hierattn.data.ids import ngram_ids, token_ids
@@ -238,7 +239,9 @@ class TextClassifier(NgramPart, Thresholds, Cascading, Task):
             return probabilities
         logits = self.ngram_logits(ngram_ids(inputs))
         combined = self.combination(probabilities, logits)
-        return (combined, logits) if self._with_ngram_logits else combined
+        if self._with_ngram_logits:  # exporting: the runtime's cascade reads the n-gram part's logits and tables
+            return (combined, logits, *(ops.convert_to_tensor(t) for t in self.ngram_logits.exported_tables()))
+        return combined
 
     def _set_network_only(self, value):
         # Which graph `call` builds is decided when Keras traces it, so the

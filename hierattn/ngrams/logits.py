@@ -7,12 +7,7 @@ from keras import ops
 from hierattn.defaults import NGRAMS
 from hierattn.layers._attention_utils import check_positive_int
 from hierattn.ngrams.search import lower_bound
-
-# The hash of an n-gram of order 2 or more: its ids as one integer in base
-# `vocabulary_size`, reduced modulo a Mersenne prime and multiplied by a fixed
-# odd constant modulo the same prime (products stay below 2**62).
-_PRIME = 2**31 - 1
-_MULTIPLIER = 1_140_671_485
+from hierattn.ngrams.twin import _MULTIPLIER, _PRIME  # the n-gram hash, the same in NumPy
 
 # The names under which `save_own_variables` stores the fitted tables.
 _TABLES = ("kept_ids", "idf", "kernel", "bias", "unseen_idf")
@@ -231,6 +226,10 @@ class NgramLogits(keras.layers.Layer):
     def bias(self):
         """`(num_classes,)`."""
         return self._bias
+
+    def exported_tables(self):
+        """The tables as `hierattn.ngrams.twin.NgramTables` takes them: ids, idf, kernel (each with its sentinel row), bias."""
+        return self._ids, self._idf, self._kernel, self._bias
 
     @property
     def num_kept(self):

@@ -1,17 +1,47 @@
-"""`NgramLogits` computed in NumPy: the same features, values and contributions, for code outside a graph.
+"""`NgramLogits` computed in NumPy: the same features, values, logits and contributions, outside a graph.
 
 The layer computes with Keras ops so that it traces into `predict`'s graph
 and exports to ONNX; called eagerly on one document at a time (as the
 explainer does), every call converts its tables (over a million rows for
-IMDB) to tensors and runs a few hundred small ops. These functions read the
-layer's settings and tables and compute the same numbers with NumPy
-(`numpy.searchsorted` for the layer's binary search); tests compare them
-with the layer.
+IMDB) to tensors and runs a few hundred small ops, and in onnxruntime its
+binary search is 21 steps of gathers. These functions read the settings and
+tables of a layer (or of an exported bundle: `NgramTables`) and compute the
+same numbers with NumPy (`numpy.searchsorted` for the binary search);
+tests compare them with the layer. Importing this module imports neither
+Keras nor TensorFlow: the runtime uses it.
 """
 
 import numpy as np
 
-from hierattn.ngrams.logits import _MULTIPLIER, _PRIME
+from hierattn.data.batching import sort_batches_by_length, trim_padding
+
+# The hash of an n-gram of order 2 or more (`NgramLogits`): its ids as one integer in base `vocabulary_size`,
+# reduced modulo a Mersenne prime and multiplied by a fixed odd constant modulo the same prime (products stay
+# below 2**62).
+_PRIME = 2**31 - 1
+_MULTIPLIER = 1_140_671_485
+
+# What `NgramTables` needs of a layer's settings.
+SETTINGS = ("vocabulary_size", "num_classes", "ngram_max", "num_buckets", "tf", "normalize")
+
+
+class NgramTables:
+    """A fitted n-gram layer's settings and tables as NumPy arrays: what the functions here read.
+
+    Args:
+        settings: `SETTINGS` of the layer (a dict).
+        ids: The kept feature ids, then a sentinel above every feature id.
+        idf: Their idf, then the unseen idf.
+        kernel: Their kernel rows, then a zero row.
+        bias: `(num_classes,)`.
+    """
+
+    def __init__(self, settings, ids, idf, kernel, bias):
+        for name in SETTINGS:
+            setattr(self, name, settings[name])
+        self._ids, self._idf = np.asarray(ids, np.int32), np.asarray(idf, np.float32)
+        self._kernel, self._bias = np.asarray(kernel, np.float32), np.asarray(bias, np.float32)
+        self.num_kept = len(self._ids) - 1
 
 
 def ngram_features(layer, ids):
@@ -65,6 +95,15 @@ def contributions(layer, ids):
     found = layer._kernel[rows] * values[..., None].astype(np.float32)
     logits = found.sum(axis=1) + layer._bias
     return logits.astype(np.float32), feature_ids, found.astype(np.float32)
+
+
+def logits(layer, ids, batch_size=256):
+    """The layer's logits of id arrays `ids` `(n, ..., length)`, `(n, classes)` float32, in batches of similar length."""
+    ids = np.asarray(ids)
+    found = np.zeros((len(ids), layer.num_classes), np.float32)
+    for index in sort_batches_by_length(ids, batch_size) if len(ids) else []:
+        found[index] = contributions(layer, trim_padding(ids[index]))[0]
+    return found
 
 
 def _counts(flat, firsts):

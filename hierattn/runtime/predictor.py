@@ -13,6 +13,7 @@ from hierattn.data.vocabulary import Vocabulary
 from hierattn.decision import Cascade, Decision, check_k, check_network
 from hierattn.defaults import CASCADE
 from hierattn.errors import ArgumentError, DataError, first_line
+from hierattn.ngrams import twin
 from hierattn.runtime.bundle import read_metadata
 
 
@@ -54,7 +55,11 @@ def load(path, threads=None, network=CASCADE["network"]):
         raise DataError(f"{path}: its hierattn metadata is damaged ({type(error).__name__}: {error})") from None
     names = {node.name for node in session.get_inputs()}
     outputs = {o.name for o in session.get_outputs()}
-    if not set(predictor._inputs.values()) <= names or not {metadata["output"], predictor._ngram_output} <= outputs:
+    tables = set(metadata.get("ngram_part", {}).get("tables", []))
+    if (
+        not set(predictor._inputs.values()) <= names
+        or not {metadata["output"], predictor._ngram_output} | tables <= outputs
+    ):
         raise DataError(f"{path}: its hierattn metadata names inputs or an output its graph does not have")
     predictor.network = network
     return predictor
@@ -124,7 +129,9 @@ class Predictor:
         self._output = metadata["output"]
         self._session = session
         self._ngram_output = metadata.get("ngram_output", self._output)
-        self._cascade = metadata.get("cascade") if "ngram_output" in metadata else None
+        self._cascade = metadata.get("cascade") if "ngram_part" in metadata else None
+        self._tables = None  # the n-gram part's, read from the graph when first needed
+        self._input_nodes = {node.name: node for node in session.get_inputs()}
         self.network = CASCADE["network"]
 
     @property
@@ -143,15 +150,19 @@ class Predictor:
         return Cascade(cut, self._cascade["ngram_weight"], self.multi_label, self.thresholds)
 
     def _ngram_logits(self, ngram_ids):
-        """The n-gram part's logits `(n, classes)` (the graph's `ngram_output`) of its ids, the network left idle.
+        """The n-gram part's logits `(n, classes)` of its ids, computed in NumPy from the bundle's tables.
 
-        The graph's second output depends on `ngram_ids` alone; the
-        network's input is given one padding position per document, so its
-        part of the graph costs next to nothing (onnxruntime needs every
-        input, and runs every node).
+        In the graph the n-gram part looks up each n-gram among the kept
+        features by a binary search of gathers, onnxruntime's slowest part of
+        it; `hierattn.ngrams.twin` computes the same logits with NumPy (the
+        graph's `ngram_output` gives them too, within float rounding).
         """
-        idle = np.zeros((len(ngram_ids),) + (1,) * (2 if self._mode == "hierarchical" else 1), np.int32)
-        return self._run(self._session, {"ngram_ids": ngram_ids, "token_ids": idle}, self._ngram_output, 256)
+        if self._tables is None:
+            part = self.metadata["ngram_part"]
+            feed = {name: np.ones((1,) * len(node.shape), np.int32) for name, node in self._input_nodes.items()}
+            found = self._session.run(part["tables"], feed)  # constants of the graph: any input gives them
+            self._tables = twin.NgramTables(part, *found)
+        return twin.logits(self._tables, ngram_ids)
 
     @property
     def decision(self):

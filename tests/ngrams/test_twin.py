@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from hierattn.ngrams.logits import NgramLogits
-from hierattn.ngrams.twin import contributions, ngram_features
+from hierattn.ngrams.twin import SETTINGS, NgramTables, contributions, logits, ngram_features
 
 
 @pytest.mark.parametrize(
@@ -28,3 +28,15 @@ def test_the_twin_gives_the_layers_features_logits_and_contributions(rng, ngram_
     np.testing.assert_allclose(logits, expected[0], rtol=0, atol=1e-5)
     np.testing.assert_allclose(found, expected[2], rtol=0, atol=1e-6)
     assert logits.dtype == found.dtype == np.float32 and not found[1].any()
+
+
+def test_the_tables_as_exported_give_the_layers_logits(rng):
+    layer = NgramLogits(30, 2, ngram_max=2, num_buckets=1024)
+    ids = rng.integers(0, 30, (70, 12))
+    ids[::3, 8:] = 0  # documents of several lengths: batched by length
+    features = np.unique(np.concatenate([np.ravel(f) for f in layer.ngram_features(ids)]))
+    kept = features[features > 0]
+    layer.set_tables(kept, rng.random(len(kept)) + 0.5, rng.normal(size=(len(kept), 2)), rng.normal(size=2), 1.5)
+    tables = NgramTables({name: getattr(layer, name) for name in SETTINGS}, *layer.exported_tables())
+    np.testing.assert_allclose(logits(tables, ids, batch_size=16), np.asarray(layer(ids)), rtol=0, atol=1e-5)
+    assert logits(tables, ids[:0]).shape == (0, 2)
