@@ -33,6 +33,12 @@ has one entry, `"hierattn"`, a JSON object:
                       margin (`hierattn.decision.Cascade`) is under `cut`
                       gets the graph's output, any other `softmax(b z)`
                       (`sigmoid(b z)` per label for a multi-label one)
+    ngram_part        with it: the n-gram layer's settings
+                      (`hierattn.ngrams.twin.SETTINGS`) and `tables`, the
+                      names of four more outputs, constants of the graph:
+                      the kept feature ids, their idf, their kernel rows
+                      (each with a sentinel row last) and the bias, from
+                      which the runtime computes `z` in NumPy
 
 A caller outside hierattn tokenizes as `hierattn.data.Tokenizer` with those
 settings, maps words to ids (0 padding, 1 unknown, word i+2 of `tokens`),
