@@ -77,7 +77,7 @@ def main():
     start = time.perf_counter()
     explanations = []
     for i in range(0, len(texts), args.chunk_size):
-        explanations += explainer.explain(texts[i : i + args.chunk_size])
+        explanations += explainer.explain(texts[i : i + args.chunk_size], attention=True)  # attention is ranked too
     explain_seconds = time.perf_counter() - start
     start = time.perf_counter()
     report = check_faithfulness(

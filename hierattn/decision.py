@@ -169,7 +169,9 @@ class Cascade:
     the smallest distance of a label's `b z_l` from its threshold's log-odds
     `logit(t_l)`. A document whose margin is under `cut` is read by the
     network and gets the whole combination's probabilities; any other gets
-    `softmax(b z)` (`sigmoid(b z)`), so its decision is the n-gram part's.
+    the n-gram part's: `softmax(s z)`, `s` the n-gram part's own scale
+    chosen on validation texts (`b` without one), or for a multi-label
+    classifier `sigmoid(b z)`; its decision is the n-gram part's.
 
     Args:
         cut: The margin under which the network reads a document; `None`:
@@ -178,6 +180,7 @@ class Cascade:
         multi_label: Whether the classifier is multi-label.
         thresholds: A multi-label classifier's thresholds (None: each
             `MULTILABEL["threshold"]`).
+        ngram_scale: `s` (single-label; None: `b`).
 
     Example:
 
@@ -190,9 +193,10 @@ class Cascade:
            [0.9  , 0.1  ]], dtype=float32)
     """
 
-    def __init__(self, cut, ngram_weight, multi_label=False, thresholds=None):
+    def __init__(self, cut, ngram_weight, multi_label=False, thresholds=None, ngram_scale=None):
         self.cut = None if cut is None else float(cut)
         self.ngram_weight = float(ngram_weight)
+        self.ngram_scale = float(ngram_weight if ngram_scale is None or multi_label else ngram_scale)
         self.multi_label = bool(multi_label)
         self.thresholds = thresholds
 
@@ -218,8 +222,8 @@ class Cascade:
         return self.margins(logits) < self.cut
 
     def ngram_probabilities(self, logits):
-        """`softmax(b z)` (`sigmoid(b z)`): the combination with the network's term neutral, `(n, classes)` float32."""
-        scores = self.ngram_weight * np.asarray(logits, np.float64)
+        """The n-gram part's probabilities `softmax(s z)` (`sigmoid(b z)`), `(n, classes)` float32."""
+        scores = self.ngram_scale * np.asarray(logits, np.float64)
         if self.multi_label:
             return (1.0 / (1.0 + np.exp(-scores))).astype(np.float32)
         e = np.exp(scores - scores.max(axis=1, keepdims=True))

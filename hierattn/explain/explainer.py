@@ -173,8 +173,9 @@ class Explainer(NgramEvidence, LabelExplanations):
             )
             ngrams = (ngram_inputs[i], ngram_parts[i][1:]) if ngram_parts is not None else None
             classes = int(order[i, 0]), int(versus[i])
-            weight = a if read[i] else 0.0  # the network's weight in this text's decision
-            self._account(explanation, classes, weight, b, network_probabilities[i], float(baselines[i]), ngrams)
+            # the weights in this text's decision: the combination's, or the n-gram part's own scale alone
+            weights = (a, b) if read[i] else (0.0, self.classifier.cascade.ngram_scale)
+            self._account(explanation, classes, *weights, network_probabilities[i], float(baselines[i]), ngrams)
             explanation.decision["network_read"] = bool(read[i])
             explanation.doc_id = None if ids is None else ids[i]
             explanation.true_label = None if labels is None else labels[i]

@@ -151,9 +151,10 @@ def bundle_metadata(classifier, inputs, output, ngram_output=None, tables=()):
         thresholds = classifier.thresholds or [MULTILABEL["threshold"]] * len(classifier.label_names)
         metadata.update(multi_label=True, thresholds=[float(t) for t in thresholds])
     if ngram_output is not None:
-        cut = (classifier.cascade_report or {}).get("cut")
+        report = classifier.cascade_report or {}
         b = float(np.asarray(classifier.combination.mixing)[1])
-        metadata.update(ngram_output=ngram_output, cascade={"cut": cut, "ngram_weight": b})
+        cascade = {"cut": report.get("cut"), "ngram_weight": b, "ngram_scale": report.get("ngram_scale")}
+        metadata.update(ngram_output=ngram_output, cascade=cascade)
         layer = classifier.ngram_logits
         metadata["ngram_part"] = {name: getattr(layer, name) for name in SETTINGS}
         metadata["ngram_part"]["tables"] = list(tables)

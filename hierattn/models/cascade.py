@@ -112,6 +112,29 @@ def choose_cut(margins, whole, ngrams, labels, tolerance=CASCADE["tolerance"]):
     return cut, report
 
 
+# The n-gram part's own scales tried (`ngram_scale`).
+NGRAM_SCALES = tuple(np.round(np.geomspace(0.05, 20.0, 53), 4))
+
+
+def ngram_scale(logits, labels):
+    """The scale `s` of the n-gram part's logits with the smallest validation log-loss of `softmax(s z)`.
+
+    What a document the n-gram part decides alone gets (`Cascade`): its own
+    probabilities, at the temperature that fits the validation texts, not
+    those of the combination without the network's term (`softmax(b z)`:
+    too soft where the network carries much of the combination's scale).
+    """
+    logits, labels = np.asarray(logits, np.float64), np.asarray(labels)
+
+    def loss(scale):
+        scores = scale * logits
+        scores = scores - scores.max(axis=1, keepdims=True)
+        log_p = scores - np.log(np.exp(scores).sum(axis=1, keepdims=True))
+        return -log_p[np.arange(len(labels)), labels].mean()
+
+    return float(min(NGRAM_SCALES, key=loss))
+
+
 class Cascading:
     """The cascade's methods of `TextClassifier` (which sets `network`, `cascade_report` and the n-gram part).
 
@@ -152,13 +175,16 @@ class Cascading:
             return None
         cut = (self.cascade_report or {}).get("cut") if self.network == "auto" else None
         b = float(np.asarray(self.combination.mixing)[1])
-        return Cascade(cut, b, self.multi_label, self.thresholds)
+        return Cascade(cut, b, self.multi_label, self.thresholds, (self.cascade_report or {}).get("ngram_scale"))
 
     def choose_cut(self, validation_data=None, verbose=0, tolerance=CASCADE["tolerance"]):
         """Chooses the cascade's cut on validation texts (`fit`'s last step; `choose_cut` of this module).
 
         Without validation texts there is no cut: the network reads every
-        document. `cascade_report` then holds what was chosen and measured.
+        document. `cascade_report` then holds what was chosen and measured,
+        and `ngram_scale`, the scale of a single-label classifier's n-gram
+        logits for the documents the n-gram part decides alone
+        (`ngram_scale` of this module).
 
         Args:
             validation_data: `(texts, labels)`, `(ids, labels)` or a dataset of
@@ -177,14 +203,16 @@ class Cascading:
         if x is None or not len(labels):
             self.cascade_report = {"cut": None, "validation_documents": 0}
             return None
-        cascade = Cascade(None, float(np.asarray(self.combination.mixing)[1]), self.multi_label, self.thresholds)
         logits = ngram_logits(self.ngram_logits, ngram_ids(x))
+        scale = None if self.multi_label else ngram_scale(logits, labels)
+        b = float(np.asarray(self.combination.mixing)[1])
+        cascade = Cascade(None, b, self.multi_label, self.thresholds, scale)
         decide = self.decision.ids
         whole = decide(self.predict_ids(x, part="whole"))
         cut, report = choose_cut(
             cascade.margins(logits), whole, decide(cascade.ngram_probabilities(logits)), labels, tolerance
         )
-        self.cascade_report = report
+        self.cascade_report = dict(report, ngram_scale=scale)
         if verbose:
             print(self.cascade_line())
         return cut

@@ -29,9 +29,10 @@ has one entry, `"hierattn"`, a JSON object:
                       n-gram part's logits `z` (absent from bundles
                       exported before the cascade)
     cascade           with it: `cut` (null: the network reads every
-                      document) and `ngram_weight` (`b`); a document whose
-                      margin (`hierattn.decision.Cascade`) is under `cut`
-                      gets the graph's output, any other `softmax(b z)`
+                      document), `ngram_weight` (`b`) and `ngram_scale`
+                      (`s`, null: `b`); a document whose margin
+                      (`hierattn.decision.Cascade`) is under `cut` gets
+                      the graph's output, any other `softmax(s z)`
                       (`sigmoid(b z)` per label for a multi-label one)
     ngram_part        with it: the n-gram layer's settings
                       (`hierattn.ngrams.twin.SETTINGS`) and `tables`, the

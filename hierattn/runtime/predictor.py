@@ -147,7 +147,8 @@ class Predictor:
         if self._cascade is None:
             return None
         cut = self._cascade["cut"] if self.network == "auto" else None
-        return Cascade(cut, self._cascade["ngram_weight"], self.multi_label, self.thresholds)
+        scale = self._cascade.get("ngram_scale")
+        return Cascade(cut, self._cascade["ngram_weight"], self.multi_label, self.thresholds, scale)
 
     def _ngram_logits(self, ngram_ids):
         """The n-gram part's logits `(n, classes)` of its ids, computed in NumPy from the bundle's tables.

@@ -7,7 +7,7 @@ from sklearn.metrics import f1_score
 
 import hierattn
 from hierattn.errors import ArgumentError
-from hierattn.models.cascade import cascade_scores, choose_cut
+from hierattn.models.cascade import NGRAM_SCALES, cascade_scores, choose_cut, ngram_scale
 from hierattn.ngrams.mixing import ngram_logits
 
 from conftest import TINY_OPTIONS, eagerly, make_reviews
@@ -58,6 +58,19 @@ def test_a_cut_never_splits_documents_of_equal_margins_and_may_be_none_or_zero()
     assert cut is None and report["validation_documents"] == 0
 
 
+def test_the_ngram_scale_is_the_temperature_of_the_smallest_validation_log_loss(rng):
+    logits = rng.normal(size=(400, 3))
+    labels = np.array([rng.choice(3, p=np.exp(2.0 * z) / np.exp(2.0 * z).sum()) for z in logits])  # drawn at s = 2
+    chosen = ngram_scale(logits, labels)
+    assert chosen in NGRAM_SCALES and 1.2 < chosen < 3.3
+
+    def loss(scale):
+        p = np.exp(scale * logits) / np.exp(scale * logits).sum(1, keepdims=True)
+        return -np.log(p[np.arange(400), labels]).mean()
+
+    assert loss(chosen) == min(loss(s) for s in NGRAM_SCALES)
+
+
 @pytest.fixture(scope="module")
 def classifier():
     """A tiny HAN whose two parts both weigh in (the weights set), its cut chosen on its validation texts."""
@@ -83,6 +96,8 @@ def test_fit_chooses_the_cut_on_validation_texts_only(classifier):
         ranked = np.unique(margins)
         assert cut is None or cut == 0.0 or np.isclose(cut, (ranked[:-1] + ranked[1:]) / 2).any()
         assert classifier.cascade_report["validation_documents"] == 60
+        scale = classifier.cascade_report["ngram_scale"]  # the n-gram part's own temperature, on validation
+        assert scale in NGRAM_SCALES and classifier.cascade.ngram_scale == scale
         assert classifier.choose_cut(None) is None  # no validation texts: no cut
         assert "validation texts" in classifier.cascade_line()
     finally:

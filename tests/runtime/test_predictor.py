@@ -46,7 +46,8 @@ def _cut_through_the_middle(clf, texts):
     clf.combination.mixing.assign(np.array([0.6, 0.8], np.float32))
     x = clf.preprocessor(texts)
     margins = np.unique(clf.cascade.margins(ngram_logits(clf.ngram_logits, x["ngram_ids"])))
-    clf.cascade_report = {"cut": float(margins[len(margins) // 2 - 1 : len(margins) // 2 + 1].mean())}
+    cut = float(margins[len(margins) // 2 - 1 : len(margins) // 2 + 1].mean())
+    clf.cascade_report = {"cut": cut, "ngram_scale": 1.7}  # the n-gram part's own scale: not the combination's
     read = clf.cascade.needs_network(ngram_logits(clf.ngram_logits, x["ngram_ids"]))
     assert 0 < read.sum() < len(texts)
 
@@ -82,7 +83,7 @@ def test_the_runtime_gives_the_classifiers_answers(exported):
     expected = clf.predict(texts, verbose=0)
     for batch_size in (1, 7, 64):
         np.testing.assert_allclose(predictor.predict(texts, batch_size=batch_size), expected, rtol=0, atol=1e-5)
-    assert predictor.metadata["cascade"]["cut"] == clf.cascade.cut
+    assert predictor.metadata["cascade"]["cut"] == clf.cascade.cut and predictor.cascade.ngram_scale == 1.7
     # the application's path: only the texts the network reads are split into sentences for it; NaN without words
     found = predictor.predict_texts(texts, batch_size=7)
     np.testing.assert_allclose(found, clf.predict_texts(texts), rtol=0, atol=1e-5)
