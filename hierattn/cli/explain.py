@@ -121,7 +121,8 @@ def explain(
 
     check_text_or_file(text, file_path)
     refuse_existing(output)
-    label = list(label) or None
+    options = {"check": check, "random_draws": random_draws, "seed": seed, "log": echo_err, "network": network}
+    options.update(label=list(label) or None)
     if dataset is not None:
         if text is not None or file_path is not None:
             raise click.UsageError("give either --dataset or texts (a text, --file or -), not both")
@@ -131,19 +132,14 @@ def explain(
         summary, report = explain_dataset(
             dataset,
             run_dir,
-            split=split,
-            data=data_path,
-            text_column=text_column,
-            limit=limit,
-            seed=seed,
+            split,
+            data_path,
+            text_column,
+            limit,
             encoding=encoding,
             top_k=top_k,
             output=output,
-            check=check,
-            random_draws=random_draws,
-            log=echo_err,
-            label=label,
-            network=network,
+            **options,
         )
         _echo_dataset(summary, report, output)
         return
@@ -152,8 +148,6 @@ def explain(
     # imported when the command runs: --help, and refusing bad input, come before pandas and TensorFlow load
     from hierattn.runs.explain import explain_file, explain_texts
 
-    options = {"check": check, "random_draws": random_draws, "seed": seed, "log": echo_err, "label": label}
-    options["network"] = network
     if text is not None and text != "-":
         explanations, report = explain_texts([one_text(text)], run_dir, **options)
     else:

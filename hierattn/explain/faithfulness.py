@@ -318,11 +318,10 @@ def check_faithfulness(
     seen = 0  # explanations so far (a multi-label classifier's text may have several): each seeds its random orders
     for start in range(0, total, chunk_size):
         end = start + chunk_size
-        chunk = (
-            explanations[start:end]
-            if explanations is not None
-            else explainer.explain(texts[start:end], label=label, attention=True)  # attention is ranked too
-        )
+        if explanations is None:  # attention is ranked too: where the network would read, also where it did not
+            chunk = explainer.explain(texts[start:end], label=label, attention=True)
+        else:
+            chunk = explanations[start:end]
         numbers = [seen + j for j, e in enumerate(chunk) if e.words]
         seen += len(chunk)
         chunk = [e for e in chunk if e.words]

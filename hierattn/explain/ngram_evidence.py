@@ -45,7 +45,7 @@ class NgramEvidence:
                 "the n-gram part decided this text alone: it was surer of it than the cut chosen on the texts held "
                 f"out in training ({self.classifier.cascade.cut:.3g}), where reading such texts with the network "
                 "changed too few decisions to be worth its cost, so the network did not read it (with "
-                'network="always", --network always, it reads every text)'
+                'network="always" it reads every text)'
             )
         return (
             "this classifier decides from its n-gram part alone (the words and short phrases it scores): "

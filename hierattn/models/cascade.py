@@ -146,7 +146,7 @@ class Cascading:
     >>> clf = hierattn.TextClassifier("han", embeddings="none", min_count=1, embedding_dim=8)
     >>> _ = clf.fit(texts, labels, epochs=1, verbose=0, validation_split=0.2)   # chooses the cut last
     >>> sorted(clf.cascade_report)[:3]
-    ['cut', 'tolerance', 'validation']
+    ['cut', 'ngram_scale', 'tolerance']
     >>> x = clf.preprocessor(["A great film."])
     >>> clf.network = "always"                  # the network reads every document: the whole combination
     >>> bool((clf.predict_ids(x) == clf.predict_ids(x, part="whole")).all())
@@ -247,6 +247,6 @@ class Cascading:
         name = next(iter(scores["whole"]))
         return (
             f"cascade: the network reads {report['validation_share']:.1%} of validation documents "
-            f"(n-gram margin under {report['cut']:.3g}); validation {name.replace('_', '-')} "
+            f"(those of margin under {report['cut']:.3g}); validation {name.replace('_', '-')} "
             f"{scores['cascade'][name]:.4f} against {scores['whole'][name]:.4f} with the network on all"
         )

@@ -372,7 +372,10 @@ class TextClassifier(NgramPart, Thresholds, Cascading, Task):
         )
         if self.multi_label:  # single-label files stay as they were
             config.update(multi_label=True, thresholds=self.thresholds)
-        config.update(network=self.network, cascade=self.cascade_report)
+        if self.network != CASCADE["network"]:
+            config["network"] = self.network
+        if self.cascade_report is not None:  # the cut, once chosen
+            config["cascade"] = self.cascade_report
         chosen = {key: value for key, value in (self.ngram_report or {}).items() if key in _SAVED_REPORT}
         if "recipe" in chosen:  # what a further `fit` without validation texts keeps (only once chosen)
             config["ngram_report"] = chosen

@@ -34,6 +34,16 @@ class NgramTables:
         idf: Their idf, then the unseen idf.
         kernel: Their kernel rows, then a zero row.
         bias: `(num_classes,)`.
+
+    Example:
+
+    >>> from hierattn.ngrams.logits import NgramLogits
+    >>> layer = NgramLogits(vocabulary_size=10, num_classes=2, ngram_max=2, num_buckets=64)
+    >>> layer.set_tables(kept_ids=[3, 4], idf=[1.0, 2.0], kernel=[[1.0, -1.0], [0.0, 0.0]], bias=[0.0, 0.0],
+    ...                  unseen_idf=2.0)
+    >>> tables = NgramTables({name: getattr(layer, name) for name in SETTINGS}, *layer.exported_tables())
+    >>> logits(tables, np.array([[3, 4, 3, 0]])).round(3)   # the layer's own logits, in NumPy
+    array([[ 0.277, -0.277]], dtype=float32)
     """
 
     def __init__(self, settings, ids, idf, kernel, bias):

@@ -448,7 +448,8 @@ def test_explain_formats(trained, tmp_path):
     assert ("where the network read" in result.output) == ("network has no weight" not in result.output)
     as_json = invoke("explain", text, "--run", run_dir, "--format", "json")
     (item,) = json.loads(as_json.stdout)  # stdout only: the "run:" line goes to stderr
-    assert len(item["words"]) == 10 and abs(sum(w["weight"] for w in item["words"]) - 1) < 1e-4
+    read = item["decision"]["network_read"]  # attention sums to 1 where the network read the text, else no pass: 0
+    assert len(item["words"]) == 10 and abs(sum(w["weight"] for w in item["words"]) - float(read)) < 1e-4
     assert [text[w["start"] : w["end"]] for w in item["words"]] == [w["text"] for w in item["words"]]
     (tmp_path / "texts.txt").write_text("great film\n\nawful film. boring!\n")
     result = invoke(

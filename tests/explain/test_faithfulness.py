@@ -84,7 +84,7 @@ def test_check_is_the_same_in_chunks_and_with_explanations_given(han_run):
     whole = check_faithfulness(han_run, texts, random_draws=2, seed=4)
     assert whole.documents == 7 and whole.bins == BINS
     assert_same_report(check_faithfulness(han_run, texts, random_draws=2, seed=4, chunk_size=3), whole)
-    explanations = Explainer(han_run).explain(texts)
+    explanations = Explainer(han_run).explain(texts, attention=True)  # as the check asks: attention is ranked too
     assert_same_report(check_faithfulness(han_run, explanations=explanations, random_draws=2, seed=4), whole)
     other_seed = check_faithfulness(han_run, texts, random_draws=2, seed=5)  # only the random orders change
     assert other_seed.comprehensiveness["evidence"] == pytest.approx(whole.comprehensiveness["evidence"], abs=1e-6)

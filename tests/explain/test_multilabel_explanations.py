@@ -35,15 +35,20 @@ def account(e):
 
 
 @contextlib.contextmanager
-def weights(run, values):
-    """The classifier with its combination's weights `(a, b)` set to `values` (`None`: its own) for a while."""
-    mixing = np.asarray(run.combination.mixing)
+def weights(run, values, network="always"):
+    """The classifier with its combination's weights `(a, b)` set to `values` (`None`: its own) for a while.
+
+    The network reads every text (`network="always"`): these tests check the whole combination's account.
+    """
+    mixing, before = np.asarray(run.combination.mixing), run.network
     try:
+        run.network = network
         if values is not None:
             run.combination.mixing.assign(values)
         yield
     finally:
         run.combination.mixing.assign(mixing)
+        run.network = before
 
 
 @pytest.fixture(scope="module")
@@ -249,3 +254,22 @@ def test_without_an_n_gram_part_a_label_s_margin_is_the_network_s_log_odds_over_
         j = [str(n) for n in clf.label_names].index(e.label)
         p = probabilities[e.document, j]
         assert margin == pytest.approx(logit(p) - logit(clf.thresholds[j]), abs=1e-3)
+
+
+def test_a_label_the_ngram_part_decides_alone_is_explained_by_it_against_its_threshold(multilabel_run):
+    report = multilabel_run.cascade_report
+    try:
+        multilabel_run.cascade_report = {"cut": 0.0}  # no margin is under it: the n-gram part decides every text
+        with weights(multilabel_run, [0.8, 0.6], network="auto"):
+            explanations = Explainer(multilabel_run).explain(TEXTS)
+            probabilities = multilabel_run.predict(TEXTS)
+    finally:
+        multilabel_run.cascade_report = report
+    thresholds = multilabel_run.thresholds
+    names = [str(n) for n in multilabel_run.label_names]
+    for e in explanations:
+        d, j = e.decision, names.index(e.label)
+        assert not d["network_read"] and d["network"] == 0.0 and all(w.network_evidence == 0.0 for w in e.words)
+        total, margin = account(e)
+        assert total == pytest.approx(margin, rel=1e-4, abs=1e-5)
+        assert (margin > 0) == (probabilities[e.document, j] > thresholds[j])  # the n-gram part's decision

@@ -145,7 +145,7 @@ def test_seed_makes_runs_reproducible(data, seeded_runs):
 
 
 def test_interrupted_run_resumes_and_never_overwrites(data, tmp_path, monkeypatch):
-    import hierattn.models.text_classifier as classifier
+    import hierattn.data.pipeline as pipeline  # where `fit_datasets` takes it from
 
     train_data, test_data = data
     output = tmp_path / "run"
@@ -167,13 +167,13 @@ def test_interrupted_run_resumes_and_never_overwrites(data, tmp_path, monkeypatc
     with pytest.raises(RunError, match="already exists and is not empty"):
         train(train_data, test_data, config, output, log=lambda m: None, verbose=0, bundle=False)
     first_epochs = []
-    original = classifier.make_train_dataset
+    original = pipeline.make_train_dataset
 
     def spy(*args, first_epoch=0, **kwargs):
         first_epochs.append(first_epoch)
         return original(*args, first_epoch=first_epoch, **kwargs)
 
-    monkeypatch.setattr(classifier, "make_train_dataset", spy)
+    monkeypatch.setattr(pipeline, "make_train_dataset", spy)
     run = train(train_data, test_data, config, output, resume=True, log=lambda m: None, verbose=0, bundle=False)
     assert first_epochs == [1]  # the shuffles continue with the second epoch's
     epochs = [line.split(",")[0] for line in (output / "history.csv").read_text().strip().splitlines()[1:]]
