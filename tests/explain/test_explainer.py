@@ -180,7 +180,7 @@ def test_a_text_the_ngram_part_decides_alone_is_explained_by_it_without_a_gradie
         total, margin = account(e)
         assert total == pytest.approx(margin, abs=1e-6)
         (note,) = [w for w in e.warnings if "decided this text alone" in w]
-        assert "training (0)" in note and "network=\"always\"" in note
+        assert "training (0)" in note and 'network="always"' in note
     assert sum(w.weight for w in asked.words) == pytest.approx(1.0, abs=1e-5)
 
 
