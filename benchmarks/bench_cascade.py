@@ -21,7 +21,6 @@ Usage:
 """
 
 import argparse
-import json
 import os
 import pathlib
 import sys
@@ -34,7 +33,7 @@ import numpy as np  # noqa: E402
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_export_runtime import tfidf_lr, timed  # noqa: E402
+from bench_export_runtime import report, tfidf_lr, timed  # noqa: E402
 
 
 def scores(probabilities, labels):
@@ -165,10 +164,7 @@ def main():
         "seconds": round(seconds, 1),
         "reviews_per_second": round(summary.documents / seconds, 1),
     }
-    text = json.dumps(results, indent=2)
-    print(text)
-    if args.output:
-        pathlib.Path(args.output).write_text(text + "\n")
+    report(results, args.output)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,10 @@ import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from bench_export_runtime import report  # noqa: E402
+
 SHARED = ROOT.parent / "shared" / "datasets"
 SETS = {name: (SHARED / "devsuite" / name, False) for name in ("20newsgroups", "trec6", "agnews", "airline_tweets")}
 SETS["reuters"] = (SHARED / "multilabel" / "reuters", True)
@@ -59,10 +63,7 @@ def main():
             train(folder, multi_label, output)
         results[name] = summary(output, multi_label)
         print(name, json.dumps(results[name]), flush=True)
-    text = json.dumps(results, indent=2)
-    print(text)
-    if args.output:
-        pathlib.Path(args.output).write_text(text + "\n")
+    report(results, args.output)
 
 
 if __name__ == "__main__":

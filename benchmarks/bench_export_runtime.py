@@ -62,6 +62,14 @@ def timed(function, texts):
     return result, {"seconds": round(seconds, 2), "reviews_per_second": round(len(texts) / seconds, 1)}
 
 
+def report(results, output=None):
+    """Prints the results as JSON, and writes them to `output` too when given."""
+    text = json.dumps(results, indent=2)
+    print(text)
+    if output:
+        pathlib.Path(output).write_text(text + "\n")
+
+
 def tfidf_lr(train):
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
@@ -156,10 +164,7 @@ def main():
     results["parity"] += [parity(run, sample[:1000]) for run in args.parity_run]
     probabilities = predictor.predict(test.texts)
     results["runtime_test_accuracy"] = float(np.mean(probabilities.argmax(1) == test.labels))
-    text = json.dumps(results, indent=2)
-    print(text)
-    if args.output:
-        pathlib.Path(args.output).write_text(text + "\n")
+    report(results, args.output)
 
 
 if __name__ == "__main__":
