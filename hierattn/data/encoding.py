@@ -4,6 +4,7 @@ import collections
 import gc
 import multiprocessing
 import os
+from itertools import chain, islice, repeat
 
 import numpy as np
 
@@ -186,11 +187,13 @@ def encode_flat(documents, vocabulary, sequence_length):
     Returns:
         A `numpy.ndarray` of dtype int32, padded with 0 at the end.
     """
+    lengths = np.fromiter((min(sum(map(len, d)), sequence_length) for d in documents), np.int64, len(documents))
+    tokens = chain.from_iterable(islice(chain.from_iterable(d), sequence_length) for d in documents)
     out = np.zeros((len(documents), sequence_length), dtype=np.int32)
-    get = vocabulary.index.get
-    for i, document in enumerate(documents):
-        tokens = [t for sentence in document for t in sentence][:sequence_length]
-        out[i, : len(tokens)] = [get(t, 1) for t in tokens]
+    # Every id looked up in one pass (C loops), then put in place: row-major, as the tokens come.
+    out[np.arange(sequence_length) < lengths[:, None]] = np.fromiter(
+        map(vocabulary.index.get, tokens, repeat(1)), np.int32, int(lengths.sum())
+    )
     return out
 
 

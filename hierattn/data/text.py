@@ -37,6 +37,10 @@ _TOKEN = re.compile(
     r"|[!?]"
 )
 
+# The same tokens of lower-cased ASCII text, about twice as fast (`_ascii_tokens`): the characters no token holds
+# become spaces, and a chunk between spaces that is all letters or all digits (most are) is one token.
+_NOT_IN_TOKENS = str.maketrans({c: " " for c in map(chr, range(128)) if not (c.isalnum() or c in "'-.,:!?")})
+
 # Candidate sentence ends: terminal punctuation, optional closing quotes or
 # brackets, then white space or the end; or a line break; or "word.Word"
 # with no space (frequent in reviews).
@@ -63,6 +67,23 @@ def _same_length(replacement):
         return replacement + " " * (len(text) - len(replacement))
 
     return replace
+
+
+def _ascii_tokens(lowered):
+    """`_TOKEN.findall(lowered)` of lower-cased ASCII text.
+
+    No token holds a space or a character made one, and the scan starts
+    afresh after each, so the chunks between them give exactly the tokens
+    of the whole text.
+    """
+    tokens = []
+    append, extend, findall = tokens.append, tokens.extend, _TOKEN.findall
+    for chunk in lowered.translate(_NOT_IN_TOKENS).split():
+        if chunk.isalpha() or chunk.isdigit():
+            append(chunk)
+        else:
+            extend(findall(chunk))
+    return tokens
 
 
 def clean(text):
@@ -233,7 +254,7 @@ class Tokenizer:
             if self.unescape_html and "&" in piece:
                 piece = html.unescape(piece)
             if self.lower and piece.isascii():
-                tokens = findall(piece.lower())
+                tokens = _ascii_tokens(piece.lower())
             else:
                 tokens = [self._form(t) for t in findall(piece)]
             if tokens:
@@ -261,7 +282,7 @@ class Tokenizer:
         if self.unescape_html and "&" in cleaned:
             cleaned = html.unescape(cleaned)
         if self.lower and cleaned.isascii():
-            tokens = _TOKEN.findall(cleaned.lower())
+            tokens = _ascii_tokens(cleaned.lower())
         else:
             tokens = [self._form(t) for t in _TOKEN.findall(cleaned)]
         return tokens if max_tokens is None else tokens[:max_tokens]

@@ -11,6 +11,8 @@ tests compare them with the layer. Importing this module imports neither
 Keras nor TensorFlow: the runtime uses it.
 """
 
+import weakref
+
 import numpy as np
 
 from hierattn.data.batching import sort_batches_by_length, trim_padding
@@ -108,12 +110,86 @@ def contributions(layer, ids):
 
 
 def logits(layer, ids, batch_size=256):
-    """The layer's logits of id arrays `ids` `(n, ..., length)`, `(n, classes)` float32, in batches of similar length."""
+    """The layer's logits of id arrays `ids` `(n, ..., length)`, `(n, classes)` float32, in batches of similar length.
+
+    The same numbers as `contributions`, computed for many documents at once:
+    each document's distinct features are found in the kept ids by rank
+    (`KeptRows`) rather than by binary search, and summed per document.
+    """
     ids = np.asarray(ids)
     found = np.zeros((len(ids), layer.num_classes), np.float32)
+    rows_of = kept_rows(layer)
     for index in sort_batches_by_length(ids, batch_size) if len(ids) else []:
-        found[index] = contributions(layer, trim_padding(ids[index]))[0]
+        batch = trim_padding(ids[index])
+        flat = np.sort(np.concatenate(ngram_features(layer, batch), axis=-1).reshape(len(batch), -1), axis=-1)
+        firsts = np.ones(flat.shape, bool)
+        firsts[:, 1:] = flat[:, 1:] != flat[:, :-1]
+        starts = np.flatnonzero(firsts)  # every row starts a run, so a row's last run ends where the row does
+        counts, features = np.diff(np.append(starts, flat.size)), flat.reshape(-1)[starts]
+        present = features >= 0
+        documents, rows = starts[present] // flat.shape[1], rows_of(features[present])
+        values = layer._idf[rows].astype(np.float64)
+        if layer.tf == "sublinear":
+            values = values * (1.0 + np.log(counts[present]))
+        if layer.normalize:
+            norms = np.sqrt(np.bincount(documents, np.square(values), minlength=len(batch)))
+            values = values / np.maximum(norms, 1e-12)[documents]
+        weighted = layer._kernel[rows] * values[:, None]
+        sums = [np.bincount(documents, weighted[:, c], minlength=len(batch)) for c in range(layer.num_classes)]
+        found[index] = np.stack(sums, axis=1) + layer._bias
     return found
+
+
+class KeptRows:
+    """The row of each feature id among a layer's kept ids: its rank, from a bitmap of them.
+
+    A bit per possible feature id (16 to a word) and, per word, how many kept
+    ids lie before it: a few MB however many buckets, where a table of rows
+    would take 4 bytes a bucket, and a lookup of a few gathers, where a
+    binary search takes ~20 dependent ones.
+
+    Args:
+        kept_ids: The kept feature ids, sorted, each below `num_buckets`.
+        num_buckets: The number of possible feature ids.
+
+    Example:
+
+    >>> rows_of = KeptRows([3, 17, 40], num_buckets=64)
+    >>> rows_of(np.array([17, 3, 5, 40]))   # not kept: the row after them (3)
+    array([1, 0, 3, 2])
+    """
+
+    def __init__(self, kept_ids, num_buckets):
+        kept = np.asarray(kept_ids, np.int64)
+        words = np.bincount(kept >> 4, weights=np.left_shift(1, kept & 15), minlength=num_buckets // 16 + 1)
+        self._bits = words.astype(np.uint16)
+        self._before = np.concatenate([[0], np.cumsum(_BITS_SET[self._bits])[:-1]]).astype(np.int64)
+        self._missing = len(kept)
+
+    def __call__(self, feature_ids):
+        """The rows of feature ids (any shape, each in `[0, num_buckets)`); the number kept where not kept."""
+        feature_ids = np.asarray(feature_ids, np.int64)
+        word, bit = feature_ids >> 4, (feature_ids & 15).astype(np.uint16)
+        bits = self._bits[word]
+        rows = self._before[word] + _BITS_SET[bits & ((np.uint16(1) << bit) - np.uint16(1))]
+        return np.where((bits >> bit) & 1, rows, self._missing)
+
+
+# How many bits are set in each 16-bit number.
+_BITS_SET = np.unpackbits(np.arange(2**16, dtype=">u2").view(np.uint8)).reshape(-1, 16).sum(axis=1).astype(np.int64)
+
+
+# Each layer's (or `NgramTables`') `KeptRows` with the ids array they were made from, for as long as it lives.
+_KEPT_ROWS = weakref.WeakKeyDictionary()
+
+
+def kept_rows(layer):
+    """The layer's `KeptRows`, made once per set of tables."""
+    ids, rows_of = _KEPT_ROWS.get(layer, (None, None))
+    if ids is not layer._ids:  # new tables (`set_tables`, or loaded weights)
+        rows_of = KeptRows(layer._ids[:-1], layer.num_buckets)
+        _KEPT_ROWS[layer] = (layer._ids, rows_of)
+    return rows_of
 
 
 def _counts(flat, firsts):

@@ -147,3 +147,18 @@ def test_words_are_the_sentences_tokens_run_together(imdb_sample):
         assert tokenizer.words(text) == [t for sentence in tokenizer.sentences(text) for t in sentence], text
     assert tokenizer.words("One two. Three four.", max_tokens=3) == ["one", "two", "three"]
     assert Tokenizer(lower=False, unescape_html=False).words("A &amp; B") == ["A", "amp", "B"]
+
+
+def test_ascii_text_gives_the_tokens_of_the_general_path(imdb_sample):
+    # ASCII text takes a faster path; a non-ASCII character at the end sends the same text down the general one.
+    texts = list(imdb_sample.texts[:300]) + [c["text"] for c in CASES]
+    texts += [
+        "U.S. e.g., a. 1a 1,000. 3.50 don't well-made -- 'quoted' end... !? why?! x_y #tag @user 10:30pm A.B",
+        "it's--really good, isn't it?? (yes) [no] {maybe} 'tis the-end. ...and so-so!",
+    ]
+    tokenizer = Tokenizer()
+    for text in texts:
+        general = tokenizer.words(text + " \u00e9")
+        assert general[-1] == "\u00e9" and tokenizer.words(text) == general[:-1], text
+        general = tokenizer.sentences(text + " \u00e9")
+        assert tokenizer.sentences(text) == general[:-1] + ([general[-1][:-1]] if general[-1][:-1] else []), text
