@@ -47,15 +47,16 @@ def scores(probabilities, labels):
 
 
 def cascade_parts(predictor, texts):
-    """The cascade's time, step by step: tokenizing for the n-gram part, the n-gram part, the network's share."""
+    """The cascade's time, step by step, one after another (`predict` overlaps the network with the next chunk's
+    tokenizing): tokenizing for the n-gram part, the n-gram part, the network's share."""
     cascade = predictor.cascade
     started = time.perf_counter()
-    whole = predictor.encoder.encode(texts, mode="whole", whole_length=predictor._ngram_length)
+    whole = predictor.encoder.encode(texts, mode="whole", whole_length=predictor._ngram_length, workers=1)
     tokenized = time.perf_counter()
     logits = predictor._ngram_logits(whole)
     scored = time.perf_counter()
     read = np.flatnonzero(cascade.needs_network(logits))
-    ids = predictor.encoder.encode([texts[i] for i in read], mode=predictor._mode)
+    ids = predictor.encoder.encode([texts[i] for i in read], mode=predictor._mode, workers=1)
     network_tokenized = time.perf_counter()
     predictor._run(predictor._session, {"token_ids": ids, "ngram_ids": whole[read]}, predictor._output, 32)
     done = time.perf_counter()

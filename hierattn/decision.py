@@ -229,6 +229,19 @@ class Cascade:
         e = np.exp(scores - scores.max(axis=1, keepdims=True))
         return (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
 
+    def split(self, logits):
+        """The n-gram part's probabilities of every document, and which documents the network must read.
+
+        Args:
+            logits: The n-gram part's logits `(n, classes)`.
+
+        Returns:
+            `(probabilities, index)`: `(n, classes)` float32, and the sorted
+            indices of the documents whose rows are to be the whole
+            combination's probabilities instead (`predict` puts them there).
+        """
+        return self.ngram_probabilities(logits), np.flatnonzero(self.needs_network(logits))
+
     def predict(self, logits, whole):
         """The probabilities of documents given their n-gram logits: the n-gram part's, or `whole(index)`'s.
 
@@ -238,8 +251,7 @@ class Cascade:
                 network reads, if any; gives their whole combination's
                 probabilities.
         """
-        result = self.ngram_probabilities(logits)
-        index = np.flatnonzero(self.needs_network(logits))
+        result, index = self.split(logits)
         if len(index):
             result[index] = whole(index)
         return result

@@ -118,7 +118,7 @@ def logits(layer, ids, batch_size=256):
     """
     ids = np.asarray(ids)
     found = np.zeros((len(ids), layer.num_classes), np.float32)
-    rows_of = kept_rows(layer)
+    rows_of, weights = _lookups(layer)
     for index in sort_batches_by_length(ids, batch_size) if len(ids) else []:
         batch = trim_padding(ids[index])
         flat = np.sort(np.concatenate(ngram_features(layer, batch), axis=-1).reshape(len(batch), -1), axis=-1)
@@ -128,15 +128,11 @@ def logits(layer, ids, batch_size=256):
         counts, features = np.diff(np.append(starts, flat.size)), flat.reshape(-1)[starts]
         present = features >= 0
         documents, rows = starts[present] // flat.shape[1], rows_of(features[present])
-        values = layer._idf[rows].astype(np.float64)
-        if layer.tf == "sublinear":
-            values = values * (1.0 + np.log(counts[present]))
+        scale = 1.0 + np.log(counts[present]) if layer.tf == "sublinear" else np.ones(len(rows))
         if layer.normalize:
-            norms = np.sqrt(np.bincount(documents, np.square(values), minlength=len(batch)))
-            values = values / np.maximum(norms, 1e-12)[documents]
-        weighted = layer._kernel[rows] * values[:, None]
-        sums = [np.bincount(documents, weighted[:, c], minlength=len(batch)) for c in range(layer.num_classes)]
-        found[index] = np.stack(sums, axis=1) + layer._bias
+            values = np.take(layer._idf, rows) * scale
+            scale = scale / np.maximum(np.sqrt(np.bincount(documents, np.square(values), len(batch))), 1e-12)[documents]
+        found[index] = _sums(documents, np.take(weights, rows, axis=0), scale, len(batch)) + layer._bias
     return found
 
 
@@ -163,33 +159,39 @@ class KeptRows:
         kept = np.asarray(kept_ids, np.int64)
         words = np.bincount(kept >> 4, weights=np.left_shift(1, kept & 15), minlength=num_buckets // 16 + 1)
         self._bits = words.astype(np.uint16)
-        self._before = np.concatenate([[0], np.cumsum(_BITS_SET[self._bits])[:-1]]).astype(np.int64)
+        self._before = np.concatenate([[0], np.cumsum(_BITS_SET[self._bits])[:-1]]).astype(np.int32)
         self._missing = len(kept)
 
     def __call__(self, feature_ids):
         """The rows of feature ids (any shape, each in `[0, num_buckets)`); the number kept where not kept."""
         feature_ids = np.asarray(feature_ids, np.int64)
         word, bit = feature_ids >> 4, (feature_ids & 15).astype(np.uint16)
-        bits = self._bits[word]
-        rows = self._before[word] + _BITS_SET[bits & ((np.uint16(1) << bit) - np.uint16(1))]
+        bits = np.take(self._bits, word)
+        rows = np.take(self._before, word) + np.take(_BITS_SET, bits & ((np.uint16(1) << bit) - np.uint16(1)))
         return np.where((bits >> bit) & 1, rows, self._missing)
 
 
 # How many bits are set in each 16-bit number.
-_BITS_SET = np.unpackbits(np.arange(2**16, dtype=">u2").view(np.uint8)).reshape(-1, 16).sum(axis=1).astype(np.int64)
+_BITS_SET = np.unpackbits(np.arange(2**16, dtype=">u2").view(np.uint8)).reshape(-1, 16).sum(axis=1, dtype=np.uint8)
 
 
-# Each layer's (or `NgramTables`') `KeptRows` with the ids array they were made from, for as long as it lives.
-_KEPT_ROWS = weakref.WeakKeyDictionary()
+# Each layer's (or `NgramTables`') lookups, with the ids array they were made from, for as long as it lives.
+_LOOKUPS = weakref.WeakKeyDictionary()
 
 
-def kept_rows(layer):
-    """The layer's `KeptRows`, made once per set of tables."""
-    ids, rows_of = _KEPT_ROWS.get(layer, (None, None))
+def _lookups(layer):
+    """The layer's `KeptRows` and its kernel rows times their idf, made once per set of tables."""
+    ids, *found = _LOOKUPS.get(layer, (None,))
     if ids is not layer._ids:  # new tables (`set_tables`, or loaded weights)
-        rows_of = KeptRows(layer._ids[:-1], layer.num_buckets)
-        _KEPT_ROWS[layer] = (layer._ids, rows_of)
-    return rows_of
+        found = [KeptRows(layer._ids[:-1], layer.num_buckets), layer._kernel * layer._idf[:, None]]
+        _LOOKUPS[layer] = (layer._ids, *found)
+    return found
+
+
+def _sums(documents, weights, scale, num_documents):
+    """Each document's sum of its rows of `weights` `(k, classes)`, each row times its `scale`."""
+    columns = weights.T * scale
+    return np.stack([np.bincount(documents, column, num_documents) for column in columns], axis=1)
 
 
 def _counts(flat, firsts):

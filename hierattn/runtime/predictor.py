@@ -1,5 +1,6 @@
 """`Predictor`: an exported bundle run by onnxruntime and NumPy, without TensorFlow or Keras."""
 
+import concurrent.futures
 import os
 
 import numpy as np
@@ -16,13 +17,18 @@ from hierattn.errors import ArgumentError, DataError, first_line
 from hierattn.ngrams import twin
 from hierattn.runtime.bundle import read_metadata
 
+# Texts per chunk of `Predictor.predict_texts`: one is tokenized while the network computes the one before.
+PIPELINE_TEXTS = 1000
+
 
 def load(path, threads=None, network=CASCADE["network"]):
     """Loads an exported bundle (`TextClassifier.export`, `hierattn export`) into a `Predictor`.
 
     Args:
         path: The bundle's `.onnx` file.
-        threads: Threads onnxruntime computes with (default: one per core).
+        threads: Threads onnxruntime computes with (default: one per core
+            but one, which tokenizes the next texts meanwhile:
+            `Predictor.predict_texts`).
         network: `"auto"`: the network reads only the documents the n-gram
             part is not sure of, as the classifier decided on its validation
             texts; `"always"`: every document (`Predictor.network`).
@@ -39,8 +45,7 @@ def load(path, threads=None, network=CASCADE["network"]):
     if not os.path.isfile(path):
         raise DataError(f"no bundle at {path}")
     options = onnxruntime.SessionOptions()
-    if threads:
-        options.intra_op_num_threads = threads
+    options.intra_op_num_threads = threads or max(1, _cores() - 1)
     options.log_severity_level = 3  # errors only: onnxruntime's warnings are about its own graph rewrites
     try:
         session = onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
@@ -204,17 +209,71 @@ class Predictor:
 
         With a cascade the n-gram part's ids are made for every text
         (`Tokenizer.words`: no sentence split) and the network's only for
-        the texts it reads.
+        the texts it reads. Many texts go a chunk at a time: this thread
+        tokenizes and scores a chunk while onnxruntime (which leaves
+        Python free) computes the network's share of the chunk before.
 
         Args:
             texts: A list (or array, Series, tuple) of strings.
             batch_size: Documents per batch.
-            progress: Show progress bars.
-            workers: Processes that tokenize many texts (`preprocess`).
+            progress: Show a progress bar.
+            workers: Processes that tokenize: with more than one, every
+                text is tokenized first, spread over them; by default, in
+                this thread, overlapping the network.
             wordless: NaN rows for the texts without words; with False, what
                 the model says of them (of padding), as `predict` gives.
         """
         texts = _as_texts(texts)
+        if workers is not None and workers > 1:
+            return self._predict_tokenized(texts, batch_size, progress, workers, wordless)
+        chunks = [texts[i : i + PIPELINE_TEXTS] for i in range(0, len(texts), PIPELINE_TEXTS)]
+        with tqdm(total=len(texts), desc="predicting", unit="doc", disable=not progress) as bar:
+            if len(chunks) <= 1:  # nothing to overlap
+                result = self._start_chunk(texts, batch_size, wordless, _Inline())()
+                bar.update(len(texts))
+                return result
+            with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="hierattn-network") as network:
+                finishing = [self._start_chunk(chunk, batch_size, wordless, network) for chunk in chunks]
+                results = []
+                for chunk, finish in zip(chunks, finishing):
+                    results.append(finish())
+                    bar.update(len(chunk))
+        return np.concatenate(results)
+
+    def _start_chunk(self, texts, batch_size, wordless, network):
+        """Tokenizes `texts` and decides those the n-gram part is sure of, here; submits the others to `network`.
+
+        Returns:
+            A function that gives the texts' probabilities (`predict_texts`),
+            waiting for the network's share.
+        """
+        cascade = self.cascade
+        if cascade is None or cascade.cut is None:
+            x = self.preprocess(texts, workers=1)
+            ids = x["token_ids"]
+        else:
+            x = {"ngram_ids": self.encoder.encode(texts, mode="whole", whole_length=self._ngram_length, workers=1)}
+            ids = x["ngram_ids"]
+        result = np.full((len(texts), len(self.label_names)), np.nan, np.float32)
+        index = np.flatnonzero(ids.reshape(len(ids), -1).any(axis=1)) if wordless else np.arange(len(ids))
+        if cascade is None or cascade.cut is None:
+            read, x = index, take_documents(x, index)
+        else:
+            result[index], read = cascade.split(self._ngram_logits(x["ngram_ids"][index]))
+            read = index[read]
+            tokens = self.encoder.encode([texts[i] for i in read], mode=self._mode, workers=1)
+            x = {"token_ids": tokens, "ngram_ids": x["ngram_ids"][read]}
+        future = network.submit(self._run, self._session, x, self._output, batch_size) if len(read) else None
+
+        def finish():
+            if future is not None:
+                result[read] = future.result()
+            return result
+
+        return finish
+
+    def _predict_tokenized(self, texts, batch_size, progress, workers, wordless):
+        """`predict_texts` with every text tokenized first, in `workers` processes."""
         cascade = self.cascade
         if cascade is None or cascade.cut is None:
             x = self.preprocess(texts, progress=progress, workers=workers)
@@ -312,6 +371,20 @@ class Predictor:
 
     def __repr__(self):
         return f"<Predictor {self.metadata.get('architecture', '?')} {self.label_names} from {self.path}>"
+
+
+def _cores():
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+class _Inline:
+    """An executor that runs what it is given at once, in this thread (one chunk: nothing to overlap)."""
+
+    def submit(self, function, *args):
+        future = concurrent.futures.Future()
+        future.set_result(function(*args))
+        return future
 
 
 def _as_texts(texts):

@@ -12,6 +12,7 @@ import numpy as np
 import onnx
 import pytest
 
+import hierattn.runtime.predictor as predictor_module
 from hierattn import runtime
 from hierattn.errors import DataError
 from hierattn.ngrams.mixing import ngram_logits
@@ -76,7 +77,7 @@ def _edge_texts(clf):
     ]
 
 
-def test_the_runtime_gives_the_classifiers_answers(exported):
+def test_the_runtime_gives_the_classifiers_answers(exported, monkeypatch):
     clf, path = exported
     predictor = runtime.load(path)
     texts = _edge_texts(clf)
@@ -96,6 +97,17 @@ def test_the_runtime_gives_the_classifiers_answers(exported):
     assert predictor.label_names == list(clf.label_names)
     assert predictor.predict_labels(texts) == clf.predict_labels(texts)
     assert predictor.predict([]).shape == (0, len(clf.label_names))
+    # Many texts: a chunk at a time (the network computing one while the next is tokenized), or, with worker
+    # processes, all tokenized first: the same answers.
+    monkeypatch.setattr(predictor_module, "PIPELINE_TEXTS", 4)
+    for network, without_nan in (("auto", clf.predict(texts, verbose=0)), ("always", whole)):
+        predictor.network = network
+        expected = predictor.predict_texts(texts, workers=2)
+        assert np.isnan(expected).any(axis=1).tolist() == [not clf.has_words(text) for text in texts]
+        for batch_size in (1, 64):
+            found = predictor.predict_texts(texts, batch_size=batch_size)
+            np.testing.assert_allclose(found, expected, rtol=0, atol=1e-6)
+        np.testing.assert_allclose(predictor.predict(texts), without_nan, rtol=0, atol=1e-5)
 
 
 def test_the_bundle_describes_its_tokenizer(exported):
@@ -140,7 +152,8 @@ def test_the_runtime_runs_without_tensorflow(exported, tmp_path):
         f"""
         import json, sys
         sys.path.insert(0, {os.fspath(bare)!r})
-        from hierattn import runtime
+        import hierattn.runtime.predictor as predictor_module
+from hierattn import runtime
         predictor = runtime.load({os.fspath(path)!r})
         print(json.dumps(predictor.predict(json.loads(sys.stdin.read())).tolist()))
         print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in ("tensorflow", "keras", "pandas"))))
