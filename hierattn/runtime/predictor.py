@@ -26,9 +26,9 @@ def load(path, threads=None, network=CASCADE["network"]):
 
     Args:
         path: The bundle's `.onnx` file.
-        threads: Threads onnxruntime computes with (default: one per core
-            but one, which tokenizes the next texts meanwhile:
-            `Predictor.predict_texts`).
+        threads: Threads onnxruntime computes with. Default: one per core;
+            with `network="auto"`, one per core but one, which tokenizes
+            and scores the next texts meanwhile (`Predictor.predict_texts`).
         network: `"auto"`: the network reads only the documents the n-gram
             part is not sure of, as the classifier decided on its validation
             texts; `"always"`: every document (`Predictor.network`).
@@ -45,7 +45,8 @@ def load(path, threads=None, network=CASCADE["network"]):
     if not os.path.isfile(path):
         raise DataError(f"no bundle at {path}")
     options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = threads or max(1, _cores() - 1)
+    check_network(network)
+    options.intra_op_num_threads = threads or max(1, _cores() - (network == "auto"))
     options.log_severity_level = 3  # errors only: onnxruntime's warnings are about its own graph rewrites
     try:
         session = onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
@@ -53,7 +54,6 @@ def load(path, threads=None, network=CASCADE["network"]):
         first = first_line(error)
         raise DataError(f"{path} is not an ONNX model onnxruntime can load ({first})") from None
     metadata = read_metadata(session.get_modelmeta().custom_metadata_map, path)
-    check_network(network)
     try:
         predictor = Predictor(session, metadata, path)
     except (KeyError, TypeError, ValueError) as error:
