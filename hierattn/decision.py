@@ -18,6 +18,7 @@ the runtime predict through it.
 
 import numpy as np
 
+from hierattn.calibration import calibrated
 from hierattn.defaults import CASCADE, MULTILABEL
 from hierattn.errors import ArgumentError
 
@@ -171,7 +172,10 @@ class Cascade:
     network and gets the whole combination's probabilities; any other gets
     the n-gram part's: `softmax(s z)`, `s` the n-gram part's own scale
     chosen on validation texts (`b` without one), or for a multi-label
-    classifier `sigmoid(b z)`; its decision is the n-gram part's.
+    classifier `sigmoid(b z)`; its decision is the n-gram part's. The
+    whole combination's probabilities are given at `temperature`
+    (`hierattn.calibration.calibrated`: the combination's scores divided
+    by it), fitted on validation texts too; no decision changes with it.
 
     Args:
         cut: The margin under which the network reads a document; `None`:
@@ -181,6 +185,8 @@ class Cascade:
         thresholds: A multi-label classifier's thresholds (None: each
             `MULTILABEL["threshold"]`).
         ngram_scale: `s` (single-label; None: `b`).
+        temperature: The whole combination's temperature (1.0: its
+            probabilities as the graph gives them).
 
     Example:
 
@@ -193,12 +199,17 @@ class Cascade:
            [0.9  , 0.1  ]], dtype=float32)
     """
 
-    def __init__(self, cut, ngram_weight, multi_label=False, thresholds=None, ngram_scale=None):
+    def __init__(self, cut, ngram_weight, multi_label=False, thresholds=None, ngram_scale=None, temperature=None):
         self.cut = None if cut is None else float(cut)
         self.ngram_weight = float(ngram_weight)
         self.ngram_scale = float(ngram_weight if ngram_scale is None or multi_label else ngram_scale)
         self.multi_label = bool(multi_label)
         self.thresholds = thresholds
+        self.temperature = 1.0 if temperature is None else float(temperature)
+
+    def uncalibrated(self):
+        """The same cascade with the whole combination's probabilities as the graph gives them (temperature 1)."""
+        return Cascade(self.cut, self.ngram_weight, self.multi_label, self.thresholds, self.ngram_scale)
 
     @property
     def activation(self):
@@ -253,11 +264,15 @@ class Cascade:
         """
         result, index = self.split(logits)
         if len(index):
-            result[index] = whole(index)
+            result[index] = self.whole_probabilities(whole(index))
         return result
 
+    def whole_probabilities(self, probabilities):
+        """What a document the network reads gets: the whole combination's probabilities at `temperature`."""
+        return calibrated(probabilities, self.temperature, self.multi_label)
+
     def __repr__(self):
-        return f"<Cascade cut={self.cut} ngram_weight={self.ngram_weight}>"
+        return f"<Cascade cut={self.cut} ngram_weight={self.ngram_weight} temperature={self.temperature}>"
 
 
 __all__ = ["Cascade", "Decision", "activation_of", "check_k", "check_network", "over_thresholds", "top_k"]

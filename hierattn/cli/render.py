@@ -83,6 +83,11 @@ def metrics_text(metrics):
             if split in baseline:
                 line += f" | {NAME} baseline: {scores_text(baseline[split])}"
             lines.append(line)
+    calibration = metrics.get("calibration", {}).get("test")
+    if calibration:  # runs before calibration have none
+        lines.append(
+            "test " + calibration_text(calibration, "micro-F1" if "micro_f1" in metrics["test"] else "accuracy")
+        )
     return "\n".join(lines)
 
 
@@ -158,6 +163,8 @@ def evaluation_text(metrics):
             f"\nthe network read {metrics['network_read']:.1%} of them; with the network on every document: "
             f"{scores_text(metrics['whole'])}"
         )
+    if "calibration" in metrics:
+        read += "\n" + calibration_text(metrics["calibration"], "micro-F1" if "micro_f1" in metrics else "accuracy")
     if "micro_f1" in metrics:
         return multilabel_text(metrics) + read
     scores = scores_text(metrics)
@@ -167,6 +174,18 @@ def evaluation_text(metrics):
     ]
     lines += ["  " + line for line in confusion_text(metrics["labels"], metrics["confusion_matrix"]).splitlines()]
     return "\n".join(lines)
+
+
+def calibration_text(calibration, score="accuracy"):
+    """Two lines on calibration (`TextClassifier.calibration_report`): before and after the temperature, and by coverage."""
+    before, after = calibration["before"], calibration["after"]
+    coverage = " / ".join(f"{after['coverage'][k]:.2%}" for k in ("0.9", "0.8", "0.5"))
+    return (
+        f"calibration (temperature {calibration['temperature']:.3g}): expected calibration error "
+        f"{before['ece']:.2%} -> {after['ece']:.2%}, log-loss {before['log_loss']:.4f} -> {after['log_loss']:.4f}, "
+        f"Brier {before['brier']:.4f} -> {after['brier']:.4f}\n"
+        f"{score} of the surest 90% / 80% / 50% of documents: {coverage} (all: {after['coverage']['1']:.2%})"
+    )
 
 
 def corpus_text(summary, words=10):

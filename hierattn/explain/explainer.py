@@ -146,7 +146,9 @@ class Explainer(NgramEvidence, LabelExplanations):
             layer = self.classifier.ngram_logits
             ngram_inputs = [self._ngram_input(text, x[i], tokenized[i][0]) for i, text in enumerate(texts)]
             ngram_parts = [[v[0] for v in contributions(layer, ids[None])] for ids, _, _ in ngram_inputs]
-            a, b = (float(v) for v in np.asarray(self.classifier.combination.mixing))
+            # The combination's weights at its temperature: its scores divided by it, as the classifier gives them.
+            temperature = self.classifier.cascade.temperature
+            a, b = (float(v) / temperature for v in np.asarray(self.classifier.combination.mixing))
             logits = np.stack([p[0] for p in ngram_parts])
             read = self._network_reads(logits)
         # Where the network read, and its own probabilities: one pass over the texts it decides (all with

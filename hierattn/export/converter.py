@@ -20,7 +20,7 @@ import warnings
 
 import numpy as np
 
-from hierattn.defaults import MULTILABEL
+from hierattn.defaults import CASCADE, MULTILABEL
 from hierattn.errors import ArgumentError, ExportError, first_line
 from hierattn.ngrams.twin import SETTINGS
 from hierattn.runtime import load
@@ -123,8 +123,9 @@ def bundle_metadata(classifier, inputs, output, ngram_output=None, tables=()):
     A multi-label classifier's adds `multi_label` (true) and `thresholds`
     (one per label, in `label_names` order); a single-label one's has neither.
     With an n-gram part (`ngram_output`, the graph's output of its logits),
-    `ngram_output`, `cascade` (the cut and the n-gram part's weight) and
-    `ngram_part` (its settings, and the outputs `tables` that give its tables).
+    `ngram_output`, `cascade` (the cut, the n-gram part's weight and scale,
+    the whole combination's temperatures) and `ngram_part` (its settings,
+    and the outputs `tables` that give its tables).
     """
     from hierattn import __version__
 
@@ -153,7 +154,8 @@ def bundle_metadata(classifier, inputs, output, ngram_output=None, tables=()):
     if ngram_output is not None:
         report = classifier.cascade_report or {}
         b = float(np.asarray(classifier.combination.mixing)[1])
-        cascade = {"cut": report.get("cut"), "ngram_weight": b, "ngram_scale": report.get("ngram_scale")}
+        cascade = {"cut": report.get("cut"), "ngram_weight": b}
+        cascade.update({key: report.get(key) for key in ("ngram_scale", "temperature", "temperature_always")})
         metadata.update(ngram_output=ngram_output, cascade=cascade)
         layer = classifier.ngram_logits
         metadata["ngram_part"] = {name: getattr(layer, name) for name in SETTINGS}
@@ -181,14 +183,20 @@ def check_bundle(classifier, path):
 
     texts = probe_texts(classifier)
     x = classifier.preprocessor(texts)
-    with tf.device("/CPU:0"):  # as onnxruntime computes: a GPU's TF32 products would differ by more than TOLERANCE
-        expected = {None: classifier.predict_ids(x), "whole": classifier.predict_ids(x, part="whole")}
+    expected, network = {}, classifier.network
+    try:
+        with tf.device("/CPU:0"):  # as onnxruntime computes: a GPU's TF32 products would differ by more than TOLERANCE
+            for setting in CASCADE["networks"]:
+                classifier.network = setting
+                expected[setting] = classifier.predict_ids(x)
+    finally:
+        classifier.network = network
     predictor = load(path)
-    for part, network in ((None, "auto"), ("whole", "always")):
+    for network in CASCADE["networks"]:
         predictor.network = network
         for batch_size in (1, len(texts)):
             found = predictor.predict(texts, batch_size=batch_size)
-            difference = float(np.abs(found - expected[part]).max())
+            difference = float(np.abs(found - expected[network]).max())
             if not difference <= TOLERANCE:
                 raise ExportError(
                     f"the exported graph does not give the classifier's answers (largest difference of a probability "

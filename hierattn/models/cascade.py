@@ -9,6 +9,7 @@ every document (`"always"`).
 
 import numpy as np
 
+from hierattn.calibration import calibration_report, fit_temperature
 from hierattn.data.dataset import validation_pair
 from hierattn.data.ids import ngram_ids
 from hierattn.decision import Cascade, check_network
@@ -173,18 +174,23 @@ class Cascading:
         """
         if self.ngram_logits is None:
             return None
-        cut = (self.cascade_report or {}).get("cut") if self.network == "auto" else None
+        report = self.cascade_report or {}
+        cut = report.get("cut") if self.network == "auto" else None
+        temperature = report.get("temperature" if self.network == "auto" else "temperature_always")
         b = float(np.asarray(self.combination.mixing)[1])
-        return Cascade(cut, b, self.multi_label, self.thresholds, (self.cascade_report or {}).get("ngram_scale"))
+        return Cascade(cut, b, self.multi_label, self.thresholds, report.get("ngram_scale"), temperature)
 
     def choose_cut(self, validation_data=None, verbose=0, tolerance=CASCADE["tolerance"]):
         """Chooses the cascade's cut on validation texts (`fit`'s last step; `choose_cut` of this module).
 
         Without validation texts there is no cut: the network reads every
         document. `cascade_report` then holds what was chosen and measured,
-        and `ngram_scale`, the scale of a single-label classifier's n-gram
-        logits for the documents the n-gram part decides alone
-        (`ngram_scale` of this module).
+        and, for a single-label classifier, `ngram_scale`, the scale of the
+        n-gram logits for the documents the n-gram part decides alone
+        (`ngram_scale` of this module), and the whole combination's
+        temperatures (`hierattn.calibration.fit_temperature`): `temperature`
+        fitted on the validation documents the network reads, and
+        `temperature_always` on all of them (with `network="always"`).
 
         Args:
             validation_data: `(texts, labels)`, `(ids, labels)` or a dataset of
@@ -208,11 +214,18 @@ class Cascading:
         b = float(np.asarray(self.combination.mixing)[1])
         cascade = Cascade(None, b, self.multi_label, self.thresholds, scale)
         decide = self.decision.ids
-        whole = decide(self.predict_ids(x, part="whole"))
+        probabilities = self.predict_ids(x, part="whole")
+        margins = cascade.margins(logits)
         cut, report = choose_cut(
-            cascade.margins(logits), whole, decide(cascade.ngram_probabilities(logits)), labels, tolerance
+            margins, decide(probabilities), decide(cascade.ngram_probabilities(logits)), labels, tolerance
         )
-        self.cascade_report = dict(report, ngram_scale=scale)
+        temperatures = {}
+        if not self.multi_label:  # the whole combination's temperatures: for the documents the network reads; for all
+            read = np.ones(len(margins), bool) if cut is None else margins < cut
+            read = read if read.any() else np.ones(len(margins), bool)
+            temperatures["temperature"] = fit_temperature(probabilities[read], labels[read])
+            temperatures["temperature_always"] = fit_temperature(probabilities, labels)
+        self.cascade_report = dict(report, ngram_scale=scale, **temperatures)
         if verbose:
             print(self.cascade_line())
         return cut
@@ -230,23 +243,57 @@ class Cascading:
         """
         whole = self.predict_ids(x, batch_size, progress, part="whole")
         cascade = self.cascade
-        if cascade is None or cascade.cut is None or not isinstance(x, dict):
+        if cascade is None or not isinstance(x, dict):
             return whole, whole, None
+        if cascade.cut is None:
+            return cascade.whole_probabilities(whole), whole, None
         logits = ngram_logits(self.ngram_logits, ngram_ids(x))
         share = float(cascade.needs_network(logits).mean()) if len(logits) else 0.0
         return cascade.predict(logits, lambda index: whole[index]), whole, share
 
+    def calibration_report(self, x, labels, whole=None):
+        """How calibrated the classifier's probabilities of ids `x` are: before and after its temperature.
+
+        `hierattn.calibration.calibration_report` of the probabilities as
+        the cascade gives them (the whole combination's at temperature 1,
+        then at the classifier's): ECE, log-loss, Brier score, and accuracy
+        (micro-F1 for a multi-label classifier) of the surest 100, 90, 80
+        and 50% of documents.
+
+        Args:
+            x: Ids as the preprocessor gives them.
+            labels: Their class ids (multi-hot rows for a multi-label classifier).
+            whole: The whole combination's probabilities of `x`, if already
+                computed (`predict_with_whole`).
+
+        Returns:
+            `{"temperature", "before", "after"}`, or None without an n-gram part.
+        """
+        cascade = self.cascade
+        if cascade is None or not isinstance(x, dict):
+            return None
+        whole = self.predict_ids(x, part="whole") if whole is None else whole
+        logits = ngram_logits(self.ngram_logits, ngram_ids(x))
+        found = {"temperature": cascade.temperature}
+        for name, at in (("before", cascade.uncalibrated()), ("after", cascade)):
+            probabilities = at.predict(logits, lambda index: whole[index])
+            found[name] = calibration_report(probabilities, labels, self.decision.ids, self.multi_label)
+        return found
+
     def cascade_line(self):
         """One line on the cascade: the share of validation documents the network read, and the scores."""
         report = self.cascade_report or {}
+        temperature = (
+            f"; the whole combination's temperature {report['temperature']:.3g}" if "temperature" in report else ""
+        )
         if report.get("cut") is None:
             return "cascade: the network reads every document" + (
-                "" if report.get("validation_documents") else " (no validation texts to choose a cut on)"
+                temperature if report.get("validation_documents") else " (no validation texts to choose a cut on)"
             )
         scores = report["validation"]
         name = next(iter(scores["whole"]))
         return (
             f"cascade: the network reads {report['validation_share']:.1%} of validation documents "
             f"(those of margin under {report['cut']:.3g}); validation {name.replace('_', '-')} "
-            f"{scores['cascade'][name]:.4f} against {scores['whole'][name]:.4f} with the network on all"
+            f"{scores['cascade'][name]:.4f} against {scores['whole'][name]:.4f} with the network on all{temperature}"
         )

@@ -341,9 +341,9 @@ class Task(BuildFromKnownShapes, keras.Model):
             return combine(probabilities, logits[index], a, b, self.combination.epsilon, activation).astype(np.float32)
 
         cascade = self.cascade
-        if part == "whole" or cascade is None or cascade.cut is None:
+        if part == "whole" or cascade is None:
             return whole(np.arange(len(logits)))
-        return cascade.predict(logits, whole)
+        return cascade.predict(logits, whole)  # with no cut, every document's whole combination (calibrated)
 
     def attention(self, x, batch_size=32):
         """The network's probabilities and attention weights for id arrays, in input order.

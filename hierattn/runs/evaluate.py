@@ -27,7 +27,9 @@ def evaluate_classifier(classifier, dataset, batch_size=32, progress=True):
     A multi-label classifier: `hierattn.metrics.multilabel_metrics` of the labels over its thresholds.
     With a cascade (`TextClassifier.cascade`), also `network_read` (the
     share of documents the network read) and `whole` (the scores with the
-    network reading every document).
+    network reading every document); with an n-gram part, `calibration`
+    (`TextClassifier.calibration_report`: ECE, log-loss, Brier score and
+    accuracy by coverage, before and after the classifier's temperature).
     """
     names = list(classifier.label_names)
     if list(dataset.label_map.names) != names:
@@ -43,6 +45,9 @@ def evaluate_classifier(classifier, dataset, batch_size=32, progress=True):
         scores = score(dataset.labels, classifier.decision.ids(whole), names)
         metrics["network_read"] = share
         metrics["whole"] = {key: scores[key] for key in SCORES if key in scores}
+    calibration = classifier.calibration_report(x, dataset.labels, whole)
+    if calibration is not None:
+        metrics["calibration"] = calibration
     return metrics
 
 

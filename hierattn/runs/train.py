@@ -214,6 +214,7 @@ def _evaluate(classifier, data, split, config, context, metrics, x_val):
         evaluate["test"] = (x_test, test.labels)
     if classifier.ngram_logits is not None:
         metrics["parts"] = _parts(classifier, evaluate)
+        metrics["calibration"] = metrics["parts"].pop("calibration")
     if config.baseline:
         context.log(f"fitting the {NAME} baseline on the same {len(split.fit_texts):,} training documents")
         evaluate = {"validation": (split.val_texts, split.val_labels)}
@@ -239,6 +240,7 @@ def _parts(classifier, evaluate):
     parts["cascade"] = classifier.cascade_report  # the cut, and the validation share the network read
     for split, (x, labels) in evaluate.items():
         _, whole, share = classifier.predict_with_whole(x)
+        parts.setdefault("calibration", {})[split] = classifier.calibration_report(x, labels, whole)
         parts.setdefault("whole", {})[split] = label_metrics(
             labels, classifier.decision.ids(whole), classifier.label_names
         )

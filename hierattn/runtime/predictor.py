@@ -151,9 +151,10 @@ class Predictor:
     def cascade(self):
         if self._cascade is None:
             return None
-        cut = self._cascade["cut"] if self.network == "auto" else None
-        scale = self._cascade.get("ngram_scale")
-        return Cascade(cut, self._cascade["ngram_weight"], self.multi_label, self.thresholds, scale)
+        auto = self.network == "auto"
+        cut, scale = self._cascade["cut"] if auto else None, self._cascade.get("ngram_scale")
+        temperature = self._cascade.get("temperature" if auto else "temperature_always")
+        return Cascade(cut, self._cascade["ngram_weight"], self.multi_label, self.thresholds, scale, temperature)
 
     def _ngram_logits(self, ngram_ids):
         """The n-gram part's logits `(n, classes)` of its ids, computed in NumPy from the bundle's tables.
@@ -267,7 +268,8 @@ class Predictor:
 
         def finish():
             if future is not None:
-                result[read] = future.result()
+                found = future.result()
+                result[read] = found if cascade is None else cascade.whole_probabilities(found)
             return result
 
         return finish
@@ -344,8 +346,10 @@ class Predictor:
         if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
             raise ArgumentError(f"batch_size must be a whole number of at least 1, not {batch_size!r}")
         cascade = self.cascade
-        if cascade is None or cascade.cut is None or not len(x["token_ids"]):
+        if cascade is None or not len(x["token_ids"]):
             return self._run(self._session, x, self._output, batch_size, progress)
+        if cascade.cut is None:  # every document's whole combination, as the classifier gives it (calibrated)
+            return cascade.whole_probabilities(self._run(self._session, x, self._output, batch_size, progress))
         logits = self._ngram_logits(x["ngram_ids"])
         return cascade.predict(
             logits, lambda index: self._run(self._session, take_documents(x, index), self._output, batch_size, progress)

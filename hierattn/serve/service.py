@@ -260,6 +260,7 @@ class Service:
             "predictions_from": BUNDLE_FILE if self.from_bundle else "model.keras",
             "network": self.model.network,
             "cut": None if self.model.cascade is None else self.model.cascade.cut,
+            "temperature": None if self.model.cascade is None else self.model.cascade.temperature,
             "explanations": self.explain_state,
             "metrics": self.metrics,
             "hierattn_version": __version__,

@@ -73,6 +73,25 @@ def test_evaluation_text_and_rows_text():
         "  neg               1,000    0\n"
         "  pos               1,000    0"
     )
+    calibration = {
+        "temperature": 0.8,
+        "before": {"ece": 0.0301, "log_loss": 0.1982, "brier": 0.1012, "coverage": {}},
+        "after": {
+            "ece": 0.0088,
+            "log_loss": 0.1901,
+            "brier": 0.0998,
+            "coverage": {"1": 0.9265, "0.9": 0.958, "0.8": 0.976, "0.5": 0.994},
+        },
+    }
+    assert evaluation_text(dict(metrics, calibration=calibration)).splitlines()[1:3] == [
+        (
+            "calibration (temperature 0.8): expected calibration error 3.01% -> 0.88%, log-loss 0.1982 -> 0.1901, "
+            "Brier 0.1012 -> 0.0998"
+        ),
+        "accuracy of the surest 90% / 80% / 50% of documents: 95.80% / 97.60% / 99.40% (all: 92.65%)",
+    ]
+    with_test = dict(METRICS, calibration={"validation": calibration, "test": calibration})
+    assert metrics_text(with_test).splitlines()[-2].startswith("test calibration (temperature 0.8): expected")
     report = {
         "rows": 1200,
         "used": 1200,

@@ -6,6 +6,7 @@ import pytest
 from sklearn.metrics import f1_score
 
 import hierattn
+from hierattn.calibration import calibrated, expected_calibration_error, fit_temperature
 from hierattn.errors import ArgumentError
 from hierattn.models.cascade import NGRAM_SCALES, cascade_scores, choose_cut, ngram_scale
 from hierattn.ngrams.mixing import ngram_logits
@@ -98,6 +99,14 @@ def test_fit_chooses_the_cut_on_validation_texts_only(classifier):
         assert classifier.cascade_report["validation_documents"] == 60
         scale = classifier.cascade_report["ngram_scale"]  # the n-gram part's own temperature, on validation
         assert scale in NGRAM_SCALES and classifier.cascade.ngram_scale == scale
+        # The whole combination's temperatures: fitted on the validation documents the network reads, and on all.
+        x, _ = _ids_and_margins(classifier, texts)
+        whole, ids = classifier.predict_ids(x, part="whole"), classifier.label_ids(labels)
+        read = margins < cut if cut is not None else np.ones(len(texts), bool)
+        read = read if read.any() else np.ones(len(texts), bool)
+        assert classifier.cascade_report["temperature"] == fit_temperature(whole[read], ids[read])
+        assert classifier.cascade_report["temperature_always"] == fit_temperature(whole, ids)
+        assert classifier.cascade.temperature == classifier.cascade_report["temperature"]
         assert classifier.choose_cut(None) is None  # no validation texts: no cut
         assert "validation texts" in classifier.cascade_line()
     finally:
@@ -109,21 +118,32 @@ def test_the_cascade_gives_the_whole_combination_where_the_network_reads(classif
     x, margins = _ids_and_margins(classifier, texts)
     ranked = np.unique(margins)
     report = classifier.cascade_report
-    classifier.cascade_report = {"cut": float(ranked[len(ranked) // 2 - 1 : len(ranked) // 2 + 1].mean())}
+    cut = float(ranked[len(ranked) // 2 - 1 : len(ranked) // 2 + 1].mean())
+    classifier.cascade_report = {"cut": cut, "temperature": 1.7, "temperature_always": 0.6}
     try:
         read = margins < classifier.cascade.cut
         assert 0 < read.sum() < len(texts)
         found, whole = classifier.predict_ids(x), classifier.predict_ids(x, part="whole")
-        np.testing.assert_allclose(found[read], whole[read], rtol=0, atol=1e-6)
+        # where the network reads: the whole combination at the classifier's temperature; the same decisions
+        np.testing.assert_allclose(found[read], calibrated(whole[read], 1.7), rtol=0, atol=1e-6)
+        np.testing.assert_array_equal(found[read].argmax(1), whole[read].argmax(1))
         logits = ngram_logits(classifier.ngram_logits, x["ngram_ids"])
         np.testing.assert_allclose(found[~read], classifier.cascade.ngram_probabilities(logits)[~read], atol=1e-6)
         probabilities, both, share = classifier.predict_with_whole(x)
         np.testing.assert_allclose(probabilities, found, atol=1e-6)
         np.testing.assert_allclose(both, whole, atol=1e-6)
         assert share == pytest.approx(read.mean())
-        classifier.network = "always"
-        np.testing.assert_allclose(classifier.predict(texts, verbose=0), whole, atol=1e-6)
-        assert classifier.predict_with_whole(x)[2] is None
+        labels = np.arange(len(texts)) % 2
+        calibration = classifier.calibration_report(x, labels, whole)
+        assert calibration["temperature"] == 1.7 and set(calibration) == {"temperature", "before", "after"}
+        uncalibrated = classifier.cascade.uncalibrated().predict(logits, lambda index: whole[index])
+        ece = [expected_calibration_error(p, labels, p.argmax(1)) for p in (uncalibrated, found)]
+        assert [calibration["before"]["ece"], calibration["after"]["ece"]] == [round(e, 5) for e in ece]
+        classifier.network = "always"  # every document: the whole combination at the other temperature
+        np.testing.assert_allclose(classifier.predict(texts, verbose=0), calibrated(whole, 0.6), atol=1e-6)
+        probabilities, both, share = classifier.predict_with_whole(x)
+        assert share is None
+        np.testing.assert_allclose(probabilities, calibrated(whole, 0.6), atol=1e-6)
     finally:
         classifier.network, classifier.cascade_report = "auto", report
 

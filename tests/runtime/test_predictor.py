@@ -14,6 +14,7 @@ import pytest
 
 import hierattn.runtime.predictor as predictor_module
 from hierattn import runtime
+from hierattn.calibration import calibrated
 from hierattn.errors import DataError
 from hierattn.ngrams.mixing import ngram_logits
 
@@ -48,7 +49,8 @@ def _cut_through_the_middle(clf, texts):
     x = clf.preprocessor(texts)
     margins = np.unique(clf.cascade.margins(ngram_logits(clf.ngram_logits, x["ngram_ids"])))
     cut = float(margins[len(margins) // 2 - 1 : len(margins) // 2 + 1].mean())
-    clf.cascade_report = {"cut": cut, "ngram_scale": 1.7}  # the n-gram part's own scale: not the combination's
+    # the n-gram part's own scale (not the combination's), and the whole combination's temperatures
+    clf.cascade_report = {"cut": cut, "ngram_scale": 1.7, "temperature": 1.4, "temperature_always": 0.7}
     read = clf.cascade.needs_network(ngram_logits(clf.ngram_logits, x["ngram_ids"]))
     assert 0 < read.sum() < len(texts)
 
@@ -85,12 +87,13 @@ def test_the_runtime_gives_the_classifiers_answers(exported, monkeypatch):
     for batch_size in (1, 7, 64):
         np.testing.assert_allclose(predictor.predict(texts, batch_size=batch_size), expected, rtol=0, atol=1e-5)
     assert predictor.metadata["cascade"]["cut"] == clf.cascade.cut and predictor.cascade.ngram_scale == 1.7
+    assert predictor.cascade.temperature == 1.4 and runtime.load(path, network="always").cascade.temperature == 0.7
     # the application's path: only the texts the network reads are split into sentences for it; NaN without words
     found = predictor.predict_texts(texts, batch_size=7)
     np.testing.assert_allclose(found, clf.predict_texts(texts), rtol=0, atol=1e-5)
     assert np.isnan(found).any(axis=1).tolist() == [not clf.has_words(text) for text in texts]
-    predictor.network = "always"  # the whole combination, the network reading every text
-    whole = clf.predict_ids(clf.preprocessor(texts), part="whole")
+    predictor.network = "always"  # the whole combination (at its temperature), the network reading every text
+    whole = calibrated(clf.predict_ids(clf.preprocessor(texts), part="whole"), 0.7)
     np.testing.assert_allclose(predictor.predict(texts), whole, rtol=0, atol=1e-5)
     assert runtime.load(path, network="always").cascade.cut is None
     predictor.network = "auto"
@@ -152,8 +155,7 @@ def test_the_runtime_runs_without_tensorflow(exported, tmp_path):
         f"""
         import json, sys
         sys.path.insert(0, {os.fspath(bare)!r})
-        import hierattn.runtime.predictor as predictor_module
-from hierattn import runtime
+        from hierattn import runtime
         predictor = runtime.load({os.fspath(path)!r})
         print(json.dumps(predictor.predict(json.loads(sys.stdin.read())).tolist()))
         print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in ("tensorflow", "keras", "pandas"))))

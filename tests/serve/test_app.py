@@ -44,6 +44,8 @@ def test_health_readiness_and_the_model(client, han_run_dir):
     assert model["classes"] == runtime.load(han_run_dir / BUNDLE_FILE).label_names
     assert model["hierattn_version"] == __version__ and model["predictions_from"] == BUNDLE_FILE
     assert model["metrics"]["validation"]["accuracy"] >= 0 and model["limits"]["max_batch"] == 3
+    cascade = runtime.load(han_run_dir / BUNDLE_FILE).cascade  # as the run chose it on its validation texts
+    assert (model["network"], model["cut"], model["temperature"]) == ("auto", cascade.cut, cascade.temperature)
     assert str(han_run_dir) not in str(model)  # the server's files are not a client's business
 
 

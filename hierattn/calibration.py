@@ -1,0 +1,175 @@
+"""Calibration: how far probabilities are from the frequencies they claim, and a temperature that brings them closer.
+
+A classifier is calibrated when, of the documents it gives a probability of
+0.8, about 80% are right. Temperature scaling (Guo et al. 2017) divides
+the log-probabilities by one number `T`, fitted on validation texts by
+log-loss: `T > 1` softens over-confident probabilities, `T < 1` sharpens
+under-confident ones, and no document's decision changes (the order of its
+classes stays; a multi-label classifier's labels would need their
+thresholds moved with them, and are not calibrated yet).
+
+The measures here take probabilities as a classifier gives them, `(n,
+classes)`, and labels as class ids `(n,)` (single-label) or a multi-hot
+`(n, labels)` array (multi-label, where every document-label pair counts as
+one binary prediction). NumPy only; the fit uses SciPy's bounded scalar
+search (scikit-learn depends on SciPy).
+"""
+
+import numpy as np
+
+# Expected calibration error's bins (equal width, over the confidence), as the literature reports it.
+ECE_BINS = 15
+# Shares of documents kept, the surest first, at which accuracy is reported (`coverage_scores`).
+COVERAGES = (1.0, 0.9, 0.8, 0.5)
+# The temperatures searched, in log space.
+_LOG_T = (np.log(0.05), np.log(20.0))
+_FLOOR = 1e-7
+
+
+def calibrated(probabilities, temperature, multi_label=False):
+    """Probabilities at `temperature`: `softmax(log p / T)` per document, or `sigmoid(logit p / T)` per label.
+
+    Args:
+        probabilities: `(n, classes)`.
+        temperature: `T` (1.0 leaves them as they are).
+        multi_label: Each column its own binary probability.
+
+    Returns:
+        `(n, classes)` float32; NaN rows stay NaN.
+
+    >>> calibrated(np.array([[0.9, 0.1]]), 2.0).round(3)
+    array([[0.75, 0.25]], dtype=float32)
+    """
+    p = np.clip(np.asarray(probabilities, np.float64), _FLOOR, 1.0 - _FLOOR)
+    if temperature == 1.0:
+        return np.asarray(probabilities, np.float32)
+    if multi_label:
+        return (1.0 / (1.0 + np.exp(-(np.log(p) - np.log1p(-p)) / temperature))).astype(np.float32)
+    scores = np.log(p) / temperature
+    scores = scores - np.max(scores, axis=1, keepdims=True)
+    e = np.exp(scores)
+    return (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
+
+
+def fit_temperature(probabilities, labels, multi_label=False):
+    """The temperature with the smallest log-loss of `calibrated(probabilities, T)` on `labels`.
+
+    Single-label: one `T`. Multi-label: one `T` per label (a list).
+    Searched in [0.05, 20]; 1.0 without documents (or, for a label, without
+    both a positive and a negative document).
+    """
+    probabilities, labels = np.asarray(probabilities, np.float64), np.asarray(labels)
+    if multi_label:
+        return [
+            _fit(lambda t, j=j: _binary_log_loss(calibrated(probabilities[:, [j]], t, True)[:, 0], labels[:, j]))
+            if 0 < labels[:, j].sum() < len(labels)
+            else 1.0
+            for j in range(labels.shape[1])
+        ]
+    if not len(labels):
+        return 1.0
+    return _fit(lambda t: log_loss(calibrated(probabilities, t), labels))
+
+
+def _fit(loss):
+    """The temperature in [0.05, 20] with the smallest `loss(T)`, to 4 decimals."""
+    from scipy.optimize import minimize_scalar  # SciPy takes a while to load: only when a temperature is fitted
+
+    found = minimize_scalar(lambda log_t: loss(float(np.exp(log_t))), bounds=_LOG_T, method="bounded")
+    return round(float(np.exp(found.x)), 4)
+
+
+def log_loss(probabilities, labels, multi_label=False):
+    """Mean negative log-probability of the true class (multi-label: mean binary log-loss of every pair)."""
+    p = np.clip(np.asarray(probabilities, np.float64), _FLOOR, 1.0 - _FLOOR)
+    if multi_label:
+        return _binary_log_loss(p.ravel(), np.asarray(labels).ravel())
+    labels = np.asarray(labels)
+    return float(-np.mean(np.log(p[np.arange(len(labels)), labels]))) if len(labels) else float("nan")
+
+
+def _binary_log_loss(p, positive):
+    p = np.clip(np.asarray(p, np.float64), _FLOOR, 1.0 - _FLOOR)
+    return float(-np.mean(np.where(np.asarray(positive) > 0, np.log(p), np.log1p(-p))))
+
+
+def brier_score(probabilities, labels, multi_label=False):
+    """Mean squared distance of the probabilities from the one-hot truth, summed over classes (multi-label: per pair)."""
+    p = np.asarray(probabilities, np.float64)
+    truth = np.asarray(labels, np.float64) if multi_label else np.eye(p.shape[1])[np.asarray(labels)]
+    squares = np.square(p - truth)
+    return float(squares.mean() if multi_label else squares.sum(axis=1).mean())
+
+
+def expected_calibration_error(probabilities, labels, predicted=None, multi_label=False, bins=ECE_BINS):
+    """The documents' mean |accuracy − confidence| over `bins` equal-width bins of confidence, weighted by size.
+
+    Single-label: a document's confidence is the probability of the class
+    `predicted` (the classifier's decision, `hierattn.decision.Decision.ids`),
+    and it is right when that class is its label. Multi-label: every
+    document-label pair is one prediction, its confidence the probability of
+    the label, and "right" that the label is on (the reliability of the
+    probabilities themselves; `predicted` is not needed).
+    """
+    p = np.asarray(probabilities, np.float64)
+    if multi_label:
+        confidence, right = p.ravel(), np.asarray(labels, np.float64).ravel()
+    else:
+        predicted = np.asarray(predicted)
+        confidence = p[np.arange(len(p)), predicted] if len(p) else np.zeros(0)
+        right = (predicted == np.asarray(labels)).astype(np.float64)
+    if not len(confidence):
+        return float("nan")
+    edges = np.linspace(0.0, 1.0, bins + 1)
+    which = np.clip(np.searchsorted(edges, confidence, side="right") - 1, 0, bins - 1)
+    counts = np.bincount(which, minlength=bins)
+    gaps = np.abs(np.bincount(which, right, bins) - np.bincount(which, confidence, bins))
+    return float(gaps.sum() / counts.sum())
+
+
+def confidence(probabilities, multi_label=False):
+    """How sure each decision is: the top probability, or for a multi-label document its least sure label's `max(p, 1 − p)`."""
+    p = np.asarray(probabilities, np.float64)
+    return np.maximum(p, 1.0 - p).min(axis=1) if multi_label else p.max(axis=1)
+
+
+def coverage_scores(probabilities, labels, decide, multi_label=False, coverages=COVERAGES):
+    """Accuracy (micro-F1 for multi-label) of the surest share of documents, for each share in `coverages`.
+
+    Args:
+        probabilities: `(n, classes)`.
+        labels: Class ids `(n,)`, or multi-hot rows.
+        decide: The classifier's decisions of probabilities (`Decision.ids`):
+            class ids, or multi-hot rows.
+        multi_label: Whether `labels` are multi-hot rows.
+        coverages: The shares kept, the surest documents first (`confidence`).
+
+    Returns:
+        `{"1": ..., "0.9": ..., ...}`: keys the shares as text (JSON), values floats.
+    """
+    probabilities, labels = np.asarray(probabilities), np.asarray(labels)
+    order = np.argsort(-confidence(probabilities, multi_label), kind="stable")
+    found = {}
+    for share in coverages:
+        kept = order[: max(1, int(round(share * len(order))))] if len(order) else order
+        decided = np.asarray(decide(probabilities[kept]))
+        if multi_label:
+            true_positives, total = np.sum(decided * labels[kept]), np.sum(decided) + np.sum(labels[kept])
+            found[f"{share:g}"] = float(2.0 * true_positives / total) if total else 0.0
+        else:
+            found[f"{share:g}"] = float(np.mean(decided == labels[kept])) if len(kept) else float("nan")
+    return found
+
+
+def calibration_report(probabilities, labels, decide, multi_label=False):
+    """ECE, log-loss and Brier score of probabilities on labels, and the score at each coverage (`coverage_scores`).
+
+    `decide` gives the classifier's decisions of probabilities (`Decision.ids`).
+    """
+    predicted = None if multi_label else decide(probabilities)
+    return {
+        "ece": round(expected_calibration_error(probabilities, labels, predicted, multi_label), 5),
+        "log_loss": round(log_loss(probabilities, labels, multi_label), 5),
+        "brier": round(brier_score(probabilities, labels, multi_label), 5),
+        "coverage": {k: round(v, 5) for k, v in coverage_scores(probabilities, labels, decide, multi_label).items()},
+    }
