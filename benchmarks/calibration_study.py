@@ -15,7 +15,8 @@ Then, with every temperature fitted on the validation part only:
   validation document.
 
 Each: test ECE (15 bins), log-loss, Brier score, and accuracy at 100/90/80/50% coverage, with the validation
-figures beside them.
+figures beside them; and, as the run has them, the documents the n-gram part decides and those the network
+reads, each alone: accuracy, mean confidence, ECE.
 
 Usage:
     python benchmarks/calibration_study.py RUN_DIR [RUN_DIR ...] [--cache DIR] [--output results.json]
@@ -48,7 +49,7 @@ def run_splits(run_dir):
         parts = load_imdb(config.data["imdb"]["path"], splits=("train", "test"), download=False, progress=False)
         train, test = parts["train"], parts["test"]
     else:
-        options = {key: config.data.get(key) for key in ("text_column", "label_column", "encoding")}
+        options = {key: config.data.get(key) for key in ("text_column", "label_column", "encoding", "label_separator")}
         train, _ = load_table(config.data["train"]["path"], **options)
         test, _ = load_table(config.data["test"]["path"], label_map=train.label_map, **options)
     data = RunData(train, test)
@@ -72,7 +73,8 @@ def scored(run_dir, cache):
     for part, texts, labels in (("val", val_texts, val_labels), ("test", test_texts, test_labels)):
         whole = predictor.encoder.encode(texts, mode="whole", whole_length=predictor._ngram_length)
         found[part + "_z"] = predictor._ngram_logits(whole)
-        found[part + "_whole"] = predictor.predict(texts)
+        x = predictor.preprocess(texts)  # the graph's own output: the whole combination before any temperature
+        found[part + "_whole"] = predictor._run(predictor._session, x, predictor._output, 32)
         found[part + "_labels"] = np.argsort(order)[np.asarray(labels)]
         print(run_dir, part, len(texts), flush=True)
     found["cut"] = np.array(predictor.metadata["cascade"]["cut"])
@@ -84,12 +86,15 @@ def scored(run_dir, cache):
 
 
 def study(arrays):
-    from hierattn.calibration import calibrated, calibration_report, fit_temperature
+    from hierattn.calibration import calibrated, calibration_report, expected_calibration_error, fit_temperature
     from hierattn.decision import Cascade
     from hierattn.models.cascade import ngram_scale
 
     def accuracy(labels, probabilities):
         return np.mean(probabilities.argmax(1) == labels)
+
+    def decide(probabilities):
+        return np.asarray(probabilities).argmax(1)
 
     cascade = Cascade(float(arrays["cut"]), float(arrays["b"]), ngram_scale=float(arrays["s"]))
     val_read = cascade.needs_network(arrays["val_z"])
@@ -127,10 +132,26 @@ def study(arrays):
             "t_final": t_final,
         },
     }
+    for part, labels, probabilities, network_read in (
+        ("validation", arrays["val_labels"], val["as_is"], val_read),
+        ("test", arrays["test_labels"], test["as_is"], read),
+    ):  # each kind of document alone, as the run has them: accuracy against mean confidence, and ECE
+        results.setdefault("by_kind", {})[part] = {
+            kind: {
+                "documents": int(chosen.sum()),
+                "accuracy": round(float(accuracy(labels[chosen], probabilities[chosen])), 4),
+                "mean_confidence": round(float(probabilities[chosen].max(1).mean()), 4),
+                "ece": round(
+                    expected_calibration_error(probabilities[chosen], labels[chosen], probabilities[chosen].argmax(1)),
+                    4,
+                ),
+            }
+            for kind, chosen in (("ngram_decided", ~network_read), ("network_read", network_read))
+        }
     for name in ("as_is", "two_temperatures", "one_temperature", "always", "always_calibrated"):
         results[name] = {
-            "test": calibration_report(test[name], arrays["test_labels"], accuracy),
-            "validation": calibration_report(val[name], arrays["val_labels"], accuracy),
+            "test": calibration_report(test[name], arrays["test_labels"], decide),
+            "validation": calibration_report(val[name], arrays["val_labels"], decide),
         }
     return results
 
@@ -144,7 +165,15 @@ def main():
     results = {}
     for run in args.runs:
         results[run] = study(scored(run, args.cache))
-        print({run: {k: v["test"]["ece"] for k, v in results[run].items() if isinstance(v, dict) and "test" in v}})
+        print(
+            {
+                run: {
+                    k: v["test"]["ece"]
+                    for k, v in results[run].items()
+                    if isinstance(v, dict) and "ece" in v.get("test", {})
+                }
+            }
+        )
     report(results, args.output)
 
 

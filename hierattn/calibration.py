@@ -23,7 +23,10 @@ ECE_BINS = 15
 COVERAGES = (1.0, 0.9, 0.8, 0.5)
 # The temperatures searched, in log space.
 _LOG_T = (np.log(0.05), np.log(20.0))
+# Probabilities are kept this far from 0 and 1 in the log-loss (as scikit-learn's), and much less far where a
+# temperature is applied, which must move them, not the floor.
 _FLOOR = 1e-7
+_TINY = 1e-30
 
 
 def calibrated(probabilities, temperature, multi_label=False):
@@ -40,9 +43,9 @@ def calibrated(probabilities, temperature, multi_label=False):
     >>> calibrated(np.array([[0.9, 0.1]]), 2.0).round(3)
     array([[0.75, 0.25]], dtype=float32)
     """
-    p = np.clip(np.asarray(probabilities, np.float64), _FLOOR, 1.0 - _FLOOR)
     if temperature == 1.0:
         return np.asarray(probabilities, np.float32)
+    p = np.clip(np.asarray(probabilities, np.float64), _TINY, 1.0 - 1e-16)
     if multi_label:
         return (1.0 / (1.0 + np.exp(-(np.log(p) - np.log1p(-p)) / temperature))).astype(np.float32)
     scores = np.log(p) / temperature

@@ -185,8 +185,8 @@ class Cascade:
         thresholds: A multi-label classifier's thresholds (None: each
             `MULTILABEL["threshold"]`).
         ngram_scale: `s` (single-label; None: `b`).
-        temperature: The whole combination's temperature (1.0: its
-            probabilities as the graph gives them).
+        temperature: The whole combination's temperature (None or 1.0: its
+            probabilities as the graph gives them; single-label only).
 
     Example:
 
@@ -205,7 +205,10 @@ class Cascade:
         self.ngram_scale = float(ngram_weight if ngram_scale is None or multi_label else ngram_scale)
         self.multi_label = bool(multi_label)
         self.thresholds = thresholds
-        self.temperature = 1.0 if temperature is None else float(temperature)
+        # A multi-label classifier's labels are not calibrated: a temperature would move them across thresholds.
+        self.temperature = 1.0 if temperature is None or multi_label else float(temperature)
+        if not (np.isfinite(self.temperature) and self.temperature > 0):
+            raise ValueError(f"temperature must be a positive number, not {temperature!r}")
 
     def uncalibrated(self):
         """The same cascade with the whole combination's probabilities as the graph gives them (temperature 1)."""

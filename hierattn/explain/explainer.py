@@ -146,9 +146,7 @@ class Explainer(NgramEvidence, LabelExplanations):
             layer = self.classifier.ngram_logits
             ngram_inputs = [self._ngram_input(text, x[i], tokenized[i][0]) for i, text in enumerate(texts)]
             ngram_parts = [[v[0] for v in contributions(layer, ids[None])] for ids, _, _ in ngram_inputs]
-            # The combination's weights at its temperature: its scores divided by it, as the classifier gives them.
-            temperature = self.classifier.cascade.temperature
-            a, b = (float(v) / temperature for v in np.asarray(self.classifier.combination.mixing))
+            a, b = self._combination_weights()
             logits = np.stack([p[0] for p in ngram_parts])
             read = self._network_reads(logits)
         # Where the network read, and its own probabilities: one pass over the texts it decides (all with
@@ -183,6 +181,11 @@ class Explainer(NgramEvidence, LabelExplanations):
             explanation.true_label = None if labels is None else labels[i]
             explanations.append(explanation)
         return explanations
+
+    def _combination_weights(self):
+        """The combination's weights `(a, b)` at its temperature: its scores divided by it, as the classifier gives them."""
+        temperature = self.classifier.cascade.temperature
+        return tuple(float(v) / temperature for v in np.asarray(self.classifier.combination.mixing))
 
     def _network_reads(self, logits):
         """Which texts the network decides (`TextClassifier.cascade`): all but those the n-gram part is sure of."""

@@ -146,11 +146,13 @@ class Cascading:
     >>> labels = ["pos", "neg", "pos", "neg"] * 5
     >>> clf = hierattn.TextClassifier("han", embeddings="none", min_count=1, embedding_dim=8)
     >>> _ = clf.fit(texts, labels, epochs=1, verbose=0, validation_split=0.2)   # chooses the cut last
-    >>> sorted(clf.cascade_report)[:3]
-    ['cut', 'ngram_scale', 'tolerance']
+    >>> sorted(clf.cascade_report)[:4]
+    ['cut', 'ngram_scale', 'temperature', 'temperature_always']
     >>> x = clf.preprocessor(["A great film."])
     >>> clf.network = "always"                  # the network reads every document: the whole combination
-    >>> bool((clf.predict_ids(x) == clf.predict_ids(x, part="whole")).all())
+    >>> from hierattn.calibration import calibrated
+    >>> whole = clf.predict_ids(x, part="whole")  # as the graph gives it; the classifier's, at its temperature:
+    >>> bool(np.allclose(clf.predict_ids(x), calibrated(whole, clf.cascade_report["temperature_always"])))
     True
     """
 

@@ -282,7 +282,7 @@ class Task(BuildFromKnownShapes, keras.Model):
         """Class probabilities of a list of texts, NaN rows for texts without words (`hierattn.runtime.TextPredictor`)."""
         x = self.preprocess(texts, progress=progress, workers=workers)
         ids = token_ids(x)
-        filled = np.flatnonzero(ids.reshape(len(ids), -1).any(axis=1))
+        filled = np.flatnonzero(ids.reshape(len(ids), -1).any(axis=1)) if len(ids) else np.zeros(0, int)
         probabilities = np.full((len(ids), len(self.label_names)), np.nan, np.float32)
         if len(filled):
             probabilities[filled] = self.predict_ids(take_documents(x, filled), batch_size, progress)

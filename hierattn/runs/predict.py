@@ -217,8 +217,9 @@ def score_texts(classifier, texts, workers=None, batch_size=32):
     Args:
         classifier: A `hierattn.runtime.TextPredictor`: a run's bundle, or its Keras classifier.
         texts: A list of strings.
-        workers: Processes that tokenize many texts (a `Predictor`'s;
-            default: one per core; 1 tokenizes in this process).
+        workers: Processes that tokenize many texts (`predict_texts`'s;
+            by default a bundle tokenizes in this process, overlapping the
+            network, and a Keras classifier in one process per core).
         batch_size: Documents per call of the model.
 
     Returns:

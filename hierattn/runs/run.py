@@ -14,7 +14,7 @@ settings of another.
 
 import pathlib
 
-from hierattn.defaults import MULTILABEL
+from hierattn.defaults import CASCADE, MULTILABEL
 from hierattn.errors import DataError, HierattnError, RunError
 from hierattn.runs.config import read_config
 from hierattn.runs.directory import BUNDLE_FILE, DEFAULT_ROOT, complete_run, run_line
@@ -144,7 +144,8 @@ class Run:
         TensorFlow. Loaded once; later calls return the same object.
 
         Args:
-            threads: Threads onnxruntime computes each call with (default: one per core).
+            threads: Threads onnxruntime computes each call with (default:
+                `hierattn.runtime.load`'s).
             log: Told why a bundle that is there is not used (it cannot be
                 loaded, or is a multi-label run's exported before bundles
                 said so): the Keras classifier predicts instead.
@@ -156,7 +157,7 @@ class Run:
                 (`load`: a damaged config.json, metrics.json or model.keras).
         """
         if self._predictor is None:
-            self._predictor = self._bundle_predictor(threads, log) or self.load().classifier
+            self._predictor = self._bundle_predictor(threads, log, network) or self.load().classifier
         if network is not None:
             self._predictor.network = network
         return self._predictor
@@ -168,13 +169,13 @@ class Run:
             return None
         return "model.keras" if self._predictor is self._classifier else BUNDLE_FILE
 
-    def _bundle_predictor(self, threads, log):
+    def _bundle_predictor(self, threads, log, network=None):
         if self.bundle is None:
             return None
         from hierattn.runtime import load
 
         try:
-            predictor = load(self.bundle, threads=threads)
+            predictor = load(self.bundle, threads=threads, network=network or CASCADE["network"])
             self.refuse_stale_bundle(predictor)
         except DataError as error:
             if log:

@@ -29,11 +29,15 @@ has one entry, `"hierattn"`, a JSON object:
                       n-gram part's logits `z` (absent from bundles
                       exported before the cascade)
     cascade           with it: `cut` (null: the network reads every
-                      document), `ngram_weight` (`b`) and `ngram_scale`
-                      (`s`, null: `b`); a document whose margin
-                      (`hierattn.decision.Cascade`) is under `cut` gets
-                      the graph's output, any other `softmax(s z)`
-                      (`sigmoid(b z)` per label for a multi-label one)
+                      document), `ngram_weight` (`b`), `ngram_scale`
+                      (`s`, null: `b`), `temperature` and
+                      `temperature_always` (null or absent: 1); a document
+                      whose margin (`hierattn.decision.Cascade`) is under
+                      `cut` gets the graph's output at `temperature`
+                      (`hierattn.calibration.calibrated`; every document
+                      at `temperature_always` when the network reads all),
+                      any other `softmax(s z)` (`sigmoid(b z)` per label
+                      for a multi-label one)
     ngram_part        with it: the n-gram layer's settings
                       (`hierattn.ngrams.twin.SETTINGS`) and `tables`, the
                       names of four more outputs, constants of the graph:

@@ -16,6 +16,7 @@ from hierattn.defaults import CASCADE
 from hierattn.errors import ArgumentError, DataError, first_line
 from hierattn.ngrams import twin
 from hierattn.runtime.bundle import read_metadata
+from hierattn.runtime.threads import Inline, cores
 
 # Texts per chunk of `Predictor.predict_texts`: one is tokenized while the network computes the one before.
 PIPELINE_TEXTS = 1000
@@ -46,7 +47,7 @@ def load(path, threads=None, network=CASCADE["network"]):
         raise DataError(f"no bundle at {path}")
     options = onnxruntime.SessionOptions()
     check_network(network)
-    options.intra_op_num_threads = threads or max(1, _cores() - (network == "auto"))
+    options.intra_op_num_threads = threads or max(1, cores() - (network == "auto"))
     options.log_severity_level = 3  # errors only: onnxruntime's warnings are about its own graph rewrites
     try:
         session = onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
@@ -56,6 +57,7 @@ def load(path, threads=None, network=CASCADE["network"]):
     metadata = read_metadata(session.get_modelmeta().custom_metadata_map, path)
     try:
         predictor = Predictor(session, metadata, path)
+        [predictor._cascade_of(setting) for setting in CASCADE["networks"]]  # a damaged cascade refuses it now
     except (KeyError, TypeError, ValueError) as error:
         raise DataError(f"{path}: its hierattn metadata is damaged ({type(error).__name__}: {error})") from None
     names = {node.name for node in session.get_inputs()}
@@ -77,7 +79,8 @@ class Predictor:
     `predict_top_k`) from the bundle alone: hierattn's tokenizer and the bundle's vocabulary and
     length limits make the ids, onnxruntime runs the graph. Texts are
     batched by length with their padding trimmed, as the classifier does;
-    many texts are tokenized in worker processes.
+    many texts go a chunk at a time, the network computing one while the
+    next is tokenized (`predict_texts`).
 
     Made by `load(path)`.
 
@@ -149,20 +152,20 @@ class Predictor:
 
     @property
     def cascade(self):
+        return self._cascade_of(self.network)
+
+    def _cascade_of(self, network):
         if self._cascade is None:
             return None
-        auto = self.network == "auto"
+        auto = network == "auto"
         cut, scale = self._cascade["cut"] if auto else None, self._cascade.get("ngram_scale")
         temperature = self._cascade.get("temperature" if auto else "temperature_always")
         return Cascade(cut, self._cascade["ngram_weight"], self.multi_label, self.thresholds, scale, temperature)
 
     def _ngram_logits(self, ngram_ids):
-        """The n-gram part's logits `(n, classes)` of its ids, computed in NumPy from the bundle's tables.
+        """The n-gram part's logits `(n, classes)` of its ids, in NumPy from the bundle's tables (`hierattn.ngrams.twin`).
 
-        In the graph the n-gram part looks up each n-gram among the kept
-        features by a binary search of gathers, onnxruntime's slowest part of
-        it; `hierattn.ngrams.twin` computes the same logits with NumPy (the
-        graph's `ngram_output` gives them too, within float rounding).
+        The graph's `ngram_output` gives them too (within float rounding), by a slower binary search of gathers.
         """
         if self._tables is None:
             part = self.metadata["ngram_part"]
@@ -201,7 +204,7 @@ class Predictor:
         Args:
             texts: A list (or array, Series, tuple) of strings.
             batch_size: Documents per batch.
-            progress: Show progress bars (tokenizing, predicting).
+            progress: Show a progress bar.
         """
         return self.predict_texts(texts, batch_size, progress, wordless=False)
 
@@ -225,20 +228,27 @@ class Predictor:
                 the model says of them (of padding), as `predict` gives.
         """
         texts = _as_texts(texts)
+        if not texts:
+            return np.zeros((0, len(self.label_names)), np.float32)
         if workers is not None and workers > 1:
             return self._predict_tokenized(texts, batch_size, progress, workers, wordless)
         chunks = [texts[i : i + PIPELINE_TEXTS] for i in range(0, len(texts), PIPELINE_TEXTS)]
+        results = []
         with tqdm(total=len(texts), desc="predicting", unit="doc", disable=not progress) as bar:
-            if len(chunks) <= 1:  # nothing to overlap
-                result = self._start_chunk(texts, batch_size, wordless, _Inline())()
+            if len(chunks) == 1:  # nothing to overlap
+                results.append(self._start_chunk(texts, batch_size, wordless, Inline())())
                 bar.update(len(texts))
-                return result
+                return results[0]
             with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="hierattn-network") as network:
-                finishing = [self._start_chunk(chunk, batch_size, wordless, network) for chunk in chunks]
-                results = []
-                for chunk, finish in zip(chunks, finishing):
-                    results.append(finish())
-                    bar.update(len(chunk))
+                pending = None  # the chunk the network computes while the next is tokenized: one at a time
+                for chunk in [*chunks, None]:
+                    started = (
+                        None if chunk is None else (chunk, self._start_chunk(chunk, batch_size, wordless, network))
+                    )
+                    if pending is not None:
+                        results.append(pending[1]())
+                        bar.update(len(pending[0]))
+                    pending = started
         return np.concatenate(results)
 
     def _start_chunk(self, texts, batch_size, wordless, network):
@@ -375,20 +385,6 @@ class Predictor:
 
     def __repr__(self):
         return f"<Predictor {self.metadata.get('architecture', '?')} {self.label_names} from {self.path}>"
-
-
-def _cores():
-    """The cores this process may run on."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
-class _Inline:
-    """An executor that runs what it is given at once, in this thread (one chunk: nothing to overlap)."""
-
-    def submit(self, function, *args):
-        future = concurrent.futures.Future()
-        future.set_result(function(*args))
-        return future
 
 
 def _as_texts(texts):
