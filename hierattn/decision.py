@@ -16,6 +16,8 @@ validation texts, `hierattn.models.cascade`); both the Keras classifier and
 the runtime predict through it.
 """
 
+import numbers
+
 import numpy as np
 
 from hierattn.calibration import calibrated
@@ -206,9 +208,12 @@ class Cascade:
         self.multi_label = bool(multi_label)
         self.thresholds = thresholds
         # A multi-label classifier's labels are not calibrated: a temperature would move them across thresholds.
-        self.temperature = 1.0 if temperature is None or multi_label else float(temperature)
+        self.temperature = 1.0 if temperature is None or multi_label else temperature
+        if isinstance(self.temperature, bool) or not isinstance(self.temperature, numbers.Real):
+            self.temperature = float("nan")
         if not (np.isfinite(self.temperature) and self.temperature > 0):
             raise ValueError(f"temperature must be a positive number, not {temperature!r}")
+        self.temperature = float(self.temperature)
 
     def uncalibrated(self):
         """The same cascade with the whole combination's probabilities as the graph gives them (temperature 1)."""

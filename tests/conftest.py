@@ -97,6 +97,20 @@ POSITIVE = ["great", "wonderful", "loved", "superb", "brilliant", "moving"]
 NEGATIVE = ["awful", "boring", "hated", "terrible", "dull", "painful"]
 
 
+def rewrite_bundle_metadata(source, target, change):
+    """A copy of the bundle at `source` at `target`, its hierattn metadata passed through `change`."""
+    import onnx
+
+    from hierattn.runtime.bundle import METADATA_KEY
+
+    model = onnx.load(source)
+    props = {p.key: p.value for p in model.metadata_props}
+    metadata = json.loads(props[METADATA_KEY])
+    change(metadata)
+    onnx.helper.set_model_props(model, {**props, METADATA_KEY: json.dumps(metadata)})
+    onnx.save(model, target)
+
+
 def make_reviews(n, seed=0):
     """A tiny generated sentiment corpus: (texts, labels) with labels pos/neg."""
     rng = np.random.default_rng(seed)

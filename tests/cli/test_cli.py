@@ -356,6 +356,14 @@ def test_evaluate(trained, tiny_csv, tmp_path):
     assert numbers(result.output) == numbers(recorded.output) and len(numbers(result.output)) == 4 + len(read)
     always = invoke("evaluate", "--run", run_dir, "--network", "always")
     assert always.exit_code == 0 and "the network read" not in always.output
+    # how calibrated the probabilities are, before and after the run's temperature, as training measured it
+    trained_metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert json.loads((tmp_path / "m.json").read_text())["calibration"] == trained_metrics["calibration"]["test"]
+    for output in (result.output, always.output):
+        assert [line.split(":")[0] for line in output.splitlines() if "surest" in line or "(temperature" in line] == [
+            f"calibration (temperature {trained_metrics['parts']['cascade']['temperature' if output is result.output else 'temperature_always']:.3g})",
+            "accuracy of the surest 90% / 80% / 50% of documents",
+        ]
     data = json.loads((run_dir / "config.json").read_text())["data"]
     assert data["test"]["path"] == str(pathlib.Path(tiny_csv[1]).resolve()) and len(data["train"]["sha256"]) == 64
 

@@ -1,19 +1,16 @@
 """A multi-label run's bundle: its metadata says so and holds the thresholds; the runtime gives the classifier's answers."""
 
-import json
 import shutil
 
 import numpy as np
-import onnx
 import pytest
 
 from hierattn import runtime
 from hierattn.errors import ArgumentError, DataError
 from hierattn.runs.directory import BUNDLE_FILE
 from hierattn.runs.predict import load_predictor
-from hierattn.runtime.bundle import METADATA_KEY
 
-from conftest import make_topics
+from conftest import make_topics, rewrite_bundle_metadata
 
 pytestmark = pytest.mark.slow
 
@@ -23,16 +20,6 @@ TEXTS = [*make_topics(12, seed=5)[0], "Qwxzv blorptk zzyzx.", "The bank raised t
 @pytest.fixture(scope="module")
 def predictor(multilabel_run_dir):
     return runtime.load(multilabel_run_dir / BUNDLE_FILE)
-
-
-def _rewrite_metadata(source, target, change):
-    """A copy of the bundle at `source` at `target`, its hierattn metadata passed through `change`."""
-    model = onnx.load(source)
-    props = {p.key: p.value for p in model.metadata_props}
-    metadata = json.loads(props[METADATA_KEY])
-    change(metadata)
-    onnx.helper.set_model_props(model, {**props, METADATA_KEY: json.dumps(metadata)})
-    onnx.save(model, target)
 
 
 def test_the_metadata_says_multi_label_and_holds_the_thresholds(predictor, multilabel_run):
@@ -95,7 +82,7 @@ def test_top_k_refuses_what_is_not_a_count(predictor, k):
 
 def test_thresholds_that_do_not_fit_the_labels_are_damaged_metadata(multilabel_run_dir, tmp_path):
     target = tmp_path / "model.onnx"
-    _rewrite_metadata(multilabel_run_dir / BUNDLE_FILE, target, lambda m: m.update(thresholds=[0.5]))
+    rewrite_bundle_metadata(multilabel_run_dir / BUNDLE_FILE, target, lambda m: m.update(thresholds=[0.5]))
     with pytest.raises(DataError, match="metadata is damaged .*1 thresholds for 3 labels"):
         runtime.load(target)
 
@@ -108,7 +95,7 @@ def test_a_multi_label_runs_bundle_that_does_not_say_so_is_passed_over(multilabe
     def older(metadata):
         del metadata["multi_label"], metadata["thresholds"]
 
-    _rewrite_metadata(multilabel_run_dir / BUNDLE_FILE, run / BUNDLE_FILE, older)
+    rewrite_bundle_metadata(multilabel_run_dir / BUNDLE_FILE, run / BUNDLE_FILE, older)
     said = []
     model = load_predictor(run, log=said.append)
     assert not hasattr(model, "metadata") and model.multi_label  # the Keras classifier

@@ -17,8 +17,9 @@ from hierattn import runtime
 from hierattn.calibration import calibrated
 from hierattn.errors import DataError
 from hierattn.ngrams.mixing import ngram_logits
+from hierattn.runs.directory import BUNDLE_FILE
 
-from conftest import TINY_OPTIONS, eagerly, make_reviews
+from conftest import TINY_OPTIONS, eagerly, make_reviews, rewrite_bundle_metadata
 
 pytestmark = pytest.mark.slow
 
@@ -182,6 +183,16 @@ def test_load_refuses_what_is_not_a_bundle(exported, tmp_path):
         clf.export(tmp_path / "ids.onnx", format="onnx", verbose=False)
         with pytest.raises(DataError, match="not a hierattn bundle"):
             runtime.load(tmp_path / "ids.onnx")
+
+
+def test_a_bundle_with_a_damaged_temperature_is_refused_at_load(han_run_dir, tmp_path):
+    for damaged in (0, -1.0, "warm", float("nan")):
+        target = tmp_path / "model.onnx"
+        rewrite_bundle_metadata(
+            han_run_dir / BUNDLE_FILE, target, lambda m, t=damaged: m["cascade"].update(temperature_always=t)
+        )
+        with pytest.raises(DataError, match="metadata is damaged.*temperature"):
+            runtime.load(target)
 
 
 def test_predict_refuses_a_single_string(exported):
