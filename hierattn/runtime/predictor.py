@@ -230,41 +230,44 @@ class Predictor:
         texts = _as_texts(texts)
         if not texts:
             return np.zeros((0, len(self.label_names)), np.float32)
-        if workers is not None and workers > 1:
-            return self._predict_tokenized(texts, batch_size, progress, workers, wordless)
-        chunks = [texts[i : i + PIPELINE_TEXTS] for i in range(0, len(texts), PIPELINE_TEXTS)]
-        results = []
-        with tqdm(total=len(texts), desc="predicting", unit="doc", disable=not progress) as bar:
-            if len(chunks) == 1:  # nothing to overlap
-                results.append(self._start_chunk(texts, batch_size, wordless, Inline())())
-                bar.update(len(texts))
-                return results[0]
-            with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="hierattn-network") as network:
-                pending = None  # the chunk the network computes while the next is tokenized: one at a time
-                for chunk in [*chunks, None]:
-                    started = (
-                        None if chunk is None else (chunk, self._start_chunk(chunk, batch_size, wordless, network))
-                    )
-                    if pending is not None:
-                        results.append(pending[1]())
-                        bar.update(len(pending[0]))
-                    pending = started
+        spread = workers is not None and workers > 1  # every text tokenized first, in processes: one chunk
+        size = len(texts) if spread else PIPELINE_TEXTS
+        chunks = [texts[i : i + size] for i in range(0, len(texts), size)]
+        overlap = len(chunks) > 1
+        network = (
+            concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="hierattn-network") if overlap else Inline()
+        )
+        results, pending = [], None  # the chunk the network computes while the next is tokenized: one at a time
+        with tqdm(total=len(texts), desc="predicting", unit="doc", disable=not progress or spread) as bar, network:
+            for chunk in [*chunks, None]:
+                started = chunk and (chunk, self._start_chunk(chunk, batch_size, wordless, network, workers, progress))
+                if pending is not None:
+                    results.append(pending[1]())
+                    bar.update(len(pending[0]))
+                pending = started
         return np.concatenate(results)
 
-    def _start_chunk(self, texts, batch_size, wordless, network):
+    def _start_chunk(self, texts, batch_size, wordless, network, workers=None, progress=False):
         """Tokenizes `texts` and decides those the n-gram part is sure of, here; submits the others to `network`.
+
+        With `workers` (more than one), the texts are tokenized in that many
+        processes, with progress bars if `progress`.
 
         Returns:
             A function that gives the texts' probabilities (`predict_texts`),
             waiting for the network's share.
         """
+        spread = workers is not None and workers > 1
+        workers, progress = (workers, progress) if spread else (1, False)
         cascade = self.cascade
         if cascade is None or cascade.cut is None:
-            x = self.preprocess(texts, workers=1)
+            x = self.preprocess(texts, progress=progress, workers=workers)
             ids = x["token_ids"]
         else:
-            x = {"ngram_ids": self.encoder.encode(texts, mode="whole", whole_length=self._ngram_length, workers=1)}
-            ids = x["ngram_ids"]
+            whole = self.encoder.encode(
+                texts, mode="whole", whole_length=self._ngram_length, workers=workers, progress=progress
+            )
+            x, ids = {"ngram_ids": whole}, whole
         result = np.full((len(texts), len(self.label_names)), np.nan, np.float32)
         index = np.flatnonzero(ids.reshape(len(ids), -1).any(axis=1)) if wordless else np.arange(len(ids))
         if cascade is None or cascade.cut is None:
@@ -272,9 +275,9 @@ class Predictor:
         else:
             result[index], read = cascade.split(self._ngram_logits(x["ngram_ids"][index]))
             read = index[read]
-            tokens = self.encoder.encode([texts[i] for i in read], mode=self._mode, workers=1)
+            tokens = self.encoder.encode([texts[i] for i in read], mode=self._mode, workers=workers)
             x = {"token_ids": tokens, "ngram_ids": x["ngram_ids"][read]}
-        future = network.submit(self._run, self._session, x, self._output, batch_size) if len(read) else None
+        future = network.submit(self._run, self._session, x, self._output, batch_size, progress) if len(read) else None
 
         def finish():
             if future is not None:
@@ -283,42 +286,6 @@ class Predictor:
             return result
 
         return finish
-
-    def _predict_tokenized(self, texts, batch_size, progress, workers, wordless):
-        """`predict_texts` with every text tokenized first, in `workers` processes."""
-        cascade = self.cascade
-        if cascade is None or cascade.cut is None:
-            x = self.preprocess(texts, progress=progress, workers=workers)
-            return self._filled(
-                x["token_ids"], wordless, lambda index: self.predict_ids(take_documents(x, index), batch_size, progress)
-            )
-        whole = self.encoder.encode(
-            texts, mode="whole", whole_length=self._ngram_length, workers=workers, progress=progress
-        )
-
-        def decide(index):
-            logits = self._ngram_logits(whole[index])
-
-            def network(read):  # the texts the network reads: tokenized for it now
-                chosen = index[read]
-                ids = self.encoder.encode([texts[i] for i in chosen], mode=self._mode, workers=workers)
-                return self._run(
-                    self._session, {"token_ids": ids, "ngram_ids": whole[chosen]}, self._output, batch_size, progress
-                )
-
-            return cascade.predict(logits, network)
-
-        return self._filled(whole, wordless, decide)
-
-    def _filled(self, ids, wordless, predict):
-        """`predict(index)` of the texts with words (NaN rows for the others), or with `wordless=False` of every text."""
-        index = np.arange(len(ids))
-        if wordless:
-            index = np.flatnonzero(ids.reshape(len(ids), -1).any(axis=1))
-        result = np.full((len(ids), len(self.label_names)), np.nan, np.float32)
-        if len(index):
-            result[index] = predict(index)
-        return result
 
     def predict_labels(self, texts, batch_size=32):
         """The predicted class names of raw texts (the most probable class of each).

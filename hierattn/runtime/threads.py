@@ -9,7 +9,7 @@ def cores():
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-class Inline:
+class Inline(concurrent.futures.Executor):
     """An executor that runs what it is given at once, in this thread (one chunk: nothing to overlap).
 
     Example:
@@ -18,7 +18,7 @@ class Inline:
     3
     """
 
-    def submit(self, function, *args):
+    def submit(self, function, /, *args):
         future = concurrent.futures.Future()
         future.set_result(function(*args))
         return future
