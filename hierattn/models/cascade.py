@@ -232,26 +232,40 @@ class Cascading:
             print(self.cascade_line())
         return cut
 
-    def predict_with_whole(self, x, batch_size=32, progress=False):
+    def predict_with_whole(self, x, batch_size=32, progress=False, labels=None):
         """The classifier's probabilities for ids, the whole combination's, and the share the network read.
 
         The network reads every document once (for the whole combination);
         the classifier's answers are the cascade's from the same passes.
 
+        Args:
+            x: Ids as the preprocessor gives them.
+            batch_size: Documents per batch.
+            progress: Show a progress bar.
+            labels: The documents' labels: also return how calibrated the
+                probabilities are (`calibration_report`), from the same passes.
+
         Returns:
             `(probabilities, whole, share)`: `share` is None without a
             cascade (`network="always"`, no cut, no n-gram part), when the
-            two are the same.
+            two are the same. With `labels`, `calibration_report`'s answer
+            fourth.
         """
         whole = self.predict_ids(x, batch_size, progress, part="whole")
         cascade = self.cascade
-        if cascade is None or not isinstance(x, dict):
-            return whole, whole, None
-        if cascade.cut is None:
-            return cascade.whole_probabilities(whole), whole, None
-        logits = ngram_logits(self.ngram_logits, ngram_ids(x))
-        share = float(cascade.needs_network(logits).mean()) if len(logits) else 0.0
-        return cascade.predict(logits, lambda index: whole[index]), whole, share
+        found, calibration = (whole, whole, None), None
+        if cascade is not None and isinstance(x, dict):
+            logits = None
+            if cascade.cut is not None or labels is not None:
+                logits = ngram_logits(self.ngram_logits, ngram_ids(x))
+            if cascade.cut is None:
+                found = (cascade.whole_probabilities(whole), whole, None)
+            else:
+                share = float(cascade.needs_network(logits).mean()) if len(logits) else 0.0
+                found = (cascade.predict(logits, lambda index: whole[index]), whole, share)
+            if labels is not None:
+                calibration = self._calibration(cascade, logits, whole, labels)
+        return found if labels is None else (*found, calibration)
 
     def calibration_report(self, x, labels, whole=None):
         """How calibrated the classifier's probabilities of ids `x` are: before and after its temperature.
@@ -275,7 +289,10 @@ class Cascading:
         if cascade is None or not isinstance(x, dict):
             return None
         whole = self.predict_ids(x, part="whole") if whole is None else whole
-        logits = ngram_logits(self.ngram_logits, ngram_ids(x))
+        return self._calibration(cascade, ngram_logits(self.ngram_logits, ngram_ids(x)), whole, labels)
+
+    def _calibration(self, cascade, logits, whole, labels):
+        """`calibration_report` of the cascade's probabilities given the n-gram logits and the whole combination's."""
         found = {"temperature": cascade.temperature}
         for name, at in (("before", cascade.uncalibrated()), ("after", cascade)):
             probabilities = at.predict(logits, lambda index: whole[index])

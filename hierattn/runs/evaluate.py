@@ -38,14 +38,13 @@ def evaluate_classifier(classifier, dataset, batch_size=32, progress=True):
         kind = "label sets" if dataset.multi_label else "one class per text"
         raise DataError(f"the data has {kind}, the model is {'' if classifier.multi_label else 'not '}multi-label")
     x = classifier.preprocess(dataset.texts, progress=progress)
-    probabilities, whole, share = classifier.predict_with_whole(x, batch_size, progress)
+    probabilities, whole, share, calibration = classifier.predict_with_whole(x, batch_size, progress, dataset.labels)
     score = multilabel_metrics if classifier.multi_label else classification_metrics
     metrics = score(dataset.labels, classifier.decision.ids(probabilities), names)
     if share is not None:
         scores = score(dataset.labels, classifier.decision.ids(whole), names)
         metrics["network_read"] = share
         metrics["whole"] = {key: scores[key] for key in SCORES if key in scores}
-    calibration = classifier.calibration_report(x, dataset.labels, whole)
     if calibration is not None:
         metrics["calibration"] = calibration
     return metrics

@@ -239,8 +239,8 @@ def _parts(classifier, evaluate):
     parts["recipes_tried"] = report.get("candidates")  # validation accuracy, macro-F1, log-loss of each
     parts["cascade"] = classifier.cascade_report  # the cut, and the validation share the network read
     for split, (x, labels) in evaluate.items():
-        _, whole, share = classifier.predict_with_whole(x)
-        parts.setdefault("calibration", {})[split] = classifier.calibration_report(x, labels, whole)
+        _, whole, share, calibration = classifier.predict_with_whole(x, labels=labels)
+        parts.setdefault("calibration", {})[split] = calibration
         parts.setdefault("whole", {})[split] = label_metrics(
             labels, classifier.decision.ids(whole), classifier.label_names
         )
