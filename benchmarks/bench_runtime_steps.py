@@ -59,12 +59,21 @@ def _encode_flat_per_document(documents, vocabulary, sequence_length):
 
 
 def _logits_by_binary_search(tables, ids, batch_size=256):
+    """`twin.logits` as it was: each batch's distinct features found by `numpy.searchsorted`, summed per row."""
     from hierattn.data.batching import sort_batches_by_length, trim_padding
-    from hierattn.ngrams import twin
+    from hierattn.ngrams.twin import ngram_features
 
+    assert tables.tf == "binary" and not tables.normalize, "the baseline is written for the default IMDB run's settings"
     found = np.zeros((len(ids), tables.num_classes), np.float32)
     for index in sort_batches_by_length(ids, batch_size):
-        found[index] = twin.contributions(tables, trim_padding(ids[index]))[0]
+        batch = trim_padding(ids[index])
+        flat = np.sort(np.concatenate(ngram_features(tables, batch), axis=-1).reshape(len(batch), -1), axis=-1)
+        firsts = np.concatenate([np.ones((len(batch), 1), bool), flat[:, 1:] != flat[:, :-1]], axis=-1)
+        features = np.where(firsts, flat, -1)
+        rows = np.searchsorted(tables._ids, features)
+        rows = np.where(tables._ids[np.minimum(rows, len(tables._ids) - 1)] == features, rows, tables.num_kept)
+        values = np.where(features >= 0, tables._idf[rows], 0.0).astype(np.float32)  # binary tf, not normalized
+        found[index] = (tables._kernel[rows] * values[..., None]).sum(axis=1) + tables._bias
     return found
 
 

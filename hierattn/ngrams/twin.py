@@ -96,9 +96,8 @@ def contributions(layer, ids):
     flat = np.sort(np.concatenate(ngram_features(layer, ids), axis=-1).reshape(batch, -1), axis=-1).astype(np.int32)
     firsts = np.concatenate([np.ones((batch, 1), bool), flat[:, 1:] != flat[:, :-1]], axis=-1)
     feature_ids = np.where(firsts, flat, -1)
-    table = layer._ids  # the kept ids, then a sentinel above every feature id
-    rows = np.searchsorted(table, feature_ids)
-    rows = np.where(table[np.minimum(rows, len(table) - 1)] == feature_ids, rows, layer.num_kept)
+    rows_of, _ = _lookups(layer)
+    rows = np.where(feature_ids >= 0, rows_of(np.maximum(feature_ids, 0)), layer.num_kept)
     values = np.where(feature_ids >= 0, layer._idf[rows], 0.0).astype(np.float32)
     if layer.tf == "sublinear":
         values = values * np.where(feature_ids >= 0, 1.0 + np.log(np.maximum(_counts(flat, firsts), 1)), 0.0)
