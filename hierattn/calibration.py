@@ -130,10 +130,21 @@ def expected_calibration_error(probabilities, labels, predicted=None, multi_labe
     return float(gaps.sum() / counts.sum())
 
 
-def confidence(probabilities, multi_label=False):
-    """How sure each decision is: the top probability, or for a multi-label document its least sure label's `max(p, 1 − p)`."""
+def confidence(probabilities, predicted, multi_label=False):
+    """How sure each decision is: the probability that it is right, as the probabilities say.
+
+    Single-label: the probability of the class `predicted` (the decision's
+    class ids, `hierattn.decision.Decision.ids`). Multi-label: `predicted`
+    is multi-hot rows, and a document's confidence that of its least sure
+    label: `p` for a label it has, `1 - p` for one it has not.
+
+    >>> confidence(np.array([[0.2, 0.8], [0.6, 0.4]]), np.array([1, 1]))
+    array([0.8, 0.4])
+    """
     p = np.asarray(probabilities, np.float64)
-    return np.maximum(p, 1.0 - p).min(axis=1) if multi_label else p.max(axis=1)
+    if multi_label:
+        return np.where(np.asarray(predicted) > 0, p, 1.0 - p).min(axis=1)
+    return p[np.arange(len(p)), np.asarray(predicted, np.int64)] if len(p) else np.zeros(0)
 
 
 def coverage_scores(probabilities, labels, decide, multi_label=False, coverages=COVERAGES):
@@ -151,17 +162,22 @@ def coverage_scores(probabilities, labels, decide, multi_label=False, coverages=
         `{"1": ..., "0.9": ..., ...}`: keys the shares as text (JSON), values floats.
     """
     probabilities, labels = np.asarray(probabilities), np.asarray(labels)
-    order = np.argsort(-confidence(probabilities, multi_label), kind="stable")
+    decided = np.asarray(decide(probabilities))
+    order = np.argsort(-confidence(probabilities, decided, multi_label), kind="stable")
     found = {}
     for share in coverages:
         kept = order[: max(1, int(round(share * len(order))))] if len(order) else order
-        decided = np.asarray(decide(probabilities[kept]))
-        if multi_label:
-            true_positives, total = np.sum(decided * labels[kept]), np.sum(decided) + np.sum(labels[kept])
-            found[f"{share:g}"] = float(2.0 * true_positives / total) if total else 0.0
-        else:
-            found[f"{share:g}"] = float(np.mean(decided == labels[kept])) if len(kept) else float("nan")
+        found[f"{share:g}"] = score(decided[kept], labels[kept], multi_label)
     return found
+
+
+def score(decided, labels, multi_label=False):
+    """Accuracy of class ids on `labels`, or micro-F1 of multi-hot rows (0 with nothing to count; NaN without documents)."""
+    decided, labels = np.asarray(decided), np.asarray(labels)
+    if multi_label:
+        true_positives, total = np.sum(decided * labels), np.sum(decided) + np.sum(labels)
+        return float(2.0 * true_positives / total) if total else 0.0
+    return float(np.mean(decided == labels)) if len(labels) else float("nan")
 
 
 def calibration_report(probabilities, labels, decide, multi_label=False):

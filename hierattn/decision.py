@@ -7,7 +7,10 @@ thresholds (possibly none). A `Decision` holds what that takes (the label
 names, which kind, the thresholds) and is what every path asks: the Keras
 classifier and the runtime's bundle (`decision`), training and evaluation,
 `predict`, batch prediction and the server. How a later step (a
-calibration, a decision rule) changes a decision, it changes here.
+calibration, a decision rule) changes a decision, it changes here: a
+single-label classifier's `offsets` (a decision rule for macro-F1,
+`hierattn.models.offsets`), and "not sure" as an answer (`min_confidence`:
+a decision less probable than that is left for a person).
 
 `Cascade` is where the classifier decides how much reading a document
 needs: the n-gram part scores every document, and the network reads only
@@ -20,7 +23,7 @@ import numbers
 
 import numpy as np
 
-from hierattn.calibration import calibrated
+from hierattn.calibration import calibrated, confidence
 from hierattn.defaults import CASCADE, MULTILABEL
 from hierattn.errors import ArgumentError
 
@@ -41,6 +44,15 @@ def check_k(k, argument="k"):
     """
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ArgumentError(f"{{argument}} must be a whole number of at least 1, not {k!r}", argument=argument)
+
+
+def check_min_confidence(value, argument="min_confidence"):
+    """Refuses a minimum confidence that is not a number in [0, 1] (`ArgumentError` naming `argument`); None passes."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 <= value <= 1.0:
+        raise ArgumentError(f"{{argument}} must be a probability between 0 and 1, not {value!r}", argument=argument)
+    return float(value)
 
 
 def over_thresholds(probabilities, thresholds):
@@ -72,6 +84,14 @@ class Decision:
         thresholds: A multi-label classifier's thresholds, one per label
             (None before `fit` chose them: each label takes
             `hierattn.defaults.MULTILABEL["threshold"]`, as an exported bundle does).
+        offsets: A single-label classifier's offsets, one per class, added
+            to the log-probabilities before the most probable class is taken
+            (None: none; `hierattn.models.offsets`).
+
+    A decision's confidence (`confidence`) is the probability, as the
+    probabilities say, that it is right; with a minimum confidence, a
+    decision under it is no answer (`answered`): the probabilities stand,
+    and the text is left for a person.
 
     Example:
 
@@ -83,14 +103,24 @@ class Decision:
     [['sport', 'money'], []]
     >>> topics.top_k(np.array([[0.9, 0.4, 0.1]]), 2)
     [[('sport', 0.9), ('money', 0.4)]]
+    >>> p = np.array([[0.55, 0.45], [0.05, 0.95]])
+    >>> decision.confidence(p), decision.answered(p, min_confidence=0.9)
+    (array([0.55, 0.95]), array([False,  True]))
+    >>> Decision(["neg", "pos"], offsets=[0.0, 0.5]).labels(p)   # pos gets e^0.5 times its probability
+    ['pos', 'pos']
     """
 
-    def __init__(self, label_names, multi_label=False, thresholds=None):
+    def __init__(self, label_names, multi_label=False, thresholds=None, offsets=None):
         self.label_names = list(label_names)
         self.multi_label = bool(multi_label)
         self.thresholds = None if thresholds is None else [float(t) for t in thresholds]
         if self.thresholds is not None and len(self.thresholds) != len(self.label_names):
             raise ValueError(f"{len(self.thresholds)} thresholds for {len(self.label_names)} labels")
+        self.offsets = None if offsets is None or multi_label else [float(o) for o in offsets]
+        if self.offsets is not None and (
+            len(self.offsets) != len(self.label_names) or not np.isfinite(self.offsets).all()
+        ):
+            raise ValueError(f"offsets must be {len(self.label_names)} finite numbers, one per class, not {offsets!r}")
 
     @property
     def activation(self):
@@ -106,7 +136,34 @@ class Decision:
         """
         if self.multi_label:
             return self.over_thresholds(probabilities, thresholds)
-        return np.asarray(probabilities).argmax(axis=1)
+        scores = np.asarray(probabilities)
+        if self.offsets is not None:  # the decision rule's offsets, on the log-probabilities
+            with np.errstate(divide="ignore"):
+                scores = np.log(scores.astype(np.float64)) + self.offsets
+        return scores.argmax(axis=1)
+
+    def confidence(self, probabilities):
+        """How sure each decision is: the probability that it is right, `(n,)` (NaN for a row of NaN).
+
+        The probability of the class decided, or for a multi-label
+        classifier that of its least sure label (`p` for a label it has,
+        `1 - p` for one it has not): `hierattn.calibration.confidence`.
+        """
+        probabilities = np.asarray(probabilities, np.float64)
+        found = confidence(np.nan_to_num(probabilities), self.ids(np.nan_to_num(probabilities)), self.multi_label)
+        return np.where(np.isnan(probabilities).any(axis=1), np.nan, found) if len(probabilities) else found
+
+    def answered(self, probabilities, min_confidence=None):
+        """Whether each decision is an answer: its confidence is at least `min_confidence` (None: every row of numbers).
+
+        A row of NaN (a text without words) is no answer either.
+
+        Raises:
+            ArgumentError: `min_confidence` is not a number in [0, 1].
+        """
+        min_confidence = check_min_confidence(min_confidence)
+        sure = self.confidence(probabilities)
+        return ~np.isnan(sure) if min_confidence is None else np.nan_to_num(sure, nan=-1.0) >= min_confidence
 
     def over_thresholds(self, probabilities, thresholds=None):
         """Multi-hot rows (int8) of the labels over their thresholds (`thresholds`, else the classifier's)."""
@@ -147,6 +204,7 @@ class Decision:
 
     def __repr__(self):
         kind = f"multi-label, thresholds {self.thresholds}" if self.multi_label else "single-label"
+        kind += "" if self.offsets is None else f", offsets {self.offsets}"
         return f"<Decision {self.label_names} {kind}>"
 
 
@@ -283,4 +341,13 @@ class Cascade:
         return f"<Cascade cut={self.cut} ngram_weight={self.ngram_weight} temperature={self.temperature}>"
 
 
-__all__ = ["Cascade", "Decision", "activation_of", "check_k", "check_network", "over_thresholds", "top_k"]
+__all__ = [
+    "Cascade",
+    "Decision",
+    "activation_of",
+    "check_k",
+    "check_min_confidence",
+    "check_network",
+    "over_thresholds",
+    "top_k",
+]

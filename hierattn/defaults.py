@@ -145,6 +145,21 @@ MULTILABEL = {
 # the whole combination's. `"always"`: the network reads every document.
 CASCADE = {"networks": ("auto", "always"), "network": "auto", "tolerance": 0.0005}
 
+# The decision rule of a single-label classifier (`hierattn.decision.Decision`,
+# `hierattn.models.offsets`): `"accuracy"` answers the most probable class;
+# `"macro_f1"` adds an offset to each class's log-probability first, `-w log
+# prior` (its share of the validation texts), `w` the value of `prior_weights`
+# with the best validation macro-F1 (ties to the smallest). One weight, not one
+# offset per class: per-class offsets searched on validation raised its
+# macro-F1 and lowered the test's on the imbalanced devsuite sets (BENCHMARKS.md,
+# "A decision rule for macro-F1"). A minimum confidence (`min_confidence`) is a
+# probability of the decision being right in [0, 1].
+DECISION = {
+    "metrics": ("accuracy", "macro_f1"),
+    "metric": "accuracy",
+    "prior_weights": tuple(round(0.05 * i, 2) for i in range(21)),
+}
+
 # Word evidence (`hierattn.explain`): the points of the Gauss-Legendre
 # quadrature of the network's integrated gradients along the path from the
 # padding embedding, and the largest error of completeness (as a fraction of

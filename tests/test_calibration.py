@@ -46,7 +46,8 @@ def test_a_temperature_changes_probabilities_not_decisions(rng):
         np.testing.assert_allclose(found.sum(1), 1.0, atol=1e-6)
         if t >= 1.0:  # T then 1/T: back where it was (where no probability went under the 1e-7 floor)
             np.testing.assert_allclose(calibrated(found, 1.0 / t), p, atol=1e-5)
-    assert (confidence(calibrated(p, 2.0)) <= confidence(p) + 1e-7).all()  # warmer: less sure
+    decided = p.argmax(1)
+    assert (confidence(calibrated(p, 2.0), decided) <= confidence(p, decided) + 1e-7).all()  # warmer: less sure
     p_label = rng.random((20, 3))
     warm = calibrated(p_label, 2.0, multi_label=True)
     np.testing.assert_array_equal(warm > 0.5, p_label > 0.5)  # each label on the same side of 0.5
@@ -95,6 +96,8 @@ def test_coverage_keeps_the_surest_documents(rng):
     report = calibration_report(p, labels, _decide)
     assert set(report) == {"ece", "log_loss", "brier", "coverage"} and report["coverage"]["1"] == 0.75
     rows = np.array([[1, 0], [0, 1]])
-    assert confidence(np.array([[0.9, 0.3], [0.6, 0.95]]), multi_label=True).tolist() == [0.7, 0.6]
+    assert confidence(np.array([[0.9, 0.3], [0.6, 0.95]]), np.array([[1, 0], [1, 1]]), True).tolist() == [0.7, 0.6]
+    # A label on under 0.5 (its threshold lower) is as sure as its probability: the decision's confidence.
+    assert confidence(np.array([[0.3, 0.1]]), np.array([[1, 0]]), True).tolist() == [0.3]
     p = np.array([[0.9, 0.3], [0.6, 0.95]])  # the first the surer (0.7 against 0.6); its label 0 on, 1 off: right
     assert coverage_scores(p, rows, lambda q: (q > 0.5).astype(int), True, (0.5, 1.0)) == {"0.5": 1.0, "1": 0.8}

@@ -6,7 +6,16 @@ import re
 import numpy as np
 import pytest
 
-from hierattn.decision import Cascade, Decision, activation_of, check_k, check_network, over_thresholds, top_k
+from hierattn.decision import (
+    Cascade,
+    Decision,
+    activation_of,
+    check_k,
+    check_min_confidence,
+    check_network,
+    over_thresholds,
+    top_k,
+)
 from hierattn.errors import ArgumentError
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "hierattn"
@@ -122,3 +131,32 @@ def test_the_network_setting_is_auto_or_always():
     assert check_network("auto") == "auto" and check_network("always") == "always"
     with pytest.raises(ArgumentError, match="network must be one of auto, always, not 'never'"):
         check_network("never")
+
+
+def test_offsets_move_the_decision_and_confidence_follows_it():
+    probabilities = np.array([[0.6, 0.4], [0.9, 0.1], [np.nan, np.nan]])
+    plain, offset = Decision(["neg", "pos"]), Decision(["neg", "pos"], offsets=[0.0, np.log(2.0)])
+    assert plain.labels(probabilities) == ["neg", "neg", None]
+    assert offset.labels(probabilities) == ["pos", "neg", None]  # 0.4 x 2 > 0.6; 0.1 x 2 < 0.9
+    np.testing.assert_allclose(offset.confidence(probabilities)[:2], [0.4, 0.9])  # the decided class's probability
+    assert np.isnan(offset.confidence(probabilities)[2])
+    assert Decision(["a", "b"], multi_label=True, offsets=[1.0, 2.0]).offsets is None  # thresholds decide there
+    for bad in ([0.0], [0.0, np.inf]):
+        with pytest.raises(ValueError, match="offsets must be 2 finite numbers"):
+            Decision(["neg", "pos"], offsets=bad)
+
+
+def test_a_decision_under_the_minimum_confidence_is_no_answer():
+    decision = Decision(["neg", "pos"])
+    probabilities = np.array([[0.55, 0.45], [0.05, 0.95], [np.nan, np.nan], [0.1, 0.9]])
+    assert decision.answered(probabilities).tolist() == [True, True, False, True]  # no minimum: every row with words
+    assert decision.answered(probabilities, 0.9).tolist() == [False, True, False, True]  # at the minimum: answered
+    assert decision.answered(probabilities, 0.0).tolist() == [True, True, False, True]
+    topics = Decision(["sport", "food"], multi_label=True, thresholds=[0.5, 0.3])
+    rows = np.array([[0.95, 0.05], [0.95, 0.35]])  # the second's food is on, at 0.35: its least sure label
+    np.testing.assert_allclose(topics.confidence(rows), [0.95, 0.35])
+    assert topics.answered(rows, 0.5).tolist() == [True, False]
+    for bad in (-0.1, 1.5, float("nan"), True, "0.9"):
+        with pytest.raises(ArgumentError, match="min_confidence must be a probability between 0 and 1"):
+            decision.answered(probabilities, bad)
+    assert check_min_confidence(None) is None and check_min_confidence(1) == 1.0

@@ -45,6 +45,7 @@ def predict_dataset(
     top_k=None,
     label_separator=None,
     network=CASCADE["network"],
+    min_confidence=None,
 ):
     """Predictions of a `ray.data.Dataset`'s texts: a new (lazy) Dataset, one row per input row.
 
@@ -68,9 +69,12 @@ def predict_dataset(
         label_separator: What joins a multi-label bundle's labels
             (`BatchPredictor`'s default).
         network: `"auto"` or `"always"` (`BatchPredictor`).
+        min_confidence: A probability: a decision less sure than it is no
+            answer (`BatchPredictor`).
 
     Raises:
-        ArgumentError: `top_k` is not a whole number of at least 1.
+        ArgumentError: `top_k` is not a whole number of at least 1, or
+            `min_confidence` not a number in [0, 1].
         DataError: No bundle, or no text column (or a `keep` column) in
             the Dataset.
 
@@ -86,7 +90,14 @@ def predict_dataset(
     """
     ray = import_ray()
     predictor = BatchPredictor(
-        bundle, text_column, keep, threads, top_k=top_k, label_separator=label_separator, network=network
+        bundle,
+        text_column,
+        keep,
+        threads,
+        top_k=top_k,
+        label_separator=label_separator,
+        network=network,
+        min_confidence=min_confidence,
     )
     predictor.columns_of(dataset.columns())
     return _scored(ray, dataset, predictor, workers)
@@ -108,6 +119,8 @@ def _scored(ray, dataset, predictor, workers):
             "batch_size": predictor.batch_size,
             "top_k": predictor.top_k,
             "label_separator": predictor.label_separator,
+            "network": predictor.network,
+            "min_confidence": predictor.min_confidence,
         },
         batch_size=BATCH["batch_rows"],
         batch_format="pandas",
@@ -148,6 +161,7 @@ def predict_files(
     log=None,
     top_k=None,
     network=CASCADE["network"],
+    min_confidence=None,
 ):
     """Scores every row of the files `source` names, on Ray Data, into a new folder of parts.
 
@@ -180,13 +194,17 @@ def predict_files(
         top_k: Also write each row's `top_k` most probable classes
             (columns `top_1`, `p_top_1`, ...).
         network: `"auto"` or `"always"` (`BatchPredictor`).
+        min_confidence: A probability: a decision less sure than it is no
+            answer (`BatchPredictor`); `log` is told how many rows were
+            left for a person.
 
     Returns:
         The number of rows written.
 
     Raises:
         ArgumentError: `output` exists, or its folder does not; `top_k` is
-            not a whole number of at least 1.
+            not a whole number of at least 1; `min_confidence` is not a
+            number in [0, 1].
         DataError: No input there, an input that cannot be read or lacks
             the text column, no bundle, or no text with words at all.
         HierattnError: Ray is not installed.
@@ -196,7 +214,9 @@ def predict_files(
     files = input_files(source)
     carried = check_inputs(files, text_column, encoding)
     run = Run.open(run_dir)
-    predictor = BatchPredictor(run, "text", top_k=top_k, network=network)  # the run's bundle, and its label separator
+    predictor = BatchPredictor(  # the run's bundle, and its label separator
+        run, "text", top_k=top_k, network=network, min_confidence=min_confidence
+    )
     if log:
         log(run.line)
     with _quiet("ray", "ray.data"):  # Ray's notes, and its tracebacks of an error that is raised below as one
@@ -208,12 +228,15 @@ def predict_files(
             names = file_names(files, source)
             dataset = _files_dataset(ray, files, names, carried, text_column, encoding, reserved_cpus(cpus))
             scored = _scored(ray, dataset, predictor, workers)
-            return _write(scored, output, output_format, count_rows(files), progress)
+            rows, left = _write(scored, output, output_format, count_rows(files), progress)
         except Exception as error:
             raise _user_error(error) from None
         finally:
             if started:
                 ray.shutdown()
+    if min_confidence is not None and log:
+        log(f"{left:,} of {rows:,} rows left for a person: their confidence is under {min_confidence:g}")
+    return rows
 
 
 def _connect(ray, address, log):
@@ -255,18 +278,21 @@ def _read(batch, carried, text_column, encoding):
 
 
 def _write(dataset, output, output_format, total, progress):
-    scored = 0
+    """Writes the scored Dataset's parts into `output`: `(rows written, rows with words but no answer)`."""
+    scored = left = 0
     with (
         OutputFolder(output, output_format) as folder,
         tqdm(total=total, desc="scoring", unit="doc", disable=not progress) as bar,
     ):
         for frame in dataset.iter_batches(batch_format="pandas", batch_size=None, prefetch_batches=1):
             folder.write(frame)
-            scored += int(frame["predicted"].notna().sum())
+            words = frame[next(c for c in frame.columns if str(c).startswith("p_"))].notna()  # NaN: no words
+            scored += int(words.sum())
+            left += int((words & frame["predicted"].isna()).sum())
             bar.update(len(frame))
         if scored == 0:
             raise DataError("no text to score: every text is blank or has no words")
-    return folder.rows
+    return folder.rows, left
 
 
 @contextlib.contextmanager

@@ -7,7 +7,7 @@ import pathlib
 import numpy as np
 
 from hierattn.data.tables import ID_COLUMNS, LABEL_COLUMNS, TEXT_COLUMNS, cell_text, find_column, pick_column
-from hierattn.decision import check_k, check_network
+from hierattn.decision import check_k, check_min_confidence, check_network
 from hierattn.defaults import BATCH, CASCADE, MULTILABEL
 from hierattn.errors import ArgumentError, DataError
 from hierattn.runs.directory import BUNDLE_FILE
@@ -56,9 +56,13 @@ class BatchPredictor:
             else `hierattn.defaults.MULTILABEL["separator"]`).
         network: `"auto"`: the network reads only the texts the n-gram part
             is not sure of; `"always"`: every text (`hierattn.runtime.Predictor.network`).
+        min_confidence: With a probability, a `confidence` column after
+            `predicted` (`hierattn.decision.Decision.confidence`), and no
+            prediction (`None`) where it is under it: left for a person.
 
     Raises:
-        ArgumentError: `top_k` is not a whole number of at least 1.
+        ArgumentError: `top_k` is not a whole number of at least 1, or
+            `min_confidence` not a number in [0, 1].
         DataError: No bundle there, or one onnxruntime cannot load, or a
             multi-label run's bundle exported before bundles held their
             thresholds.
@@ -86,10 +90,12 @@ class BatchPredictor:
         top_k=None,
         label_separator=None,
         network=CASCADE["network"],
+        min_confidence=None,
     ):
         if top_k is not None:
             check_k(top_k, "top_k")
         self.network = check_network(network)
+        self.min_confidence = check_min_confidence(min_confidence)
         run = bundle if isinstance(bundle, Run) else Run(bundle) if _is_folder(bundle) else None
         self.bundle = bundle_path(run.path if run is not None else bundle)
         self.text_column = text_column
@@ -128,7 +134,9 @@ class BatchPredictor:
             probabilities = score_texts(self.predictor, texts, workers=1, batch_size=self.batch_size)
         else:
             probabilities = np.zeros((0, len(self.label_names)), np.float32)
-        table = PredictionTable(self.predictor.decision, probabilities, self.top_k, self.label_separator)
+        table = PredictionTable(
+            self.predictor.decision, probabilities, self.top_k, self.label_separator, self.min_confidence
+        )
         output = {name: frame[source].to_numpy() for name, source in carried.items()}
         return pd.DataFrame({**output, **table.frame_columns()})
 
@@ -156,7 +164,7 @@ class BatchPredictor:
         missing = [name for name in keep if name not in labels]
         if missing:
             raise DataError(f"no column {', '.join(map(repr, missing))} to keep; the columns are {names}")
-        taken = {*carried, *prediction_columns(self.label_names, self.top_k)}
+        taken = {*carried, *self.prediction_columns()}
         clash = [name for name in keep if name in taken and carried.get(name) != name]
         if clash:
             raise DataError(f"cannot keep {', '.join(map(repr, clash))}: the output has a column of that name")
@@ -165,7 +173,11 @@ class BatchPredictor:
 
     def output_columns(self, columns):
         """The names of the output's columns for an input with `columns`, in order."""
-        return [*self.columns_of(columns)[1], *prediction_columns(self.label_names, self.top_k)]
+        return [*self.columns_of(columns)[1], *self.prediction_columns()]
+
+    def prediction_columns(self):
+        """The columns of the predictions (`hierattn.runs.table.prediction_columns`), after the carried ones."""
+        return prediction_columns(self.label_names, self.top_k, self.min_confidence is not None)
 
     def spark_schema(self, schema):
         """The output's schema for Spark's `mapInPandas`, from the input DataFrame's (`frame.schema`).
@@ -180,6 +192,8 @@ class BatchPredictor:
         _, carried = self.columns_of(schema.names)
         fields = [types.StructField(name, schema[str(source)].dataType) for name, source in carried.items()]
         fields.append(types.StructField("predicted", types.StringType()))
+        if self.min_confidence is not None:
+            fields.append(types.StructField("confidence", types.FloatType()))
         fields += [types.StructField(f"p_{name}", types.FloatType()) for name in self.label_names]
         for name in top_k_columns(0 if self.top_k is None else min(self.top_k, len(self.label_names))):
             fields.append(types.StructField(name, types.FloatType() if name.startswith("p_") else types.StringType()))

@@ -7,6 +7,7 @@ from hierattn.cli.options import (
     echo_rows,
     encoding_option,
     friendly_errors,
+    min_confidence_option,
     network_option,
     refuse_existing,
     run_option,
@@ -36,8 +37,12 @@ from hierattn.utils.jsonfile import save_json
 @click.option("--output", type=click.Path(dir_okay=False), default=None, help="Also write the metrics as JSON.")
 @encoding_option
 @network_option
+@min_confidence_option(
+    "Also report what answering only decisions at least this sure (0-1) gives: the share answered, "
+    "and their accuracy (micro-F1 for a multi-label run)."
+)
 @friendly_errors
-def evaluate(run_dir, split, data_path, text_column, label_column, output, encoding, network):
+def evaluate(run_dir, split, data_path, text_column, label_column, output, encoding, network, min_confidence):
     """Evaluate a run (the latest by default) on labelled data."""
     # imported when the command runs: --help, and refusing bad input, come before NumPy, pandas and TensorFlow load
     from hierattn.cli.render import evaluation_text
@@ -57,6 +62,7 @@ def evaluate(run_dir, split, data_path, text_column, label_column, output, encod
         log=echo_err,
         on_table=echo_rows,
         network=network,
+        min_confidence=min_confidence,
     )
 
     click.echo(evaluation_text(metrics))

@@ -16,12 +16,12 @@ import sys
 
 import click
 
-from hierattn.defaults import BACKBONES, CASCADE, DISTRIBUTE, EPOCH_BUDGET, MODELS, PREPROCESSING, TRAINING
+from hierattn.defaults import BACKBONES, CASCADE, DECISION, DISTRIBUTE, EPOCH_BUDGET, MODELS, PREPROCESSING, TRAINING
 from hierattn.errors import HierattnError
 from hierattn.utils.atomic import check_new_file, reason
 
 # Library arguments whose option is not named after them.
-OPTION_NAMES = {"run_dir": "--run"}
+OPTION_NAMES = {"run_dir": "--run", "decision_metric": "--metric"}
 
 
 def option_name(argument):
@@ -180,6 +180,16 @@ def _setting_options():
             help="Compute in float16 with float32 weights (Keras mixed_float16); for GPUs.",
         ),
         click.option(
+            "--metric",
+            "decision_metric",
+            type=click.Choice([metric.replace("_", "-") for metric in DECISION["metrics"]]),
+            default=DECISION["metric"].replace("_", "-"),
+            show_default=True,
+            callback=lambda ctx, param, value: value.replace("-", "_"),
+            help="What the decisions are for: accuracy (the most probable class), or macro-f1 (each class "
+            "weighed by how rare it is, the weight chosen on the validation part; single-label runs).",
+        ),
+        click.option(
             "--baseline/--no-baseline",
             default=True,
             show_default="on",
@@ -254,6 +264,17 @@ def network_option(function):
         help="auto: the network reads only the texts the n-gram part is not sure of (the cut chosen on the run's "
         "validation texts); always: it reads every text (the whole combination).",
     )(function)
+
+
+def min_confidence_option(help):
+    """--min-confidence P: a decision less sure than P is no answer, left for a person."""
+    return click.option(
+        "--min-confidence",
+        type=FiniteFloat(0.0, 1.0, min_open=False),
+        default=None,
+        metavar="P",
+        help=help,
+    )
 
 
 def text_argument(function):

@@ -9,6 +9,7 @@ from hierattn.cli.options import (
     file_option,
     friendly_errors,
     given,
+    min_confidence_option,
     network_option,
     one_text,
     refuse_existing,
@@ -72,9 +73,26 @@ RAY_OPTIONS = ("address", "workers", "output_format")
     help="With --engine ray: the parts' format.",
 )
 @network_option
+@min_confidence_option(
+    "Answer only where the decision is at least this sure (its probability of being right, 0-1): the others get no "
+    "label (with --file, an empty predicted cell and a confidence column), their probabilities still given, and "
+    "a summary on standard error says how many were left for a person."
+)
 @friendly_errors
 def predict(
-    text, run_dir, file_path, text_column, output, encoding, top_k, engine, address, workers, output_format, network
+    text,
+    run_dir,
+    file_path,
+    text_column,
+    output,
+    encoding,
+    top_k,
+    engine,
+    address,
+    workers,
+    output_format,
+    network,
+    min_confidence,
 ):
     """Classify text: predict "text", predict --file FILE, predict - (standard input), or predict --file ... --engine ray --output DIR.
 
@@ -83,8 +101,9 @@ def predict(
     """
     check_text_or_file(text, file_path)
     if engine == "ray":
+        settings = {"top_k": top_k, "network": network, "min_confidence": min_confidence}
         _predict_on_ray(
-            text, run_dir, file_path, text_column, output, encoding, address, workers, output_format, top_k, network
+            text, run_dir, file_path, text_column, output, encoding, address, workers, output_format, settings
         )
         return
     named = [f"--{name.replace('_', '-')}" for name in RAY_OPTIONS if given(name)]
@@ -98,7 +117,8 @@ def predict(
     if text is None and file_path is None:
         raise click.UsageError("give a text, --file FILE, or - for standard input")
     if text is not None and text != "-":
-        click.echo(answer_text(predict_one(one_text(text), run_dir, top_k=top_k, log=echo_err, network=network)))
+        answer = predict_one(one_text(text), run_dir, top_k, echo_err, network, min_confidence)
+        click.echo(answer_text(answer))
         return
     count = predict_file(
         file_path,
@@ -111,14 +131,13 @@ def predict(
         log=echo_err,
         top_k=top_k,
         network=network,
+        min_confidence=min_confidence,
     )
     if output:
         click.echo(f"scored {count:,} texts into {output}")
 
 
-def _predict_on_ray(
-    text, run_dir, file_path, text_column, output, encoding, address, workers, output_format, top_k, network
-):
+def _predict_on_ray(text, run_dir, file_path, text_column, output, encoding, address, workers, output_format, settings):
     if text is not None or file_path is None or not output:
         raise click.UsageError("--engine ray scores files: give --file PATH_OR_GLOB and --output DIR")
     from hierattn.batch.on_ray import import_ray, predict_files
@@ -134,7 +153,6 @@ def _predict_on_ray(
         address,
         output_format,
         log=echo_err,
-        top_k=top_k,
-        network=network,
+        **settings,
     )
     click.echo(f"scored {count:,} rows into {output}")

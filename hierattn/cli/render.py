@@ -18,12 +18,21 @@ def answer_text(answer):
     predicted: food
     top 1 of 2 labels:
       food: 0.9000 (threshold 0.35)
+    >>> print(answer_text({"label": None, "answered": False, "confidence": 0.75, "probabilities": {"neg": 0.25, "pos": 0.75}}))
+    predicted: none: not sure enough (confidence 0.7500, under the minimum), left for a person
+      neg: 0.2500
+      pos: 0.7500
     """
     probabilities, thresholds = answer["probabilities"], answer.get("thresholds")
-    if thresholds is None:
+    if answer.get("answered") is False:
+        sure = answer["confidence"]
+        lines = [f"predicted: none: not sure enough (confidence {sure:.4f}, under the minimum), left for a person"]
+    elif thresholds is None:
         lines = [f"predicted: {answer['label']}"]
     else:
         lines = [f"predicted: {', '.join(answer['labels']) or '(no label over its threshold)'}"]
+    if answer.get("answered"):
+        lines[0] += f" (confidence {answer['confidence']:.4f})"
     shown = list(probabilities.items())
     if "top_k" in answer:
         shown = [(name, p) for name, p in answer["top_k"]]
@@ -87,6 +96,12 @@ def metrics_text(metrics):
     if calibration:  # runs before calibration have none
         lines.append(
             "test " + calibration_text(calibration, "micro-F1" if "micro_f1" in metrics["test"] else "accuracy")
+        )
+    decision = metrics.get("decision")
+    if decision and "test" in decision:  # the decision rule for macro-F1 (`hierattn.models.offsets`)
+        lines.append(
+            f"decision rule for macro-F1 (prior weight {decision['prior_weight']:g}, chosen on validation): test "
+            f"with the most probable class instead: {scores_text(decision['test']['argmax'])}"
         )
     return "\n".join(lines)
 
@@ -165,6 +180,8 @@ def evaluation_text(metrics):
         )
     if "calibration" in metrics:
         read += "\n" + calibration_text(metrics["calibration"], "micro-F1" if "micro_f1" in metrics else "accuracy")
+    if "abstention" in metrics:
+        read += "\n" + abstention_text(metrics["abstention"])
     if "micro_f1" in metrics:
         return multilabel_text(metrics) + read
     scores = scores_text(metrics)
@@ -185,6 +202,20 @@ def calibration_text(calibration, score="accuracy"):
         f"{before['ece']:.2%} -> {after['ece']:.2%}, log-loss {before['log_loss']:.4f} -> {after['log_loss']:.4f}, "
         f"Brier {before['brier']:.4f} -> {after['brier']:.4f}\n"
         f"{score} of the surest 90% / 80% / 50% of documents: {coverage} (all: {after['coverage']['1']:.2%})"
+    )
+
+
+def abstention_text(abstention):
+    """One line on a minimum confidence (`hierattn.runs.evaluate.abstention`): what it answers, and how well.
+
+    >>> print(abstention_text({"min_confidence": 0.9, "answered": 80, "left": 20, "coverage": 0.8, "accuracy": 0.975}))
+    with a minimum confidence of 0.9: 80 answered (coverage 80.00%), accuracy 97.50%; 20 left for a person
+    """
+    name = "micro-F1" if "micro_f1" in abstention else "accuracy"
+    return (
+        f"with a minimum confidence of {abstention['min_confidence']:g}: {abstention['answered']:,} answered "
+        f"(coverage {abstention['coverage']:.2%}), {name} {abstention[name.replace('-', '_').lower()]:.2%}; "
+        f"{abstention['left']:,} left for a person"
     )
 
 

@@ -161,8 +161,11 @@ class Explainer(NgramEvidence, LabelExplanations):
         if self.classifier.multi_label:
             explained = (texts, ids, labels, tokenized, x, outputs, network_probabilities, ngram_parts, a, b, read)
             return self._explain_labels(chosen, *explained, ngram_inputs if ngram_parts is not None else None)
-        # The prediction and the runner-up of each text, and the network's share of the margin between them.
-        order = np.argsort(-outputs["probabilities"], axis=1, kind="stable")
+        # The prediction and the runner-up of each text, and the network's share of the margin between them; with
+        # a decision rule's offsets (`hierattn.models.offsets`), by the offset scores, the decision's own order.
+        offsets = np.asarray(self.classifier.offsets or np.zeros(len(self.classifier.label_names)), np.float64)
+        with np.errstate(divide="ignore"):
+            order = np.argsort(-(np.log(outputs["probabilities"]) + offsets), axis=1, kind="stable")
         versus = order[:, min(1, order.shape[1] - 1)]
         evidence, baselines = self._network_evidence(x, order[:, 0], versus, a, read)
         explanations = []
@@ -176,6 +179,11 @@ class Explainer(NgramEvidence, LabelExplanations):
             # the weights in this text's decision: the combination's, or the n-gram part's own scale alone
             weights = (a, b) if read[i] else (0.0, self.classifier.cascade.ngram_scale)
             self._account(explanation, classes, *weights, network_probabilities[i], float(baselines[i]), ngrams)
+            if self.classifier.offsets is not None:  # the decision rule's offsets: a constant term of the margin
+                offset_term = float(offsets[classes[0]] - offsets[classes[1]])
+                explanation.decision.update(
+                    offset_term=offset_term, margin=explanation.decision["margin"] + offset_term
+                )
             explanation.decision["network_read"] = bool(read[i])
             explanation.doc_id = None if ids is None else ids[i]
             explanation.true_label = None if labels is None else labels[i]
@@ -293,7 +301,11 @@ class Explainer(NgramEvidence, LabelExplanations):
             )
         if words and all(w.oov for w in words if w.used):
             warnings.append("none of the words is in the model's vocabulary; the prediction is uninformed")
-        best = int(probabilities.argmax())
+        best = int(
+            probabilities.argmax()
+            if self.classifier.multi_label
+            else self.classifier.decision.ids(probabilities[None])[0]
+        )
         return Explanation(
             text=text,
             label=names[best],

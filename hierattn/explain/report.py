@@ -102,10 +102,11 @@ def to_text(explanation, top_k=10, show_sentences=True):
             if several
             else ""
         )
+        offset = f"decision rule's offsets {signed(d['offset_term'], 4)}, " if "offset_term" in d else ""
         lines.append(
             f"  constant terms: network baseline {signed(d.get('network_baseline', 0.0), 4)}, integration error "
             f"{signed(d.get('integration_error', 0.0), 4)}, n-gram bias {signed(d.get('ngram_bias', 0.0), 4)}, "
-            f"{threshold}words not shown {signed(d.get('not_shown', 0.0), 4)}; weights {d['network_weight']:.2f} "
+            f"{threshold}{offset}words not shown {signed(d.get('not_shown', 0.0), 4)}; weights {d['network_weight']:.2f} "
             f"(network) / {d['ngram_weight']:.2f} (n-grams)"
         )
     if shows_attention(explanation):

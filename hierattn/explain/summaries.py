@@ -104,7 +104,9 @@ def margin_parts(explanation):
         the sum of their `ngram_evidence`) and `constant` (the network's
         baseline value, the integration's error, the n-gram bias, the words
         not shown and, for a multi-label classifier's label, the threshold's
-        `-logit threshold`); the three parts add up to the margin.
+        `-logit threshold`; with a decision rule's offsets, `offset_term`,
+        the class's offset less the runner-up's); the three parts add up
+        to the margin.
     """
     d = explanation.decision
     if d is None:
@@ -112,8 +114,7 @@ def margin_parts(explanation):
     network = sum(w.network_evidence for w in explanation.words)
     ngrams = sum(w.ngram_evidence for w in explanation.words)
     terms = ("network_baseline", "integration_error", "ngram_bias", "not_shown")
-    if "threshold_term" in d:
-        terms += ("threshold_term",)
+    terms += tuple(term for term in ("threshold_term", "offset_term") if term in d)
     constant = sum(d.get(term, 0.0) for term in terms)
     return {"margin": d["margin"], "versus": d["versus"], "network": network, "ngrams": ngrams, "constant": constant}
 

@@ -121,7 +121,8 @@ def bundle_metadata(classifier, inputs, output, ngram_output=None, tables=()):
     """The bundle's metadata (`hierattn.runtime.bundle`) for `classifier`.
 
     A multi-label classifier's adds `multi_label` (true) and `thresholds`
-    (one per label, in `label_names` order); a single-label one's has neither.
+    (one per label, in `label_names` order); a single-label one's has neither,
+    and `offsets` (one per class) if it has them.
     With an n-gram part (`ngram_output`, the graph's output of its logits),
     `ngram_output`, `cascade` (the cut, the n-gram part's weight and scale,
     the whole combination's temperatures) and `ngram_part` (its settings,
@@ -151,6 +152,8 @@ def bundle_metadata(classifier, inputs, output, ngram_output=None, tables=()):
     if classifier.multi_label:  # a single-label bundle's metadata has neither key (bundles before them load as such)
         thresholds = classifier.thresholds or [MULTILABEL["threshold"]] * len(classifier.label_names)
         metadata.update(multi_label=True, thresholds=[float(t) for t in thresholds])
+    elif classifier.offsets is not None:  # the decision rule for macro-F1 (`hierattn.models.offsets`)
+        metadata["offsets"] = [float(o) for o in classifier.offsets]
     if ngram_output is not None:
         report = classifier.cascade_report or {}
         b = float(np.asarray(classifier.combination.mixing)[1])

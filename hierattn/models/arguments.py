@@ -16,7 +16,8 @@ be and what it was given.
 import math
 import os
 
-from hierattn.defaults import BACKBONES, CHOICES, MODELS, PREPROCESSING
+from hierattn.defaults import BACKBONES, CHOICES, DECISION, MODELS, PREPROCESSING
+from hierattn.errors import ArgumentError
 from hierattn.models.embeddings import check_vectors_file
 
 # The length limits of each architecture's preprocessing: sentences x words
@@ -25,7 +26,30 @@ LENGTH_LIMITS = {"max_sentences": ("han",), "max_words": ("han",), "sequence_len
 
 # The arguments of `TextClassifier` that are neither its backbone's nor Keras's:
 # its own, then those it passes to its `TextPreprocessor`.
-CLASSIFIER_ARGUMENTS = ("embeddings", "pretrain_epochs", "ngrams", "seed", "multi_label", *PREPROCESSING)
+CLASSIFIER_ARGUMENTS = (
+    "embeddings",
+    "pretrain_epochs",
+    "ngrams",
+    "seed",
+    "multi_label",
+    "decision_metric",
+    *PREPROCESSING,
+)
+
+
+def check_decision_metric(metric, multi_label=False):
+    """Refuses a decision metric other than `DECISION["metrics"]`, or `"macro_f1"` for a multi-label classifier."""
+    if metric not in DECISION["metrics"]:
+        raise ArgumentError(
+            f"{{argument}} must be one of {', '.join(DECISION['metrics'])}, not {metric!r}", argument="decision_metric"
+        )
+    if multi_label and metric != "accuracy":
+        raise ArgumentError(
+            "{argument} applies to a single-label classifier: a multi-label classifier's thresholds "
+            "are chosen per label by F1 already",
+            argument="decision_metric",
+        )
+    return metric
 
 
 def _refuse(name, value, expected):
@@ -176,6 +200,8 @@ def _check_own(backbone, arguments):
             check_bool(name, arguments[name])
     if "seed" in arguments:
         check_whole("seed", arguments["seed"], minimum=0)
+    if "decision_metric" in arguments:
+        check_decision_metric(arguments["decision_metric"], arguments.get("multi_label", False))
     embeddings = arguments.get("embeddings", "none")
     if isinstance(backbone, str) and embeddings not in ("word2vec", "none"):  # the vectors a new backbone starts from
         if not isinstance(embeddings, (str, os.PathLike)) or not os.path.isfile(embeddings):

@@ -67,6 +67,7 @@ class Task(BuildFromKnownShapes, keras.Model):
 
     multi_label = False  # set by a subclass whose outputs are independent label probabilities (sigmoid)
     thresholds = None  # then, each label's threshold (`hierattn.models.thresholds`)
+    offsets = None  # a single-label classifier's decision rule for macro-F1 (`hierattn.models.offsets`)
     cascade = None  # a subclass's `hierattn.decision.Cascade`: which documents the network reads
 
     @property
@@ -256,14 +257,18 @@ class Task(BuildFromKnownShapes, keras.Model):
         progress = verbose == 1 or (verbose == "auto" and sys.stdout.isatty())
         return self.predict_ids(self.preprocessor(texts, progress=progress), batch_size or 32, progress)
 
-    def predict_labels(self, x, batch_size=None, verbose=0):
+    def predict_labels(self, x, batch_size=None, verbose=0, min_confidence=None):
         """The predicted class names of texts (the `label_names` of `predict`'s most probable class).
 
         A multi-label classifier gives each text a list of label names: those
         whose probability is over their threshold (`thresholds`), in
-        `label_names` order (possibly none).
+        `label_names` order (possibly none). With `min_confidence`, a text
+        whose decision is less sure than that (`decision.confidence`) gets
+        None: it is left for a person.
         """
-        return self.decision.labels(self.predict(x, batch_size=batch_size, verbose=verbose))
+        probabilities = self.predict(x, batch_size=batch_size, verbose=verbose)
+        answered = self.decision.answered(probabilities, min_confidence)
+        return [label if sure else None for label, sure in zip(self.decision.labels(probabilities), answered)]
 
     def over_thresholds(self, probabilities):
         """Multi-hot rows (int8) of the labels over their thresholds, for a multi-label classifier's probabilities."""
@@ -271,8 +276,11 @@ class Task(BuildFromKnownShapes, keras.Model):
 
     @property
     def decision(self):
-        """How the probabilities become labels (`hierattn.decision.Decision`): argmax, or the labels over thresholds."""
-        return Decision(self.label_names or [], self.multi_label, self.thresholds)
+        """How the probabilities become labels (`hierattn.decision.Decision`).
+
+        The most probable class (after any `offsets`), or the labels over their thresholds.
+        """
+        return Decision(self.label_names or [], self.multi_label, self.thresholds, self.offsets)
 
     def preprocess(self, texts, progress=False, workers=None):
         """The ids `predict_ids` reads for a list of texts (the preprocessor's; `hierattn.runtime.TextPredictor`)."""

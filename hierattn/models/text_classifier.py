@@ -8,8 +8,8 @@ from keras import ops
 from hierattn.data.dataset import LabelMap
 from hierattn.data.ids import ngram_ids, token_ids
 from hierattn.decision import activation_of
-from hierattn.defaults import CASCADE, MODELS, NGRAMS, PREPROCESSING, TRAINING
-from hierattn.models.arguments import check_classifier_arguments, check_multi_label
+from hierattn.defaults import CASCADE, DECISION, MODELS, NGRAMS, PREPROCESSING, TRAINING
+from hierattn.models.arguments import check_classifier_arguments, check_decision_metric, check_multi_label
 from hierattn.models.backbone import Backbone
 from hierattn.models.budget import decide_budget
 from hierattn.models.cascade import Cascading
@@ -17,6 +17,7 @@ from hierattn.models.embeddings import initial_vectors
 from hierattn.models.han_backbone import HANBackbone
 from hierattn.models.inputs import as_texts, fit_datasets, split_validation
 from hierattn.models.legacy import backbone_config
+from hierattn.models.offsets import Offsets
 from hierattn.models.rnn_backbone import RNNBackbone
 from hierattn.models.task import Task
 from hierattn.models.text_preprocessor import TextPreprocessor
@@ -32,7 +33,7 @@ _SAVED_REPORT = ("recipe", "network_weight", "ngram_weight", "network_share")  #
 
 
 @keras.saving.register_keras_serializable(package="hierattn")
-class TextClassifier(NgramPart, Thresholds, Cascading, Task):
+class TextClassifier(NgramPart, Thresholds, Offsets, Cascading, Task):
     """A document classifier that takes raw strings: preprocessor + backbone (+ n-gram part) + label names.
 
     The Task of keras-hub's Task / Preprocessor / Backbone split. The
@@ -93,6 +94,11 @@ class TextClassifier(NgramPart, Thresholds, Cascading, Task):
             part is not sure of (`hierattn.models.cascade`); `"always"`:
             every document (the whole combination). Settable.
         cascade: The cut chosen before (when loading a saved classifier).
+        decision_metric: What a single-label classifier's decisions are
+            for: `"accuracy"` (the most probable class) or `"macro_f1"`
+            (each class's log-probability offset first, the offsets chosen
+            on the validation texts last in `fit`; `hierattn.models.offsets`).
+        offsets: The offsets chosen before (when loading a saved classifier).
         **kwargs: Arguments of the backbone class (e.g. `embedding_dim`,
             `num_layers`, `attention`), and Keras's `name`, `trainable` and
             `dtype`: with `dtype="mixed_float16"` the backbone computes in
@@ -131,6 +137,8 @@ class TextClassifier(NgramPart, Thresholds, Cascading, Task):
         thresholds=None,
         network=CASCADE["network"],
         cascade=None,
+        decision_metric=DECISION["metric"],
+        offsets=None,
         **kwargs,
     ):
         super().__init__(**{"name": "text_classifier", **{k: kwargs.pop(k) for k in _MODEL_KWARGS if k in kwargs}})
@@ -149,6 +157,8 @@ class TextClassifier(NgramPart, Thresholds, Cascading, Task):
         self.multi_label = multi_label
         self.thresholds = None if thresholds is None else [float(t) for t in thresholds]
         self.network, self.cascade_report = network, cascade
+        self.decision_metric = check_decision_metric(decision_metric, multi_label)
+        self.offsets = None if offsets is None else [float(o) for o in offsets]
         if isinstance(backbone, str):
             self.architecture = backbone
             input_rank = BACKBONE_CLASSES[backbone].input_rank
@@ -332,13 +342,15 @@ class TextClassifier(NgramPart, Thresholds, Cascading, Task):
         return history
 
     def _fit_after_network(self, x_fit, labels, validation, verbose):
-        """`fit`'s steps after Keras's: the n-gram part, a multi-label classifier's thresholds, the cascade's cut."""
+        """`fit`'s steps after Keras's: the n-gram part, thresholds (multi-label), the cascade's cut, offsets."""
         if self.ngram_logits is not None:
             self._fit_ngram_part(x_fit, labels, validation, verbose)
         if self.multi_label:
             self.choose_thresholds(validation, verbose=verbose)
         if self.ngram_logits is not None and (validation is not None or self.cascade_report is None):
             self.choose_cut(validation, verbose=verbose)  # without validation texts, a cut chosen before is kept
+        if self.decision_metric == "macro_f1":
+            self.choose_offsets(validation, verbose=verbose)
 
     def _fit_inputs(self, x, y, validation_split, validation_data, unlabeled, verbose):
         """`fit`'s training texts, labels and validation data (a share held out), the classifier adapted and compiled."""
@@ -374,6 +386,8 @@ class TextClassifier(NgramPart, Thresholds, Cascading, Task):
             config.update(multi_label=True, thresholds=self.thresholds)
         if self.network != CASCADE["network"]:
             config["network"] = self.network
+        if self.decision_metric != DECISION["metric"]:
+            config.update(decision_metric=self.decision_metric, offsets=self.offsets)
         if self.cascade_report is not None:  # the cut, once chosen
             config["cascade"] = self.cascade_report
         chosen = {key: value for key, value in (self.ngram_report or {}).items() if key in _SAVED_REPORT}

@@ -2,6 +2,9 @@
 
 import pathlib
 
+import numpy as np
+
+from hierattn.calibration import score
 from hierattn.data import LabelMap, load_imdb, load_table, locate_imdb
 from hierattn.data.tables import (
     LABEL_COLUMNS,
@@ -11,6 +14,7 @@ from hierattn.data.tables import (
     table_format,
 )
 from hierattn.data.text_files import TABLE_SUFFIXES
+from hierattn.decision import check_min_confidence
 from hierattn.defaults import MULTILABEL
 from hierattn.errors import ArgumentError, DataError
 from hierattn.metrics import classification_metrics, multilabel_metrics
@@ -21,7 +25,7 @@ from hierattn.runs.run import Run
 SCORES = ("accuracy", "micro_f1", "macro_f1")
 
 
-def evaluate_classifier(classifier, dataset, batch_size=32, progress=True):
+def evaluate_classifier(classifier, dataset, batch_size=32, progress=True, min_confidence=None):
     """Accuracy, macro-F1 and confusion matrix of a classifier on a labelled `TextDataset` (in its classes).
 
     A multi-label classifier: `hierattn.metrics.multilabel_metrics` of the labels over its thresholds.
@@ -30,6 +34,7 @@ def evaluate_classifier(classifier, dataset, batch_size=32, progress=True):
     network reading every document); with an n-gram part, `calibration`
     (`TextClassifier.calibration_report`: ECE, log-loss, Brier score and
     accuracy by coverage, before and after the classifier's temperature).
+    With `min_confidence`, `abstention` (`abstention`'s report).
     """
     names = list(classifier.label_names)
     if list(dataset.label_map.names) != names:
@@ -47,7 +52,41 @@ def evaluate_classifier(classifier, dataset, batch_size=32, progress=True):
         metrics["whole"] = {key: scores[key] for key in SCORES if key in scores}
     if calibration is not None:
         metrics["calibration"] = calibration
+    if min_confidence is not None:
+        metrics["abstention"] = abstention(classifier.decision, probabilities, dataset.labels, min_confidence)
     return metrics
+
+
+def abstention(decision, probabilities, labels, min_confidence):
+    """What a minimum confidence does on labelled documents: how many it answers, and how well.
+
+    Args:
+        decision: The classifier's `hierattn.decision.Decision`.
+        probabilities: Its probabilities of the documents.
+        labels: Their class ids, or multi-hot rows.
+        min_confidence: The probability under which a decision is no answer.
+
+    Returns:
+        `{"min_confidence", "answered", "left", "coverage", "accuracy"}` (for
+        a multi-label classifier `micro_f1` instead of `accuracy`): the
+        documents answered and left for a person, the share answered, and
+        the score of the answered ones (NaN if none).
+
+    >>> from hierattn.decision import Decision
+    >>> p = np.array([[0.95, 0.05], [0.6, 0.4], [0.2, 0.8]])
+    >>> abstention(Decision(["neg", "pos"]), p, np.array([0, 1, 0]), 0.75)
+    {'min_confidence': 0.75, 'answered': 2, 'left': 1, 'coverage': 0.66667, 'accuracy': 0.5}
+    """
+    check_min_confidence(min_confidence)
+    answered = decision.answered(probabilities, min_confidence)
+    found = score(decision.ids(np.asarray(probabilities)[answered]), np.asarray(labels)[answered], decision.multi_label)
+    return {
+        "min_confidence": float(min_confidence),
+        "answered": int(answered.sum()),
+        "left": int((~answered).sum()),
+        "coverage": round(float(answered.mean()), 5) if len(answered) else float("nan"),
+        "micro_f1" if decision.multi_label else "accuracy": round(found, 5),
+    }
 
 
 class EvaluationData:
@@ -184,6 +223,7 @@ def evaluate_run(
     log=None,
     on_table=None,
     network=None,
+    min_confidence=None,
 ):
     """Evaluates a run (the latest under runs/ by default) on labelled data: find it, choose the data, load, score.
 
@@ -205,6 +245,7 @@ def evaluate_run(
             used and skipped.
         network: `"auto"` or `"always"`: the classifier's `network` setting
             (None: as saved, `"auto"`).
+        min_confidence: Also report what this minimum confidence answers, and how well (`abstention`).
 
     Returns:
         The metrics (see `evaluate_classifier`).
@@ -214,7 +255,7 @@ def evaluate_run(
         ArgumentError: No labelled data to evaluate on (see `evaluation_data`).
         DataError: The data cannot be read, or its classes differ from the model's.
     """
-
+    check_min_confidence(min_confidence)
     run = Run.open(run_dir)
     chosen = evaluation_data(run, data, split, text_column, label_column, encoding, log=log)
     classifier = run.load().classifier  # loaded now (a damaged run refused): TensorFlow starts once the data is checked
@@ -225,4 +266,4 @@ def evaluate_run(
     dataset, report = chosen.load(classifier.label_names, classifier.multi_label)
     if report is not None and on_table is not None:
         on_table(chosen.path, report)
-    return evaluate_classifier(classifier, dataset)
+    return evaluate_classifier(classifier, dataset, min_confidence=min_confidence)

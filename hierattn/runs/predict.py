@@ -25,7 +25,7 @@ import os
 
 from hierattn.data.progress import tqdm
 from hierattn.data.text_files import iter_text_chunks
-from hierattn.decision import check_k
+from hierattn.decision import check_k, check_min_confidence
 from hierattn.errors import DataError
 from hierattn.runs.run import Run
 from hierattn.runs.table import PredictionTable, prediction_columns
@@ -52,7 +52,7 @@ def predict_text(text, run_dir=None, log=None, network=None):
     return predict_one(text, run_dir, log=log, network=network)["probabilities"]
 
 
-def predict_one(text, run_dir=None, top_k=None, log=None, network=None):
+def predict_one(text, run_dir=None, top_k=None, log=None, network=None, min_confidence=None):
     """One text's prediction: its class (or a multi-label model's label set) and every class's probability.
 
     Args:
@@ -61,6 +61,8 @@ def predict_one(text, run_dir=None, top_k=None, log=None, network=None):
         top_k: Also rank the `top_k` most probable classes (labels).
         log: Called with a line naming the run once it is loaded.
         network: `"auto"` or `"always"` (`Run.predictor`).
+        min_confidence: A probability: a decision less sure than it is no
+            answer (`hierattn.decision.Decision.answered`).
 
     Returns:
         A dict: `label` (the most probable class) or, for a multi-label
@@ -68,18 +70,24 @@ def predict_one(text, run_dir=None, top_k=None, log=None, network=None):
         possibly none) and `thresholds` (`{label: threshold}`);
         `probabilities` (`{class: probability}`, in the model's order); and
         with `top_k`, `top_k`: `[class, probability]` pairs, most probable
-        first, `min(top_k, classes)` of them.
+        first, `min(top_k, classes)` of them. With `min_confidence`, also
+        `answered` (false: `label` is None, the text left for a person) and
+        `confidence` (the probability that the decision is right).
 
     Raises:
-        ArgumentError: `top_k` is not a whole number of at least 1.
+        ArgumentError: `top_k` is not a whole number of at least 1, or
+            `min_confidence` not a number in [0, 1].
         RunError: No such run, or a run that cannot be loaded.
         DataError: The text has no word to read (only markup, symbols or spaces).
     """
     if top_k is not None:
         check_k(top_k, "top_k")
+    check_min_confidence(min_confidence)
     model = load_predictor(run_dir, log, network)
     texts_with_words(model, [text])
-    (answer,) = PredictionTable(model.decision, model.predict_texts([text]), top_k).answers()
+    (answer,) = PredictionTable(
+        model.decision, model.predict_texts([text]), top_k, min_confidence=min_confidence
+    ).answers()
     return answer
 
 
@@ -103,6 +111,7 @@ def predict_file(
     log=None,
     top_k=None,
     network=None,
+    min_confidence=None,
 ):
     """Scores every text of a file (or of a stream) into a CSV of predictions (see `score_to_csv`).
 
@@ -123,35 +132,41 @@ def predict_file(
         top_k: Also write each text's `top_k` most probable classes
             (columns `top_1`, `p_top_1`, ...).
         network: `"auto"` or `"always"` (`Run.predictor`).
+        min_confidence: A probability: a decision less sure than it is no
+            answer (an empty `predicted`, and a `confidence` column); `log`
+            is told how many texts were left for a person.
 
     Returns:
         The number of texts scored (those without words are not counted).
 
     Raises:
         ArgumentError: `output` exists, or its folder does not; `top_k` is
-            not a whole number of at least 1.
+            not a whole number of at least 1; `min_confidence` is not a
+            number in [0, 1].
         DataError: The input is missing or cannot be read, or holds no text.
         RunError: No such run, or a run that cannot be loaded.
     """
     if top_k is not None:
         check_k(top_k, "top_k")
+    check_min_confidence(min_confidence)
     if isinstance(output, (str, os.PathLike)):
         check_new_file(output)
     chunks = iter_text_chunks(source, text_column, stream=stream, encoding=encoding)  # reads the first chunk
     run = Run.open(run_dir)
     model = load_predictor(run, log, network)
     separator = run.label_separator if model.multi_label else None
-    return score_to_csv(model, chunks, output, progress=progress, top_k=top_k, separator=separator)
+    return score_to_csv(model, chunks, output, progress, top_k, separator, min_confidence, log)
 
 
 __all__ = ["predict_file", "predict_one", "predict_text"]
 
 
-def score_to_csv(classifier, chunks, output, progress=True, top_k=None, separator=None):
+def score_to_csv(classifier, chunks, output, progress=True, top_k=None, separator=None, min_confidence=None, log=None):
     """Writes one CSV row per text: row number, id and label (if a table has them), prediction, probabilities.
 
     The columns: `row`, `id` and `label` when a table has them, `predicted`,
-    one `p_<class>` per class, and with `top_k` the ranked classes `top_1,
+    with `min_confidence` `confidence` (`predicted` empty where it is under
+    it), one `p_<class>` per class, and with `top_k` the ranked classes `top_1,
     p_top_1, top_2, p_top_2, ...` (`min(top_k, classes)` pairs, most
     probable first). A multi-label model's `predicted` is its label set,
     joined by `separator` (empty when no label is over its threshold).
@@ -171,6 +186,8 @@ def score_to_csv(classifier, chunks, output, progress=True, top_k=None, separato
         top_k: With a number, the ranked columns.
         separator: What joins a multi-label model's labels (default
             `hierattn.defaults.MULTILABEL["separator"]`).
+        min_confidence: A probability: a decision less sure than it is no answer.
+        log: With `min_confidence`, told in one line how many texts were left for a person.
 
     Returns:
         The number of texts scored (blank ones not counted).
@@ -184,28 +201,35 @@ def score_to_csv(classifier, chunks, output, progress=True, top_k=None, separato
     carried = list(getattr(first, "columns", {}))  # "id", "label"
     if top_k is not None:
         check_k(top_k, "top_k")
-    header = ["row", *carried, *prediction_columns([str(n) for n in classifier.label_names], top_k)]
+    names = [str(n) for n in classifier.label_names]
+    header = ["row", *carried, *prediction_columns(names, top_k, min_confidence is not None)]
     to_file = isinstance(output, (str, os.PathLike))
     with atomic_open(output, newline="", overwrite=False) if to_file else contextlib.nullcontext(output) as handle:
-        return _score_rows(classifier, chunks, handle, header, (top_k, separator), carried, progress)
+        count, left = _score_rows(
+            classifier, chunks, handle, header, (top_k, separator, min_confidence), carried, progress
+        )
+    if min_confidence is not None and log:
+        log(f"{left:,} of {count:,} texts left for a person: their confidence is under {min_confidence:g}")
+    return count
 
 
 def _score_rows(classifier, chunks, handle, header, settings, carried, progress):
-    top_k, separator = settings
-    count = rows = 0
+    top_k, separator, min_confidence = settings
+    count = rows = left = 0
     writer = csv.writer(handle)
     writer.writerow(header)
     with tqdm(desc="scoring", unit="doc", disable=not progress) as bar:
         for texts in chunks:
-            table = PredictionTable(classifier.decision, score_texts(classifier, texts), top_k, separator)
+            probabilities = score_texts(classifier, texts)
+            table = PredictionTable(classifier.decision, probabilities, top_k, separator, min_confidence)
             for i, cells in enumerate(table.csv_cells()):
                 writer.writerow([rows + i, *(texts.columns[c][i] for c in carried), *cells])
             rows += len(texts)
-            count += table.scored
+            count, left = count + table.scored, left + table.left
             bar.update(len(texts))
     if count == 0:
         raise DataError("no text to score: every text is blank or has no words")
-    return count
+    return count, left
 
 
 def score_texts(classifier, texts, workers=None, batch_size=32):

@@ -6,6 +6,8 @@ prediction on Ray or Spark) and JSON answers (`predict "text"`,
 Its columns, after whatever the caller carries from the input:
 
     predicted           the class, or a multi-label classifier's labels joined by a separator (none: empty)
+    confidence          with a minimum confidence: the probability that the decision is right
+                        (`Decision.confidence`); under the minimum, `predicted` is empty (left for a person)
     p_<class>           each class's probability, in the classifier's order
     top_1, p_top_1 ...  with top_k, the most probable classes and their probabilities, most probable first
 
@@ -15,6 +17,7 @@ with nothing predicted (empty CSV cells, None and NaN in a DataFrame).
 
 import numpy as np
 
+from hierattn.decision import check_min_confidence
 from hierattn.defaults import MULTILABEL
 
 
@@ -27,10 +30,11 @@ def top_k_columns(k):
     return [column for rank in range(1, k + 1) for column in (f"top_{rank}", f"p_top_{rank}")]
 
 
-def prediction_columns(label_names, top_k=None):
-    """The table's columns for a classifier with `label_names`: `predicted`, `p_<class>` ..., then the ranked ones."""
+def prediction_columns(label_names, top_k=None, confidence=False):
+    """The table's columns for a classifier with `label_names`: `predicted`, [`confidence`], `p_<class>` ..., ranks."""
     ranks = 0 if top_k is None else min(top_k, len(label_names))
-    return ["predicted", *(f"p_{name}" for name in label_names), *top_k_columns(ranks)]
+    shown = ["confidence"] if confidence else []
+    return ["predicted", *shown, *(f"p_{name}" for name in label_names), *top_k_columns(ranks)]
 
 
 class PredictionTable:
@@ -44,6 +48,9 @@ class PredictionTable:
             probable classes.
         separator: What joins a multi-label classifier's labels in a cell
             (default `hierattn.defaults.MULTILABEL["separator"]`).
+        min_confidence: With a number, each row's `confidence`, and no
+            answer (`predicted` empty, `label` None) where it is under it;
+            `left` counts those rows.
 
     Example:
 
@@ -55,20 +62,29 @@ class PredictionTable:
     [['pos', '0.250000', '0.750000', 'pos', '0.750000'], ['', '', '', '', '']]
     >>> table.answers()[0]
     {'label': 'pos', 'probabilities': {'neg': 0.25, 'pos': 0.75}, 'top_k': [['pos', 0.75]]}
+    >>> unsure = PredictionTable(Decision(["neg", "pos"]), np.array([[0.25, 0.75], [0.05, 0.95]]), min_confidence=0.9)
+    >>> unsure.csv_cells(), unsure.left
+    ([['', '0.750000', '0.250000', '0.750000'], ['pos', '0.950000', '0.050000', '0.950000']], 1)
+    >>> unsure.answers()[0]
+    {'label': None, 'answered': False, 'confidence': 0.75, 'probabilities': {'neg': 0.25, 'pos': 0.75}}
     """
 
-    def __init__(self, decision, probabilities, top_k=None, separator=None):
+    def __init__(self, decision, probabilities, top_k=None, separator=None, min_confidence=None):
         self.names = [str(name) for name in decision.label_names]
         self.multi_label = decision.multi_label
         self.thresholds = decision.thresholds
         self.probabilities = np.asarray(probabilities, np.float32).reshape(-1, len(self.names))
         self.missing = np.isnan(self.probabilities).any(axis=1)
-        self.labels = [_names(label) for label in decision.labels(self.probabilities)]
+        self.min_confidence = check_min_confidence(min_confidence)
+        self.confidence = decision.confidence(self.probabilities)
+        self.answered = decision.answered(self.probabilities, self.min_confidence)
+        labels = decision.labels(self.probabilities)
+        self.labels = [_names(label) if sure else None for label, sure in zip(labels, self.answered)]
         self.ranks = 0 if top_k is None else min(top_k, len(self.names))
         ranked = decision.top_k(np.nan_to_num(self.probabilities), self.ranks) if self.ranks else []
         self.ranked = [[(str(name), p) for name, p in row] for row in ranked]
         self.separator = MULTILABEL["separator"] if separator is None else separator
-        self.columns = prediction_columns(self.names, top_k)
+        self.columns = prediction_columns(self.names, top_k, self.min_confidence is not None)
 
     def __len__(self):
         return len(self.probabilities)
@@ -78,8 +94,13 @@ class PredictionTable:
         """How many rows have a prediction (texts with words)."""
         return int((~self.missing).sum())
 
+    @property
+    def left(self):
+        """How many rows with words have no answer: their confidence is under the minimum (left for a person)."""
+        return int((~self.missing & ~self.answered).sum())
+
     def predicted(self):
-        """Each row's `predicted` cell: a class, a multi-label classifier's joined labels, or None (no words)."""
+        """Each row's `predicted` cell: a class, a multi-label classifier's joined labels, or None (no words, unsure)."""
         if not self.multi_label:
             return list(self.labels)
         return [None if labels is None else self.separator.join(labels) for labels in self.labels]
@@ -87,18 +108,22 @@ class PredictionTable:
     def csv_cells(self):
         """Each row's cells as text, in `columns` order (probabilities to 6 decimals; all empty without words)."""
         rows = []
+        shown = self.min_confidence is not None
         for i, label in enumerate(self.predicted()):
-            if label is None:
+            if self.missing[i]:
                 rows.append([""] * len(self.columns))
                 continue
             ranked = self.ranked[i] if self.ranks else []
-            cells = [label, *(f"{p:.6f}" for p in self.probabilities[i])]
+            sure = [f"{self.confidence[i]:.6f}"] if shown else []
+            cells = ["" if label is None else label, *sure, *(f"{p:.6f}" for p in self.probabilities[i])]
             rows.append(cells + [cell for name, p in ranked for cell in (name, f"{p:.6f}")])
         return rows
 
     def frame_columns(self):
         """The columns for a DataFrame, `{name: array}` in `columns` order: objects (None) and float32 (NaN)."""
         columns = {"predicted": _objects(self.predicted())}
+        if self.min_confidence is not None:
+            columns["confidence"] = self.confidence.astype(np.float32)
         for index, name in enumerate(self.names):
             columns[f"p_{name}"] = self.probabilities[:, index]
         for rank in range(self.ranks):
@@ -110,7 +135,8 @@ class PredictionTable:
     def answers(self, api=False):
         """One dict per row: `label` (or `labels` and `thresholds`), `probabilities`, and with top_k `top_k`.
 
-        `top_k` holds `[class, probability]` pairs; with `api` (`/v1/predict`'s
+        With a minimum confidence, also `answered` (false: `label` is None,
+        left for a person) and `confidence`, after the label. `top_k` holds `[class, probability]` pairs; with `api` (`/v1/predict`'s
         shape), `{"label", "probability"}` objects, and no `thresholds`
         (`/v1/model` says them once).
         """
@@ -120,6 +146,8 @@ class PredictionTable:
             answer = {"labels": label} if self.multi_label else {"label": label}
             if thresholds is not None:
                 answer["thresholds"] = thresholds
+            if self.min_confidence is not None and not self.missing[i]:
+                answer.update(answered=bool(self.answered[i]), confidence=float(self.confidence[i]))
             answer["probabilities"] = {name: float(p) for name, p in zip(self.names, self.probabilities[i])}
             if self.ranks and not self.missing[i]:
                 ranked = self.ranked[i]

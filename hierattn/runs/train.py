@@ -17,6 +17,7 @@ import time
 
 import keras
 
+from hierattn.decision import Decision
 from hierattn.distribute import is_chief, make_strategy
 from hierattn.errors import HierattnError, ResourceError
 from hierattn.metrics import label_metrics
@@ -212,6 +213,11 @@ def _evaluate(classifier, data, split, config, context, metrics, x_val):
         metrics["test"] = label_metrics(test.labels, classifier.decision.ids(probabilities), names)
         metrics["test"]["prediction_reviews_per_second"] = round(len(test) / seconds, 1)
         evaluate["test"] = (x_test, test.labels)
+    if classifier.offsets is not None:  # the decision rule for macro-F1, with the most probable class's test scores
+        metrics["decision"] = dict(classifier.offset_report or {}, offsets=classifier.offsets)
+        if "test" in metrics:
+            argmax = label_metrics(test.labels, Decision(names).ids(probabilities), names)
+            metrics["decision"]["test"] = {"argmax": {key: argmax[key] for key in ("accuracy", "macro_f1")}}
     if classifier.ngram_logits is not None:
         metrics["parts"] = _parts(classifier, evaluate)
         metrics["calibration"] = metrics["parts"].pop("calibration")

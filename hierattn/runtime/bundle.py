@@ -25,6 +25,10 @@ has one entry, `"hierattn"`, a JSON object:
     thresholds        with multi_label: each label's threshold, in
                       label_names order (a label is predicted when its
                       probability is over it)
+    offsets           a single-label classifier's offsets, when it has
+                      them (`decision_metric="macro_f1"`): one per class,
+                      added to the log-probabilities before the highest is
+                      taken (absent: the most probable class)
     ngram_output      with an n-gram part: the graph's second output, the
                       n-gram part's logits `z` (absent from bundles
                       exported before the cascade)

@@ -91,6 +91,8 @@ class Predictor:
             exported before multi-label classifiers).
         thresholds: A multi-label bundle's thresholds, one per label in
             `label_names` order (None for a single-label one).
+        offsets: A single-label bundle's offsets of the decision rule for
+            macro-F1, one per class (None: the most probable class).
         decision: How its probabilities become its answer (`hierattn.decision.Decision`).
         network: `"auto"`: the network reads only the documents the n-gram
             part is not sure of (`cascade`); `"always"`: every document.
@@ -119,7 +121,8 @@ class Predictor:
         self.label_names = list(metadata["label_names"])
         self.multi_label = bool(metadata.get("multi_label", False))
         self.thresholds = [float(t) for t in metadata["thresholds"]] if self.multi_label else None
-        Decision(self.label_names, self.multi_label, self.thresholds)  # refuses thresholds of another length
+        self.offsets = None if self.multi_label or metadata.get("offsets") is None else list(metadata["offsets"])
+        Decision(self.label_names, self.multi_label, self.thresholds, self.offsets)  # refuses bad thresholds, offsets
         self.architecture = metadata.get("architecture")
         settings = metadata["preprocessor"]
         vocabulary = metadata["vocabulary"]
@@ -176,8 +179,8 @@ class Predictor:
 
     @property
     def decision(self):
-        """How the probabilities become labels (`hierattn.decision.Decision`), from `thresholds` as they are now."""
-        return Decision(self.label_names, self.multi_label, self.thresholds)
+        """How the probabilities become labels (`hierattn.decision.Decision`), from `thresholds` (`offsets`) as they are now."""
+        return Decision(self.label_names, self.multi_label, self.thresholds, self.offsets)
 
     def preprocess(self, texts, progress=False, workers=None):
         """The ids of raw texts the graph reads: `{"token_ids": ..., "ngram_ids": ...}` (the latter with an n-gram part).

@@ -112,7 +112,7 @@ def _routes(app, service):
         """Class probabilities of one text or a list of texts, in input order; a multi-label model's label sets."""
         texts = texts_of(body, service)
         probabilities = await _unless_gone(request, service.predict(texts))
-        return JSONResponse({"predictions": service.answers(probabilities, body.top_k)})
+        return JSONResponse(service.answers(probabilities, body.top_k, body.min_confidence))
 
     @api.post("/v1/explain", responses={200: EXPLANATION, **ERRORS})
     async def explain(body: ExplainRequest, request: Request):

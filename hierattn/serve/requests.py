@@ -15,6 +15,9 @@ from hierattn.defaults import SERVE
 class PredictRequest(pydantic.BaseModel):
     """`{"texts": [...]}` or `{"text": "..."}`, with `"top_k": K` for each text's K most probable classes.
 
+    With `"min_confidence": P`, a decision less sure than `P` is no answer
+    (`label` null, `answered` false: left for a person).
+
     Example:
 
     >>> PredictRequest.model_validate_json('{"texts": ["A superb film."]}').texts
@@ -31,6 +34,14 @@ class PredictRequest(pydantic.BaseModel):
         ge=1,
         description="Also rank each text's K most probable classes (a multi-label model's labels, by their own "
         "probabilities): `top_k` in each prediction, at most as many as there are classes.",
+    )
+    min_confidence: pydantic.StrictFloat | None = pydantic.Field(
+        None,
+        ge=0.0,
+        le=1.0,
+        allow_inf_nan=False,
+        description="Answer only where the decision is at least this sure (its probability of being right): "
+        "each prediction then has `answered` and `confidence`, and an unsure one no label.",
     )
 
 
@@ -88,6 +99,16 @@ class Prediction(pydantic.BaseModel):
     top_k: list[Ranked] | None = pydantic.Field(
         None, description="With top_k in the request: the most probable classes, most probable first."
     )
+    answered: bool | None = pydantic.Field(
+        None,
+        description="With min_confidence in the request: whether the decision is at least that sure (false: no "
+        "label, the text left for a person).",
+    )
+    confidence: float | None = pydantic.Field(
+        None,
+        description="With min_confidence: the probability that the decision is right (of the class; for a "
+        "multi-label model, of its least sure label).",
+    )
 
 
 class PredictResponse(pydantic.BaseModel):
@@ -100,6 +121,9 @@ class PredictResponse(pydantic.BaseModel):
     """
 
     predictions: list[Prediction] = pydantic.Field(description="One per text, in input order.")
+    left: int | None = pydantic.Field(
+        None, description="With min_confidence in the request: how many texts got no answer (left for a person)."
+    )
 
 
 class Problem(pydantic.BaseModel):

@@ -172,14 +172,21 @@ class Service:
             ) from None
         return result
 
-    def answers(self, probabilities, top_k=None):
-        """`/v1/predict`'s predictions of rows of probabilities (`predict`'s), one dict each (`PredictionTable.answers`).
+    def answers(self, probabilities, top_k=None, min_confidence=None):
+        """`/v1/predict`'s body for rows of probabilities (`predict`'s): `{"predictions": [...]}`.
 
-        `{"label", "probabilities"}`, or for a multi-label model `{"labels",
+        One prediction per row (`PredictionTable.answers`): `{"label",
+        "probabilities"}`, or for a multi-label model `{"labels",
         "probabilities"}`; with `top_k`, also `"top_k": [{"label",
-        "probability"}, ...]`, most probable first.
+        "probability"}, ...]`, most probable first. With `min_confidence`,
+        each also `answered` and `confidence`, and the body `left`: how many
+        got no answer.
         """
-        return PredictionTable(self.model.decision, probabilities, top_k or None).answers(api=True)
+        table = PredictionTable(self.model.decision, probabilities, top_k or None, min_confidence=min_confidence)
+        found = {"predictions": table.answers(api=True)}
+        if min_confidence is not None:
+            found["left"] = table.left
+        return found
 
     def _predict(self, texts):
         return self.model.predict_texts(texts, batch_size=self.limits["batch_size"])
@@ -243,7 +250,9 @@ class Service:
 
         `multi_label` says whether the model predicts label sets, and
         `thresholds` (`{label: threshold}`, None for a single-label model)
-        when each label is predicted. `network` is `"auto"` (the network
+        when each label is predicted; `offsets` (`{class: offset}`, None
+        without) a single-label model's decision rule for macro-F1
+        (`hierattn.models.offsets`). `network` is `"auto"` (the network
         reads only the texts the n-gram part is not sure of: under `cut`) or
         `"always"`.
 
@@ -257,6 +266,7 @@ class Service:
             "classes": self.label_names,
             "multi_label": self.multi_label,
             "thresholds": dict(zip(self.label_names, self.thresholds)) if self.multi_label else None,
+            "offsets": None if self.model.offsets is None else dict(zip(self.label_names, self.model.offsets)),
             "predictions_from": BUNDLE_FILE if self.from_bundle else "model.keras",
             "network": self.model.network,
             "cut": None if self.model.cascade is None else self.model.cascade.cut,
