@@ -108,3 +108,21 @@ def test_the_bundle_of_a_run_or_a_file(han_run_dir, tmp_path):
     (tmp_path / "not.onnx").write_bytes(b"not onnx")
     with pytest.raises(DataError, match="is not an ONNX model"):
         BatchPredictor(tmp_path / "not.onnx")
+
+
+def test_a_minimum_confidence_adds_a_confidence_column_and_leaves_unsure_rows(han_run_dir):
+    frame = pd.DataFrame({"text": TEXTS})
+    plain = BatchPredictor(han_run_dir)(frame)
+    sure = plain[[c for c in plain.columns if c.startswith("p_")]].max(axis=1).to_numpy()
+    least = float(np.nanmedian(sure))
+    predictor = BatchPredictor(han_run_dir, min_confidence=least)
+    output = predictor(frame)
+    assert list(output.columns) == predictor.output_columns(frame.columns)
+    assert list(output.columns)[:2] == ["predicted", "confidence"]
+    np.testing.assert_allclose(output["confidence"].to_numpy(), sure, atol=1e-6)  # NaN for the text without words
+    unsure = (sure < least) | np.isnan(sure)
+    assert output["predicted"].isna().tolist() == unsure.tolist()
+    assert output["predicted"][~unsure].tolist() == plain["predicted"][~unsure].tolist()
+    assert pickle.loads(pickle.dumps(predictor)).min_confidence == least
+    with pytest.raises(ArgumentError, match="min_confidence must be a probability"):
+        BatchPredictor(han_run_dir, min_confidence=-1)

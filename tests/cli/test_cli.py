@@ -296,6 +296,16 @@ def test_predict_text_file_and_stdin(trained, tmp_path):
     assert again.exit_code == 1 and "already exists" in again.output
     piped = invoke("predict", "-", "--run", run_dir, input="great film\nboring\n")
     assert piped.exit_code == 0 and len([line for line in piped.output.splitlines() if line[:1].isdigit()]) == 2
+    # "not sure" as an answer: one text under the minimum, then every piped text, with a summary on standard error
+    unsure = invoke("predict", "a film", "--run", run_dir, "--min-confidence", "1")
+    assert unsure.exit_code == 0 and unsure.stdout.startswith("predicted: none: not sure enough (confidence 0.")
+    assert "left for a person" in unsure.stdout and "neg:" in unsure.stdout
+    sure = invoke("predict", "great film", "--run", run_dir, "--min-confidence", "0")
+    assert sure.exit_code == 0 and re.match(r"predicted: \w+ \(confidence [01]\.\d{4}\)\n", sure.stdout)
+    piped = invoke("predict", "-", "--run", run_dir, "--min-confidence", "1", input="a film\nMr. Smith directed it.\n")
+    assert piped.exit_code == 0 and piped.stdout.splitlines()[0] == "row,predicted,confidence,p_neg,p_pos"
+    assert [line.split(",")[1] for line in piped.stdout.splitlines()[1:]] == ["", ""]
+    assert "2 of 2 texts left for a person: their confidence is under 1\n" in piped.stderr
 
 
 @pytest.mark.parametrize(
@@ -366,6 +376,9 @@ def test_evaluate(trained, tiny_csv, tmp_path):
         ]
     data = json.loads((run_dir / "config.json").read_text())["data"]
     assert data["test"]["path"] == str(pathlib.Path(tiny_csv[1]).resolve()) and len(data["train"]["sha256"]) == 64
+    unsure = invoke("evaluate", "--run", run_dir, "--min-confidence", "0", "--output", tmp_path / "a.json")
+    assert unsure.exit_code == 0 and "with a minimum confidence of 0: 40 answered (coverage 100.00%)" in unsure.stdout
+    assert json.loads((tmp_path / "a.json").read_text())["abstention"]["left"] == 0
 
 
 def one_line_error(result, code=1):

@@ -2,6 +2,7 @@
 
 import sys
 
+import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
@@ -28,15 +29,29 @@ def reviews_csv(tmp_path):
     return tmp_path / "in.csv"
 
 
-def test_files_on_ray_give_predict_files_rows(han_run_dir, reviews_csv, tmp_path):
+def test_files_on_ray_give_predict_files_rows(han_run_dir, tmp_path):
+    """The same rows, with the network setting and the minimum confidence carried to Ray's workers."""
     pytest.importorskip("ray", reason='Ray is not installed (pip install "hierattn[ray]")')
-    local = invoke("predict", "--file", reviews_csv, "--run", han_run_dir, "--output", tmp_path / "local.csv")
+    texts, labels = make_reviews(400, seed=7)
+    mixed = [f"{a} {b}" for a, b in zip(texts[:100], texts[100:200])]  # some of both kinds: less sure
+    frame = pd.DataFrame({"id": range(300), "review": texts[200:400] + mixed, "label": labels[200:400] + labels[:100]})
+    frame.to_csv(tmp_path / "in.csv", index=False)
+    base = ["predict", "--file", tmp_path / "in.csv", "--run", han_run_dir, "--network", "always"]
+    plain = invoke(*base, "--output", tmp_path / "plain.csv")
+    assert plain.exit_code == 0, plain.output
+    sure = pd.read_csv(tmp_path / "plain.csv").filter(like="p_").max(axis=1)
+    values = np.unique(sure.round(6))
+    least = f"{(values[len(values) // 2 - 1] + values[len(values) // 2]) / 2:.7f}"  # between two texts' confidences
+    local = invoke(*base, "--min-confidence", least, "--output", tmp_path / "local.csv")
     assert local.exit_code == 0, local.output
-    args = ["predict", "--file", reviews_csv, "--run", han_run_dir, "--engine", "ray", "--workers", 2]
+    left = int((sure < float(least)).sum())
+    assert 0 < left < 300 and f"{left} of 300 texts left for a person" in local.stderr
+    args = [*base, "--min-confidence", least, "--engine", "ray", "--workers", 2]
     result = invoke(*args, "--output-format", "csv", "--output", tmp_path / "out")
     assert result.exit_code == 0, result.output
     assert result.stdout == f"scored 300 rows into {tmp_path / 'out'}\n"
     assert f"run: {han_run_dir}" in result.stderr and "ray: " in result.stderr
+    assert f"{left} of 300 rows left for a person: their confidence is under {float(least):g}" in result.stderr
     assert (tmp_path / "out" / "part-00000.csv").read_text() == (tmp_path / "local.csv").read_text()
     again = invoke(*args, "--output", tmp_path / "out")  # an existing folder is refused, before Ray starts
     assert again.exit_code == 1 and errors(again) == [
@@ -76,6 +91,7 @@ def test_bad_input_is_one_error_line(han_run_dir, reviews_csv, tmp_path):
         (["predict", "--file", "x.csv", "--engine", "ray"], "--engine ray scores files"),
         (["predict", "--file", "x.csv", "--engine", "spark"], "'spark' is not one of 'local', 'ray'"),
         (["predict", "a film", "--network", "sometimes"], "'sometimes' is not one of 'auto', 'always'"),
+        (["predict", "a film", "--min-confidence", "1.5"], "'1.5' is not a finite number >= 0 and <= 1"),
         (
             ["predict", "--file", "x.csv", "--engine", "ray", "--workers", "0", "--output", "o"],
             "0 is not in the range x>=1",

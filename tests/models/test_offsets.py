@@ -8,7 +8,6 @@ import pandas as pd
 import pytest
 from fastapi.testclient import TestClient
 
-from conftest import make_reviews, make_run, rewrite_bundle_metadata
 from hierattn import runtime
 from hierattn.batch import BatchPredictor
 from hierattn.decision import Decision
@@ -18,6 +17,8 @@ from hierattn.runs.directory import BUNDLE_FILE
 from hierattn.runs.predict import predict_file
 from hierattn.runs.run import load_run
 from hierattn.serve import create_app
+
+from conftest import make_reviews, make_run, rewrite_bundle_metadata
 
 TEXTS = ["a good and great film, a joy", "a bad and awful plot", "great", "awful awful awful. bad.", "fine", "ok"]
 

@@ -246,3 +246,19 @@ def test_a_multilabel_run_is_evaluated_on_label_sets(multilabel_run_dir, multila
     assert metrics == recorded
     own = evaluate_run(multilabel_run_dir)  # the run's own test file, with its separator
     assert own["micro_f1"] == metrics["micro_f1"]
+
+
+def test_a_minimum_confidence_reports_what_it_answers_and_how_well(run, tiny_csv, tmp_path):
+    from hierattn.data import load_table
+
+    test, _ = load_table(tiny_csv[1], label_map=LabelMap(run.label_names))
+    probabilities = run.predict(test.texts, verbose=0)
+    least = float(np.median(probabilities.max(axis=1)))  # about half of them under it
+    metrics = evaluate_run(saved_run(run, tmp_path / "run"), tiny_csv[1], min_confidence=least)
+    sure = probabilities.max(axis=1) >= least
+    found = metrics["abstention"]
+    assert found["min_confidence"] == least and found["answered"] == int(sure.sum()) > 0
+    assert found["left"] == len(sure) - int(sure.sum()) and found["coverage"] == pytest.approx(sure.mean(), abs=1e-5)
+    assert found["accuracy"] == pytest.approx(np.mean(probabilities[sure].argmax(1) == test.labels[sure]), abs=1e-5)
+    with pytest.raises(ArgumentError, match="min_confidence must be a probability"):
+        evaluate_run(tmp_path / "absent", tiny_csv[1], min_confidence=2)  # refused before the run is looked for

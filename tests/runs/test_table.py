@@ -56,3 +56,20 @@ def test_class_names_are_written_as_text():
 def test_no_rows_give_an_empty_table():
     table = PredictionTable(Decision(["a", "b"]), np.zeros((0, 2), np.float32), top_k=1)
     assert table.csv_cells() == [] and table.answers() == [] and len(pd.DataFrame(table.frame_columns())) == 0
+
+
+def test_a_minimum_confidence_leaves_unsure_rows_without_an_answer_in_every_shape():
+    probabilities = np.array([[0.3, 0.7], [0.05, 0.95], [np.nan, np.nan]])
+    table = PredictionTable(Decision(["neg", "pos"]), probabilities, top_k=1, min_confidence=0.9)
+    assert table.columns == ["predicted", "confidence", "p_neg", "p_pos", "top_1", "p_top_1"]
+    cells, frame, answers = table.csv_cells(), pd.DataFrame(table.frame_columns()), table.answers(api=True)
+    assert cells[0][:2] == ["", "0.700000"] and cells[1][:2] == ["pos", "0.950000"]
+    assert cells[2] == [""] * 6  # no words: nothing, not "unsure"
+    assert pd.isna(frame.loc[0, "predicted"]) and frame.loc[1, "predicted"] == "pos"
+    assert frame["confidence"].dtype == np.float32 and np.isnan(frame.loc[2, "confidence"])
+    assert answers[0]["label"] is None and answers[0]["answered"] is False and answers[1]["answered"] is True
+    assert answers[0]["confidence"] == float(np.float32(0.7)) and "answered" not in answers[2]
+    assert table.left == 1 and table.scored == 2
+    label_sets = Decision(["sport", "money"], multi_label=True, thresholds=[0.5, 0.3])
+    unsure = PredictionTable(label_sets, np.array([[0.9, 0.35], [0.9, 0.05]]), min_confidence=0.6, separator=";")
+    assert unsure.predicted() == [None, "sport"] and unsure.left == 1  # money at 0.35: on, but not sure

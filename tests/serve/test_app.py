@@ -153,3 +153,19 @@ def test_a_typed_body_is_refused_in_the_apis_words(client, body, headers, status
     answer = client.post("/v1/predict", content=body, headers=headers)
     assert answer.status_code == status and answer.json()["status"] == status
     assert error in answer.json()["error"], answer.json()
+
+
+def test_a_minimum_confidence_leaves_unsure_texts_without_a_label(client, han_run_dir):
+    predictor = runtime.load(han_run_dir / BUNDLE_FILE)
+    sure = predictor.decision.confidence(predictor.predict(TEXTS))
+    least = float(np.median(sure))
+    body = client.post("/v1/predict", json={"texts": TEXTS, "min_confidence": least}).json()
+    answered = sure >= least
+    assert body["left"] == int((~answered).sum()) and [p["answered"] for p in body["predictions"]] == answered.tolist()
+    labels = predictor.predict_labels(TEXTS)
+    assert [p["label"] for p in body["predictions"]] == [label if a else None for label, a in zip(labels, answered)]
+    np.testing.assert_allclose([p["confidence"] for p in body["predictions"]], sure, atol=1e-6)
+    assert "left" not in client.post("/v1/predict", json={"texts": TEXTS}).json()  # only when asked for
+    for bad in (1.5, "0.9", True):
+        answer = client.post("/v1/predict", json={"texts": TEXTS, "min_confidence": bad})
+        assert answer.status_code == 422 and answer.json()["error"].startswith("min_confidence: "), answer.json()
