@@ -30,7 +30,10 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 
-def per_class_offsets(probabilities, labels, grid=np.round(np.linspace(-2.0, 2.0, 41), 2), rounds=3):
+GRID = np.round(np.linspace(-2.0, 2.0, 41), 2)  # the per-class experiment's offsets tried
+
+
+def per_class_offsets(probabilities, labels, grid=GRID, rounds=3):
     """One offset per class, each in turn set to the grid value with the best macro-F1 (the experiment)."""
     from hierattn.decision import Decision
     from hierattn.models.offsets import macro_f1

@@ -114,13 +114,7 @@ def expected_calibration_error(probabilities, labels, predicted=None, multi_labe
     the label, and "right" that the label is on (the reliability of the
     probabilities themselves; `predicted` is not needed).
     """
-    p = np.asarray(probabilities, np.float64)
-    if multi_label:
-        confidence, right = p.ravel(), np.asarray(labels, np.float64).ravel()
-    else:
-        predicted = np.asarray(predicted)
-        confidence = p[np.arange(len(p)), predicted] if len(p) else np.zeros(0)
-        right = (predicted == np.asarray(labels)).astype(np.float64)
+    confidence, right = _pairs(probabilities, labels, predicted, multi_label)
     if not len(confidence):
         return float("nan")
     edges = np.linspace(0.0, 1.0, bins + 1)
@@ -128,6 +122,58 @@ def expected_calibration_error(probabilities, labels, predicted=None, multi_labe
     counts = np.bincount(which, minlength=bins)
     gaps = np.abs(np.bincount(which, right, bins) - np.bincount(which, confidence, bins))
     return float(gaps.sum() / counts.sum())
+
+
+def reliability(probabilities, labels, predicted=None, multi_label=False, bins=ECE_BINS):
+    """The reliability diagram's bins: for each non-empty bin of confidence, its documents, mean confidence and accuracy.
+
+    The same bins and pairs as `expected_calibration_error` (which is the
+    documents-weighted mean of `|accuracy - confidence|` over them).
+
+    Returns:
+        A list of `{"low", "high", "documents", "confidence", "accuracy"}`, lowest first.
+
+    >>> p = np.array([[0.9, 0.1], [0.8, 0.2], [0.35, 0.65]])
+    >>> reliability(p, np.array([0, 1, 1]), np.array([0, 0, 1]), bins=5)  # doctest: +NORMALIZE_WHITESPACE
+    [{'low': 0.6, 'high': 0.8, 'documents': 1, 'confidence': 0.65, 'accuracy': 1.0},
+     {'low': 0.8, 'high': 1.0, 'documents': 2, 'confidence': 0.85, 'accuracy': 0.5}]
+    """
+    confidence, right = _pairs(probabilities, labels, predicted, multi_label)
+    edges = np.linspace(0.0, 1.0, bins + 1)
+    which = np.clip(np.searchsorted(edges, confidence, side="right") - 1, 0, bins - 1)
+    counts = np.bincount(which, minlength=bins)
+    sure, hits = np.bincount(which, confidence, bins), np.bincount(which, right, bins)
+    return [
+        {
+            "low": round(float(edges[b]), 4),
+            "high": round(float(edges[b + 1]), 4),
+            "documents": int(counts[b]),
+            "confidence": round(float(sure[b] / counts[b]), 5),
+            "accuracy": round(float(hits[b] / counts[b]), 5),
+        }
+        for b in np.flatnonzero(counts)
+    ]
+
+
+def _pairs(probabilities, labels, predicted, multi_label):
+    """The confidence and rightness (0/1) of each prediction: a document's decided class, or each document-label pair."""
+    p = np.asarray(probabilities, np.float64)
+    if multi_label:
+        return p.ravel(), np.asarray(labels, np.float64).ravel()
+    predicted = np.asarray(predicted)
+    confidence = p[np.arange(len(p)), predicted] if len(p) else np.zeros(0)
+    return confidence, (predicted == np.asarray(labels)).astype(np.float64)
+
+
+def coverage_curve(probabilities, labels, decide, multi_label=False, points=20):
+    """Accuracy (micro-F1 multi-label) of the surest share of documents at `points` shares from 1/points to 1.
+
+    Returns:
+        A list of `[share, score]` pairs, the smallest share first (`coverage_scores` at those shares).
+    """
+    shares = [round((k + 1) / points, 4) for k in range(points)]
+    found = coverage_scores(probabilities, labels, decide, multi_label, shares)
+    return [[share, round(found[f"{share:g}"], 5)] for share in shares]
 
 
 def confidence(probabilities, predicted, multi_label=False):
@@ -183,6 +229,9 @@ def score(decided, labels, multi_label=False):
 def calibration_report(probabilities, labels, decide, multi_label=False):
     """ECE, log-loss and Brier score of probabilities on labels, and the score at each coverage (`coverage_scores`).
 
+    Also what the pictures need: `reliability` (the reliability diagram's
+    bins) and `coverage_curve` (the accuracy-coverage curve's points).
+
     `decide` gives the classifier's decisions of probabilities (`Decision.ids`).
     """
     predicted = None if multi_label else decide(probabilities)
@@ -191,4 +240,6 @@ def calibration_report(probabilities, labels, decide, multi_label=False):
         "log_loss": round(log_loss(probabilities, labels, multi_label), 5),
         "brier": round(brier_score(probabilities, labels, multi_label), 5),
         "coverage": {k: round(v, 5) for k, v in coverage_scores(probabilities, labels, decide, multi_label).items()},
+        "reliability": reliability(probabilities, labels, predicted, multi_label),
+        "coverage_curve": coverage_curve(probabilities, labels, decide, multi_label),
     }

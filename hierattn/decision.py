@@ -173,15 +173,16 @@ class Decision:
             thresholds = self.thresholds or [MULTILABEL["threshold"]] * len(self.label_names)
         return over_thresholds(probabilities, thresholds)
 
-    def labels(self, probabilities):
+    def labels(self, probabilities, min_confidence=None):
         """Each row's answer: a class name, or a multi-label classifier's list of label names (possibly empty).
 
-        A row of NaN (a text without words) gives None.
+        A row of NaN (a text without words) gives None, and so does, with
+        `min_confidence`, a decision less sure than that (`answered`).
         """
         probabilities = np.asarray(probabilities)
         if len(probabilities) == 0:
             return []
-        missing = np.isnan(probabilities).any(axis=1)
+        missing = ~self.answered(probabilities, min_confidence)
         decided = self.ids(np.nan_to_num(probabilities))
         if self.multi_label:
             answers = [[self.label_names[j] for j in np.flatnonzero(row)] for row in decided]

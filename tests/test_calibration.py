@@ -94,7 +94,14 @@ def test_coverage_keeps_the_surest_documents(rng):
     found = coverage_scores(p, labels, _decide, coverages=(1.0, 0.5, 0.25))
     assert found == {"1": 0.75, "0.5": 1.0, "0.25": 1.0}
     report = calibration_report(p, labels, _decide)
-    assert set(report) == {"ece", "log_loss", "brier", "coverage"} and report["coverage"]["1"] == 0.75
+    assert set(report) == {"ece", "log_loss", "brier", "coverage", "reliability", "coverage_curve"}
+    assert report["coverage"]["1"] == 0.75
+    # the pictures' numbers: the reliability bins weigh up to the ECE, the curve ends at every document's accuracy
+    bins = report["reliability"]
+    assert sum(b["documents"] for b in bins) == 4
+    gaps = sum(b["documents"] * abs(b["accuracy"] - b["confidence"]) for b in bins) / 4
+    assert gaps == pytest.approx(report["ece"], abs=1e-4)
+    assert report["coverage_curve"][-1] == [1.0, 0.75] and report["coverage_curve"][9] == [0.5, 1.0]
     rows = np.array([[1, 0], [0, 1]])
     assert confidence(np.array([[0.9, 0.3], [0.6, 0.95]]), np.array([[1, 0], [1, 1]]), True).tolist() == [0.7, 0.6]
     # A label on under 0.5 (its threshold lower) is as sure as its probability: the decision's confidence.

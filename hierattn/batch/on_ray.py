@@ -165,46 +165,39 @@ def predict_files(
 ):
     """Scores every row of the files `source` names, on Ray Data, into a new folder of parts.
 
-    The files are read in Ray tasks (CSV, TSV, JSON lines, Parquet or
-    text files, compressed or not, as `predict --file` reads them); each
-    row is written once, in input order, with the columns of `predict
-    --file` (and `file`, the file's path under the folder or as the glob
-    matched it, when `source` is a folder or a glob). The output and every
-    input are checked, and the bundle loaded, before Ray starts; the inputs
-    and the run's bundle must be readable by the cluster's workers at the
-    same paths.
+    The files are read in Ray tasks (CSV, TSV, JSON lines, Parquet or text files, compressed or not, as
+    `predict --file` reads them); each row is written once, in input order, with the columns of `predict
+    --file` (and `file`, the file's path under the folder or as the glob matched it, when `source` is a folder
+    or a glob). The output and every input are checked, and the bundle loaded, before Ray starts; the inputs
+    and the run's bundle must be readable by the cluster's workers at the same paths.
 
     Args:
-        source: A file, a folder (its table and text files, recursively),
-            or a glob pattern.
-        output: The folder to write (`part-00000.parquet`, ...); it must
-            not exist. It appears only when the job has finished.
-        run_dir: The run directory, or a `hierattn.runs.run.Run` (default:
-            the latest complete run); it needs its bundle (`model.onnx`).
+        source: A file, a folder (its table and text files, recursively), or a glob pattern.
+        output: The folder to write (`part-00000.parquet`, ...); it must not exist. It appears only when the
+            job has finished.
+        run_dir: The run directory, or a `hierattn.runs.run.Run` (default: the latest complete run); it needs
+            its bundle (`model.onnx`).
         text_column: Column of the texts (default: found by name).
         encoding: Text encoding of CSV, JSON-lines and text files (default UTF-8).
         workers: Actors that score (default: one per CPU of the cluster).
-        address: The Ray cluster ("auto", "ray://HOST:PORT"); default: the
-            one this process is connected to, else the one `ray.init()`
-            finds (`RAY_ADDRESS`, or the latest `ray start` on this
-            machine), else a new local one, shut down at the end.
+        address: The Ray cluster ("auto", "ray://HOST:PORT"); default: the one this process is connected to,
+            else the one `ray.init()` finds (`RAY_ADDRESS`, or the latest `ray start` on this machine), else a
+            new local one, shut down at the end.
         output_format: "parquet" or "csv".
         progress: Show a progress bar (in rows).
         log: Called with lines naming the run and the cluster.
         top_k: Also write each row's `top_k` most probable classes
             (columns `top_1`, `p_top_1`, ...).
         network: `"auto"` or `"always"` (`BatchPredictor`).
-        min_confidence: A probability: a decision less sure than it is no
-            answer (`BatchPredictor`); `log` is told how many rows were
-            left for a person.
+        min_confidence: A probability: a decision less sure than it is no answer (`BatchPredictor`); `log` is
+            told how many rows were left for a person.
 
     Returns:
         The number of rows written.
 
     Raises:
-        ArgumentError: `output` exists, or its folder does not; `top_k` is
-            not a whole number of at least 1; `min_confidence` is not a
-            number in [0, 1].
+        ArgumentError: `output` exists, or its folder does not; `top_k` is not a whole number of at least 1;
+            `min_confidence` is not a number in [0, 1].
         DataError: No input there, an input that cannot be read or lacks
             the text column, no bundle, or no text with words at all.
         HierattnError: Ray is not installed.
@@ -214,9 +207,7 @@ def predict_files(
     files = input_files(source)
     carried = check_inputs(files, text_column, encoding)
     run = Run.open(run_dir)
-    predictor = BatchPredictor(  # the run's bundle, and its label separator
-        run, "text", top_k=top_k, network=network, min_confidence=min_confidence
-    )
+    predictor = BatchPredictor(run, "text", top_k=top_k, network=network, min_confidence=min_confidence)
     if log:
         log(run.line)
     with _quiet("ray", "ray.data"):  # Ray's notes, and its tracebacks of an error that is raised below as one

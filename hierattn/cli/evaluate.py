@@ -34,7 +34,13 @@ from hierattn.utils.jsonfile import save_json
 )
 @click.option("--text-column", default=None)
 @click.option("--label-column", default=None)
-@click.option("--output", type=click.Path(dir_okay=False), default=None, help="Also write the metrics as JSON.")
+@click.option(
+    "--output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Also write the metrics: as JSON, or, for a name ending in .html, as a page with the reliability diagram "
+    "and the accuracy-coverage curve.",
+)
 @encoding_option
 @network_option
 @min_confidence_option(
@@ -66,6 +72,12 @@ def evaluate(run_dir, split, data_path, text_column, label_column, output, encod
     )
 
     click.echo(evaluation_text(metrics))
-    if output:
+    if output and output.lower().endswith((".html", ".htm")):
+        from hierattn.runs.evaluation_page import write_evaluation_html
+        from hierattn.runs.run import Run
+
+        write_evaluation_html(output, metrics, f"{Run.open(run_dir).path.name}: evaluation")
+        click.echo(f"wrote {output}")
+    elif output:
         save_json(output, METRICS_FORMAT, metrics, indent=2, overwrite=False)
         click.echo(f"wrote {output}")

@@ -104,15 +104,11 @@ class Explainer(NgramEvidence, LabelExplanations):
     def explain(self, texts, ids=None, labels=None, label=None, attention=False):
         """Explanations for raw texts, in order.
 
-        Every word gets its evidence (`WordWeight.evidence`): its signed
-        share of the margin of the predicted class over the runner-up, which
-        with the named constant terms of `Explanation.decision` adds up to
-        that margin exactly (see the module docstring).
-
-        A multi-label classifier's texts get one explanation per label
-        explained, text by text (`Explanation.document`: the text's place in
-        `texts`): each predicted label's (none predicted: the most
-        probable label's), or those of `label`.
+        Every word gets its evidence (`WordWeight.evidence`): its signed share of the margin of the predicted
+        class over the runner-up, which with the named constant terms of `Explanation.decision` adds up to that
+        margin exactly (see the module docstring). A multi-label classifier's texts get one explanation per
+        label explained, text by text (`Explanation.document`: the text's place in `texts`): each predicted
+        label's (none predicted: the most probable label's), or those of `label`.
 
         Args:
             texts: Raw texts.
@@ -161,11 +157,8 @@ class Explainer(NgramEvidence, LabelExplanations):
         if self.classifier.multi_label:
             explained = (texts, ids, labels, tokenized, x, outputs, network_probabilities, ngram_parts, a, b, read)
             return self._explain_labels(chosen, *explained, ngram_inputs if ngram_parts is not None else None)
-        # The prediction and the runner-up of each text, and the network's share of the margin between them; with
-        # a decision rule's offsets (`hierattn.models.offsets`), by the offset scores, the decision's own order.
-        offsets = np.asarray(self.classifier.offsets or np.zeros(len(self.classifier.label_names)), np.float64)
-        with np.errstate(divide="ignore"):
-            order = np.argsort(-(np.log(outputs["probabilities"]) + offsets), axis=1, kind="stable")
+        # The prediction and the runner-up of each text, and the network's share of the margin between them.
+        order, offsets = self._decided_order(outputs["probabilities"])
         versus = order[:, min(1, order.shape[1] - 1)]
         evidence, baselines = self._network_evidence(x, order[:, 0], versus, a, read)
         explanations = []
@@ -178,17 +171,32 @@ class Explainer(NgramEvidence, LabelExplanations):
             classes = int(order[i, 0]), int(versus[i])
             # the weights in this text's decision: the combination's, or the n-gram part's own scale alone
             weights = (a, b) if read[i] else (0.0, self.classifier.cascade.ngram_scale)
+            offset = None if offsets is None else float(offsets[classes[0]] - offsets[classes[1]])
             self._account(explanation, classes, *weights, network_probabilities[i], float(baselines[i]), ngrams)
-            if self.classifier.offsets is not None:  # the decision rule's offsets: a constant term of the margin
-                offset_term = float(offsets[classes[0]] - offsets[classes[1]])
-                explanation.decision.update(
-                    offset_term=offset_term, margin=explanation.decision["margin"] + offset_term
-                )
+            self._offset_term(explanation, offset)
             explanation.decision["network_read"] = bool(read[i])
             explanation.doc_id = None if ids is None else ids[i]
             explanation.true_label = None if labels is None else labels[i]
             explanations.append(explanation)
         return explanations
+
+    def _decided_order(self, probabilities):
+        """Each text's classes, the decided one first (by `offsets` plus the log-probabilities), and the offsets.
+
+        A single-label classifier's decision rule for macro-F1 (`hierattn.models.offsets`) may decide a class
+        that is not the most probable: the classes are ranked as the decision ranks them. `offsets`: None without.
+        """
+        if self.classifier.offsets is None:
+            return np.argsort(-probabilities, axis=1, kind="stable"), None
+        offsets = np.asarray(self.classifier.offsets, np.float64)
+        with np.errstate(divide="ignore"):
+            return np.argsort(-(np.log(probabilities) + offsets), axis=1, kind="stable"), offsets
+
+    @staticmethod
+    def _offset_term(explanation, term):
+        """A decision rule's offsets (the class's less the runner-up's): a constant term of the margin, if any."""
+        if term is not None:
+            explanation.decision.update(offset_term=term, margin=explanation.decision["margin"] + term)
 
     def _combination_weights(self):
         """The combination's weights `(a, b)` at its temperature: its scores divided by it, as the classifier gives them."""

@@ -225,10 +225,9 @@ class Task(BuildFromKnownShapes, keras.Model):
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", return_dict=False, **kwargs):
         """Keras `evaluate`, also on raw texts and their labels (or a dataset of them).
 
-        Returns what Keras returns: the loss and the compiled metrics as a
-        list (a scalar with no metrics), or a dict with `return_dict=True`.
-        An uncompiled classifier (e.g. a run's `model.keras`, saved without
-        its optimizer) is compiled with `compile`'s defaults first.
+        Returns what Keras returns: the loss and the compiled metrics as a list (a scalar with no metrics), or a
+        dict with `return_dict=True`. An uncompiled classifier (e.g. a run's `model.keras`, saved without its
+        optimizer) is compiled with `compile`'s defaults first.
         """
         if not self.compiled:
             self.compile()
@@ -247,9 +246,7 @@ class Task(BuildFromKnownShapes, keras.Model):
     def predict(self, x, batch_size=None, verbose="auto", **kwargs):
         """Keras `predict`: class probabilities `(n, num_classes)` in `label_names` order, also for raw texts.
 
-        On texts (any form the class docstring lists), documents of similar
-        length are batched together with their padding trimmed
-        (`predict_ids`).
+        On texts (any form the class docstring lists), documents of similar length are batched (`predict_ids`).
         """
         if not is_text_input(x):
             return super().predict(x, batch_size=batch_size, verbose=verbose, **kwargs)
@@ -266,9 +263,7 @@ class Task(BuildFromKnownShapes, keras.Model):
         whose decision is less sure than that (`decision.confidence`) gets
         None: it is left for a person.
         """
-        probabilities = self.predict(x, batch_size=batch_size, verbose=verbose)
-        answered = self.decision.answered(probabilities, min_confidence)
-        return [label if sure else None for label, sure in zip(self.decision.labels(probabilities), answered)]
+        return self.decision.labels(self.predict(x, batch_size=batch_size, verbose=verbose), min_confidence)
 
     def over_thresholds(self, probabilities):
         """Multi-hot rows (int8) of the labels over their thresholds, for a multi-label classifier's probabilities."""
@@ -276,10 +271,7 @@ class Task(BuildFromKnownShapes, keras.Model):
 
     @property
     def decision(self):
-        """How the probabilities become labels (`hierattn.decision.Decision`).
-
-        The most probable class (after any `offsets`), or the labels over their thresholds.
-        """
+        """How the probabilities become labels (`hierattn.decision.Decision`): argmax (after `offsets`), or thresholds."""
         return Decision(self.label_names or [], self.multi_label, self.thresholds, self.offsets)
 
     def preprocess(self, texts, progress=False, workers=None):

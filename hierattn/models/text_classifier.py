@@ -33,6 +33,19 @@ _SAVED_REPORT = ("recipe", "network_weight", "ngram_weight", "network_share")  #
 
 
 @keras.saving.register_keras_serializable(package="hierattn")
+def _architecture(backbone, options):
+    """The architecture's name and its input rank, of a backbone given by name or as a `Backbone`."""
+    if isinstance(backbone, str):
+        return backbone, BACKBONE_CLASSES[backbone].input_rank
+    if isinstance(backbone, Backbone):
+        if options:
+            raise ValueError(f"backbone arguments ({', '.join(options)}) only apply to a backbone given by name")
+        return backbone.name, backbone.input_rank
+    raise ValueError(
+        f"backbone must be one of {MODELS} or a hierattn Backbone (see hierattn.models). Received: backbone={backbone!r}."
+    )
+
+
 class TextClassifier(NgramPart, Thresholds, Offsets, Cascading, Task):
     """A document classifier that takes raw strings: preprocessor + backbone (+ n-gram part) + label names.
 
@@ -82,23 +95,15 @@ class TextClassifier(NgramPart, Thresholds, Offsets, Cascading, Task):
         seed: Seed of the validation split, batch order and word2vec.
         max_sentences, max_words, sequence_length, min_count, max_vocab:
             `TextPreprocessor` settings (when `preprocessor` is `None`).
-        ngram_logits: The fitted n-gram part (when loading a saved classifier).
-        multi_label: Each document has a set of labels (possibly empty): a
-            sigmoid per label (binary cross-entropy), one linear model per
-            label in the n-gram part, the two combined on each label's
-            log-odds, each label's threshold chosen on the validation
-            texts (`hierattn.models.thresholds`; docs/multilabel.md).
-        thresholds: Each label's threshold (when loading a saved
-            multi-label classifier).
-        network: `"auto"`: the network reads only the documents the n-gram
-            part is not sure of (`hierattn.models.cascade`); `"always"`:
-            every document (the whole combination). Settable.
-        cascade: The cut chosen before (when loading a saved classifier).
-        decision_metric: What a single-label classifier's decisions are
-            for: `"accuracy"` (the most probable class) or `"macro_f1"`
-            (each class's log-probability offset first, the offsets chosen
-            on the validation texts last in `fit`; `hierattn.models.offsets`).
-        offsets: The offsets chosen before (when loading a saved classifier).
+        multi_label: Each document has a set of labels (possibly empty): a sigmoid per label (binary
+            cross-entropy), one linear model per label in the n-gram part, the two combined on each label's
+            log-odds, each label's threshold chosen on the validation texts (`hierattn.models.thresholds`).
+        network: `"auto"`: the network reads only the documents the n-gram part is not sure of
+            (`hierattn.models.cascade`); `"always"`: every document (the whole combination). Settable.
+        decision_metric: What a single-label classifier decides for: `"accuracy"` (the most probable class) or
+            `"macro_f1"` (offsets on the log-probabilities chosen last in `fit`; `hierattn.models.offsets`).
+        ngram_logits, thresholds, cascade, offsets: The n-gram part, the thresholds (multi-label), the cut and
+            the offsets, as fitted and chosen before (when loading a saved classifier).
         **kwargs: Arguments of the backbone class (e.g. `embedding_dim`,
             `num_layers`, `attention`), and Keras's `name`, `trainable` and
             `dtype`: with `dtype="mixed_float16"` the backbone computes in
@@ -155,23 +160,10 @@ class TextClassifier(NgramPart, Thresholds, Offsets, Cascading, Task):
         )
         check_multi_label(backbone, multi_label)
         self.multi_label = multi_label
-        self.thresholds = None if thresholds is None else [float(t) for t in thresholds]
+        self.thresholds, self.offsets = (None if a is None else [float(v) for v in a] for a in (thresholds, offsets))
         self.network, self.cascade_report = network, cascade
         self.decision_metric = check_decision_metric(decision_metric, multi_label)
-        self.offsets = None if offsets is None else [float(o) for o in offsets]
-        if isinstance(backbone, str):
-            self.architecture = backbone
-            input_rank = BACKBONE_CLASSES[backbone].input_rank
-        elif isinstance(backbone, Backbone):
-            if options:
-                raise ValueError(f"backbone arguments ({', '.join(options)}) only apply to a backbone given by name")
-            self.architecture = backbone.name
-            input_rank = backbone.input_rank
-        else:
-            raise ValueError(
-                f"backbone must be one of {MODELS} or a hierattn Backbone (see hierattn.models). "
-                f"Received: backbone={backbone!r}."
-            )
+        self.architecture, input_rank = _architecture(backbone, options)
         self.backbone_options = options
         self.preprocessor = preprocessor or TextPreprocessor(
             TextPreprocessor.mode_for_rank(input_rank),

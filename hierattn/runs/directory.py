@@ -16,6 +16,10 @@ A run directory holds:
                         `hierattn.runs.config.read_config`
     history.csv         per-epoch metrics
     metrics.json        validation and test metrics
+    report.html         the test split's scores, reliability diagram,
+                        accuracy-coverage curve and confusion matrix, as a
+                        page (`hierattn.runs.evaluation_page`; with a test
+                        split and an n-gram part)
     logs/               TensorBoard logs
     run.json            status ("training" / "complete"), dataset (its name:
                         `dataset_name`), timestamps, and `stopped_by` once the

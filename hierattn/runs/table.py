@@ -78,8 +78,7 @@ class PredictionTable:
         self.min_confidence = check_min_confidence(min_confidence)
         self.confidence = decision.confidence(self.probabilities)
         self.answered = decision.answered(self.probabilities, self.min_confidence)
-        labels = decision.labels(self.probabilities)
-        self.labels = [_names(label) if sure else None for label, sure in zip(labels, self.answered)]
+        self.labels = [_names(label) for label in decision.labels(self.probabilities, self.min_confidence)]
         self.ranks = 0 if top_k is None else min(top_k, len(self.names))
         ranked = decision.top_k(np.nan_to_num(self.probabilities), self.ranks) if self.ranks else []
         self.ranked = [[(str(name), p) for name, p in row] for row in ranked]

@@ -379,6 +379,9 @@ def test_evaluate(trained, tiny_csv, tmp_path):
     unsure = invoke("evaluate", "--run", run_dir, "--min-confidence", "0", "--output", tmp_path / "a.json")
     assert unsure.exit_code == 0 and "with a minimum confidence of 0: 40 answered (coverage 100.00%)" in unsure.stdout
     assert json.loads((tmp_path / "a.json").read_text())["abstention"]["left"] == 0
+    page = invoke("evaluate", "--run", run_dir, "--output", tmp_path / "report.html")
+    assert page.exit_code == 0 and (tmp_path / "report.html").read_text().count("<svg") == 2
+    assert (run_dir / "report.html").read_text().count("<svg") == 2  # the run's own, of its test split
 
 
 def one_line_error(result, code=1):
