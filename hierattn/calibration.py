@@ -34,7 +34,7 @@ def calibrated(probabilities, temperature, multi_label=False):
 
     Args:
         probabilities: `(n, classes)`.
-        temperature: `T` (1.0 leaves them as they are).
+        temperature: `T` (1.0 leaves them as they are); multi-label, also one per label (column).
         multi_label: Each column its own binary probability.
 
     Returns:
@@ -42,16 +42,35 @@ def calibrated(probabilities, temperature, multi_label=False):
 
     >>> calibrated(np.array([[0.9, 0.1]]), 2.0).round(3)
     array([[0.75, 0.25]], dtype=float32)
+    >>> calibrated(np.array([[0.9, 0.9]]), [1.0, 2.0], multi_label=True).round(3)
+    array([[0.9 , 0.75]], dtype=float32)
     """
-    if temperature == 1.0:
+    temperature = np.asarray(temperature, np.float64)
+    if np.all(temperature == 1.0):
         return np.asarray(probabilities, np.float32)
     p = np.clip(np.asarray(probabilities, np.float64), _TINY, 1.0 - 1e-16)
     if multi_label:
-        return (1.0 / (1.0 + np.exp(-(np.log(p) - np.log1p(-p)) / temperature))).astype(np.float32)
+        return sigmoid_at((np.log(p) - np.log1p(-p)), temperature).astype(np.float32)
     scores = np.log(p) / temperature
     scores = scores - np.max(scores, axis=1, keepdims=True)
     e = np.exp(scores)
     return (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
+
+
+def sigmoid_at(log_odds, temperature):
+    """`sigmoid(log_odds / T)` in float64 (`T` a number, or one per column)."""
+    return 1.0 / (1.0 + np.exp(-np.asarray(log_odds, np.float64) / np.asarray(temperature, np.float64)))
+
+
+def temperature_text(temperature):
+    """A temperature as a line shows it: one number, or a multi-label classifier's range over its labels.
+
+    >>> temperature_text(0.7981), temperature_text([0.91, 1.2, 0.84])
+    ('0.798', 'per label, 0.84 to 1.2')
+    """
+    if np.ndim(temperature) == 0:
+        return f"{float(temperature):.3g}"
+    return f"per label, {min(temperature):.3g} to {max(temperature):.3g}"
 
 
 def fit_temperature(probabilities, labels, multi_label=False):

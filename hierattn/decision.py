@@ -23,7 +23,7 @@ import numbers
 
 import numpy as np
 
-from hierattn.calibration import calibrated, confidence
+from hierattn.calibration import calibrated, confidence, sigmoid_at
 from hierattn.defaults import CASCADE, MULTILABEL
 from hierattn.errors import ArgumentError
 
@@ -209,6 +209,30 @@ class Decision:
         return f"<Decision {self.label_names} {kind}>"
 
 
+def thresholds_at(thresholds, temperature):
+    """Where probabilities at `temperature` (one per label) cross as those before did at `thresholds`.
+
+    `sigmoid(logit t / T)` per label, a list of floats: a multi-label
+    classifier's thresholds move with its calibrated probabilities
+    (`hierattn.calibration.calibrated`), so that no decision changes.
+
+    >>> thresholds_at([0.5, 0.2], [2.0, 0.5])
+    [0.5, 0.058823529411764705]
+    """
+    t = np.array(thresholds, dtype=np.float64)
+    return [float(v) for v in sigmoid_at(np.log(t) - np.log1p(-t), temperature)]
+
+
+def _temperature(value, multi_label, thresholds):
+    """A cascade's temperature, checked: a positive finite number, or (multi-label) a list of them, one per label."""
+    several = multi_label and isinstance(value, (list, tuple, np.ndarray))
+    values = list(value) if several else [value]
+    good = all(not isinstance(t, bool) and isinstance(t, numbers.Real) and np.isfinite(t) and t > 0 for t in values)
+    if not good or not values or (several and thresholds is not None and len(values) != len(thresholds)):
+        raise ValueError(f"temperature must be a positive number (multi-label: one per label), not {value!r}")
+    return [float(t) for t in values] if several else float(value)
+
+
 def check_network(network):
     """Refuses a `network` setting other than those of `hierattn.defaults.CASCADE["networks"]` (`ArgumentError`)."""
     if network not in CASCADE["networks"]:
@@ -237,6 +261,11 @@ class Cascade:
     whole combination's probabilities are given at `temperature`
     (`hierattn.calibration.calibrated`: the combination's scores divided
     by it), fitted on validation texts too; no decision changes with it.
+    A multi-label classifier's temperatures are one per label, for both
+    kinds of documents (`sigmoid(b z / T_l)`), and its thresholds are
+    where its calibrated probabilities cross: `sigmoid(logit t_l / T_l)`
+    of the thresholds `t_l` of the probabilities before (`raw_thresholds`),
+    so again no decision changes.
 
     Args:
         cut: The margin under which the network reads a document; `None`:
@@ -247,7 +276,9 @@ class Cascade:
             `MULTILABEL["threshold"]`).
         ngram_scale: `s` (single-label; None: `b`).
         temperature: The whole combination's temperature (None or 1.0: its
-            probabilities as the graph gives them; single-label only).
+            probabilities as the graph gives them); multi-label, one per
+            label (or one for all), and `thresholds` those of the
+            calibrated probabilities.
 
     Example:
 
@@ -266,17 +297,21 @@ class Cascade:
         self.ngram_scale = float(ngram_weight if ngram_scale is None or multi_label else ngram_scale)
         self.multi_label = bool(multi_label)
         self.thresholds = thresholds
-        # A multi-label classifier's labels are not calibrated: a temperature would move them across thresholds.
-        self.temperature = 1.0 if temperature is None or multi_label else temperature
-        if isinstance(self.temperature, bool) or not isinstance(self.temperature, numbers.Real):
-            self.temperature = float("nan")
-        if not (np.isfinite(self.temperature) and self.temperature > 0):
-            raise ValueError(f"temperature must be a positive number, not {temperature!r}")
-        self.temperature = float(self.temperature)
+        self.temperature = _temperature(1.0 if temperature is None else temperature, multi_label, thresholds)
+        self._scales = np.asarray(self.temperature, np.float64)  # what the scores are divided by (per label)
 
     def uncalibrated(self):
         """The same cascade with the whole combination's probabilities as the graph gives them (temperature 1)."""
-        return Cascade(self.cut, self.ngram_weight, self.multi_label, self.thresholds, self.ngram_scale)
+        return Cascade(self.cut, self.ngram_weight, self.multi_label, self.raw_thresholds(), self.ngram_scale)
+
+    def raw_thresholds(self):
+        """A multi-label classifier's thresholds of the probabilities before the temperatures (None: the default).
+
+        `sigmoid(logit t_l * T_l)`: where the uncalibrated probabilities decide as the calibrated ones do at `t_l`.
+        """
+        if not self.multi_label or self.thresholds is None or np.all(self._scales == 1.0):
+            return self.thresholds
+        return thresholds_at(self.thresholds, 1.0 / self._scales)
 
     @property
     def activation(self):
@@ -285,9 +320,9 @@ class Cascade:
     def margins(self, logits):
         """How sure the n-gram part is of each document's decision, `(n,)` (see the class docstring)."""
         scores = self.ngram_weight * np.asarray(logits, np.float64)
-        if self.multi_label:
+        if self.multi_label:  # on the scale of the scores before the temperatures, as the cut was chosen
             thresholds = np.asarray(self.thresholds or [MULTILABEL["threshold"]] * scores.shape[1], np.float64)
-            return np.abs(scores - (np.log(thresholds) - np.log1p(-thresholds))).min(axis=1)
+            return np.abs(scores - (np.log(thresholds) - np.log1p(-thresholds)) * self._scales).min(axis=1)
         if scores.shape[1] < 2:
             return np.full(len(scores), np.inf)
         top = np.sort(scores, axis=1)[:, -2:]
@@ -300,10 +335,10 @@ class Cascade:
         return self.margins(logits) < self.cut
 
     def ngram_probabilities(self, logits):
-        """The n-gram part's probabilities `softmax(s z)` (`sigmoid(b z)`), `(n, classes)` float32."""
+        """The n-gram part's probabilities `softmax(s z)` (`sigmoid(b z / T)`), `(n, classes)` float32."""
         scores = self.ngram_scale * np.asarray(logits, np.float64)
         if self.multi_label:
-            return (1.0 / (1.0 + np.exp(-scores))).astype(np.float32)
+            return sigmoid_at(scores, self._scales).astype(np.float32)
         e = np.exp(scores - scores.max(axis=1, keepdims=True))
         return (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
 
@@ -350,5 +385,6 @@ __all__ = [
     "check_min_confidence",
     "check_network",
     "over_thresholds",
+    "thresholds_at",
     "top_k",
 ]

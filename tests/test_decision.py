@@ -6,6 +6,7 @@ import re
 import numpy as np
 import pytest
 
+from hierattn.calibration import calibrated
 from hierattn.decision import (
     Cascade,
     Decision,
@@ -14,6 +15,7 @@ from hierattn.decision import (
     check_min_confidence,
     check_network,
     over_thresholds,
+    thresholds_at,
     top_k,
 )
 from hierattn.errors import ArgumentError
@@ -160,3 +162,20 @@ def test_a_decision_under_the_minimum_confidence_is_no_answer():
         with pytest.raises(ArgumentError, match="min_confidence must be a probability between 0 and 1"):
             decision.answered(probabilities, bad)
     assert check_min_confidence(None) is None and check_min_confidence(1) == 1.0
+
+
+def test_a_multi_label_cascade_calibrates_each_label_and_moves_its_thresholds_with_it(rng):
+    raw = Cascade(0.8, 0.5, multi_label=True, thresholds=[0.3, 0.6, 0.5])
+    temperatures = [2.0, 0.5, 1.0]
+    moved = thresholds_at(raw.thresholds, temperatures)
+    cascade = Cascade(0.8, 0.5, multi_label=True, thresholds=moved, temperature=temperatures)
+    assert cascade.raw_thresholds() == pytest.approx(raw.thresholds) and cascade.uncalibrated().temperature == 1.0
+    z = rng.normal(scale=3.0, size=(200, 3))
+    whole = 1.0 / (1.0 + np.exp(-rng.normal(scale=2.0, size=(200, 3))))
+    np.testing.assert_allclose(cascade.margins(z), raw.margins(z))  # the cut reads the same margins
+    before, after = (c.predict(z, lambda index: whole[index]) for c in (raw, cascade))
+    np.testing.assert_allclose(after, calibrated(before, temperatures, multi_label=True), atol=1e-6)
+    decide = [Decision(["a", "b", "c"], True, c.thresholds).ids for c in (raw, cascade)]
+    np.testing.assert_array_equal(decide[0](before), decide[1](after))  # no decision changes
+    with pytest.raises(ValueError, match="one per label"):
+        Cascade(0.8, 0.5, multi_label=True, thresholds=moved, temperature=[1.0, 2.0])

@@ -1,5 +1,6 @@
 """Text renderings of what the application returns: a prediction, a run's metrics, an evaluation, a corpus summary."""
 
+from hierattn.calibration import temperature_text
 from hierattn.runs.baseline import NAME
 
 
@@ -198,7 +199,7 @@ def calibration_text(calibration, score="accuracy"):
     before, after = calibration["before"], calibration["after"]
     coverage = " / ".join(f"{after['coverage'][k]:.2%}" for k in ("0.9", "0.8", "0.5"))
     return (
-        f"calibration (temperature {calibration['temperature']:.3g}): expected calibration error "
+        f"calibration (temperature {temperature_text(calibration['temperature'])}): expected calibration error "
         f"{before['ece']:.2%} -> {after['ece']:.2%}, log-loss {before['log_loss']:.4f} -> {after['log_loss']:.4f}, "
         f"Brier {before['brier']:.4f} -> {after['brier']:.4f}\n"
         f"{score} of the surest 90% / 80% / 50% of documents: {coverage} (all: {after['coverage']['1']:.2%})"

@@ -152,6 +152,8 @@ class Explainer(NgramEvidence, LabelExplanations):
         if ngram_parts is not None:
             activation = activation_of(self.classifier.multi_label)
             outputs["probabilities"] = combine(network_probabilities, logits, a, b, activation=activation)
+            if self.classifier.multi_label:  # its temperatures are per label (single-label: already in a and b)
+                outputs["probabilities"] = self.classifier.cascade.whole_probabilities(outputs["probabilities"])
             if not read.all():
                 outputs["probabilities"][~read] = self.classifier.cascade.ngram_probabilities(logits[~read])
         if self.classifier.multi_label:
@@ -199,8 +201,12 @@ class Explainer(NgramEvidence, LabelExplanations):
             explanation.decision.update(offset_term=term, margin=explanation.decision["margin"] + term)
 
     def _combination_weights(self):
-        """The combination's weights `(a, b)` at its temperature: its scores divided by it, as the classifier gives them."""
-        temperature = self.classifier.cascade.temperature
+        """The combination's weights `(a, b)` at its temperature: its scores divided by it, as the classifier gives them.
+
+        A multi-label classifier's temperatures are per label: its weights are divided label by label
+        (`_explain_labels`).
+        """
+        temperature = 1.0 if self.classifier.multi_label else self.classifier.cascade.temperature
         return tuple(float(v) / temperature for v in np.asarray(self.classifier.combination.mixing))
 
     def _network_reads(self, logits):

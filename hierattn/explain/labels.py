@@ -76,6 +76,13 @@ class LabelExplanations:
             pairs += [(i, j) for j in explained]
         rows, classes = np.array([i for i, _ in pairs]), np.array([j for _, j in pairs])
         evidence, baselines = self._network_evidence(x[rows], classes, classes, a, read[rows], odds=True)
+        # Each label's temperature divides its log-odds (`hierattn.decision.Cascade`): every term of its margin.
+        cascade = self.classifier.cascade
+        scales = (
+            1.0 / np.broadcast_to(np.asarray(1.0 if cascade is None else cascade.temperature), (len(names),))[classes]
+        )
+        evidence = evidence * scales.reshape((-1,) + (1,) * (evidence.ndim - 1)).astype(evidence.dtype)
+        baselines = baselines * scales.astype(baselines.dtype)
         explanations = []
         for k, (i, j) in enumerate(pairs):
             slots = self.preprocessor.slots(tokenized[i][0])
@@ -88,7 +95,8 @@ class LabelExplanations:
             explanation.document = i
             ngrams = (inputs[i], ngram_parts[i][1:]) if ngram_parts is not None else None
             weight = a if read[i] else 0.0  # the network's weight in this text's decision
-            self._account(explanation, (j, None), weight, b, network[i], float(baselines[k]), ngrams, thresholds[j])
+            weights = (weight * scales[k], b * scales[k])
+            self._account(explanation, (j, None), *weights, network[i], float(baselines[k]), ngrams, thresholds[j])
             explanation.decision["network_read"] = bool(read[i])
             explanation.doc_id = None if ids is None else ids[i]
             explanation.true_label = None if labels is None else labels[i]

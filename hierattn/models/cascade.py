@@ -9,11 +9,11 @@ every document (`"always"`).
 
 import numpy as np
 
-from hierattn.calibration import calibration_report, fit_temperature
+from hierattn.calibration import calibrated, calibration_report, fit_temperature, temperature_text
 from hierattn.data.dataset import validation_pair
 from hierattn.data.ids import ngram_ids
-from hierattn.decision import Cascade, check_network
-from hierattn.defaults import CASCADE
+from hierattn.decision import Cascade, Decision, check_network, thresholds_at
+from hierattn.defaults import CASCADE, MULTILABEL
 from hierattn.ngrams.mixing import ngram_logits
 
 
@@ -182,6 +182,11 @@ class Cascading:
         b = float(np.asarray(self.combination.mixing)[1])
         return Cascade(cut, b, self.multi_label, self.thresholds, report.get("ngram_scale"), temperature)
 
+    def _raw_thresholds(self):
+        """A multi-label classifier's thresholds before its temperatures (`Cascade.raw_thresholds`), else None."""
+        cascade = self.cascade if self.multi_label and self.cascade_report else None
+        return self.thresholds if cascade is None else cascade.raw_thresholds()
+
     def choose_cut(self, validation_data=None, verbose=0, tolerance=CASCADE["tolerance"]):
         """Chooses the cascade's cut on validation texts (`fit`'s last step; `choose_cut` of this module).
 
@@ -192,7 +197,11 @@ class Cascading:
         (`ngram_scale` of this module), and the whole combination's
         temperatures (`hierattn.calibration.fit_temperature`): `temperature`
         fitted on the validation documents the network reads, and
-        `temperature_always` on all of them (with `network="always"`).
+        `temperature_always` on all of them (with `network="always"`). A
+        multi-label classifier's temperatures are one per label, fitted on
+        the cascade's probabilities of every validation document (the same
+        for both settings), and its thresholds move with them
+        (`hierattn.decision.Cascade`): no decision changes.
 
         Args:
             validation_data: `(texts, labels)`, `(ids, labels)` or a dataset of
@@ -208,6 +217,8 @@ class Cascading:
         x = None
         if validation_data is not None:
             x, labels = self._ids_and_label_ids(*validation_pair(validation_data), "validation_data")
+        if self.multi_label:  # the thresholds of the probabilities before any temperature, for the cut
+            self.thresholds = self._raw_thresholds()
         if x is None or not len(labels):
             self.cascade_report = {"cut": None, "validation_documents": 0}
             return None
@@ -215,18 +226,24 @@ class Cascading:
         scale = None if self.multi_label else ngram_scale(logits, labels)
         b = float(np.asarray(self.combination.mixing)[1])
         cascade = Cascade(None, b, self.multi_label, self.thresholds, scale)
-        decide = self.decision.ids
+        decide = Decision(self.label_names, self.multi_label, self.thresholds, self.offsets).ids
         probabilities = self.predict_ids(x, part="whole")
         margins = cascade.margins(logits)
         cut, report = choose_cut(
             margins, decide(probabilities), decide(cascade.ngram_probabilities(logits)), labels, tolerance
         )
-        temperatures = {}
-        if not self.multi_label:  # the whole combination's temperatures: for the documents the network reads; for all
+        if self.multi_label:  # per label, on the cascade's probabilities; the thresholds move with them
+            found = Cascade(cut, b, True, self.thresholds).predict(logits, lambda index: probabilities[index])
+            temperatures = dict.fromkeys(("temperature", "temperature_always"), fit_temperature(found, labels, True))
+            raw = self.thresholds or [MULTILABEL["threshold"]] * len(self.label_names)
+            self.thresholds = thresholds_at(raw, temperatures["temperature"])
+        else:  # the whole combination's temperatures: for the documents the network reads; for all
             read = np.ones(len(margins), bool) if cut is None else margins < cut
             read = read if read.any() else np.ones(len(margins), bool)
-            temperatures["temperature"] = fit_temperature(probabilities[read], labels[read])
-            temperatures["temperature_always"] = fit_temperature(probabilities, labels)
+            temperatures = {
+                "temperature": fit_temperature(probabilities[read], labels[read]),
+                "temperature_always": fit_temperature(probabilities, labels),
+            }
         self.cascade_report = dict(report, ngram_scale=scale, **temperatures)
         if verbose:
             print(self.cascade_line())
@@ -246,25 +263,28 @@ class Cascading:
                 probabilities are (`calibration_report`), from the same passes.
 
         Returns:
-            `(probabilities, whole, share)`: `share` is None without a
-            cascade (`network="always"`, no cut, no n-gram part), when the
-            two are the same. With `labels`, `calibration_report`'s answer
-            fourth.
+            `(probabilities, whole, share)`: `whole` as the classifier gives
+            them with `network="always"` (at its temperature for that);
+            `share` is None without a cascade (`network="always"`, no cut,
+            no n-gram part), when the two are the same. With `labels`,
+            `calibration_report`'s answer fourth.
         """
-        whole = self.predict_ids(x, batch_size, progress, part="whole")
+        raw = self.predict_ids(x, batch_size, progress, part="whole")
         cascade = self.cascade
-        found, calibration = (whole, whole, None), None
+        found, calibration = (raw, raw, None), None
         if cascade is not None and isinstance(x, dict):
+            always = (self.cascade_report or {}).get("temperature_always")
+            whole = calibrated(raw, 1.0 if always is None else always, self.multi_label)
             logits = None
             if cascade.cut is not None or labels is not None:
                 logits = ngram_logits(self.ngram_logits, ngram_ids(x))
             if cascade.cut is None:
-                found = (cascade.whole_probabilities(whole), whole, None)
+                found = (cascade.whole_probabilities(raw), whole, None)
             else:
                 share = float(cascade.needs_network(logits).mean()) if len(logits) else 0.0
-                found = (cascade.predict(logits, lambda index: whole[index]), whole, share)
+                found = (cascade.predict(logits, lambda index: raw[index]), whole, share)
             if labels is not None:
-                calibration = self._calibration(cascade, logits, whole, labels)
+                calibration = self._calibration(cascade, logits, raw, labels)
         return found if labels is None else (*found, calibration)
 
     def calibration_report(self, x, labels, whole=None):
@@ -296,14 +316,17 @@ class Cascading:
         found = {"temperature": cascade.temperature}
         for name, at in (("before", cascade.uncalibrated()), ("after", cascade)):
             probabilities = at.predict(logits, lambda index: whole[index])
-            found[name] = calibration_report(probabilities, labels, self.decision.ids, self.multi_label)
+            decide = Decision(self.label_names, self.multi_label, at.thresholds, self.offsets).ids
+            found[name] = calibration_report(probabilities, labels, decide, self.multi_label)
         return found
 
     def cascade_line(self):
         """One line on the cascade: the share of validation documents the network read, and the scores."""
         report = self.cascade_report or {}
         temperature = (
-            f"; the whole combination's temperature {report['temperature']:.3g}" if "temperature" in report else ""
+            f"; the whole combination's temperature {temperature_text(report['temperature'])}"
+            if "temperature" in report
+            else ""
         )
         if report.get("cut") is None:
             return "cascade: the network reads every document" + (

@@ -32,7 +32,6 @@ _MODEL_KWARGS = ("name", "trainable", "dtype")
 _SAVED_REPORT = ("recipe", "network_weight", "ngram_weight", "network_share")  # `ngram_report`'s, saved with it
 
 
-@keras.saving.register_keras_serializable(package="hierattn")
 def _architecture(backbone, options):
     """The architecture's name and its input rank, of a backbone given by name or as a `Backbone`."""
     if isinstance(backbone, str):
@@ -46,6 +45,7 @@ def _architecture(backbone, options):
     )
 
 
+@keras.saving.register_keras_serializable(package="hierattn")
 class TextClassifier(NgramPart, Thresholds, Offsets, Cascading, Task):
     """A document classifier that takes raw strings: preprocessor + backbone (+ n-gram part) + label names.
 

@@ -12,6 +12,7 @@ at each coverage.
 
 import html
 
+from hierattn.calibration import temperature_text
 from hierattn.utils.atomic import atomic_open
 
 # The plots' size in pixels, and their margin for the axes' labels.
@@ -54,7 +55,7 @@ def evaluation_html(metrics, title):
     if calibration:
         before, after = calibration["before"], calibration["after"]
         parts.append(
-            f"<p>Calibration (temperature {calibration['temperature']:.3g}): expected calibration error "
+            f"<p>Calibration (temperature {temperature_text(calibration['temperature'])}): expected calibration error "
             f"<span class='before'>{before['ece']:.2%}</span> &rarr; <span class='after'>{after['ece']:.2%}</span>, "
             f"log-loss {before['log_loss']:.4f} &rarr; {after['log_loss']:.4f}, "
             f"Brier {before['brier']:.4f} &rarr; {after['brier']:.4f}.</p>"

@@ -119,6 +119,8 @@ def test_a_multi_label_runs_bundle_without_its_thresholds_is_refused(multilabel_
     props = {p.key: p.value for p in model.metadata_props}
     metadata = json.loads(props[METADATA_KEY])
     del metadata["multi_label"], metadata["thresholds"]  # as bundles were exported before they held them
+    for key in ("temperature", "temperature_always"):  # (and before a label's temperature)
+        metadata.get("cascade", {}).pop(key, None)
     onnx.helper.set_model_props(model, {**props, METADATA_KEY: json.dumps(metadata)})
     onnx.save(model, run / BUNDLE_FILE)
     with pytest.raises(DataError, match="multi-label run's bundle without its thresholds"):

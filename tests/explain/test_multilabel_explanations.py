@@ -64,10 +64,16 @@ def test_each_predicted_label_is_explained_and_its_evidence_adds_up_to_its_margi
         explanations = Explainer(multilabel_run).explain(TEXTS, ids=["a", "b", "c"])
         probabilities = multilabel_run.predict(TEXTS)
         predicted = multilabel_run.predict_labels(TEXTS)
+        temperature = multilabel_run.cascade.temperature
     names = [str(n) for n in multilabel_run.label_names]
+    # each label's calibrated log-odds: the combination's divided by the label's temperature
+    temperatures = np.broadcast_to(np.asarray(temperature, float), (len(names),))
     thresholds = multilabel_run.thresholds
     if mixing is not None:
-        assert all(e.decision["network_weight"] == pytest.approx(mixing[0]) for e in explanations)
+        assert all(
+            e.decision["network_weight"] == pytest.approx(mixing[0] / temperatures[names.index(e.label)])
+            for e in explanations
+        )
         assert any(w.network_evidence for e in explanations for w in e.words)  # the network's integrated log-odds
     for i in range(len(TEXTS)):
         mine = [e for e in explanations if e.document == i]

@@ -7,11 +7,12 @@ from sklearn.metrics import f1_score
 
 import hierattn
 from hierattn.calibration import calibrated, expected_calibration_error, fit_temperature
+from hierattn.decision import Decision, thresholds_at
 from hierattn.errors import ArgumentError
 from hierattn.models.cascade import NGRAM_SCALES, cascade_scores, choose_cut, ngram_scale
 from hierattn.ngrams.mixing import ngram_logits
 
-from conftest import TINY_OPTIONS, eagerly, make_reviews
+from conftest import TINY_OPTIONS, eagerly, make_reviews, make_topics
 
 
 def test_the_scores_of_every_cascade_are_scikit_learns(rng):
@@ -131,7 +132,7 @@ def test_the_cascade_gives_the_whole_combination_where_the_network_reads(classif
         np.testing.assert_allclose(found[~read], classifier.cascade.ngram_probabilities(logits)[~read], atol=1e-6)
         probabilities, both, share = classifier.predict_with_whole(x)
         np.testing.assert_allclose(probabilities, found, atol=1e-6)
-        np.testing.assert_allclose(both, whole, atol=1e-6)
+        np.testing.assert_allclose(both, calibrated(whole, 0.6), atol=1e-6)  # as network="always" gives them
         assert share == pytest.approx(read.mean())
         labels = np.arange(len(texts)) % 2
         calibration = classifier.calibration_report(x, labels, whole)
@@ -169,3 +170,30 @@ def test_a_classifier_without_ngrams_has_no_cascade():
     assert clf.cascade is None
     with pytest.raises(ValueError, match="no n-gram part"):
         clf.choose_cut(None)
+
+
+def test_a_multi_label_classifier_is_calibrated_per_label_on_validation_texts_only(multilabel_run):
+    texts, labels = make_topics(60, seed=5)
+    report, thresholds = dict(multilabel_run.cascade_report), list(multilabel_run.thresholds)
+    x = multilabel_run.preprocessor(texts)
+    try:
+        raw = multilabel_run.cascade.raw_thresholds()
+        multilabel_run.choose_cut((texts, labels))
+        cascade, ids = multilabel_run.cascade, multilabel_run.label_ids(labels)
+        # one temperature a label, fitted on the cascade's probabilities of these validation texts alone
+        whole = multilabel_run.predict_ids(x, part="whole")
+        logits = ngram_logits(multilabel_run.ngram_logits, x["ngram_ids"])
+        found = cascade.uncalibrated().predict(logits, lambda index: whole[index])
+        assert cascade.temperature == fit_temperature(found, ids, multi_label=True)
+        assert multilabel_run.cascade_report["temperature_always"] == cascade.temperature
+        # the thresholds moved with the probabilities: the same thresholds before them, the same decisions
+        assert cascade.raw_thresholds() == pytest.approx(raw)
+        assert multilabel_run.thresholds == thresholds_at(raw, cascade.temperature)
+        decided = Decision(multilabel_run.label_names, True, raw).labels(found)  # the raw cascade's, at its thresholds
+        assert multilabel_run.predict_labels(texts) == decided
+        np.testing.assert_allclose(
+            multilabel_run.predict_ids(x), calibrated(found, cascade.temperature, multi_label=True), atol=1e-6
+        )
+        assert "per label" in multilabel_run.cascade_line()
+    finally:
+        multilabel_run.cascade_report, multilabel_run.thresholds = report, thresholds

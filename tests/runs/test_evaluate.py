@@ -117,7 +117,14 @@ def test_evaluate_classifier_checks_classes(run):
     metrics = evaluate_classifier(run, data)
     assert metrics["documents"] == 2 and len(metrics["confusion_matrix"]) == 2
     assert metrics["calibration"]["temperature"] == run.cascade.temperature  # and how calibrated it is
-    assert set(metrics["calibration"]["after"]) == {"ece", "log_loss", "brier", "coverage"}
+    assert set(metrics["calibration"]["after"]) == {
+        "ece",
+        "log_loss",
+        "brier",
+        "coverage",
+        "reliability",
+        "coverage_curve",
+    }
     other = TextDataset(["x", "y"], np.array([0, 1]), LabelMap(["a", "b"]), [0, 1])
     with pytest.raises(DataError, match="differ from the model"):
         evaluate_classifier(run, other)
@@ -240,9 +247,10 @@ def test_a_multilabel_run_is_evaluated_on_label_sets(multilabel_run_dir, multila
     assert metrics.pop("network_read", 1.0) == pytest.approx(parts["network_read"]["test"])
     whole = metrics.pop("whole", None)
     assert whole is None or whole == {key: parts["whole"]["test"][key] for key in whole}
-    # and how calibrated its probabilities are, as training measured it (a multi-label run: at temperature 1)
+    # and how calibrated its probabilities are, as training measured it (a multi-label run: one temperature a label)
     assert metrics.pop("calibration") == run["calibration"]["test"]
-    assert run["calibration"]["test"]["temperature"] == 1.0
+    temperatures = run["calibration"]["test"]["temperature"]
+    assert len(temperatures) == len(run["test"]["labels"]) and all(t > 0 for t in temperatures)
     assert metrics == recorded
     own = evaluate_run(multilabel_run_dir)  # the run's own test file, with its separator
     assert own["micro_f1"] == metrics["micro_f1"]

@@ -94,6 +94,8 @@ def test_a_multi_label_runs_bundle_that_does_not_say_so_is_passed_over(multilabe
 
     def older(metadata):
         del metadata["multi_label"], metadata["thresholds"]
+        for key in ("temperature", "temperature_always"):  # a label's temperature came later still
+            metadata.get("cascade", {}).pop(key, None)
 
     rewrite_bundle_metadata(multilabel_run_dir / BUNDLE_FILE, run / BUNDLE_FILE, older)
     said = []
