@@ -5,7 +5,7 @@ also fits the whole combination's temperatures): what `train` at this commit doe
 weights, on the same validation texts (the run's seeded split of its training data, rebuilt from config.json:
 `RunData.split`; `calibration_study.run_splits`). The run's model.keras and model.onnx are rewritten; nothing
 else of the run changes (its metrics.json keeps what training measured). Runs on IMDB or on tables (their
-recorded files).
+recorded files), single- or multi-label (whose thresholds then move with their labels' temperatures).
 
 Usage:
     python benchmarks/choose_cut_again.py RUN_DIR
@@ -25,6 +25,7 @@ def main():
     parser.add_argument("run")
     args = parser.parse_args()
 
+    import numpy as np
     from calibration_study import run_splits
 
     from hierattn.runs.export import export_run
@@ -33,7 +34,11 @@ def main():
 
     val_texts, val_labels, _, _, names = run_splits(args.run)
     classifier = load_run(args.run).classifier
-    classifier.choose_cut((val_texts, [names[i] for i in val_labels]), verbose=1)
+    if np.ndim(val_labels) == 2:  # a multi-label run's multi-hot rows: each text's label names
+        named = [[names[j] for j in np.flatnonzero(row)] for row in val_labels]
+    else:
+        named = [names[i] for i in val_labels]
+    classifier.choose_cut((val_texts, named), verbose=1)
     save_without_optimizer(classifier, os.path.join(args.run, "model.keras"))
     export_run(args.run)
     print(classifier.cascade_report)

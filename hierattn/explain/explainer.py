@@ -185,8 +185,7 @@ class Explainer(NgramEvidence, LabelExplanations):
     def _decided_order(self, probabilities):
         """Each text's classes, the decided one first (by `offsets` plus the log-probabilities), and the offsets.
 
-        A single-label classifier's decision rule for macro-F1 (`hierattn.models.offsets`) may decide a class
-        that is not the most probable: the classes are ranked as the decision ranks them. `offsets`: None without.
+        A decision rule for macro-F1 (`hierattn.models.offsets`) may decide a class that is not the most probable.
         """
         if self.classifier.offsets is None:
             return np.argsort(-probabilities, axis=1, kind="stable"), None
@@ -203,8 +202,7 @@ class Explainer(NgramEvidence, LabelExplanations):
     def _combination_weights(self):
         """The combination's weights `(a, b)` at its temperature: its scores divided by it, as the classifier gives them.
 
-        A multi-label classifier's temperatures are per label: its weights are divided label by label
-        (`_explain_labels`).
+        A multi-label classifier's temperatures are per label: its weights are divided label by label there.
         """
         temperature = 1.0 if self.classifier.multi_label else self.classifier.cascade.temperature
         return tuple(float(v) / temperature for v in np.asarray(self.classifier.combination.mixing))

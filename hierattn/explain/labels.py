@@ -95,7 +95,7 @@ class LabelExplanations:
             explanation.document = i
             ngrams = (inputs[i], ngram_parts[i][1:]) if ngram_parts is not None else None
             weight = a if read[i] else 0.0  # the network's weight in this text's decision
-            weights = (weight * scales[k], b * scales[k])
+            weights = (float(weight * scales[k]), float(b * scales[k]))
             self._account(explanation, (j, None), *weights, network[i], float(baselines[k]), ngrams, thresholds[j])
             explanation.decision["network_read"] = bool(read[i])
             explanation.doc_id = None if ids is None else ids[i]

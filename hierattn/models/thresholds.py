@@ -8,7 +8,10 @@ nearest 0.5); a label with fewer than `MULTILABEL["min_positives"]`
 validation documents takes the shared threshold instead, the grid value
 with the best micro-F1 over every label. This is how the Reuters baselines
 of `../shared/datasets/multilabel` tune theirs (there, every label with a
-validation document is tuned and the others keep 0.5).
+validation document is tuned and the others keep 0.5). Once the cascade's
+temperatures calibrate the labels (`hierattn.models.cascade`), the
+thresholds move with the probabilities (`hierattn.decision.thresholds_at`):
+they are always those of the probabilities the classifier gives.
 """
 
 import numpy as np

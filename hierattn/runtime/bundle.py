@@ -35,7 +35,10 @@ has one entry, `"hierattn"`, a JSON object:
     cascade           with it: `cut` (null: the network reads every
                       document), `ngram_weight` (`b`), `ngram_scale`
                       (`s`, null: `b`), `temperature` and
-                      `temperature_always` (null or absent: 1); a document
+                      `temperature_always` (null or absent: 1; a
+                      multi-label classifier's: one per label, its
+                      thresholds those of the calibrated probabilities,
+                      `hierattn.decision.Cascade`); a document
                       whose margin (`hierattn.decision.Cascade`) is under
                       `cut` gets the graph's output at `temperature`
                       (`hierattn.calibration.calibrated`; every document
