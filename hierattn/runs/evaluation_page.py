@@ -16,7 +16,7 @@ from hierattn.calibration import temperature_text
 from hierattn.utils.atomic import atomic_open
 
 # The plots' size in pixels, and their margin for the axes' labels.
-_SIZE, _PAD = 320, 40
+_SIZE, _PAD = 330, 50
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #222; max-width: 60em; }
 .plots { display: flex; flex-wrap: wrap; gap: 2em; }
@@ -61,7 +61,7 @@ def evaluation_html(metrics, title):
             f"Brier {before['brier']:.4f} &rarr; {after['brier']:.4f}.</p>"
         )
         parts.append("<div class='plots'>")
-        parts.append(_figure(_reliability_svg(before, after), _RELIABILITY))
+        parts.append(_figure(_reliability_svg(before, after), _RELIABILITY_LABELS if multi else _RELIABILITY))
         parts.append(_figure(_coverage_svg(after["coverage_curve"], score), _COVERAGE.format(score=score)))
         parts.append("</div>")
     abstention = metrics.get("abstention")
@@ -88,6 +88,11 @@ _RELIABILITY = (
     "Reliability: for the decisions of each confidence (15 bins), how often they were right, before "
     "(grey) and after (blue) the temperature; each dot's area is its share of documents. On the diagonal, "
     "a probability of 0.8 is right 80% of the time."
+)
+_RELIABILITY_LABELS = (
+    "Reliability: for the label probabilities of each bin (15 bins, every document and label), how often the "
+    "label was on, before (grey) and after (blue) the temperatures; each dot's area is its share of them. On the "
+    "diagonal, a probability of 0.8 is right 80% of the time."
 )
 _COVERAGE = (
     "Accuracy-coverage: the {score} of the surest share of documents (the rest left for a person), from the "
