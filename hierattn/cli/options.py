@@ -180,16 +180,6 @@ def _setting_options():
             help="Compute in float16 with float32 weights (Keras mixed_float16); for GPUs.",
         ),
         click.option(
-            "--metric",
-            "decision_metric",
-            type=click.Choice([metric.replace("_", "-") for metric in DECISION["metrics"]]),
-            default=DECISION["metric"].replace("_", "-"),
-            show_default=True,
-            callback=lambda ctx, param, value: value.replace("-", "_"),
-            help="What the decisions are for: accuracy (the most probable class), or macro-f1 (each class "
-            "weighed by how rare it is, the weight chosen on the validation part; single-label runs).",
-        ),
-        click.option(
             "--baseline/--no-baseline",
             default=True,
             show_default="on",
@@ -220,6 +210,20 @@ def _run_options():
         ),
         distribute_option,
     ]
+
+
+def metric_option(function):
+    """--metric accuracy|macro-f1: what a single-label run's decisions are for (`TextClassifier(decision_metric=)`)."""
+    return click.option(
+        "--metric",
+        "decision_metric",
+        type=click.Choice([metric.replace("_", "-") for metric in DECISION["metrics"]]),
+        default=DECISION["metric"].replace("_", "-"),
+        show_default=True,
+        callback=lambda ctx, param, value: value.replace("-", "_"),
+        help="What the decisions are for: accuracy (the most probable class), or macro-f1 (each class weighed "
+        "by how rare it is, the weight chosen on the validation part; single-label runs).",
+    )(function)
 
 
 def distribute_option(function):

@@ -18,6 +18,7 @@ from hierattn.cli.options import (
     friendly_errors,
     given,
     interrupted_text,
+    metric_option,
     train_options,
 )
 from hierattn.defaults import LABEL_COLUMNS, MULTILABEL, TEXT_COLUMNS
@@ -124,6 +125,7 @@ def train_imdb(source, config_file, output, resume, distribute, **settings):
     help="What joins a text's labels in the label column (with --multi-label).",
 )
 @encoding_option
+@metric_option
 @train_options
 @friendly_errors
 def train_csv(

@@ -55,12 +55,14 @@ def test_train_csv_writes_a_run_and_says_where(trained, cli_run, tiny_csv):
         (
             "transformer",
             {"num_heads": 2, "position": "learned", "patience": 3},
-            {"model": "transformer", "num_heads": 2, "position": "learned", "patience": 3, "sequence_length": 16},
+            {"model": "transformer", "num_heads": 2, "position": "learned", "patience": 3, "sequence_length": 16}
+            | {"decision_metric": "macro_f1"},
         ),
         (
             "rnn",
             {"attention": "luong-concat", "units": 4, "epochs": 5},
-            {"model": "rnn", "attention": "luong-concat", "units": 4, "embedding_dim": 8, "epochs": 1},
+            {"model": "rnn", "attention": "luong-concat", "units": 4, "embedding_dim": 8, "epochs": 1}
+            | {"decision_metric": "macro_f1"},
         ),
     ],
 )
@@ -79,6 +81,8 @@ def test_train_other_models(tiny_csv, tmp_path, model, settings, expected, stop_
         tmp_path / "settings.json",
         "--output",
         tmp_path / "run",
+        "--metric",
+        "macro-f1",
         *TINY,
     )
     assert result.exit_code == 130, result.output  # stopped as fit began (stop_before_fit)

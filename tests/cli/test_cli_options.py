@@ -171,6 +171,16 @@ def test_library_errors_about_an_argument_name_its_option(tmp_path):
         1,
         "Error: --max-length for the rnn model is a number of words, e.g. 400; got '30x5'\n",
     )
+    (tmp_path / "m.csv").write_text('text,label\n"good film",a|b\n"bad film",b\n')
+    result = invoke("train", "csv", tmp_path / "m.csv", "--multi-label", "--metric", "macro-f1")
+    assert (result.exit_code, result.output) == (
+        1,
+        (
+            "Error: --metric applies to a single-label classifier: a multi-label classifier's thresholds are chosen "
+            "per label by F1 already\n"
+        ),
+    )
+    assert invoke("train", "imdb", "--metric", "macro-f1").exit_code == 2  # IMDB's two classes are balanced
     run = tmp_path / "run"  # a run's records, without a model: evaluate refuses before it would load one
     run.mkdir()
     write_status(run, status="complete", dataset="t")

@@ -59,7 +59,8 @@ def test_each_model_trains_saves_and_reloads_identically(data, tmp_path, model, 
         config = tiny_config(model, backbone=backbone)
         run = train(train_data, test_data, config, tmp_path / "run", log=lambda m: None, verbose=0, bundle=False)
     files = {p.name for p in run.path.iterdir()}  # no model.onnx: the tests train with bundle=False
-    assert files == {"model.keras", "config.json", "history.csv", "metrics.json", "logs", "run.json"}
+    assert files == {"model.keras", "config.json", "history.csv", "metrics.json", "logs", "run.json", "report.html"}
+    assert (run.path / "report.html").read_text().count("<svg") == 2  # the test split's pictures
     assert "bundle" not in read_status(run.path)
     assert "checkpoints" not in files  # resume state is cleaned up once complete
     metrics = json.loads((run.path / "metrics.json").read_text())
