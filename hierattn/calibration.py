@@ -21,8 +21,11 @@ import numpy as np
 ECE_BINS = 15
 # Shares of documents kept, the surest first, at which accuracy is reported (`coverage_scores`).
 COVERAGES = (1.0, 0.9, 0.8, 0.5)
-# The temperatures searched, in log space.
+# The temperatures searched, in log space: a class's (single-label), and a label's (multi-label). A label's is at
+# least 0.5: a label its validation texts separate would drive it to the bound, and there its threshold
+# (`hierattn.decision.thresholds_at`) and its probabilities would round to 1.0 in float32, changing decisions.
 _LOG_T = (np.log(0.05), np.log(20.0))
+_LOG_T_LABEL = (np.log(0.5), np.log(20.0))
 # Probabilities are kept this far from 0 and 1 in the log-loss (as scikit-learn's), and much less far where a
 # temperature is applied, which must move them, not the floor.
 _FLOOR = 1e-7
@@ -76,14 +79,17 @@ def temperature_text(temperature):
 def fit_temperature(probabilities, labels, multi_label=False):
     """The temperature with the smallest log-loss of `calibrated(probabilities, T)` on `labels`.
 
-    Single-label: one `T`. Multi-label: one `T` per label (a list).
-    Searched in [0.05, 20]; 1.0 without documents (or, for a label, without
-    both a positive and a negative document).
+    Single-label: one `T`, searched in [0.05, 20]. Multi-label: one `T` per
+    label (a list), searched in [0.5, 20]. 1.0 without documents (or, for a
+    label, without both a positive and a negative document).
     """
     probabilities, labels = np.asarray(probabilities, np.float64), np.asarray(labels)
     if multi_label:
         return [
-            _fit(lambda t, j=j: _binary_log_loss(calibrated(probabilities[:, [j]], t, True)[:, 0], labels[:, j]))
+            _fit(
+                lambda t, j=j: _binary_log_loss(calibrated(probabilities[:, [j]], t, True)[:, 0], labels[:, j]),
+                _LOG_T_LABEL,
+            )
             if 0 < labels[:, j].sum() < len(labels)
             else 1.0
             for j in range(labels.shape[1])
@@ -93,11 +99,11 @@ def fit_temperature(probabilities, labels, multi_label=False):
     return _fit(lambda t: log_loss(calibrated(probabilities, t), labels))
 
 
-def _fit(loss):
-    """The temperature in [0.05, 20] with the smallest `loss(T)`, to 4 decimals."""
+def _fit(loss, bounds=_LOG_T):
+    """The temperature within `bounds` (of its log) with the smallest `loss(T)`, to 4 decimals."""
     from scipy.optimize import minimize_scalar  # SciPy takes a while to load: only when a temperature is fitted
 
-    found = minimize_scalar(lambda log_t: loss(float(np.exp(log_t))), bounds=_LOG_T, method="bounded")
+    found = minimize_scalar(lambda log_t: loss(float(np.exp(log_t))), bounds=bounds, method="bounded")
     return round(float(np.exp(found.x)), 4)
 
 

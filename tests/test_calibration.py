@@ -108,3 +108,17 @@ def test_coverage_keeps_the_surest_documents(rng):
     assert confidence(np.array([[0.3, 0.1]]), np.array([[1, 0]]), True).tolist() == [0.3]
     p = np.array([[0.9, 0.3], [0.6, 0.95]])  # the first the surer (0.7 against 0.6); its label 0 on, 1 off: right
     assert coverage_scores(p, rows, lambda q: (q > 0.5).astype(int), True, (0.5, 1.0)) == {"0.5": 1.0, "1": 0.8}
+
+
+def test_a_label_its_validation_texts_separate_keeps_a_temperature_of_at_least_one_half():
+    """At the bound, its threshold and its probabilities stay apart in float32: no decision changes."""
+    from hierattn.decision import thresholds_at
+
+    p = np.array([[0.995, 0.3], [0.999, 0.6], [0.02, 0.4], [0.01, 0.7]])
+    labels = np.array([[1, 0], [1, 1], [0, 0], [0, 1]])
+    temperatures = fit_temperature(p, labels, multi_label=True)
+    assert temperatures[0] == pytest.approx(0.5)  # separable: the smallest allowed
+    moved = thresholds_at([0.99, 0.5], temperatures)
+    assert np.float32(moved[0]) < 1.0
+    raw = np.array([[0.9999, 0.5], [0.9991, 0.5]])  # over 0.99, both: still over it once calibrated
+    assert (calibrated(raw, temperatures, multi_label=True)[:, 0] > np.float32(moved[0])).all()

@@ -197,7 +197,9 @@ class Cascading:
         (`ngram_scale` of this module), and the whole combination's
         temperatures (`hierattn.calibration.fit_temperature`): `temperature`
         fitted on the validation documents the network reads, and
-        `temperature_always` on all of them (with `network="always"`). A
+        `temperature_always` on all of them (with `network="always"`); then,
+        with `decision_metric="macro_f1"`, the offsets again
+        (`choose_offsets`), on these probabilities. A
         multi-label classifier's temperatures are one per label, fitted on
         the cascade's probabilities of every validation document (the same
         for both settings), and its thresholds move with them
@@ -226,7 +228,7 @@ class Cascading:
         scale = None if self.multi_label else ngram_scale(logits, labels)
         b = float(np.asarray(self.combination.mixing)[1])
         cascade = Cascade(None, b, self.multi_label, self.thresholds, scale)
-        decide = Decision(self.label_names, self.multi_label, self.thresholds, self.offsets).ids
+        decide = Decision(self.label_names, self.multi_label, self.thresholds).ids  # before any offsets
         probabilities = self.predict_ids(x, part="whole")
         margins = cascade.margins(logits)
         cut, report = choose_cut(
@@ -247,6 +249,8 @@ class Cascading:
         self.cascade_report = dict(report, ngram_scale=scale, **temperatures)
         if verbose:
             print(self.cascade_line())
+        if getattr(self, "decision_metric", None) == "macro_f1":  # chosen on the probabilities as they are now
+            self.choose_offsets(validation_data, verbose=verbose)
         return cut
 
     def predict_with_whole(self, x, batch_size=32, progress=False, labels=None):

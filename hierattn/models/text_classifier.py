@@ -340,8 +340,8 @@ class TextClassifier(NgramPart, Thresholds, Offsets, Cascading, Task):
         if self.multi_label:
             self.choose_thresholds(validation, verbose=verbose)
         if self.ngram_logits is not None and (validation is not None or self.cascade_report is None):
-            self.choose_cut(validation, verbose=verbose)  # without validation texts, a cut chosen before is kept
-        if self.decision_metric == "macro_f1":
+            self.choose_cut(validation, verbose=verbose)  # (and the offsets); without validation texts, kept
+        elif self.decision_metric == "macro_f1":
             self.choose_offsets(validation, verbose=verbose)
 
     def _fit_inputs(self, x, y, validation_split, validation_data, unlabeled, verbose):
@@ -379,7 +379,9 @@ class TextClassifier(NgramPart, Thresholds, Offsets, Cascading, Task):
         if self.network != CASCADE["network"]:
             config["network"] = self.network
         if self.decision_metric != DECISION["metric"]:
-            config.update(decision_metric=self.decision_metric, offsets=self.offsets)
+            config["decision_metric"] = self.decision_metric
+        if self.offsets is not None:
+            config["offsets"] = self.offsets
         if self.cascade_report is not None:  # the cut, once chosen
             config["cascade"] = self.cascade_report
         chosen = {key: value for key, value in (self.ngram_report or {}).items() if key in _SAVED_REPORT}

@@ -69,13 +69,13 @@ def abstention(decision, probabilities, labels, min_confidence):
     Returns:
         `{"min_confidence", "answered", "left", "coverage", "accuracy"}` (for
         a multi-label classifier `micro_f1` instead of `accuracy`): the
-        documents answered and left for a person, the share answered, and
-        the score of the answered ones (NaN if none).
+        documents answered, those with words left for a person, the share
+        of all answered, and the score of the answered ones (NaN if none).
 
     >>> from hierattn.decision import Decision
-    >>> p = np.array([[0.95, 0.05], [0.6, 0.4], [0.2, 0.8]])
-    >>> abstention(Decision(["neg", "pos"]), p, np.array([0, 1, 0]), 0.75)
-    {'min_confidence': 0.75, 'answered': 2, 'left': 1, 'coverage': 0.66667, 'accuracy': 0.5}
+    >>> p = np.array([[0.95, 0.05], [0.6, 0.4], [0.2, 0.8], [np.nan, np.nan]])   # the last without words
+    >>> abstention(Decision(["neg", "pos"]), p, np.array([0, 1, 0, 0]), 0.75)
+    {'min_confidence': 0.75, 'answered': 2, 'left': 1, 'coverage': 0.5, 'accuracy': 0.5}
     """
     check_min_confidence(min_confidence)
     answered = decision.answered(probabilities, min_confidence)
@@ -83,7 +83,7 @@ def abstention(decision, probabilities, labels, min_confidence):
     return {
         "min_confidence": float(min_confidence),
         "answered": int(answered.sum()),
-        "left": int((~answered).sum()),
+        "left": int((~answered & ~np.isnan(np.asarray(probabilities, float)).any(axis=1)).sum()),
         "coverage": round(float(answered.mean()), 5) if len(answered) else float("nan"),
         "micro_f1" if decision.multi_label else "accuracy": round(found, 5),
     }

@@ -13,6 +13,7 @@ from hierattn.batch import BatchPredictor
 from hierattn.decision import Decision
 from hierattn.errors import ArgumentError
 from hierattn.models.offsets import choose_offsets, macro_f1
+from hierattn.runs.config import TrainConfig, read_settings
 from hierattn.runs.directory import BUNDLE_FILE
 from hierattn.runs.predict import predict_file
 from hierattn.runs.run import load_run
@@ -69,6 +70,8 @@ def test_a_run_for_macro_f1_chooses_and_keeps_its_offsets(tiny_csv, tmp_path):
     assert classifier.decision.offsets == classifier.offsets
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert metrics["decision"]["offsets"] == classifier.offsets and metrics["decision"]["metric"] == "macro_f1"
+    settings = read_settings(tmp_path / "run" / "config.json")  # a run's config.json is a settings file
+    assert TrainConfig.from_dict(settings).classifier["decision_metric"] == "macro_f1"
     predictor = runtime.load(tmp_path / "run" / BUNDLE_FILE)
     assert predictor.offsets == pytest.approx(classifier.offsets) and predictor.decision.offsets == predictor.offsets
     with pytest.raises(ArgumentError, match="decision_metric must be one of accuracy, macro_f1"):
@@ -136,4 +139,6 @@ def test_load_run_keeps_the_offsets(tmp_path, han_run_dir, han_run):
 
     loaded = hierattn.load_classifier(tmp_path / "model.keras")
     assert loaded.offsets == [0.0, 0.25] and loaded.decision_metric == "macro_f1"
+    chosen = type(han_run)("han", label_names=["neg", "pos"], offsets=[0.0, 0.7])  # set by hand, the default metric
+    assert type(han_run).from_config(chosen.get_config()).decision.offsets == [0.0, 0.7]
     assert load_run(han_run_dir).classifier.offsets is None  # the run on disk is untouched
