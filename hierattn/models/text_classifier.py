@@ -378,10 +378,8 @@ class TextClassifier(NgramPart, Thresholds, Offsets, Cascading, Task):
             config.update(multi_label=True, thresholds=self.thresholds)
         if self.network != CASCADE["network"]:
             config["network"] = self.network
-        if self.decision_metric != DECISION["metric"]:
-            config["decision_metric"] = self.decision_metric
-        if self.offsets is not None:
-            config["offsets"] = self.offsets
+        if self.offsets is not None or self.decision_metric != DECISION["metric"]:  # single-label files as they were
+            config.update(decision_metric=self.decision_metric, offsets=self.offsets)
         if self.cascade_report is not None:  # the cut, once chosen
             config["cascade"] = self.cascade_report
         chosen = {key: value for key, value in (self.ngram_report or {}).items() if key in _SAVED_REPORT}
