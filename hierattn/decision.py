@@ -161,9 +161,9 @@ class Decision:
         Raises:
             ArgumentError: `min_confidence` is not a number in [0, 1].
         """
-        min_confidence = check_min_confidence(min_confidence)
-        sure = self.confidence(probabilities)
-        return ~np.isnan(sure) if min_confidence is None else np.nan_to_num(sure, nan=-1.0) >= min_confidence
+        if check_min_confidence(min_confidence) is None:  # no minimum: no confidence to compute
+            return ~np.isnan(np.asarray(probabilities, np.float64)).any(axis=1)
+        return np.nan_to_num(self.confidence(probabilities), nan=-1.0) >= min_confidence
 
     def over_thresholds(self, probabilities, thresholds=None):
         """Multi-hot rows (int8) of the labels over their thresholds (`thresholds`, else the classifier's)."""

@@ -20,6 +20,7 @@ from hierattn.data.progress import tqdm
 from hierattn.defaults import BATCH, CASCADE
 from hierattn.errors import ArgumentError, DataError, HierattnError, first_line
 from hierattn.runs.run import Run
+from hierattn.runs.table import left_line
 from hierattn.utils.atomic import check_new_file
 
 INSTALL = 'pip install "hierattn[ray]"'
@@ -226,7 +227,7 @@ def predict_files(
             if started:
                 ray.shutdown()
     if min_confidence is not None and log:
-        log(f"{left:,} of {rows:,} rows left for a person: their confidence is under {min_confidence:g}")
+        log(left_line(left, rows, min_confidence, "rows"))
     return rows
 
 

@@ -28,7 +28,7 @@ from hierattn.data.text_files import iter_text_chunks
 from hierattn.decision import check_k, check_min_confidence
 from hierattn.errors import DataError
 from hierattn.runs.run import Run
-from hierattn.runs.table import PredictionTable, prediction_columns
+from hierattn.runs.table import PredictionTable, left_line, prediction_columns
 from hierattn.utils.atomic import atomic_open, check_new_file
 
 
@@ -209,7 +209,7 @@ def score_to_csv(classifier, chunks, output, progress=True, top_k=None, separato
             classifier, chunks, handle, header, (top_k, separator, min_confidence), carried, progress
         )
     if min_confidence is not None and log:
-        log(f"{left:,} of {count:,} texts left for a person: their confidence is under {min_confidence:g}")
+        log(left_line(left, count, min_confidence))
     return count
 
 

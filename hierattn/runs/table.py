@@ -76,7 +76,8 @@ class PredictionTable:
         self.probabilities = np.asarray(probabilities, np.float32).reshape(-1, len(self.names))
         self.missing = np.isnan(self.probabilities).any(axis=1)
         self.min_confidence = check_min_confidence(min_confidence)
-        self.confidence = decision.confidence(self.probabilities)
+        # each row's confidence, shown (and computed) only with a minimum
+        self.confidence = None if self.min_confidence is None else decision.confidence(self.probabilities)
         self.answered = decision.answered(self.probabilities, self.min_confidence)
         self.labels = [_names(label) for label in decision.labels(self.probabilities, self.min_confidence)]
         self.ranks = 0 if top_k is None else min(top_k, len(self.names))
@@ -159,6 +160,15 @@ class PredictionTable:
         return answers
 
 
+def left_line(left, count, min_confidence, unit="texts"):
+    """The summary of a minimum confidence: how many of `count` rows with words were left for a person.
+
+    >>> left_line(3, 1200, 0.9)
+    '3 of 1,200 texts left for a person: their confidence is under 0.9'
+    """
+    return f"{left:,} of {count:,} {unit} left for a person: their confidence is under {min_confidence:g}"
+
+
 def _names(label):
     """A decision's answer with its names as text (a class, or a list of labels), or None."""
     if label is None:
@@ -172,4 +182,4 @@ def _objects(values):
     return array
 
 
-__all__ = ["PredictionTable", "prediction_columns", "top_k_columns"]
+__all__ = ["PredictionTable", "left_line", "prediction_columns", "top_k_columns"]
