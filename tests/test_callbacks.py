@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import hierattn.callbacks
-from hierattn.callbacks import RestoreBestWeights, StopOnNaN, TimeBudget
+from hierattn.callbacks import ProgressLines, RestoreBestWeights, StopOnNaN, TimeBudget
 from hierattn.errors import TrainingDiverged
 
 
@@ -125,3 +125,14 @@ def test_time_budget_begins_no_epoch_that_would_end_beyond_it(
     history = model.fit(x, y, epochs=epochs, verbose=0, callbacks=[clock, budget])
     assert len(history.epoch) == trained
     assert (budget.stopped, budget.stopped_epoch) == (stopped_epoch is not None, stopped_epoch)
+
+
+def test_progress_lines_say_each_tenth_of_an_epoch_but_the_last_and_the_loss():
+    model = keras.Sequential([keras.Input((1,)), keras.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    x = np.arange(40.0).reshape(-1, 1) / 40
+    lines = []
+    model.fit(x, x, batch_size=2, epochs=2, verbose=0, callbacks=[ProgressLines(lines.append)])
+    assert len(lines) == 18  # 20 steps an epoch: a line at each tenth (2, 4, ..., 18), the 20th is Keras's own
+    assert lines[0].startswith("epoch 1/2: 2/20 steps (10%), ") and ", loss " in lines[0]
+    assert lines[-1].startswith("epoch 2/2: 18/20 steps (90%), ")

@@ -131,3 +131,12 @@ def test_the_check_sees_imports_hidden_in_functions_relative_or_by_name(tmp_path
     found = imported_modules(module, root)
     assert {name for _, name in found} >= {"hierattn.runs.train", "hierattn.cli", "hierattn.models"}
     assert all(RANK[part_of(name)] > RANK["layers"] for _, name in found)
+
+
+def test_the_license_is_an_spdx_expression_so_installing_prints_no_deprecation():
+    """setuptools 77 warns (three times, ~45 lines) on `license = {text = ...}`; an SPDX string is its form (PEP 639)."""
+    import tomllib
+
+    project = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())
+    assert isinstance(project["project"]["license"], str)
+    assert project["build-system"]["requires"] == ["setuptools>=77"]

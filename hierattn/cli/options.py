@@ -10,12 +10,11 @@ and before TensorFlow loads. The program's process-wide settings are
 
 import functools
 import math
-import pathlib
-import shlex
 import sys
 
 import click
 
+from hierattn.cli.commands import command_line
 from hierattn.defaults import BACKBONES, CASCADE, DECISION, DISTRIBUTE, EPOCH_BUDGET, MODELS, PREPROCESSING, TRAINING
 from hierattn.errors import HierattnError
 from hierattn.utils.atomic import check_new_file, reason
@@ -332,37 +331,6 @@ def given(name):
     """Whether the parameter `name` of the command running was given on the command line (not its default)."""
     source = click.get_current_context().get_parameter_source(name)
     return source is click.core.ParameterSource.COMMANDLINE
-
-
-def program_name():
-    """How the user started this program, to print commands they can paste: `python cli.py`, `python -m hierattn` or `hierattn`.
-
-    From `sys.argv[0]`: `cli.py` as it was typed (`python ../hierattn/cli.py`
-    stays so), the package's `__main__.py` as `python -m hierattn`, the
-    installed script as `hierattn`; anything else (a test runner, an
-    embedding program) as `python cli.py`.
-    """
-    typed = sys.argv[0] if sys.argv and sys.argv[0] else ""
-    path = pathlib.PurePath(typed)
-    if path.name == "__main__.py" and path.parent.name == "hierattn":
-        return "python -m hierattn"
-    if path.name == "hierattn":
-        return "hierattn"
-    if path.name == "cli.py":
-        return "python " + shlex.quote(typed)
-    return "python cli.py"
-
-
-def command_line(*words, program=True):
-    """A command to print for the user to paste into a shell: each word shell-quoted, after `program_name()`.
-
-    Example:
-
-    >>> command_line("explain", "your text", "--run", "runs/my run", program=False)
-    "explain 'your text' --run 'runs/my run'"
-    """
-    quoted = " ".join(shlex.quote(str(word)) for word in words)
-    return f"{program_name()} {quoted}" if program else quoted
 
 
 def interrupted_text(interrupt, distribute=None):

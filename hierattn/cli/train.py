@@ -10,8 +10,8 @@ import sys
 
 import click
 
+from hierattn.cli.commands import command_line, script
 from hierattn.cli.options import (
-    command_line,
     distribute_option,
     echo_rows,
     encoding_option,
@@ -283,7 +283,7 @@ def _report(run):
     if not run.chief:
         click.echo(f"\nthis worker wrote nothing; the chief wrote {run.path}/")
         return
-    logs = command_line("tensorboard", "--logdir", run.path / "logs", program=False)
+    logs = f"{script('tensorboard')} {command_line('--logdir', run.path / 'logs', program=False)}"
     bundle = ", model.onnx (the same, run without TensorFlow)" if (run.path / "model.onnx").is_file() else ""
     click.echo(
         f"\nwrote {run.path}/: model.keras (the whole classifier){bundle}, config.json, history.csv, metrics.json, "

@@ -6,12 +6,20 @@ jupyter and ipywidgets") the first time it is imported, then falls back to
 a text bar on standard error, which a notebook also shows in red. `tqdm`
 here asks for `tqdm.auto` only where it can show a widget; in a kernel
 without `ipywidgets` it gives a text bar in the cell's output (standard
-output, as Keras's own progress bar), and elsewhere tqdm's plain bar.
+output, as Keras's own progress bar), and on a terminal tqdm's plain bar.
+
+Written to a file (a log, a pipe), a bar that redraws itself with carriage
+returns would fill it with hundreds of updates: there it is whole lines
+instead, one at each tenth of the work and at least every 30 s
+(`PROGRESS`), and the last when the work ends.
 """
 
 import functools
 import importlib.util
 import sys
+import time
+
+from hierattn.defaults import PROGRESS
 
 
 def tqdm(*args, **kwargs):
@@ -38,7 +46,55 @@ def tqdm(*args, **kwargs):
             kwargs.setdefault("file", sys.stdout)
     from tqdm.std import tqdm as bar
 
+    if len(args) < 5 and not _is_terminal(kwargs.get("file") or sys.stderr):
+        return _log_bar()(*args, **kwargs)
     return bar(*args, **kwargs)
+
+
+def _is_terminal(stream):
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # no such method, or a closed stream
+        return False
+
+
+@functools.cache
+def _log_bar():
+    """tqdm's bar as whole lines for a file: one at each tenth of the work, at least every 30 s, and the last."""
+    from tqdm.std import tqdm
+
+    class LogBar(tqdm):
+        def __init__(self, *args, **kwargs):
+            self._shown = self._shown_at = self._tenth = None
+            kwargs.setdefault("mininterval", 1)
+            kwargs.setdefault("ascii", True)  # no block characters in a log
+            super().__init__(*args, **kwargs)
+
+        def display(self, msg=None, pos=None):  # tqdm's own hook for how a bar is shown
+            if msg == "":  # tqdm clearing the bar on close: lines stay
+                return False
+            tenth = int(10 * self.n / self.total) if self.total else None
+            now = time.monotonic()
+            due = self._shown_at is None or tenth != self._tenth or now - self._shown_at >= PROGRESS["log_seconds"]
+            if due or getattr(self, "_closing", False):
+                self._write(str(self) if msg is None else msg, now, tenth)
+            return True
+
+        def close(self):
+            if not self.disable:
+                self._closing = True
+                self.display()
+                self.leave = False  # the last line is written: nothing to redraw or clear
+            super().close()
+
+        def _write(self, line, now, tenth):
+            if line.strip() and line != self._shown:
+                self.fp.write(line.strip() + "\n")
+                self.fp.flush()
+                self._shown = line
+            self._shown_at, self._tenth = now, tenth
+
+    return LogBar
 
 
 @functools.cache

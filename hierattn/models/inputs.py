@@ -18,6 +18,7 @@ from hierattn.data.dataset import LabelMap, random_split, stratified_split, vali
 from hierattn.data.ids import token_ids
 from hierattn.defaults import TRAINING
 from hierattn.errors import DataError
+from hierattn.runtime.checks import as_texts as texts_of
 
 
 def _is_dataset(x):
@@ -49,24 +50,23 @@ def is_text_input(x):
 
 
 def _decode(value):
-    return value.decode("utf-8") if isinstance(value, bytes) else value
+    """A label as a string when it came as UTF-8 bytes (any other value as it is)."""
+    if not isinstance(value, bytes):
+        return value
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise DataError(f"label {value!r} is not UTF-8 ({error.reason} at byte {error.start})") from None
 
 
 def as_texts(inputs):
-    """A list of strings from any text input but a dataset; refuses anything else in one line."""
-    if isinstance(inputs, (str, bytes)):
-        raise DataError("give a list of texts, not a single string (e.g. [text])")
+    """A list of strings from any text input but a dataset; refuses anything else in one line.
+
+    The runtime's own check (`hierattn.runtime.checks.as_texts`) once a `tf.Tensor` is in NumPy.
+    """
     if _is_string_tensor(inputs):
         inputs = inputs.numpy()
-    if isinstance(inputs, np.ndarray):
-        if inputs.ndim != 1:
-            raise DataError(f"texts must be one-dimensional (one text per row); got shape {inputs.shape}")
-        inputs = inputs.tolist()
-    texts = [_decode(text) for text in inputs]
-    for i, text in enumerate(texts):
-        if not isinstance(text, str):
-            raise DataError(f"text {i + 1} is a {type(text).__name__}, not a string")
-    return texts
+    return texts_of(inputs)
 
 
 def read_dataset(dataset):
@@ -192,14 +192,20 @@ def _label_sets(y, label_names=None):
 def fit_datasets(classifier, texts, labels, validation_data, batch_size, initial_epoch, verbose, callbacks):
     """`fit`'s training ids and batches, and validation `(ids, labels)` and batches; early stopping in `callbacks`.
 
+    With `verbose=2` (a line per epoch: output to a file), `callbacks` also
+    gets `hierattn.callbacks.ProgressLines`, lines within each epoch.
+
     Returns:
         `(training ids, training batches, validation (ids, labels), validation batches)`, the last two None
         without validation data.
     """
     import keras
 
+    from hierattn.callbacks import ProgressLines
     from hierattn.data.pipeline import make_eval_dataset, make_train_dataset
 
+    if verbose == 2 and not any(isinstance(c, ProgressLines) for c in callbacks):
+        callbacks.append(ProgressLines())
     strategy, num_classes = classifier.distribute_strategy, len(classifier.label_names)
     x_fit, y_fit = classifier.preprocessor(texts, progress=bool(verbose)), classifier.label_ids(labels)
     train_set = make_train_dataset(

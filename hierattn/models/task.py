@@ -226,8 +226,8 @@ class Task(BuildFromKnownShapes, keras.Model):
         """Keras `evaluate`, also on raw texts and their labels (or a dataset of them).
 
         Returns what Keras returns: the loss and the compiled metrics as a list (a scalar with no metrics), or a
-        dict with `return_dict=True`. An uncompiled classifier (e.g. a run's `model.keras`, saved without its
-        optimizer) is compiled with `compile`'s defaults first.
+        dict with `return_dict=True`. An uncompiled classifier (a run's `model.keras`) is compiled with
+        `compile`'s defaults first. `verbose="auto"`: as `fit`'s, a bar on a terminal, else one line.
         """
         if not self.compiled:
             self.compile()
@@ -241,13 +241,13 @@ class Task(BuildFromKnownShapes, keras.Model):
             len(self.label_names),
             strategy=self.distribute_strategy,
         )
+        verbose = (1 if sys.stdout.isatty() else 2) if verbose == "auto" else verbose
         return super().evaluate(dataset, verbose=verbose, return_dict=return_dict, **kwargs)
 
     def predict(self, x, batch_size=None, verbose="auto", **kwargs):
         """Keras `predict`: class probabilities `(n, num_classes)` in `label_names` order, also for raw texts.
 
-        On texts (any form the class docstring lists), documents of similar length are batched (`predict_ids`).
-        """
+        On texts (any form the class docstring lists), documents of similar length are batched (`predict_ids`)."""
         if not is_text_input(x):
             return super().predict(x, batch_size=batch_size, verbose=verbose, **kwargs)
         texts, _, _ = texts_and_labels(x)

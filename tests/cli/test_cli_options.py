@@ -10,14 +10,13 @@ import pytest
 from click.testing import CliRunner
 
 from hierattn.cli import cli
+from hierattn.cli.commands import program_name
 from hierattn.cli.options import (
     FiniteFloat,
-    command_line,
     friendly_errors,
     interrupted_text,
     one_text,
     option_name,
-    program_name,
 )
 from hierattn.errors import ArgumentError, DataError, HierattnError, RunError
 from hierattn.runs.directory import CONFIG_FORMAT, write_status
@@ -103,28 +102,11 @@ def test_resume_takes_no_other_training_option(tmp_path):
     )
 
 
-def test_printed_commands_are_quoted_and_start_as_the_user_started_the_program(monkeypatch):
-    assert command_line("explain", "your text", "--run", "runs/my run", program=False) == (
-        "explain 'your text' --run 'runs/my run'"
-    )
-    cases = {
-        "cli.py": "python cli.py",
-        "../hier attn/cli.py": "python '../hier attn/cli.py'",
-        "/venv/lib/python3.11/site-packages/hierattn/__main__.py": "python -m hierattn",
-        "/venv/bin/hierattn": "hierattn",
-        "/venv/bin/pytest": "python cli.py",  # not this program's own name: the README's form
-    }
-    for typed, program in cases.items():
-        monkeypatch.setattr("sys.argv", [typed, "train"])
-        assert program_name() == program
-    assert command_line("train", "--resume", "runs/a b") == "python cli.py train --resume 'runs/a b'"
-
-
 def test_an_interruption_says_how_to_resume_or_that_nothing_can_be():
     from hierattn.runs.sources import TrainingInterrupted
 
     resumable = TrainingInterrupted("runs/my run", resumable=True)
-    assert interrupted_text(resumable) == "interrupted: resume with  python cli.py train --resume 'runs/my run'"
+    assert interrupted_text(resumable) == (f"interrupted: resume with  {program_name()} train --resume 'runs/my run'")
     assert interrupted_text(resumable, "mirrored").endswith("train --resume 'runs/my run' --distribute mirrored")
     assert interrupted_text(TrainingInterrupted("runs/x", resumable=False)) == (
         "interrupted before the run's first checkpoint: nothing to resume (its directory was removed)"

@@ -36,3 +36,13 @@ def test_fit_builds_the_optimizer_first_so_the_train_step_is_traced_once_and_tra
     assert keras_traces == 2
     for ours, theirs in zip(clf.get_weights(), keras_way.get_weights(), strict=True):
         np.testing.assert_array_equal(ours, theirs)
+
+
+def test_evaluate_writes_one_plain_line_to_a_file_as_fit_does(han_run, tiny_csv, capfd):
+    import pandas as pd
+
+    table = pd.read_csv(tiny_csv[1])
+    capfd.readouterr()
+    han_run.evaluate(table["text"].tolist()[:20], table["label"].tolist()[:20])  # verbose="auto", stdout a file
+    printed = capfd.readouterr().out
+    assert "\x1b[" not in printed and "\r" not in printed and len(printed.strip().splitlines()) == 1, printed
