@@ -135,6 +135,9 @@ MULTILABEL = {
     "threshold": 0.5,
     "grid": tuple(round(0.01 * i, 2) for i in range(1, 100)),
     "min_positives": 3,
+    # `predict "text"` on a multi-label run: its labels most probable first, those predicted and this many
+    # more (the rest counted in one line), not every label in the model's order.
+    "shown_under_threshold": 5,
 }
 
 # The cascade (`hierattn.decision.Cascade`, `hierattn.models.cascade`): with
@@ -168,6 +171,12 @@ DECISION = {
 # devsuite (BENCHMARKS.md, "How many quadrature points"): 8 points with the
 # guard keep every text within it, at less cost than 16 points on four of five.
 EVIDENCE = {"steps": 8, "tolerance": 0.01, "max_steps": 128}
+
+# Progress written to a file (a log, a pipe) rather than a terminal
+# (`hierattn.data.progress`, `hierattn.callbacks.ProgressLines`): whole lines,
+# one at each tenth of the work and at least every `log_seconds`, so that no
+# step is silent for a minute in a log and none writes hundreds of updates.
+PROGRESS = {"log_seconds": 30}
 
 # `explain --dataset` ranks a class's words only from this many occurrences
 # in the documents predicted as that class (`hierattn.explain.corpus`): a
@@ -227,6 +236,23 @@ SERVE = {
     "shutdown_seconds": 30,
     "backlog": 2048,  # connections the socket holds before they are accepted
     "retry_after": {"busy": 1, "loading": 5, "restarting": 10},  # seconds, in 503 answers' Retry-After
+    # The largest value each number may take: beyond it a setting cannot be meant (a typo, a unit mistaken),
+    # so it is refused where it enters (`hierattn.serve.limits`), as NaN, infinities and values below range are.
+    "most": {
+        "max_batch": 100_000,
+        "batch_wait_ms": 1000.0,
+        "batch_size": 10_000,
+        "predict_threads": 1024,
+        "max_queue": 10_000_000,
+        "max_explain_queue": 100_000,
+        "max_body_bytes": 2**30,
+        "max_texts": 1_000_000,
+        "max_text_chars": 100_000_000,
+        "shutdown_seconds": 3600.0,
+    },
+    # After SIGTERM, once the requests in flight are answered, new ones are answered 503 in passes of
+    # `pass_seconds` until a pass brings none, for `after_seconds` at most (`hierattn.serve.guard.Gate.drain`).
+    "drain": {"pass_seconds": 0.05, "after_seconds": 1.0},
 }
 
 # Batch prediction (`hierattn.batch`, `hierattn predict --engine ray`). Files
@@ -252,6 +278,7 @@ BATCH = {
     "part_rows": 100_000,
     "reserved_cpus": 1,
     "output_format": "parquet",
+    "connect_seconds": 5,  # a cluster address where nothing answers within this is refused (`hierattn.batch.cluster`)
 }
 
 # The columns of a table tried, in order, when none is named.

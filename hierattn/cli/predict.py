@@ -45,7 +45,8 @@ RAY_OPTIONS = ("address", "workers", "output_format")
     metavar="K",
     help="Also rank the K most probable classes with their probabilities (a multi-label run: its labels, by their "
     "own probabilities): printed instead of every class; with --file (and --engine ray), columns top_1, p_top_1, "
-    "... after the others.",
+    "... after the others. A K beyond the number of classes ranks them all, as Python's predict_top_k and the "
+    "server's top_k do.",
 )
 @click.option(
     "--engine",

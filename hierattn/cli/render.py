@@ -1,6 +1,7 @@
 """Text renderings of what the application returns: a prediction, a run's metrics, an evaluation, a corpus summary."""
 
 from hierattn.calibration import temperature_text
+from hierattn.defaults import MULTILABEL
 from hierattn.runs.baseline import NAME
 
 
@@ -8,7 +9,9 @@ def answer_text(answer):
     """One text's prediction (`hierattn.runs.predict.predict_one`): its class or label set, then the probabilities.
 
     Every class in the model's order; with `top_k`, only the ranked classes,
-    most probable first. A multi-label model's labels show their thresholds.
+    most probable first. A multi-label model's labels show their thresholds,
+    most probable first: those predicted and a few more
+    (`MULTILABEL["shown_under_threshold"]`), the rest counted.
 
     >>> print(answer_text({"label": "pos", "probabilities": {"neg": 0.25, "pos": 0.75}}))
     predicted: pos
@@ -34,14 +37,30 @@ def answer_text(answer):
         lines = [f"predicted: {', '.join(answer['labels']) or '(no label over its threshold)'}"]
     if answer.get("answered"):
         lines[0] += f" (confidence {answer['confidence']:.4f})"
-    shown = list(probabilities.items())
+    shown, rest = list(probabilities.items()), 0
     if "top_k" in answer:
         shown = [(name, p) for name, p in answer["top_k"]]
         kind = "labels" if thresholds is not None else "classes"
         lines.append(f"top {len(shown)} of {len(probabilities)} {kind}:")
+    elif thresholds is not None:
+        shown, rest = _labels_shown(answer)
     for name, p in shown:
         lines.append(f"  {name}: {p:.4f}" + (f" (threshold {thresholds[name]:.2f})" if thresholds is not None else ""))
+    if rest:
+        lines.append(f"  ... {rest} more under their thresholds (--top-k {len(probabilities)} shows every label)")
     return "\n".join(lines)
+
+
+def _labels_shown(answer, under=None):
+    """A multi-label answer's labels to show, most probable first (those predicted and a few more), and how many not.
+
+    >>> _labels_shown({"labels": ["b"], "probabilities": {"a": 0.1, "b": 0.9, "c": 0.3}}, under=1)
+    ([('b', 0.9), ('c', 0.3)], 1)
+    """
+    ranked = sorted(answer["probabilities"].items(), key=lambda item: -item[1])
+    under = MULTILABEL["shown_under_threshold"] if under is None else under
+    count = len(answer.get("labels") or []) + under
+    return ranked[:count], max(0, len(ranked) - count)
 
 
 def metrics_text(metrics):

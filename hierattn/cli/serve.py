@@ -2,8 +2,15 @@
 
 import click
 
-from hierattn.cli.options import echo_err, friendly_errors, network_option, run_option
+from hierattn.cli.options import FiniteFloat, echo_err, friendly_errors, network_option, run_option
 from hierattn.defaults import SERVE
+
+MOST = SERVE["most"]  # the largest value of each number (`hierattn.serve.limits`, which checks them again)
+
+
+def _range(name, least=1):
+    """A whole number from `least` to the most `name` may be."""
+    return click.IntRange(least, MOST[name])
 
 
 def _limit(name, kind, help):
@@ -38,21 +45,25 @@ def _limit(name, kind, help):
     help="An origin a browser page may call the API from (repeatable; none by default).",
 )
 @click.option("--access-log", is_flag=True, help="Log every request.")
-@_limit("max_batch", click.IntRange(1), "The most texts predicted together, across requests.")
-@_limit("batch_wait_ms", click.FloatRange(0, 1000), "How long a batch waits for more texts after its first.")
-@_limit("batch_size", click.IntRange(1), "Texts per call of the model, in length-sorted groups of a batch.")
+@_limit("max_batch", _range("max_batch"), "The most texts predicted together, across requests.")
+@_limit(
+    "batch_wait_ms",
+    FiniteFloat(0, MOST["batch_wait_ms"], min_open=False),
+    "How long a batch waits for more texts after its first.",
+)
+@_limit("batch_size", _range("batch_size"), "Texts per call of the model, in length-sorted groups of a batch.")
 @click.option(
     "--predict-threads",
-    type=click.IntRange(1),
+    type=_range("predict_threads"),
     default=SERVE["predict_threads"],
     show_default="one per core, plus one",
     help="Batches predicted side by side, each on one core.",
 )
-@_limit("max_queue", click.IntRange(1), "The most texts waiting to be predicted; beyond it, 503 with Retry-After.")
-@_limit("max_explain_queue", click.IntRange(1), "The most texts waiting to be explained; beyond it, 503.")
-@_limit("max_body_bytes", click.IntRange(1), "The largest request body; beyond it, 413.")
-@_limit("max_texts", click.IntRange(1), "The most texts in one request.")
-@_limit("max_text_chars", click.IntRange(1), "The longest text, in characters.")
+@_limit("max_queue", _range("max_queue"), "The most texts waiting to be predicted; beyond it, 503 with Retry-After.")
+@_limit("max_explain_queue", _range("max_explain_queue"), "The most texts waiting to be explained; beyond it, 503.")
+@_limit("max_body_bytes", _range("max_body_bytes"), "The largest request body; beyond it, 413.")
+@_limit("max_texts", _range("max_texts"), "The most texts in one request.")
+@_limit("max_text_chars", _range("max_text_chars"), "The longest text, in characters.")
 @network_option
 @friendly_errors
 def serve(run_dir, host, port, explain, cors_origins, access_log, network, **limits):

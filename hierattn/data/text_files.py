@@ -21,11 +21,16 @@ TABLE_SUFFIXES = (".csv", ".tsv", ".tab", ".jsonl", ".ndjson", ".json")
 
 
 class _TextChunk(list):
-    """A list of texts; from a table, `columns` also holds the rows' `id` and `label` cells when it has them."""
+    """A list of texts; from a table, `columns` also holds the rows' `id` and `label` cells when it has them.
 
-    def __init__(self, texts, columns=None):
+    `names` gives each of them the table's own name for it (`labels`,
+    `review_id`), which an output that carries the column keeps.
+    """
+
+    def __init__(self, texts, columns=None, names=None):
         super().__init__(texts)
         self.columns = columns or {}
+        self.names = names or {role: role for role in self.columns}
 
 
 CARRIED = ("id", "label")
@@ -107,6 +112,7 @@ def _text_chunks(source, text_column, chunk_size, stream, encoding):
             yield _TextChunk(
                 [cell_text(v) for v in frame[column]],
                 {role: [cell_text(v) for v in frame[name]] for role, name in extra.items() if name},
+                {role: str(name) for role, name in extra.items() if name},
             )
         return
     check_text_file(path, encoding)  # a folder, a missing file, a spreadsheet, binary data

@@ -173,12 +173,7 @@ def _parts_html(e):
     parts = margin_parts(e)
     if parts is None:
         return ""
-    total = sum(abs(parts[key]) for key in PART_COLOURS) or 1.0
-    bar = "".join(
-        f'<span style="width: {100 * abs(parts[key]) / total:.1f}%; background: {colour}" '
-        f'title="{key} {signed(parts[key], 4)}"></span>'
-        for key, colour in PART_COLOURS.items()
-    )
+    bar, against = _bar_html(parts)
     shares = margin_shares(parts)
     keys = "".join(
         f'<span class="x-part"><span class="x-key" style="background: {PART_COLOURS[key]}"></span>{name} '
@@ -187,11 +182,34 @@ def _parts_html(e):
     )
     versus = "its threshold" if multi_label(e) else html.escape(str(parts["versus"]))
     plain = "" if shares else " (no percentages: the parts pull against each other, so shares of this margin mislead)"
+    plain += ". Striped, after the line: what pulls against the decision" if against else ""
     return (
         f'<div class="x-bar">{bar}</div><p class="x-legend">Margin of {html.escape(str(e.label))} over {versus}: '
         f"<b>{signed(parts['margin'], 2)}</b> ={keys}{plain}</p>"
         f'<p class="x-legend">{html.escape(margin_sentence(e))}</p>'
     )
+
+
+def _bar_html(parts):
+    """The margin's parts as one bar, widths by size: those for the decision first, then those against it, striped.
+
+    Returns:
+        `(html, whether a part pulls against the decision)`.
+    """
+    total = sum(abs(parts[key]) for key in PART_COLOURS) or 1.0
+    sign = -1.0 if parts["margin"] < 0 else 1.0
+    sides = {False: [], True: []}
+    for key, colour in PART_COLOURS.items():
+        against = sign * parts[key] < 0
+        fill = f"repeating-linear-gradient(135deg, {colour} 0 3px, #fff 3px 6px)" if against else colour
+        sides[against].append(
+            f'<span class="x-{"against" if against else "for"}" style="width: {100 * abs(parts[key]) / total:.1f}%; '
+            f'background: {fill}" title="{key} {signed(parts[key], 4)}'
+            + (': pulls against the decision"' if against else '"')
+            + "></span>"
+        )
+    line = '<span class="x-line" style="flex: 0 0 2px; background: #333"></span>' if sides[True] else ""
+    return "".join(sides[False]) + line + "".join(sides[True]), bool(sides[True])
 
 
 def _attention_html(e):

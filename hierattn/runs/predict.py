@@ -28,7 +28,7 @@ from hierattn.data.text_files import iter_text_chunks
 from hierattn.decision import check_k, check_min_confidence
 from hierattn.errors import DataError
 from hierattn.runs.run import Run
-from hierattn.runs.table import PredictionTable, left_line, prediction_columns
+from hierattn.runs.table import PredictionTable, left_line, prediction_columns, wordless_line
 from hierattn.utils.atomic import atomic_open, check_new_file
 
 
@@ -38,7 +38,8 @@ def predict_text(text, run_dir=None, log=None, network=None):
     Args:
         text: A string.
         run_dir: The run directory, or a `Run` (default: the latest complete run under runs/).
-        log: Called with a line naming the run once it is loaded.
+        log: Called with a line naming the run once it is loaded, and with
+            the summary of texts without words (`score_to_csv`).
         network: `"auto"` (the default): the network reads the text only when
             the n-gram part is not sure of it; `"always"`: it reads it.
 
@@ -59,7 +60,8 @@ def predict_one(text, run_dir=None, top_k=None, log=None, network=None, min_conf
         text: A string.
         run_dir: The run directory (default: the latest complete run under runs/).
         top_k: Also rank the `top_k` most probable classes (labels).
-        log: Called with a line naming the run once it is loaded.
+        log: Called with a line naming the run once it is loaded, and with
+            the summary of texts without words (`score_to_csv`).
         network: `"auto"` or `"always"` (`Run.predictor`).
         min_confidence: A probability: a decision less sure than it is no
             answer (`hierattn.decision.Decision.answered`).
@@ -128,7 +130,8 @@ def predict_file(
         stream: Read lines from this binary stream (e.g. standard input's
             buffer) instead of `source`.
         progress: Show a progress bar.
-        log: Called with a line naming the run once it is loaded.
+        log: Called with a line naming the run once it is loaded, and with
+            the summary of texts without words (`score_to_csv`).
         top_k: Also write each text's `top_k` most probable classes
             (columns `top_1`, `p_top_1`, ...).
         network: `"auto"` or `"always"` (`Run.predictor`).
@@ -164,7 +167,7 @@ __all__ = ["predict_file", "predict_one", "predict_text"]
 def score_to_csv(classifier, chunks, output, progress=True, top_k=None, separator=None, min_confidence=None, log=None):
     """Writes one CSV row per text: row number, id and label (if a table has them), prediction, probabilities.
 
-    The columns: `row`, `id` and `label` when a table has them, `predicted`,
+    The columns: `row`, the id and label columns when a table has them (by its names for them), `predicted`,
     with `min_confidence` `confidence` (`predicted` empty where it is under
     it), one `p_<class>` per class, and with `top_k` the ranked classes `top_1,
     p_top_1, top_2, p_top_2, ...` (`min(top_k, classes)` pairs, most
@@ -187,7 +190,8 @@ def score_to_csv(classifier, chunks, output, progress=True, top_k=None, separato
         separator: What joins a multi-label model's labels (default
             `hierattn.defaults.MULTILABEL["separator"]`).
         min_confidence: A probability: a decision less sure than it is no answer.
-        log: With `min_confidence`, told in one line how many texts were left for a person.
+        log: Told in one line how many texts had no words (when some had
+            none), and with `min_confidence` how many were left for a person.
 
     Returns:
         The number of texts scored (blank ones not counted).
@@ -199,15 +203,18 @@ def score_to_csv(classifier, chunks, output, progress=True, top_k=None, separato
     first = next(chunks, None)
     chunks = itertools.chain([] if first is None else [first], chunks)
     carried = list(getattr(first, "columns", {}))  # "id", "label"
+    named = [first.names[role] for role in carried]  # as the table names them ("labels", "review_id")
     if top_k is not None:
         check_k(top_k, "top_k")
     names = [str(n) for n in classifier.label_names]
-    header = ["row", *carried, *prediction_columns(names, top_k, min_confidence is not None)]
+    header = ["row", *named, *prediction_columns(names, top_k, min_confidence is not None)]
     to_file = isinstance(output, (str, os.PathLike))
     with atomic_open(output, newline="", overwrite=False) if to_file else contextlib.nullcontext(output) as handle:
-        count, left = _score_rows(
+        count, left, rows = _score_rows(
             classifier, chunks, handle, header, (top_k, separator, min_confidence), carried, progress
         )
+    if rows > count and log:
+        log(wordless_line(rows - count, rows))
     if min_confidence is not None and log:
         log(left_line(left, count, min_confidence))
     return count
@@ -229,7 +236,7 @@ def _score_rows(classifier, chunks, handle, header, settings, carried, progress)
             bar.update(len(texts))
     if count == 0:
         raise DataError("no text to score: every text is blank or has no words")
-    return count, left
+    return count, left, rows
 
 
 def score_texts(classifier, texts, workers=None, batch_size=32):

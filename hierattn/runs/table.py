@@ -169,6 +169,16 @@ def left_line(left, count, min_confidence, unit="texts"):
     return f"{left:,} of {count:,} {unit} left for a person: their confidence is under {min_confidence:g}"
 
 
+def wordless_line(wordless, rows, unit="texts"):
+    """The summary of the rows without words: how many of `rows` got empty prediction cells, and why.
+
+    >>> wordless_line(1, 5)
+    '1 of 5 texts has no words (blank, or only markup): its prediction cells are empty'
+    """
+    has, its = ("has", "its") if wordless == 1 else ("have", "their")
+    return f"{wordless:,} of {rows:,} {unit} {has} no words (blank, or only markup): {its} prediction cells are empty"
+
+
 def _names(label):
     """A decision's answer with its names as text (a class, or a list of labels), or None."""
     if label is None:
@@ -182,4 +192,4 @@ def _objects(values):
     return array
 
 
-__all__ = ["PredictionTable", "left_line", "prediction_columns", "top_k_columns"]
+__all__ = ["PredictionTable", "left_line", "prediction_columns", "top_k_columns", "wordless_line"]

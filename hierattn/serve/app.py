@@ -6,14 +6,14 @@
     POST /v1/explain   {"text": "...", "top_k": 10}         ->  `hierattn explain --format json`'s JSON
     GET  /             a page to paste a text and see its explanation (POST / with the form)
     GET  /healthz      alive;  GET /readyz: which verbs answer (503 until predictions do)
-    GET  /v1/model     classes, backbone, the run's metrics, hierattn's version, limits
+    GET  /v1/model     classes, backbone, the run's metrics, hierattn's version, limits, the load
     GET  /openapi.json the API's OpenAPI description
 
 Every error is JSON, `{"error": "...", "status": N}`, with a 4xx status for
 anything a client sent (400 unreadable JSON, 413 a body over the limit, 415
 not JSON, 422 a body that is JSON but not a valid request, 404 and 405) and
-503 with `Retry-After` when the queue is full; a request that fails changes
-nothing. A request whose client disconnects is dropped before its texts
+503 with `Retry-After` when the queue is full (without, when the server is
+stopping); a request that fails changes nothing. A request whose client disconnects is dropped before its texts
 reach the model.
 """
 
@@ -33,7 +33,7 @@ from starlette.requests import ClientDisconnect
 from hierattn import __version__
 from hierattn.defaults import SERVE
 from hierattn.serve.batcher import Overloaded, Stopped
-from hierattn.serve.guard import Guard, problem
+from hierattn.serve.guard import Gate, Guard, problem
 from hierattn.serve.page import POLICY, page
 from hierattn.serve.requests import (
     ERRORS,
@@ -65,7 +65,7 @@ def create_app(run_dir=None, explain=True, cors_origins=(), log=None, **limits):
             Keras classifier, loaded in a worker process in the background.
         cors_origins: Origins a browser may call the API from (none by default).
         log: Called with lines for the server's log.
-        **limits: Limits and batching (`hierattn.serve.service.LIMITS`;
+        **limits: Limits and batching (`hierattn.serve.limits.LIMITS`;
             defaults in `hierattn.defaults.SERVE`), and `network` (`Service`).
 
     Example:
@@ -94,9 +94,10 @@ def create_app(run_dir=None, explain=True, cors_origins=(), log=None, **limits):
         redoc_url=None,
     )
     app.state.service = service
+    app.state.gate = Gate()  # the requests in flight, and the stop (`serve` drains it on SIGTERM)
     _routes(app, service)
     _errors(app, service.log)
-    app.add_middleware(Guard, max_body_bytes=service.limits["max_body_bytes"])
+    app.add_middleware(Guard, max_body_bytes=service.limits["max_body_bytes"], gate=app.state.gate)
     if cors_origins:  # outermost, so that every answer, the guard's 413 included, carries the CORS headers
         app.add_middleware(
             CORSMiddleware, allow_origins=list(cors_origins), allow_methods=["GET", "POST"], allow_headers=["*"]
@@ -162,8 +163,8 @@ def _routes(app, service):
 
     @app.get("/v1/model")
     async def model():
-        """The model served: its classes and backbone, the run's metrics, hierattn's version, the limits."""
-        return service.describe()
+        """The model served: its classes and backbone, the run's metrics, hierattn's version, the limits, the load."""
+        return {**service.describe(), "requests_in_flight": app.state.gate.in_flight}  # this one included
 
     for path, endpoint in (("/", form), ("/healthz", healthz), ("/readyz", readyz), ("/v1/model", model)):
         app.add_api_route(path, endpoint, methods=["HEAD"], include_in_schema=False)  # GET's headers, no body
@@ -256,7 +257,7 @@ class _JSONRoute(APIRoute):
 
 
 def _first_problem(errors):
-    """FastAPI's first validation error in one line that names the field (`texts.3: ...`), in JSON's words.
+    """FastAPI's first validation error in one line that names the field (`texts[3]: ...`), in JSON's words.
 
     FastAPI validates the parsed body as Python values, and pydantic's
     messages then name Python's types ("a valid list"); the client sent
@@ -270,7 +271,8 @@ def _first_problem(errors):
         message = in_json["msg"]
     except (KeyError, TypeError, ValueError):  # a type pydantic-core does not know: the message as it is
         message = first["msg"]
-    return f"{'.'.join(str(part) for part in loc) or 'the body'}: {message}"
+    field = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc).lstrip(".")
+    return f"{field or 'the body'}: {message}"
 
 
 def _media(request):

@@ -2,17 +2,22 @@
 
 The socket is bound before the model loads, so a port in use is one error
 line at once, and port 0 picks a free port (said in the first log line).
-On SIGTERM (or Ctrl-C) uvicorn stops accepting connections, lets the
-requests in flight finish (at most `shutdown_seconds`), stops the batching
-and the explanation worker, and `serve` returns: the program exits 0.
+Every number is checked first (`hierattn.serve.limits`). On SIGTERM (or
+Ctrl-C) the server keeps its socket open while the requests in flight
+finish (at most `shutdown_seconds`), answering every new request 503
+(`Gate.drain`): a connection that was waiting to be accepted gets an answer
+instead of a reset. Then uvicorn stops accepting connections, the batching
+and the explanation worker stop, and `serve` returns: the program exits 0.
 """
 
+import asyncio
 import signal
 import socket
 import threading
 
 from hierattn.defaults import SERVE
 from hierattn.errors import ResourceError
+from hierattn.serve.limits import checked, checked_limits
 from hierattn.utils.atomic import reason
 
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
@@ -40,9 +45,11 @@ def serve(
         access_log: Log every request (uvicorn's access log).
         shutdown_seconds: How long requests in flight may take to finish after SIGTERM.
         log: Called with the server's log lines.
-        **limits: Limits and batching (`hierattn.serve.service.LIMITS`), and `network` (`Service`).
+        **limits: Limits and batching (`hierattn.serve.limits.LIMITS`), and `network` (`Service`).
 
     Raises:
+        ArgumentError: A number out of its range, or not a finite number
+            (`hierattn.serve.limits`), before anything is listened on or loaded.
         ResourceError: The address cannot be listened on (a port in use, an unknown host).
         RunError: No such run, or a run that cannot be loaded.
     """
@@ -50,6 +57,8 @@ def serve(
 
     from hierattn.serve.app import create_app
 
+    port, shutdown_seconds = checked("port", port), checked("shutdown_seconds", shutdown_seconds)
+    checked_limits({name: value for name, value in limits.items() if name != "network"})
     sock = _listen(host, port)
     try:
         app = create_app(run_dir, explain=explain, cors_origins=cors_origins, log=log, **limits)
@@ -67,7 +76,7 @@ def serve(
             server_header=False,
         )
         with _exit_quietly_on_sigterm():
-            uvicorn.Server(config).run(sockets=[sock])
+            _draining(uvicorn.Server, app.state.gate, log)(config).run(sockets=[sock])
     finally:
         sock.close()
     log("stopped")
@@ -84,6 +93,26 @@ def _listen(host, port):
     except OSError as error:
         raise ResourceError(f"cannot listen on {host}:{port} ({reason(error)})") from None
     return sock
+
+
+def _draining(server_class, gate, log):
+    """uvicorn's `Server`, which on a stop signal first drains `gate` (`Gate.drain`), then shuts down as it does.
+
+    uvicorn's own shutdown closes the listening socket first, which resets
+    the connections still waiting in its queue; draining first answers them
+    (503), and the requests in flight finish before the socket closes.
+    """
+
+    class DrainingServer(server_class):
+        async def shutdown(self, sockets=None):
+            loop = asyncio.get_running_loop()
+            started, seconds = loop.time(), self.config.timeout_graceful_shutdown
+            log(f"stopping: {gate.in_flight} request(s) in flight finish; new requests are answered 503")
+            await gate.drain(seconds, **SERVE["drain"], give_up=lambda: self.force_exit)
+            self.config.timeout_graceful_shutdown = max(seconds - (loop.time() - started), 0.1)
+            await super().shutdown(sockets)
+
+    return DrainingServer
 
 
 class _exit_quietly_on_sigterm:

@@ -20,24 +20,13 @@ from concurrent.futures.process import BrokenProcessPool
 
 from hierattn import __version__
 from hierattn.defaults import SERVE
-from hierattn.errors import ArgumentError, RunError, first_line
+from hierattn.errors import RunError, first_line
 from hierattn.runs.directory import BUNDLE_FILE, DEFAULT_ROOT
 from hierattn.runs.run import Run
 from hierattn.runs.table import PredictionTable
 from hierattn.serve import explaining
 from hierattn.serve.batcher import Batcher, Stopped
-
-LIMITS = (
-    "max_batch",
-    "batch_wait_ms",
-    "batch_size",
-    "predict_threads",
-    "max_queue",
-    "max_explain_queue",
-    "max_body_bytes",
-    "max_texts",
-    "max_text_chars",
-)
+from hierattn.serve.limits import checked_limits
 
 
 class Unavailable(Exception):
@@ -66,11 +55,11 @@ class Service:
         log: Called with lines worth a server's log (the run, explanations ready).
         network: `"auto"`: the network reads only the texts the n-gram part
             is not sure of; `"always"`: every text (`Run.predictor`).
-        **limits: Any of `LIMITS`, defaults from `hierattn.defaults.SERVE`.
+        **limits: Any of `hierattn.serve.limits.LIMITS`, defaults from `hierattn.defaults.SERVE`.
 
     Raises:
         RunError: No such run, or a run that cannot be loaded.
-        ArgumentError: An unknown limit, or a limit below 1.
+        ArgumentError: An unknown limit, or one that is not a finite number in its range (`limits.checked`).
 
     Example:
 
@@ -89,15 +78,8 @@ class Service:
     """
 
     def __init__(self, run_dir=None, explain=True, root=DEFAULT_ROOT, log=None, network=None, **limits):
-        unknown = set(limits) - set(LIMITS)
-        if unknown:
-            raise ArgumentError(f"unknown serving limit(s): {', '.join(sorted(unknown))}")
-        self.limits = {name: limits.get(name, SERVE[name]) for name in LIMITS}
+        self.limits = checked_limits(limits)
         self.limits["predict_threads"] = self.limits["predict_threads"] or len(os.sched_getaffinity(0)) + 1
-        low = next((name for name in LIMITS if self.limits[name] < (0 if name == "batch_wait_ms" else 1)), None)
-        if low:
-            least = 0 if low == "batch_wait_ms" else 1
-            raise ArgumentError(f"{low} must be at least {least}, not {self.limits[low]}", argument=low)
         self.log = log or (lambda line: None)
         self.run = Run.open(run_dir, root)
         self.path = self.run.path

@@ -29,9 +29,19 @@ def test_a_text_shows_its_label_set_and_each_labels_probability(multilabel_run_d
     labels = bundle.predict_labels(TEXTS[1:2])[0]
     assert lines[0] == f"predicted: {', '.join(labels) or '(no label over its threshold)'}"
     probabilities = bundle.predict(TEXTS[1:2])[0]
-    assert lines[1:] == [
-        f"  {name}: {p:.4f} (threshold {t:.2f})"
-        for name, p, t in zip(bundle.label_names, probabilities, bundle.thresholds)
+    ranked = sorted(zip(bundle.label_names, probabilities, bundle.thresholds), key=lambda row: -row[1])
+    assert lines[1:] == [f"  {name}: {p:.4f} (threshold {t:.2f})" for name, p, t in ranked]  # most probable first
+
+
+def test_a_top_k_beyond_the_classes_ranks_every_class_in_the_cli_and_in_python_alike(han_run_dir):
+    bundle = runtime.load(han_run_dir / BUNDLE_FILE)
+    result = invoke("predict", TEXTS[0], "--run", han_run_dir, "--top-k", 10**9)
+    assert result.exit_code == 0, result.output
+    (ranked,) = bundle.predict_top_k(TEXTS[:1], 10**9)
+    assert len(ranked) == len(bundle.label_names)
+    assert result.stdout.splitlines()[1:] == [
+        f"top {len(ranked)} of {len(ranked)} classes:",
+        *(f"  {name}: {p:.4f}" for name, p in ranked),
     ]
 
 

@@ -23,6 +23,18 @@ def test_answer_text_of_one_prediction():  # (replaces test_prediction_text: pre
     assert answer_text(answer) == "predicted: pos\n  neg: 0.2500\n  pos: 0.7500"
 
 
+def test_a_multi_label_answer_shows_its_labels_most_probable_first_and_counts_the_rest():
+    names = [f"label{i:02d}" for i in range(20)]
+    probabilities = {name: round(0.01 * (i + 1), 2) for i, name in enumerate(names)}
+    probabilities["label03"] = 0.97
+    answer = {"labels": ["label03"], "thresholds": dict.fromkeys(names, 0.5), "probabilities": probabilities}
+    lines = answer_text(answer).splitlines()
+    assert lines[0] == "predicted: label03"
+    assert lines[1] == "  label03: 0.9700 (threshold 0.50)"  # the predicted label first, not in the model's order
+    assert [line.split(":")[0].strip() for line in lines[2:7]] == [f"label{i}" for i in (19, 18, 17, 16, 15)]
+    assert lines[7:] == ["  ... 14 more under their thresholds (--top-k 20 shows every label)"]
+
+
 METRICS = {
     "validation": {"accuracy": 0.9, "macro_f1": 0.85, "documents": 1234},
     "test": {"accuracy": 0.8, "macro_f1": 0.75, "documents": 40},

@@ -48,12 +48,40 @@ def test_an_unknown_host_is_one_error_line(han_run_dir):
     assert result.exit_code == 1 and errors(result)[0].startswith("Error: cannot listen on no-such-host.invalid:0")
 
 
-@pytest.mark.parametrize(
-    "option, value", [("--port", "70000"), ("--max-batch", "0"), ("--batch-wait-ms", "-1"), ("--max-texts", "x")]
-)
-def test_an_option_out_of_range_is_a_usage_error(option, value):
-    result = invoke("serve", option, value)
-    assert result.exit_code == 2 and option in result.output
+# Every numeric option: NaN, infinities, negatives, zero where it means nothing, absurdly large, not a number.
+OUT_OF_RANGE = [
+    ("--port", "70000"),
+    ("--port", "-1"),
+    ("--max-batch", "0"),
+    ("--max-batch", "1000000000000"),
+    ("--batch-wait-ms", "nan"),
+    ("--batch-wait-ms", "inf"),
+    ("--batch-wait-ms", "-inf"),
+    ("--batch-wait-ms", "-1"),
+    ("--batch-wait-ms", "1e9"),
+    ("--batch-size", "0"),
+    ("--batch-size", "99999999"),
+    ("--predict-threads", "0"),
+    ("--predict-threads", "1000000"),
+    ("--max-queue", "-1"),
+    ("--max-queue", "100000000000"),
+    ("--max-explain-queue", "0"),
+    ("--max-body-bytes", "0"),
+    ("--max-body-bytes", "9223372036854775807"),
+    ("--max-texts", "x"),
+    ("--max-texts", "nan"),
+    ("--max-text-chars", "0"),
+    ("--max-text-chars", "1e3"),
+]
+
+
+@pytest.mark.parametrize("option, value", OUT_OF_RANGE, ids=[" ".join(case) for case in OUT_OF_RANGE])
+def test_an_option_out_of_range_is_one_error_line_before_anything_loads(tmp_path, option, value):
+    result = invoke(
+        "serve", "--run", tmp_path / "no-run", "--port", 0, option, value
+    )  # the option's error, not the run's
+    assert result.exit_code == 2 and len(errors(result)) == 1 and option in errors(result)[0], result.output
+    assert "Traceback" not in result.output
 
 
 def test_without_the_serve_extra_it_says_what_to_install(monkeypatch):

@@ -129,6 +129,20 @@ def test_percentages_of_the_margin_only_where_they_mean_something():
     assert "no percentages" not in legend
 
 
+def test_the_margin_bar_sets_what_pulls_against_the_decision_apart_from_what_pushes_for_it():
+    page = to_html([with_parts(1.0, -0.5, 1.2)])  # the network pulls against pos; n-grams and constant push for it
+    bar = re.search(r'<div class="x-bar">(.*?)</div>', page).group(1)
+    spans = re.findall(r'<span class="x-(for|line|against)" style="([^"]*)"(?: title="([^"]*)")?', bar)
+    assert [kind for kind, _, _ in spans] == ["for", "for", "line", "against"]
+    assert "repeating-linear-gradient" in spans[3][1] and spans[3][2].endswith(": pulls against the decision")
+    assert all("repeating" not in style for kind, style, _ in spans if kind == "for")
+    assert "Striped, after the line: what pulls against the decision" in page
+    agreeing = re.search(r'<div class="x-bar">(.*?)</div>', to_html([with_parts(1.0, 0.8, 0.3)])).group(1)
+    assert "x-against" in agreeing and "x-line" in agreeing  # the constant term, -0.10, pulls against too
+    pushing = re.search(r'<div class="x-bar">(.*?)</div>', to_html([with_parts(1.0, 0.6, 0.3)])).group(1)
+    assert "x-against" not in pushing and "x-line" not in pushing
+
+
 def test_lists_leave_out_entries_that_would_show_as_zero():
     e = sample()
     e.ngrams += [NgramContribution("film", 0, 7, 11, 0.004), NgramContribution("cast", 0, 16, 20, -0.00004)]

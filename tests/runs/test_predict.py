@@ -36,7 +36,8 @@ def test_predict_file_writes_a_row_per_text(run, tmp_path):
     said = []
     assert predict_file(tmp_path / "in.txt", tmp_path / "out.csv", path, log=said.append, progress=False) == 2
     rows = list(csv.DictReader(open(tmp_path / "out.csv")))
-    assert said == [f"run: {path}"] and [r["row"] for r in rows] == ["0", "1", "2"]
+    assert said == [f"run: {path}", "1 of 3 texts has no words (blank, or only markup): its prediction cells are empty"]
+    assert [r["row"] for r in rows] == ["0", "1", "2"]
     assert [rows[0]["predicted"], rows[1]["predicted"], rows[2]["predicted"]] == [
         classifier.predict_labels([texts[0]])[0],
         "",
@@ -63,3 +64,12 @@ def test_predict_file_checks_its_output_then_its_input_before_the_run(run, tmp_p
     with pytest.raises(RunError, match="no run directory at"):
         predict_file(tmp_path / "in.txt", tmp_path / "new.csv", absent)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt", "out.csv"]
+
+
+def test_predict_file_keeps_the_tables_names_of_the_columns_it_carries(run, tmp_path):
+    path, _ = run
+    (tmp_path / "in.csv").write_text("review_id,text,labels\n7,A fine film.,pos\n8,Dull.,neg\n")
+    predict_file(tmp_path / "in.csv", tmp_path / "out.csv", path, progress=False)
+    rows = list(csv.reader(open(tmp_path / "out.csv")))
+    assert rows[0][:4] == ["row", "review_id", "labels", "predicted"]  # not renamed to id and label
+    assert [row[:3] for row in rows[1:]] == [["0", "7", "pos"], ["1", "8", "neg"]]

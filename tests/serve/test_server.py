@@ -5,7 +5,8 @@ Keras classifier loads, concurrent requests batched with no answer mixed
 up, explanations equal to `explain --format json`, a full queue answered
 503, a client that leaves dropped before its work runs, a crashed
 explanation worker started again, and SIGTERM letting requests in flight
-finish before the process exits 0.
+finish (new ones, and connections waiting to be accepted, answered 503)
+before the process exits 0.
 """
 
 import concurrent.futures
@@ -155,16 +156,94 @@ def test_a_full_queue_is_answered_503_with_retry_after(slow_server):
     assert slow_server.client.post("/v1/predict", json={"text": TEXTS[0]}).status_code == 200
 
 
+def _request(payload, cut=0):
+    """A whole `/v1/predict` request's bytes (on a connection closed after its answer), and its last `cut` bytes apart."""
+    body = json.dumps(payload).encode()
+    head = (
+        "POST /v1/predict HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nConnection: close\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    ).encode()
+    whole = head + body
+    return whole[: len(whole) - cut], whole[len(whole) - cut :]
+
+
+def _connect(server):
+    host, port = server.url.removeprefix("http://").rstrip("/").split(":")
+    return socket.create_connection((host, int(port)), timeout=30)
+
+
+def _answer(connection):
+    """The status line and the body of the answer on `connection`, read until the server closes it."""
+    answer = b""
+    with connection:
+        while chunk := connection.recv(65536):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    return head.split(b"\r\n")[0].decode(), body
+
+
+def _hold(server, text):
+    """A request sent but for the last byte of its body: in flight until `_finish` sends it."""
+    connection = _connect(server)
+    sent, rest = _request({"text": text}, cut=1)
+    connection.sendall(sent)
+    return connection, rest
+
+
+def _finish(held):
+    connection, rest = held
+    connection.sendall(rest)
+    return _answer(connection)
+
+
+def _in_flight(server):
+    return server.client.get("/v1/model").json()["requests_in_flight"] - 1  # not counting this one
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])
 def test_a_stop_signal_lets_requests_in_flight_finish_and_exits_0(han_run_dir, start_server, sig):
-    server = start_server(han_run_dir, "--batch-wait-ms", "1000")  # explanations loading: the worker ends too
-    with concurrent.futures.ThreadPoolExecutor(4) as pool:
-        in_flight = [pool.submit(server.client.post, "/v1/predict", json={"text": TEXTS[i]}) for i in range(4)]
-        server.wait_until(lambda: server.queues()["predict"]["waiting"] == 4, 30)  # in, their batch gathering
-        server.process.send_signal(sig)
-        answers = [future.result() for future in in_flight]
-    assert [answer.status_code for answer in answers] == [200] * 4
+    server = start_server(han_run_dir, "--batch-wait-ms", "200")  # explanations loading: the worker ends too
+    held = [_hold(server, TEXTS[i]) for i in range(4)]  # in flight, whatever the machine's load, until finished
+    server.wait_until(lambda: _in_flight(server) == 4, 30)
+    server.process.send_signal(sig)
+    server.wait_until(lambda: "stopping: 4 request(s) in flight" in server.log(), 30)
+    answers = [_finish(connection) for connection in held]  # their texts now go through the batching
+    assert [status for status, _ in answers] == ["HTTP/1.1 200 OK"] * 4, answers
+    assert [json.loads(body)["predictions"][0]["label"] for _, body in answers] == ["neg", "pos", "neg", "pos"]
     assert server.stop() == 0
     assert server.lines[-1] == "stopped" and "Traceback" not in server.log()
     with pytest.raises(httpx.ConnectError):
         httpx.get(server.url + "healthz", timeout=5)
+
+
+def test_while_stopping_new_requests_are_answered_503_until_those_in_flight_finish(han_run_dir, start_server):
+    server = start_server(han_run_dir, "--no-explain")
+    held = _hold(server, TEXTS[1])
+    server.wait_until(lambda: _in_flight(server) == 1, 30)
+    server.process.send_signal(signal.SIGTERM)
+    server.wait_until(lambda: "stopping: 1 request(s) in flight" in server.log(), 30)
+    for _ in range(8):  # each on a new connection: answered, not reset or refused, while one request is in flight
+        connection = _connect(server)
+        connection.sendall(b"".join(_request({"text": TEXTS[0]})))
+        status, body = _answer(connection)
+        assert status == "HTTP/1.1 503 Service Unavailable", (status, body)
+        assert json.loads(body) == {"error": "the server is stopping: it takes no new requests", "status": 503}
+    status, body = _finish(held)
+    assert status == "HTTP/1.1 200 OK" and json.loads(body)["predictions"][0]["label"] == "pos"
+    assert server.stop() == 0 and server.lines[-1] == "stopped" and "Traceback" not in server.log()
+
+
+def test_connections_waiting_to_be_accepted_at_a_stop_signal_are_answered_not_reset(han_run_dir, start_server):
+    server = start_server(han_run_dir, "--no-explain")
+    server.process.send_signal(signal.SIGSTOP)  # the process sleeps: connections queue, unaccepted, in its backlog
+    try:
+        waiting = [_connect(server) for _ in range(8)]
+        for connection in waiting:
+            connection.sendall(b"".join(_request({"text": TEXTS[2]})))
+        server.process.send_signal(signal.SIGTERM)  # pending until it wakes
+    finally:
+        server.process.send_signal(signal.SIGCONT)
+    answers = [_answer(connection) for connection in waiting]  # a reset would raise ConnectionResetError here
+    assert {status for status, _ in answers} <= {"HTTP/1.1 200 OK", "HTTP/1.1 503 Service Unavailable"}, answers
+    assert all(json.loads(body) for _, body in answers)
+    assert server.stop() == 0 and "Traceback" not in server.log()
