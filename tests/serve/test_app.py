@@ -30,6 +30,16 @@ def test_predictions_are_the_runtimes_in_input_order(client, han_run_dir):
     assert list(predictions[0]["probabilities"]) == predictor.label_names
 
 
+def test_a_top_k_beyond_the_classes_ranks_every_class_as_python_does(client, han_run_dir):
+    predictor = runtime.load(han_run_dir / BUNDLE_FILE)
+    (ranked,) = predictor.predict_top_k(TEXTS[:1], 10**9)  # the CLI's too: tests/cli/test_predict_top_k_command.py
+    answer = client.post("/v1/predict", json={"text": TEXTS[0], "top_k": 10**9})
+    assert answer.status_code == 200, answer.text
+    got = [(r["label"], r["probability"]) for r in answer.json()["predictions"][0]["top_k"]]
+    assert [name for name, _ in got] == [name for name, _ in ranked] and len(got) == len(predictor.label_names)
+    np.testing.assert_allclose([p for _, p in got], [p for _, p in ranked], atol=1e-6)
+
+
 def test_one_text_is_a_list_of_one(client):
     one = client.post("/v1/predict", json={"text": TEXTS[1]}).json()
     many = client.post("/v1/predict", json={"texts": TEXTS[1:2]}).json()
