@@ -14,9 +14,11 @@ instead, one at each tenth of the work and at least every 30 s
 (`PROGRESS`), and the last when the work ends.
 """
 
+import contextlib
 import functools
 import importlib.util
 import sys
+import threading
 import time
 
 from hierattn.defaults import PROGRESS
@@ -49,6 +51,37 @@ def tqdm(*args, **kwargs):
     if len(args) < 5 and not _is_terminal(kwargs.get("file") or sys.stderr):
         return _log_bar()(*args, **kwargs)
     return bar(*args, **kwargs)
+
+
+@contextlib.contextmanager
+def busy(desc, disable=False):
+    """A step that reports nothing itself, shown as it runs: `desc` and its time so far, redrawn every second.
+
+    In a file (`tqdm`'s lines), a line when it starts, every 30 s, and when
+    it ends: a long step is never silent.
+
+    Example:
+
+    >>> with busy("fitting the baseline", disable=True):
+    ...     pass
+    """
+    bar = tqdm(desc=desc, bar_format="{desc}: {elapsed}", disable=disable)
+    stop = threading.Event()
+
+    def tick():
+        while not stop.wait(1.0):
+            bar.refresh()
+
+    ticker = threading.Thread(target=tick, daemon=True, name="hierattn-busy")
+    if not disable:
+        ticker.start()
+    try:
+        yield bar
+    finally:
+        stop.set()
+        if ticker.is_alive():
+            ticker.join()
+        bar.close()
 
 
 def _is_terminal(stream):
@@ -124,6 +157,9 @@ class _NoBar:
         pass
 
     def set_postfix(self, *args, **kwargs):
+        pass
+
+    def refresh(self):
         pass
 
 

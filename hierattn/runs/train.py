@@ -17,6 +17,7 @@ import time
 
 import keras
 
+from hierattn.data.progress import busy
 from hierattn.decision import Decision
 from hierattn.distribute import is_chief, make_strategy
 from hierattn.errors import HierattnError, ResourceError
@@ -193,9 +194,10 @@ def _train_owned(data, split, config, context, bundle=True):
     if not context.chief:
         return Run(context.output, classifier, record, metrics)
     _evaluate(classifier, data, split, config, context, metrics, x_val)
-    with atomic_path(context.output / "model.keras") as partial:
-        save_without_optimizer(classifier, partial)
-    written = {"bundle": write_bundle(classifier, context.output, context.log)} if bundle else {}
+    with busy("saving model.keras" + (" and model.onnx" if bundle else ""), disable=not context.verbose):
+        with atomic_path(context.output / "model.keras") as partial:
+            save_without_optimizer(classifier, partial)
+        written = {"bundle": write_bundle(classifier, context.output, context.log)} if bundle else {}
     save_json(context.output / "metrics.json", METRICS_FORMAT, metrics, indent=2)
     if "test" in metrics and "calibration" in metrics:  # the test split's page: the pictures of its calibration
         tested = dict(metrics["test"], calibration=metrics["calibration"]["test"])
@@ -230,7 +232,8 @@ def _evaluate(classifier, data, split, config, context, metrics, x_val):
         evaluate = {"validation": (split.val_texts, split.val_labels)}
         if "test" in metrics:
             evaluate["test"] = (test.texts, test.labels)
-        metrics["baseline"] = run_baseline(split.fit_texts, split.fit_labels, names, evaluate)
+        with busy(f"{NAME} baseline", disable=not context.verbose):
+            metrics["baseline"] = run_baseline(split.fit_texts, split.fit_labels, names, evaluate)
 
 
 def _parts(classifier, evaluate):

@@ -1,8 +1,9 @@
 """Tests for `hierattn.data.progress`: bars on a terminal, whole lines in a file."""
 
 import io
+import time
 
-from hierattn.data.progress import tqdm
+from hierattn.data.progress import busy, tqdm
 
 
 class Terminal(io.StringIO):
@@ -43,3 +44,16 @@ def test_a_disabled_bar_writes_nothing():
     with tqdm(total=10, file=log, disable=True) as bar:
         bar.update(10)
     assert log.getvalue() == ""
+
+
+def test_a_busy_step_is_redrawn_each_second_on_a_terminal_and_a_line_at_its_ends_in_a_file(monkeypatch):
+    screen = Terminal()
+    monkeypatch.setattr("sys.stderr", screen)
+    with busy("fitting the baseline"):
+        time.sleep(2.3)
+    assert screen.getvalue().count("fitting the baseline: 00:0") >= 3  # shown at 0, 1 and 2 s (and at the end)
+    log = io.StringIO()
+    monkeypatch.setattr("sys.stderr", log)
+    with busy("fitting the baseline"):
+        time.sleep(1.2)
+    assert log.getvalue().splitlines() == ["fitting the baseline: 00:00", "fitting the baseline: 00:01"]
