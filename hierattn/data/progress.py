@@ -65,15 +65,27 @@ def busy(desc, disable=False):
     >>> with busy("fitting the baseline", disable=True):
     ...     pass
     """
-    bar = tqdm(desc=desc, bar_format="{desc}: {elapsed}", disable=disable)
+    with ticking(tqdm(desc=desc, bar_format="{desc}: {elapsed}", disable=disable)) as bar:
+        yield bar
+
+
+@contextlib.contextmanager
+def ticking(bar):
+    """`bar` redrawn every second until the block ends, then closed: its time moves while a long unit of work runs.
+
+    Example:
+
+    >>> with ticking(tqdm(total=5, desc="word2vec", unit="epoch", disable=True)) as bar:
+    ...     bar.update(5)
+    """
     stop = threading.Event()
 
     def tick():
         while not stop.wait(1.0):
             bar.refresh()
 
-    ticker = threading.Thread(target=tick, daemon=True, name="hierattn-busy")
-    if not disable:
+    ticker = threading.Thread(target=tick, daemon=True, name="hierattn-progress")
+    if not getattr(bar, "disable", True):
         ticker.start()
     try:
         yield bar

@@ -12,7 +12,7 @@ import codecs
 import numpy as np
 
 from hierattn.data.encoding import tokenize_corpus
-from hierattn.data.progress import tqdm
+from hierattn.data.progress import ticking, tqdm
 from hierattn.errors import DataError
 
 
@@ -47,7 +47,7 @@ def train_word2vec(sentences, dim=200, epochs=5, window=5, min_count=2, sg=0, wo
         def on_epoch_end(self, model):
             self.bar.update(1)
 
-    with tqdm(total=epochs, desc="word2vec", unit="epoch", disable=not progress) as bar:
+    with ticking(tqdm(total=epochs, desc="word2vec", unit="epoch", disable=not progress)) as bar:  # 40 s an epoch
         model = Word2Vec(
             sentences=sentences,
             vector_size=dim,

@@ -3,7 +3,7 @@
 import io
 import time
 
-from hierattn.data.progress import busy, tqdm
+from hierattn.data.progress import busy, ticking, tqdm
 
 
 class Terminal(io.StringIO):
@@ -57,3 +57,11 @@ def test_a_busy_step_is_redrawn_each_second_on_a_terminal_and_a_line_at_its_ends
     with busy("fitting the baseline"):
         time.sleep(1.2)
     assert log.getvalue().splitlines() == ["fitting the baseline: 00:00", "fitting the baseline: 00:01"]
+
+
+def test_a_ticking_bar_moves_between_its_updates_on_a_terminal():
+    screen = Terminal()
+    with ticking(tqdm(total=2, desc="word2vec", unit="epoch", file=screen)) as bar:
+        time.sleep(2.3)  # one long epoch: the time still moves
+        bar.update(2)
+    assert screen.getvalue().count("0/2 [00:0") >= 3
