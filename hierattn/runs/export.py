@@ -12,7 +12,7 @@ import time
 
 from hierattn.errors import first_line
 from hierattn.runs.directory import BUNDLE_FILE, write_status
-from hierattn.runs.run import load_run
+from hierattn.runs.run import bundle_digest, load_run
 from hierattn.utils.atomic import check_new_file
 
 
@@ -54,7 +54,7 @@ def write_bundle(classifier, folder, log=print):
     so a classifier the exporter cannot convert does not fail the run.
 
     Returns:
-        What run.json records: `{"file", "bytes", "seconds"}`, or `{"error"}`.
+        What run.json records: `{"file", "bytes", "sha256", "seconds"}`, or `{"error"}`.
     """
     started = time.perf_counter()
     path = os.path.join(folder, BUNDLE_FILE)
@@ -70,5 +70,6 @@ def write_bundle(classifier, folder, log=print):
 
 
 def _record(path, started):
-    """What run.json records of a bundle written: its file, size and export seconds."""
-    return {"file": BUNDLE_FILE, "bytes": os.path.getsize(path), "seconds": round(time.perf_counter() - started, 1)}
+    """What run.json records of a bundle written: its file, size, sha256 (`Run.predictor` checks it) and export seconds."""
+    seconds = round(time.perf_counter() - started, 1)
+    return {"file": BUNDLE_FILE, "bytes": os.path.getsize(path), "sha256": bundle_digest(path), "seconds": seconds}

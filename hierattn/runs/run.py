@@ -12,6 +12,7 @@ settings of another.
     model.predict_labels(["A superb film."])
 """
 
+import hashlib
 import pathlib
 
 from hierattn.defaults import CASCADE, MULTILABEL
@@ -147,8 +148,9 @@ class Run:
             threads: Threads onnxruntime computes each call with (default:
                 `hierattn.runtime.load`'s).
             log: Told why a bundle that is there is not used (it cannot be
-                loaded, or is a multi-label run's exported before bundles
-                said so): the Keras classifier predicts instead.
+                loaded, its metadata is damaged, it is not the file this run
+                wrote, by run.json's sha256, or is a multi-label run's exported
+                before bundles said so): the Keras classifier predicts instead.
             network: `"auto"` or `"always"`: the predictor's `network`
                 setting (None: as it is, `"auto"` when loaded).
 
@@ -174,8 +176,9 @@ class Run:
             return None
         from hierattn.runtime import load
 
-        try:
+        try:  # a file that cannot load says so first; one that loads must be the one this run wrote
             predictor = load(self.bundle, threads=threads, network=network or CASCADE["network"])
+            self.refuse_foreign_bundle()
             self.refuse_stale_bundle(predictor)
         except DataError as error:
             if log:
@@ -183,19 +186,40 @@ class Run:
             return None
         return predictor
 
-    def refuse_stale_bundle(self, predictor):
-        """Refuses (`DataError`) a multi-label run's bundle that does not say so: exported before bundles held thresholds.
+    def refuse_foreign_bundle(self):
+        """Refuses (`DataError`) a bundle that is not the one this run wrote: its sha256 is not run.json's record.
 
-        A damaged config.json does not refuse it: the bundle's own metadata decides then.
+        A run that recorded no bundle written (`{"error"}`) has none of its own; one written before bundles
+        were recorded with their sha256 keeps its bundle (`refuse_stale_bundle` still compares it).
         """
-        if predictor.multi_label:
-            return
         try:
-            multi_label = self.config.get("classifier", {}).get("multi_label", False)
+            record = self.status.get("bundle")
+        except RunError:  # a damaged run.json: the bundle's own checks decide
+            return
+        record = record if isinstance(record, dict) else {}
+        if "sha256" not in record and "error" in record:
+            raise DataError(f"{self.bundle} is not this run's: its run.json says no bundle was written")
+        if "sha256" in record and bundle_digest(self.bundle) != record["sha256"]:
+            raise DataError(f"{self.bundle} is not the bundle this run wrote (its sha256 is not run.json's record)")
+
+    def refuse_stale_bundle(self, predictor):
+        """Refuses (`DataError`) a bundle of other labels than config.json's, or single-label for a multi-label run.
+
+        A multi-label run's bundle exported before bundles held thresholds is
+        refused so. A damaged config.json does not refuse it: the bundle's own
+        metadata decides then.
+        """
+        try:
+            settings = self.config.get("classifier", {})
         except RunError:
             return
-        if multi_label:
+        multi_label, names = bool(settings.get("multi_label", False)), settings.get("label_names")
+        if multi_label and not predictor.multi_label:
             raise DataError(f"{predictor.path} is a multi-label run's bundle without its thresholds (export it again)")
+        if multi_label != predictor.multi_label or (
+            isinstance(names, list) and [str(name) for name in names] != predictor.label_names
+        ):
+            raise DataError(f"{predictor.path} is not this run's: its labels are not those of config.json")
 
     def load(self):
         """Reads the settings and the metrics and loads the classifier now (a damaged run is refused here); `self`."""
@@ -229,6 +253,12 @@ def load_run(run_dir=None, root=DEFAULT_ROOT, log=None):
     if log:
         log(run.line)
     return run
+
+
+def bundle_digest(file):
+    """The sha256 of a bundle file, in hex: what run.json records of the bundle a run wrote."""
+    with open(file, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def _read_part(file, read):

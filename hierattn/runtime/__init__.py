@@ -14,6 +14,10 @@ package loads neither TensorFlow nor Keras, so it runs where only
     predictor.predict_labels(["A superb film."])  # class names (a multi-label bundle: a list of labels per text)
     predictor.predict_top_k(["A superb film."], 2)  # the 2 most probable classes of each text, with probabilities
 
+`load` checks the bundle before it answers (`hierattn.runtime.checks`): a
+bundle whose metadata was edited, or does not agree with its graph, is a
+`DataError` at load, not a wrong answer at the first prediction.
+
 A `Predictor` and a Keras `TextClassifier` are both `TextPredictor`s: the
 same names for the same things, so the application takes either.
 """

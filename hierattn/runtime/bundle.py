@@ -59,6 +59,12 @@ cuts documents to the length limits, and feeds int32 arrays:
 `(batch, sequence_length)` (flat), and `ngram_ids` `(batch, tokens)`, every
 token of each text up to `ngram_length`. Any axis but the batch may be
 shorter (padding trimmed), none may be empty.
+
+`hierattn.runtime.load` believes none of it unchecked: each value's type
+and range, and its agreement with the graph (one output column per label,
+an embedding of exactly the vocabulary's ids, a softmax or not as
+`multi_label` says), are checked when the bundle loads
+(`hierattn.runtime.checks`).
 """
 
 import json

@@ -16,7 +16,8 @@ from hierattn.defaults import CASCADE
 from hierattn.errors import ArgumentError, DataError, first_line
 from hierattn.ngrams import twin
 from hierattn.runtime.bundle import read_metadata
-from hierattn.runtime.threads import Inline, cores
+from hierattn.runtime.checks import as_texts, check_graph, check_metadata
+from hierattn.runtime.threads import Inline, check_threads, cores
 
 # Texts per chunk of `Predictor.predict_texts`: one is tokenized while the network computes the one before.
 PIPELINE_TEXTS = 1000
@@ -27,7 +28,8 @@ def load(path, threads=None, network=CASCADE["network"]):
 
     Args:
         path: The bundle's `.onnx` file.
-        threads: Threads onnxruntime computes with. Default: one per core;
+        threads: Threads onnxruntime computes with, a whole number from 1 to
+            256 (or 4 per core, where that is more). Default: one per core;
             with `network="auto"`, one per core but one, which tokenizes
             and scores the next texts meanwhile (`Predictor.predict_texts`).
         network: `"auto"`: the network reads only the documents the n-gram
@@ -38,15 +40,19 @@ def load(path, threads=None, network=CASCADE["network"]):
         A `Predictor`.
 
     Raises:
-        DataError: No such file, or not a hierattn bundle onnxruntime can load.
+        ArgumentError: `threads` or `network` is not one of their values.
+        DataError: No such file, not a hierattn bundle onnxruntime can load,
+            or one whose metadata is damaged or does not agree with its graph
+            (`hierattn.runtime.checks`): checked here, not at the first prediction.
     """
+    check_network(network)
+    threads = check_threads(threads)
     import onnxruntime  # here, so that `import hierattn.runtime` costs nothing until a bundle is loaded
 
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise DataError(f"no bundle at {path}")
     options = onnxruntime.SessionOptions()
-    check_network(network)
     options.intra_op_num_threads = threads or max(1, cores() - (network == "auto"))
     options.log_severity_level = 3  # errors only: onnxruntime's warnings are about its own graph rewrites
     try:
@@ -55,6 +61,7 @@ def load(path, threads=None, network=CASCADE["network"]):
         first = first_line(error)
         raise DataError(f"{path} is not an ONNX model onnxruntime can load ({first})") from None
     metadata = read_metadata(session.get_modelmeta().custom_metadata_map, path)
+    check_metadata(metadata, path)
     try:
         predictor = Predictor(session, metadata, path)
         [predictor._cascade_of(setting) for setting in CASCADE["networks"]]  # a damaged cascade refuses it now
@@ -64,10 +71,11 @@ def load(path, threads=None, network=CASCADE["network"]):
     outputs = {o.name for o in session.get_outputs()}
     tables = set(metadata.get("ngram_part", {}).get("tables", []))
     if (
-        not set(predictor._inputs.values()) <= names
+        set(predictor._inputs.values()) != names
         or not {metadata["output"], predictor._ngram_output} | tables <= outputs
     ):
         raise DataError(f"{path}: its hierattn metadata names inputs or an output its graph does not have")
+    check_graph(session, metadata, path)
     predictor.network = network
     return predictor
 
@@ -189,7 +197,7 @@ class Predictor:
         core); `workers=1` keeps the work in this process (as inside an
         engine's worker, which must not fork).
         """
-        texts = _as_texts(texts)
+        texts = as_texts(texts)
         if self._ngram_length is None:
             return {"token_ids": self.encoder.encode(texts, mode=self._mode, workers=workers, progress=progress)}
         ids, whole = self.encoder.encode(
@@ -230,7 +238,7 @@ class Predictor:
             wordless: NaN rows for the texts without words; with False, what
                 the model says of them (of padding), as `predict` gives.
         """
-        texts = _as_texts(texts)
+        texts = as_texts(texts)
         if not texts:
             return np.zeros((0, len(self.label_names)), np.float32)
         spread = workers is not None and workers > 1  # every text tokenized first, in processes: one chunk
@@ -355,15 +363,3 @@ class Predictor:
 
     def __repr__(self):
         return f"<Predictor {self.metadata.get('architecture', '?')} {self.label_names} from {self.path}>"
-
-
-def _as_texts(texts):
-    """A list of strings from a list, tuple, array or Series of them; a single string is refused."""
-    if isinstance(texts, (str, bytes)):
-        raise DataError("give a list of texts, not a single string (e.g. [text])")
-    texts = texts.tolist() if isinstance(texts, np.ndarray) or type(texts).__name__ == "Series" else list(texts)
-    texts = [text.decode("utf-8") if isinstance(text, bytes) else text for text in texts]
-    bad = next((text for text in texts if not isinstance(text, str)), None)
-    if bad is not None:
-        raise DataError(f"texts must be strings; got {type(bad).__name__}")
-    return texts

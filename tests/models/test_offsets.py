@@ -14,9 +14,9 @@ from hierattn.decision import Decision
 from hierattn.errors import ArgumentError
 from hierattn.models.offsets import choose_offsets, macro_f1
 from hierattn.runs.config import TrainConfig, read_settings
-from hierattn.runs.directory import BUNDLE_FILE
+from hierattn.runs.directory import BUNDLE_FILE, read_status, write_status
 from hierattn.runs.predict import predict_file
-from hierattn.runs.run import load_run
+from hierattn.runs.run import bundle_digest, load_run
 from hierattn.serve import create_app
 
 from conftest import make_reviews, make_run, rewrite_bundle_metadata
@@ -93,6 +93,8 @@ def test_offsets_are_applied_the_same_in_every_path(han_run, han_run_dir, tmp_pa
     run = tmp_path / "run"
     shutil.copytree(han_run_dir, run)
     rewrite_bundle_metadata(han_run_dir / BUNDLE_FILE, run / BUNDLE_FILE, lambda m: m.update(offsets=offsets))
+    digest = bundle_digest(run / BUNDLE_FILE)  # recorded as the run's own bundle (run.json's sha256)
+    write_status(run, bundle={**read_status(run)["bundle"], "sha256": digest})
     han_run.offsets = offsets
     try:
         assert han_run.predict_labels(TEXTS) == expected

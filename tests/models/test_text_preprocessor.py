@@ -47,6 +47,6 @@ def test_bad_arguments_and_inputs():
     assert TextPreprocessor(max_vocab=None).max_vocab is None  # no cap
     with pytest.raises(DataError, match="not a single string"):
         as_texts("a text")
-    with pytest.raises(DataError, match="text 2 is a int"):
+    with pytest.raises(DataError, match=r"text 2 is 3 \(int\)"):
         as_texts(["a text", 3])
     assert TextPreprocessor().has_words("a film") and not TextPreprocessor().has_words("<br /> ")

@@ -1,5 +1,6 @@
 """`hierattn.runs.export`: a run's bundle written when training ends, exported again, and loaded to predict."""
 
+import hashlib
 import json
 import shutil
 
@@ -11,7 +12,7 @@ from hierattn.errors import ArgumentError
 from hierattn.runs.export import export_run
 from hierattn.runs.predict import load_predictor, predict_file, predict_text
 
-from conftest import make_run
+from conftest import invoke_cli, make_run, rewrite_bundle_metadata
 
 pytestmark = pytest.mark.slow
 
@@ -21,6 +22,7 @@ def test_training_writes_the_bundle_and_records_it(han_run_dir, han_run):
     bundle = status["bundle"]
     assert bundle["file"] == "model.onnx" and bundle["bytes"] == (han_run_dir / "model.onnx").stat().st_size
     assert bundle["seconds"] > 0
+    assert bundle["sha256"] == hashlib.sha256((han_run_dir / "model.onnx").read_bytes()).hexdigest()
     texts = ["The film was wonderful.", "I found the acting dreadful!"]
     np.testing.assert_allclose(
         runtime.load(han_run_dir / "model.onnx").predict(texts), han_run.predict(texts, verbose=0), atol=1e-5
@@ -88,3 +90,67 @@ def test_a_bundle_with_damaged_metadata_is_refused_and_predict_falls_back(han_ru
     said = []
     assert type(load_predictor(run, log=said.append)).__name__ == "TextClassifier"
     assert "predicting with model.keras" in said[0]
+
+
+def _predicted(run, text="The film was wonderful."):
+    """`hierattn predict TEXT --run RUN`'s output, which must succeed."""
+    result = invoke_cli("predict", text, "--run", run)
+    assert result.exit_code == 0 and "Traceback" not in result.output, result.output
+    return result.output
+
+
+def test_another_runs_bundle_is_set_aside_and_model_keras_predicts(han_run_dir, multilabel_run_dir, tmp_path):
+    """A multi-label run's model.onnx put in place of a single-label run's: not its sha256, so model.keras answers."""
+    run = shutil.copytree(han_run_dir, tmp_path / "run")
+    shutil.copyfile(multilabel_run_dir / "model.onnx", run / "model.onnx")
+    keras_only = shutil.copytree(han_run_dir, tmp_path / "keras-only")
+    (keras_only / "model.onnx").unlink()
+    output = _predicted(run)
+    said, answer = output.split("\n", 1)
+    assert said == (
+        f"{run / 'model.onnx'} is not the bundle this run wrote (its sha256 is not run.json's record): "
+        "predicting with model.keras"
+    )
+    assert answer == _predicted(keras_only).replace(str(keras_only), str(run))
+
+
+def test_a_run_without_a_recorded_sha256_keeps_its_bundle_unless_its_labels_differ(
+    han_run_dir, multilabel_run_dir, tmp_path
+):
+    """Runs written before bundles were recorded with their sha256: their own bundle predicts, another run's not."""
+    run = shutil.copytree(han_run_dir, tmp_path / "run")
+    status = json.loads((run / "run.json").read_text())
+    del status["bundle"]["sha256"]
+    (run / "run.json").write_text(json.dumps(status))
+    assert isinstance(load_predictor(run), runtime.Predictor)
+    shutil.copyfile(multilabel_run_dir / "model.onnx", run / "model.onnx")
+    said = []
+    assert type(load_predictor(run, log=said.append)).__name__ == "TextClassifier"
+    assert said[0] == (
+        f"{run / 'model.onnx'} is not this run's: its labels are not those of config.json: predicting with model.keras"
+    )
+
+
+def test_a_bundle_in_a_run_that_wrote_none_is_set_aside(han_run_dir, tmp_path):
+    run = shutil.copytree(han_run_dir, tmp_path / "run")
+    status = json.loads((run / "run.json").read_text())
+    status["bundle"] = {"error": "the classifier could not be converted to ONNX"}
+    (run / "run.json").write_text(json.dumps(status))
+    said = []
+    assert type(load_predictor(run, log=said.append)).__name__ == "TextClassifier"
+    assert "its run.json says no bundle was written: predicting with model.keras" in said[0]
+
+
+def test_an_edited_bundle_in_a_run_gives_one_line_and_model_keras_answers(han_run_dir, tmp_path):
+    """Through the CLI: a run without a recorded sha256, its bundle refused at load by its metadata; no traceback."""
+
+    run = shutil.copytree(han_run_dir, tmp_path / "run")
+    rewrite_bundle_metadata(han_run_dir / "model.onnx", run / "model.onnx", lambda m: m.update(label_names=["a", "a"]))
+    status = json.loads((run / "run.json").read_text())
+    del status["bundle"]["sha256"]  # only the metadata's check can tell
+    (run / "run.json").write_text(json.dumps(status))
+    output = _predicted(run)
+    assert output.splitlines()[0] == (
+        f"{run / 'model.onnx'}: its hierattn metadata is damaged (label_names: 'a' appears twice): "
+        "predicting with model.keras"
+    )

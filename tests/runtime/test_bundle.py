@@ -1,11 +1,19 @@
-"""The bundle's metadata (`hierattn.runtime.bundle`): read back, and refused when it is not what this version reads."""
+"""The bundle's metadata (`hierattn.runtime.bundle`): read back, and refused when it is not what this version reads.
+
+A real bundle whose metadata was edited is refused by `hierattn.runtime.load` in one line, before any prediction:
+its types and ranges, and its agreement with its graph (`hierattn.runtime.checks`).
+"""
 
 import json
 
 import pytest
 
-from hierattn.errors import DataError
+from hierattn import runtime
+from hierattn.errors import ArgumentError, DataError
+from hierattn.runs.directory import BUNDLE_FILE
 from hierattn.runtime.bundle import FORMAT, METADATA_KEY, read_metadata
+
+from conftest import rewrite_bundle_metadata
 
 GOOD = {
     "format": FORMAT,
@@ -33,3 +41,117 @@ def test_read_metadata_gives_the_json_back():
 def test_read_metadata_refuses_other_files(props, message):
     with pytest.raises(DataError, match=message):
         read_metadata(props, "m.onnx")
+
+
+# A real bundle edited: `load` refuses it in one line, before any prediction (issue #54). ---------------------------
+
+
+def _tokens(metadata, change):
+    metadata["vocabulary"]["tokens"] = change(metadata["vocabulary"]["tokens"])
+
+
+def _with_ngram_part(change, **settings):
+    """`change`, and the n-gram part's settings made to agree with it: only the graph can tell then."""
+
+    def both(metadata):
+        change(metadata)
+        ids = len(metadata["vocabulary"]["tokens"]) + 2
+        metadata["ngram_part"].update(vocabulary_size=ids, num_classes=len(metadata["label_names"]), **settings)
+
+    return both
+
+
+SINGLE_LABEL_EDITS = {
+    "label names duplicated": (lambda m: m.update(label_names=["pos", "pos"]), "label_names: 'pos' appears twice"),
+    "vocabulary shortened": (lambda m: _tokens(m, lambda t: t[:-3]), "the n-gram part reads 28 ids, the vocabulary 25"),
+    "vocabulary shortened, the n-gram part too": (
+        _with_ngram_part(lambda m: _tokens(m, lambda t: t[:-3])),
+        "its graph's embedding holds more than its vocabulary's 25 ids",
+    ),
+    "vocabulary entries made integers": (
+        lambda m: _tokens(m, lambda t: list(range(len(t)))),
+        "vocabulary tokens must be a list of strings",
+    ),
+    "a single-label bundle claiming multi_label": (
+        lambda m: m.update(multi_label=True, thresholds=[0.5, 0.5]),
+        r"it says multi_label, but its graph is a single-label classifier's \(a softmax\)",
+    ),
+    "3 label names for a 2-class graph": (
+        _with_ngram_part(lambda m: m.update(label_names=["neg", "pos", "meh"])),
+        "its graph's output Identity:0 has 2 columns for its 3 label names",
+    ),
+    "vocabulary longer than the embedding": (
+        _with_ngram_part(lambda m: _tokens(m, lambda t: t + ["zzyzx", "qwv"])),
+        r"its graph cannot read its vocabulary's ids \(28 words: ids 0 to 29\): .*out of data bounds",
+    ),
+    "max_sentences negative": (
+        lambda m: m["preprocessor"].update(max_sentences=-1),
+        "max_sentences must be a whole number of at least 1, not -1",
+    ),
+    "max_sentences a string": (
+        lambda m: m["preprocessor"].update(max_sentences="3"),
+        "max_sentences must be a whole number of at least 1, not '3'",
+    ),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("edit", list(SINGLE_LABEL_EDITS))
+def test_an_edited_bundle_is_refused_at_load(edit, han_run_dir, tmp_path):
+    change, message = SINGLE_LABEL_EDITS[edit]
+    target = tmp_path / "model.onnx"
+    rewrite_bundle_metadata(han_run_dir / BUNDLE_FILE, target, change)
+    with pytest.raises(DataError, match=f"^{target}: .*{message}") as refused:
+        runtime.load(target)
+    assert "\n" not in str(refused.value)
+    rewrite_bundle_metadata(han_run_dir / BUNDLE_FILE, target, lambda m: None)  # the same bundle, unedited, loads
+    assert runtime.load(target).label_names == ["neg", "pos"]
+
+
+def _two_of_three_labels(metadata):
+    metadata.update(label_names=["food", "money"], thresholds=[0.5, 0.5])
+    metadata["ngram_part"].update(num_classes=2)
+    metadata["cascade"].update(temperature=None, temperature_always=None)  # one per label: two would not fit
+
+
+def _unsaid(metadata):
+    """A multi-label classifier's graph whose bundle says nothing of it: independent probabilities, no thresholds."""
+    del metadata["multi_label"], metadata["thresholds"]
+    metadata["cascade"].update(temperature=None, temperature_always=None)
+
+
+MULTI_LABEL_EDITS = {
+    "thresholds NaN": (
+        lambda m: m.update(thresholds=[float("nan")] * 3),
+        r"thresholds must be 3 numbers between 0 and 1.*nan",
+    ),
+    "a threshold over 1": (lambda m: m.update(thresholds=[0.5, 0.5, 1.5]), "thresholds must be 3 numbers between 0"),
+    "2 label names for a 3-label graph": (
+        _two_of_three_labels,
+        "its graph's output Identity:0 has 3 columns for its 2 label names",
+    ),
+    "multi_label and thresholds removed": (
+        _unsaid,
+        r"its graph is a multi-label classifier's \(its rows do not sum to 1\), but it is a bundle without its thresholds",
+    ),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("edit", list(MULTI_LABEL_EDITS))
+def test_an_edited_multi_label_bundle_is_refused_at_load(edit, multilabel_run_dir, tmp_path):
+    change, message = MULTI_LABEL_EDITS[edit]
+    target = tmp_path / "model.onnx"
+    rewrite_bundle_metadata(multilabel_run_dir / BUNDLE_FILE, target, change)
+    with pytest.raises(DataError, match=f"^{target}: .*{message}"):
+        runtime.load(target)
+
+
+@pytest.mark.slow
+def test_threads_are_checked_at_load_before_the_bundle(han_run_dir):
+    for threads in (-1, 0, 100000, 1.5, "2", True):
+        with pytest.raises(ArgumentError, match=f"^threads must be a whole number from 1 to \\d+, not {threads!r}"):
+            runtime.load(han_run_dir / BUNDLE_FILE, threads=threads)
+    with pytest.raises(ArgumentError, match="threads"):  # before looking for the file or starting onnxruntime
+        runtime.load("no/such/model.onnx", threads=0)
+    assert runtime.load(han_run_dir / BUNDLE_FILE, threads=1).label_names == ["neg", "pos"]

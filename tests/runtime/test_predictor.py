@@ -195,13 +195,23 @@ def test_a_bundle_with_a_damaged_temperature_is_refused_at_load(han_run_dir, tmp
             runtime.load(target)
 
 
-def test_predict_refuses_a_single_string(exported):
+def test_predict_refuses_what_is_not_a_list_of_texts(exported):
     _, path = exported
     predictor = runtime.load(path)
     with pytest.raises(DataError, match="not a single string"):
         predictor.predict("one text")
-    with pytest.raises(DataError, match="texts must be strings"):
+    with pytest.raises(DataError, match="texts must be strings: text 2 is 3"):
         predictor.predict(["a text", 3])
+    with pytest.raises(DataError, match=r"^texts must be strings: text 2 is None \(NoneType\)$"):
+        predictor.predict(["a text", None])
+    for texts in ({"a": 1, "b": 2}, {"a", "b"}):  # their keys or members are strings, in no order of rows
+        with pytest.raises(DataError, match=r"^texts must be a list \(or tuple, array, Series\) of strings; got"):
+            predictor.predict(texts)
+    with pytest.raises(DataError, match=r"^texts must be strings: text 1 is 1 \(int\)$"):
+        predictor.predict_labels(n for n in range(1, 4))
+    with pytest.raises(DataError, match=r"^text 2 is not UTF-8: it has the byte 0xe9 at position 3"):
+        predictor.predict_texts(["fine", b"caf\xe9"])
+    assert predictor.predict([b"A fine film."]).shape == (1, 2)
     assert predictor.has_words("A film.") and not predictor.has_words("<br />")
 
 

@@ -1,0 +1,241 @@
+"""What `hierattn.runtime.load` checks before a bundle answers, and what a `Predictor` takes as texts.
+
+A bundle's metadata can be edited and its file swapped, so `load` believes
+neither. `check_metadata` checks each value's type and range: whole-number
+length limits of at least 1, unique class names, finite thresholds in
+(0, 1), a vocabulary of unique words. `check_graph` then asks the graph
+itself, on a few one-word probe documents: how many columns its output
+has (one per class named), how many ids its embedding holds (the
+vocabulary's, with padding and unknown) and whether its columns are a
+softmax's (a single-label classifier's: each row sums to 1) or independent
+label probabilities (a multi-label one's). Each failure is one `DataError`
+line that starts with the bundle's path.
+
+`as_texts` is the one check of texts, for the runtime and for
+`TextClassifier` alike: strings, or UTF-8 `bytes`, in a list (tuple,
+array, Series, iterator); never a single string, a dict or a set.
+"""
+
+import collections.abc
+import math
+import numbers
+import reprlib
+
+import numpy as np
+
+from hierattn.data.vocabulary import OOV_TOKEN, PAD_TOKEN
+from hierattn.errors import DataError, first_line
+
+MODES = ("hierarchical", "flat")
+# The length limits a mode's ids are cut to (the others may be null).
+MODE_LIMITS = {"hierarchical": ("max_sentences", "max_words"), "flat": ("sequence_length",)}
+NGRAM_SETTINGS = ("vocabulary_size", "num_classes", "ngram_max", "num_buckets")
+# How far from 1 a softmax's row sums may be, in float32.
+SOFTMAX_TOLERANCE = 1e-4
+
+
+def _whole(value):
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1
+
+
+def _finite(value):
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _numbers(values, count):
+    return isinstance(values, list) and len(values) == count and all(_finite(v) for v in values)
+
+
+def _strings(values):
+    return isinstance(values, list) and all(isinstance(v, str) for v in values)
+
+
+def _short(value):
+    return reprlib.repr(value)
+
+
+def _twice(values):
+    """The first value that appears twice in `values` (None: all differ)."""
+    counts = collections.Counter(values)
+    return next((value for value in values if counts[value] > 1), None)
+
+
+def check_metadata(metadata, path):
+    """Refuses (`DataError`) a bundle's metadata (`hierattn.runtime.bundle`) whose values are not of its types and ranges.
+
+    Example:
+
+    >>> metadata = {"label_names": ["pos", "pos"], "multi_label": False}
+    >>> try:
+    ...     check_metadata(metadata, "model.onnx")
+    ... except DataError as error:
+    ...     print(error)
+    model.onnx: its hierattn metadata is damaged (label_names: 'pos' appears twice)
+    """
+
+    def check(good, what):
+        if not good:
+            raise DataError(f"{path}: its hierattn metadata is damaged ({what})")
+
+    multi_label = metadata.get("multi_label", False)
+    check(isinstance(multi_label, bool), f"multi_label must be true or false, not {multi_label!r}")
+    names = metadata["label_names"]
+    fewest = 1 if multi_label else 2
+    check(_strings(names) and all(names), f"label_names must be a list of non-empty strings, not {_short(names)}")
+    twice = _twice(names)
+    check(twice is None, f"label_names: {twice!r} appears twice")
+    check(len(names) >= fewest, f"label_names: {len(names)} for a classifier of at least {fewest}")
+    if multi_label:
+        thresholds = metadata.get("thresholds")
+        good = _numbers(thresholds, len(names)) and all(0 < t < 1 for t in thresholds)
+        check(good, f"thresholds must be {len(names)} numbers between 0 and 1, one per label, not {_short(thresholds)}")
+    elif metadata.get("offsets") is not None:
+        offsets = metadata["offsets"]
+        check(_numbers(offsets, len(names)), f"offsets must be {len(names)} finite numbers, not {_short(offsets)}")
+    inputs, outputs = metadata["inputs"], [metadata["output"], metadata.get("ngram_output", "")]
+    good = isinstance(inputs, dict) and "token_ids" in inputs and set(inputs) <= {"token_ids", "ngram_ids"}
+    check(good and _strings([*inputs.values(), *outputs]), "inputs and outputs must name the graph's")
+    _check_preprocessor(metadata, check)
+    tokens = metadata["vocabulary"].get("tokens") if isinstance(metadata["vocabulary"], dict) else None
+    check(_strings(tokens), f"vocabulary tokens must be a list of strings, not {_short(tokens)}")
+    twice = _twice(tokens)
+    check(twice is None, f"vocabulary tokens: {twice!r} appears twice")
+    check(not {PAD_TOKEN, OOV_TOKEN} & set(tokens), f"vocabulary tokens hold {PAD_TOKEN} or {OOV_TOKEN}")
+    if "ngram_part" in metadata:
+        _check_ngram_part(metadata, len(names), len(tokens) + 2, check)
+
+
+def _check_preprocessor(metadata, check):
+    """The preprocessor's mode, length limits (whole numbers of at least 1; null where unused) and tokenizer."""
+    settings = metadata["preprocessor"]
+    check(isinstance(settings, dict) and settings.get("mode") in MODES, f"mode must be one of {', '.join(MODES)}")
+    needed = {*MODE_LIMITS[settings["mode"]], *(["ngram_length"] if "ngram_ids" in metadata["inputs"] else [])}
+    for name in ("max_sentences", "max_words", "sequence_length", "ngram_length"):
+        value = settings.get(name)
+        good = _whole(value) or (value is None and name not in needed)
+        check(good, f"{name} must be a whole number of at least 1, not {_short(value)}")
+    tokenizer = settings.get("tokenizer")
+    good = isinstance(tokenizer, dict) and all(isinstance(v, bool) for v in tokenizer.values())
+    check(good, f"the tokenizer's settings must be true or false, not {_short(tokenizer)}")
+
+
+def _check_ngram_part(metadata, labels, ids, check):
+    """The cascade's numbers (finite) and the n-gram part's settings (whole numbers, its sizes the bundle's)."""
+    cascade, part = metadata.get("cascade"), metadata["ngram_part"]
+    check(isinstance(cascade, dict) and isinstance(part, dict), "cascade and ngram_part must be objects")
+    for name in ("cut", "ngram_weight", "ngram_scale"):
+        value = cascade.get(name)
+        good = _finite(value) or (value is None and name != "ngram_weight")
+        check(good, f"the cascade's {name} must be a finite number, not {_short(value)}")
+    for name in NGRAM_SETTINGS:
+        check(_whole(part.get(name)), f"the n-gram part's {name} must be a whole number, not {_short(part.get(name))}")
+    check(part["num_classes"] == labels, f"the n-gram part has {part['num_classes']} classes for {labels} labels")
+    check(part["vocabulary_size"] == ids, f"the n-gram part reads {part['vocabulary_size']} ids, the vocabulary {ids}")
+    check(_strings(part.get("tables")) and len(part["tables"]) == 4, "the n-gram part must name its 4 tables")
+
+
+def check_graph(session, metadata, path):
+    """Refuses (`DataError`) a bundle whose graph does not agree with its metadata (`check_metadata`'s first).
+
+    The graph answers for itself on probe documents of one word each: the
+    last word of the vocabulary, the unknown word and the first word.
+    Its output (and n-gram output) must have one column per label; the
+    last word must be read and the id after it refused (the embedding holds
+    exactly the vocabulary's ids); a single-label bundle's rows must sum to
+    1 (a softmax) and a multi-label one's must not.
+    """
+    import onnxruntime
+
+    quiet = onnxruntime.RunOptions()
+    quiet.log_severity_level = 4  # the refusal of the id past the vocabulary is expected: no error logged
+    ids, labels = len(metadata["vocabulary"]["tokens"]) + 2, len(metadata["label_names"])
+    outputs = list(dict.fromkeys([metadata["output"], metadata.get("ngram_output", metadata["output"])]))
+
+    def run(token_ids, ngram_ids):
+        ranks = {node.name: len(node.shape) for node in session.get_inputs()}
+        feed = {metadata["inputs"]["token_ids"]: token_ids, metadata["inputs"].get("ngram_ids"): ngram_ids}
+        feed = {name: ids_.reshape(ids_.shape + (1,) * (ranks[name] - 1)) for name, ids_ in feed.items() if name}
+        return session.run(outputs, feed, quiet)
+
+    probe = np.array([ids - 1, 1, min(2, ids - 1)], np.int32)
+    try:
+        found = run(probe, probe)
+    except Exception as error:  # onnxruntime raises its own classes, not exported by name
+        raise DataError(
+            f"{path}: its graph cannot read its vocabulary's ids ({ids - 2} words: ids 0 to {ids - 1}): {first_line(error)}"
+        ) from None
+    for name, columns in zip(outputs, found):
+        if columns.shape != (len(probe), labels):
+            width = columns.shape[1] if columns.ndim == 2 else columns.shape
+            raise DataError(f"{path}: its graph's output {name} has {width} columns for its {labels} label names")
+    _check_activation(found[0], metadata, path)
+    try:
+        run(np.array([ids], np.int32), np.ones(1, np.int32))
+    except Exception:  # the id past the vocabulary is beyond the embedding: as it should be
+        return
+    raise DataError(f"{path}: its graph's embedding holds more than its vocabulary's {ids} ids (words missing)")
+
+
+def _check_activation(probabilities, metadata, path):
+    """Refuses a single-label bundle whose rows are not a softmax's, and a multi-label one whose rows are."""
+    if not np.isfinite(probabilities).all():
+        raise DataError(f"{path}: its graph gives probabilities that are not finite numbers")
+    sums_to_one = np.allclose(probabilities.sum(axis=1), 1.0, rtol=0, atol=SOFTMAX_TOLERANCE)
+    if metadata.get("multi_label") and sums_to_one and probabilities.shape[1] > 1:
+        raise DataError(f"{path}: it says multi_label, but its graph is a single-label classifier's (a softmax)")
+    if not metadata.get("multi_label") and not sums_to_one:
+        raise DataError(
+            f"{path}: its graph is a multi-label classifier's (its rows do not sum to 1), "
+            "but it is a bundle without its thresholds (export it again)"
+        )
+
+
+def as_texts(texts):
+    """A list of strings from a list, tuple, array, Series or iterator of them (UTF-8 `bytes` decoded).
+
+    Raises:
+        DataError: A single string, a mapping or set, something not
+            iterable or not one-dimensional, or a text that is neither a
+            string nor UTF-8 bytes (its position, 1 first, named).
+
+    Example:
+
+    >>> as_texts((b"caf\\xc3\\xa9", "film"))
+    ['café', 'film']
+    >>> try:
+    ...     as_texts(["a film", None])
+    ... except DataError as error:
+    ...     print(error)
+    texts must be strings: text 2 is None (NoneType)
+    """
+    if isinstance(texts, (str, bytes)):
+        raise DataError("give a list of texts, not a single string (e.g. [text])")
+    kind = type(texts).__name__
+    if isinstance(texts, (collections.abc.Mapping, collections.abc.Set)):
+        raise _not_a_list(texts)
+    if getattr(texts, "ndim", 1) != 1:
+        raise DataError(f"texts must be one-dimensional (one text per row); got shape {np.shape(texts)}")
+    try:
+        items = iter(texts.tolist() if isinstance(texts, np.ndarray) or kind == "Series" else texts)
+    except TypeError:
+        raise _not_a_list(texts) from None
+    texts = []
+    for i, text in enumerate(items):  # an iterator is refused at its first text that is not one
+        if isinstance(text, bytes):
+            try:
+                text = text.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise DataError(
+                    f"text {i + 1} is not UTF-8: it has the byte 0x{text[error.start]:02x} at position "
+                    f"{error.start} (decode it first, e.g. with .decode('latin-1'))"
+                ) from None
+        elif not isinstance(text, str):
+            raise DataError(f"texts must be strings: text {i + 1} is {reprlib.repr(text)} ({type(text).__name__})")
+        texts.append(text)
+    return texts
+
+
+def _not_a_list(texts):
+    return DataError(
+        f"texts must be a list (or tuple, array, Series) of strings; got {reprlib.repr(texts)} ({type(texts).__name__})"
+    )

@@ -1,0 +1,35 @@
+"""`hierattn.models.inputs`: texts and labels as `TextClassifier`'s verbs take them; anything else refused in one line."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from hierattn.errors import DataError
+from hierattn.models.inputs import as_texts, label_values
+
+
+def test_texts_come_from_a_list_array_or_string_tensor_utf8_bytes_decoded():
+    assert as_texts(["a", b"caf\xc3\xa9"]) == as_texts(tf.constant(["a", "café"])) == ["a", "café"]
+    assert as_texts(np.array([b"a"])) == ["a"]
+
+
+@pytest.mark.parametrize(
+    ("texts", "message"),
+    [
+        ([b"good", b"caf\xe9 au lait"], r"^text 2 is not UTF-8: it has the byte 0xe9 at position 3"),
+        (tf.constant([b"\xff"]), r"^text 1 is not UTF-8: it has the byte 0xff at position 0"),
+        (["a", None], r"^texts must be strings: text 2 is None \(NoneType\)$"),
+        ({"a": 1}, r"^texts must be a list \(or tuple, array, Series\) of strings; got \{'a': 1\} \(dict\)$"),
+        (tf.constant("one text"), "not a single string"),
+        (tf.constant([["a", "b"]]), r"one-dimensional .* got shape \(1, 2\)"),
+    ],
+)
+def test_texts_that_are_not_strings_or_utf8_are_refused_in_one_line(texts, message):
+    with pytest.raises(DataError, match=message):
+        as_texts(texts)
+
+
+def test_undecodable_label_bytes_are_refused_in_one_line():
+    assert label_values(np.array([b"pos", b"neg"]))[0] == ["pos", "neg"]
+    with pytest.raises(DataError, match=r"^label b'caf\\xe9' is not UTF-8"):
+        label_values(np.array([b"pos", b"caf\xe9"], dtype=object))
