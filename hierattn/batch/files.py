@@ -17,6 +17,7 @@ import shutil
 from hierattn.data.decoding import data_name
 from hierattn.data.tables import FORMATS
 from hierattn.data.text_files import CARRIED, iter_text_chunks
+from hierattn.decision import check_k
 from hierattn.defaults import BATCH
 from hierattn.errors import ArgumentError, DataError, WriteError
 from hierattn.utils.atomic import check_new_file, reason, temporary_name
@@ -71,17 +72,19 @@ def check_inputs(files, text_column=None, encoding=None):
     no rows.
 
     Returns:
-        The carried columns (`id`, `label`) any file has, in `CARRIED` order.
+        The carried columns any file has (its id and label columns, as the
+        files name them), ids first (`CARRIED` order), then in file order.
 
     Raises:
         DataError: A file that cannot be read or lacks the text column
             (named with the file).
     """
-    found = set()
+    found = {}  # a column's name: its role ("id" or "label")
     for path in files:
         first = next(iter_text_chunks(path, text_column, chunk_size=BATCH["chunk_rows"], encoding=encoding), None)
-        found.update(getattr(first, "columns", {}))
-    return [name for name in CARRIED if name in found]
+        for role, name in getattr(first, "names", {}).items():
+            found.setdefault(name, role)
+    return [name for role in CARRIED for name, its in found.items() if its == role]
 
 
 def read_chunks(path, name, carried, text_column=None, encoding=None, chunk_size=BATCH["chunk_rows"]):
@@ -94,7 +97,8 @@ def read_chunks(path, name, carried, text_column=None, encoding=None, chunk_size
 
     start = 0
     for chunk in iter_text_chunks(path, text_column, chunk_size=chunk_size, encoding=encoding):
-        columns = getattr(chunk, "columns", {})
+        names = getattr(chunk, "names", {})
+        columns = {names[role]: values for role, values in getattr(chunk, "columns", {}).items()}
         frame = {} if name is None else {"file": [name] * len(chunk)}
         frame["row"] = range(start, start + len(chunk))
         frame["text"] = list(chunk)
@@ -158,7 +162,11 @@ class OutputFolder:
         path: The folder to create.
         fmt: "parquet" or "csv" (`predict --file`'s text: probabilities
             with six decimals, empty cells for texts without words).
-        part_rows: Rows per part.
+        part_rows: Rows per part (a whole number of at least 1).
+
+    Raises:
+        ArgumentError: An unknown `fmt`, a `part_rows` that is not a whole
+            number of at least 1, or a `path` that exists.
 
     Example:
 
@@ -174,6 +182,7 @@ class OutputFolder:
     def __init__(self, path, fmt=BATCH["output_format"], part_rows=BATCH["part_rows"]):
         if fmt not in OUTPUT_FORMATS:
             raise ArgumentError(f"output format must be one of {', '.join(OUTPUT_FORMATS)}, not {fmt!r}")
+        check_k(part_rows, "part_rows")
         check_new_file(path)
         self.path = pathlib.Path(path)
         self.fmt = fmt

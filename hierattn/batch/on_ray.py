@@ -8,19 +8,32 @@ by workers waiting for input (whole CPUs did on 2 cores: issue #42). A worker
 that dies is restarted and its batch retried (Ray Data's own settings for
 actor pools: without a limit);
 a batch's rows reach the output only from a task that finished, so every
-row is written once.
+row is written once. The cluster is checked before any work
+(`hierattn.batch.cluster`): an address where nothing answers, or more
+workers than it has CPUs, is one error within seconds; SIGTERM undoes the
+job before the process ends.
 """
 
 import contextlib
+import functools
 import logging
+import signal
 
+from hierattn.batch.cluster import (
+    Stopped,
+    check_address,
+    check_placeable,
+    check_workers,
+    sigterm_held,
+    stop_on_sigterm,
+)
 from hierattn.batch.files import OutputFolder, check_inputs, count_rows, file_names, input_files, read_chunks
 from hierattn.batch.predictor import BatchPredictor
 from hierattn.data.progress import tqdm
 from hierattn.defaults import BATCH, CASCADE
-from hierattn.errors import ArgumentError, DataError, HierattnError, first_line
+from hierattn.errors import DataError, HierattnError, first_line
 from hierattn.runs.run import Run
-from hierattn.runs.table import left_line
+from hierattn.runs.table import left_line, wordless_line
 from hierattn.utils.atomic import check_new_file
 
 INSTALL = 'pip install "hierattn[ray]"'
@@ -64,7 +77,7 @@ def predict_dataset(
         text_column: The column of the texts (default: found by name).
         keep: More input columns to carry into the output.
         workers: Actors that score, each holding the bundle (default: one
-            per CPU of the cluster).
+            per CPU of the cluster; at most that).
         threads: onnxruntime's threads in each worker.
         top_k: With a number, the ranked columns (`BatchPredictor`).
         label_separator: What joins a multi-label bundle's labels
@@ -74,8 +87,9 @@ def predict_dataset(
             answer (`BatchPredictor`).
 
     Raises:
-        ArgumentError: `top_k` is not a whole number of at least 1, or
-            `min_confidence` not a number in [0, 1].
+        ArgumentError: `top_k`, `workers` or `threads` is not a whole
+            number of at least 1, `workers` is more than the cluster's CPUs,
+            or `min_confidence` is not a number in [0, 1].
         DataError: No bundle, or no text column (or a `keep` column) in
             the Dataset.
 
@@ -90,6 +104,7 @@ def predict_dataset(
     ```
     """
     ray = import_ray()
+    check_workers(workers)
     predictor = BatchPredictor(
         bundle,
         text_column,
@@ -107,8 +122,8 @@ def predict_dataset(
 def _scored(ray, dataset, predictor, workers):
     """`dataset` mapped through a pool of `workers` actors, each holding a copy of `predictor`."""
     cpus = float(ray.cluster_resources().get("CPU", 1))
-    if workers is not None and (not isinstance(workers, int) or workers < 1):
-        raise ArgumentError(f"{{argument}} must be a whole number of at least 1, not {workers!r}", argument="workers")
+    check_workers(workers)
+    check_placeable(workers, cpus)  # more would wait forever for room
     workers = workers or max(1, int(cpus))
     return dataset.map_batches(
         BatchPredictor,
@@ -180,15 +195,15 @@ def predict_files(
             its bundle (`model.onnx`).
         text_column: Column of the texts (default: found by name).
         encoding: Text encoding of CSV, JSON-lines and text files (default UTF-8).
-        workers: Actors that score (default: one per CPU of the cluster).
-        address: The Ray cluster ("auto", "ray://HOST:PORT"); default: the one this process is connected to,
-            else the one `ray.init()` finds (`RAY_ADDRESS`, or the latest `ray start` on this machine), else a
-            new local one, shut down at the end.
+        workers: Actors that score (default: one per CPU of the cluster; at most that).
+        address: The Ray cluster ("auto", "HOST:PORT", "ray://HOST:PORT"); default: the one this process is
+            connected to, else the one `ray.init()` finds (`RAY_ADDRESS`, or the latest `ray start` on this
+            machine), else a new local one, shut down at the end. An address where nothing answers within
+            `BATCH["connect_seconds"]` is refused before Ray is asked to join it.
         output_format: "parquet" or "csv".
         progress: Show a progress bar (in rows).
         log: Called with lines naming the run and the cluster.
-        top_k: Also write each row's `top_k` most probable classes
-            (columns `top_1`, `p_top_1`, ...).
+        top_k: Also write each row's `top_k` most probable classes (columns `top_1`, `p_top_1`, ...).
         network: `"auto"` or `"always"` (`BatchPredictor`).
         min_confidence: A probability: a decision less sure than it is no answer (`BatchPredictor`); `log` is
             told how many rows were left for a person.
@@ -197,38 +212,73 @@ def predict_files(
         The number of rows written.
 
     Raises:
-        ArgumentError: `output` exists, or its folder does not; `top_k` is not a whole number of at least 1;
-            `min_confidence` is not a number in [0, 1].
-        DataError: No input there, an input that cannot be read or lacks
-            the text column, no bundle, or no text with words at all.
-        HierattnError: Ray is not installed.
+        ArgumentError: `output` exists, or its folder does not; `top_k` or `workers` is not a whole number of
+            at least 1; `workers` is more than the cluster's CPUs; `min_confidence` is not a number in [0, 1];
+            nothing answers at `address`.
+        DataError: No input there, an input that cannot be read or lacks the text column, no bundle, or no
+            text with words at all.
+        HierattnError: Ray is not installed; Ray could not start or join the cluster.
+        Stopped: SIGTERM came (in the main thread): the job was undone (no `output`, the cluster shut down if
+            started here), `log` told; a `SystemExit` of 143 (`hierattn.batch.cluster.Stopped`).
     """
     ray = import_ray()
+    check_workers(workers)
+    try:
+        with stop_on_sigterm() as arm, contextlib.ExitStack() as held:
+            held.enter_context(sigterm_held())  # until Ray has started: its processes never see one (cluster.py)
+            settings = {"top_k": top_k, "network": network, "min_confidence": min_confidence}
+            read, predictor, files = _prepare(source, output, run_dir, text_column, encoding, log, settings)
+            write = functools.partial(_write, output=output, output_format=output_format, progress=progress)
+
+            def started():  # ray.init sets a SIGTERM handler of its own: ours again, then a SIGTERM that came
+                arm()
+                held.close()
+
+            with _quiet("ray", "ray.data"):  # Ray's notes, and its tracebacks of an error raised as one
+                rows, left, scored = _job(ray, address, workers, predictor, read, write, started, log, files)
+    except Stopped:
+        if log:
+            log(f"stopped by SIGTERM: nothing was written ({output} was not made)")
+        raise
+    if rows > scored and log:
+        log(wordless_line(rows - scored, rows, "rows"))
+    if min_confidence is not None and log:
+        log(left_line(left, scored, min_confidence, "rows"))
+    return rows
+
+
+def _prepare(source, output, run_dir, text_column, encoding, log, settings):
+    """Checks the output, the inputs and the run: `(read, predictor, files)`, `read(ray, cpus=...)` a Dataset."""
     check_new_file(output)
     files = input_files(source)
     carried = check_inputs(files, text_column, encoding)
     run = Run.open(run_dir)
-    predictor = BatchPredictor(run, "text", top_k=top_k, network=network, min_confidence=min_confidence)
+    predictor = BatchPredictor(run, "text", **settings)
     if log:
         log(run.line)
-    with _quiet("ray", "ray.data"):  # Ray's notes, and its tracebacks of an error that is raised below as one
-        started = _connect(ray, address, log)
-        try:
-            cpus = float(ray.cluster_resources().get("CPU", 1))
-            if log:
-                log(f"ray: {cpus:g} CPUs, {len(files)} file(s)")
-            names = file_names(files, source)
-            dataset = _files_dataset(ray, files, names, carried, text_column, encoding, reserved_cpus(cpus))
-            scored = _scored(ray, dataset, predictor, workers)
-            rows, left = _write(scored, output, output_format, count_rows(files), progress)
-        except Exception as error:
-            raise _user_error(error) from None
-        finally:
-            if started:
-                ray.shutdown()
-    if min_confidence is not None and log:
-        log(left_line(left, rows, min_confidence, "rows"))
-    return rows
+    names = file_names(files, source)
+    read = functools.partial(
+        _files_dataset, files=files, names=names, carried=carried, text_column=text_column, encoding=encoding
+    )
+    return read, predictor, files
+
+
+def _job(ray, address, workers, predictor, read, write, started, log, files):
+    """Joins or starts the cluster, scores `read(ray, cpus=...)`'s rows and `write`s them: `_write`'s answer."""
+    joined = False
+    try:
+        joined = _connect(ray, address, log)
+        started()
+        cpus = float(ray.cluster_resources().get("CPU", 1))
+        if log:
+            log(f"ray: {cpus:g} CPUs, {len(files)} file(s)")
+        check_placeable(workers, cpus)
+        return write(_scored(ray, read(ray, cpus=reserved_cpus(cpus)), predictor, workers), total=count_rows(files))
+    except Exception as error:
+        raise _user_error(error) from None
+    finally:
+        if joined:
+            ray.shutdown()
 
 
 def _connect(ray, address, log):
@@ -237,8 +287,14 @@ def _connect(ray, address, log):
         if address and log:
             log(f"ray: this process is already connected to a cluster; address {address} is not used")
         return False
+    check_address(address)  # ray.init waits a minute or more where nothing answers
     try:  # quiet: an error in a task reaches the caller as one exception, not as the workers' logs
         ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    except SystemExit as error:  # SIGTERM, by Ray's own handler (sys.exit(15)), while it started: a stop
+        if error.code != signal.SIGTERM:
+            raise
+        ray.shutdown()
+        raise Stopped() from None
     except (ValueError, RuntimeError, ConnectionError) as error:
         where = f"the Ray cluster at {address}" if address else "a local Ray cluster"
         raise HierattnError(f"could not start or join {where}: {first_line(error)}") from None
@@ -270,13 +326,18 @@ def _read(batch, carried, text_column, encoding):
 
 
 def _write(dataset, output, output_format, total, progress):
-    """Writes the scored Dataset's parts into `output`: `(rows written, rows with words but no answer)`."""
+    """Writes the scored Dataset's parts into `output`: `(rows written, rows with words but no answer, rows with words)`.
+
+    However it ends, Ray Data's executor stops here: a `ray.shutdown()` beside its thread ended in SIGABRT.
+    """
     scored = left = 0
+    batches = iter(dataset.iter_batches(batch_format="pandas", batch_size=None, prefetch_batches=1))
     with (
+        contextlib.closing(batches),
         OutputFolder(output, output_format) as folder,
         tqdm(total=total, desc="scoring", unit="doc", disable=not progress) as bar,
     ):
-        for frame in dataset.iter_batches(batch_format="pandas", batch_size=None, prefetch_batches=1):
+        for frame in batches:
             folder.write(frame)
             words = frame[next(c for c in frame.columns if str(c).startswith("p_"))].notna()  # NaN: no words
             scored += int(words.sum())
@@ -284,7 +345,7 @@ def _write(dataset, output, output_format, total, progress):
             bar.update(len(frame))
         if scored == 0:
             raise DataError("no text to score: every text is blank or has no words")
-    return folder.rows, left
+    return folder.rows, left, scored
 
 
 @contextlib.contextmanager

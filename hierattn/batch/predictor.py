@@ -30,9 +30,9 @@ class BatchPredictor:
     pickled predictor carries only its settings).
 
     The output has the columns of `hierattn predict --file`: `file` and
-    `row` when the input has them, the input's `id` and `label` columns
-    (found by name, as `predict --file` finds them, and named `id` and
-    `label`), the columns named in `keep`, then `predicted` and one
+    `row` when the input has them, the input's id and label columns
+    (found by name, as `predict --file` finds them, and named as the input
+    names them), the columns named in `keep`, then `predicted` and one
     `p_<class>` per class (float32), and with `top_k` the ranked classes
     `top_1, p_top_1, ...` (`min(top_k, classes)` pairs, most probable
     first). A multi-label bundle's `predicted` is the text's label set, the
@@ -61,8 +61,8 @@ class BatchPredictor:
             prediction (`None`) where it is under it: left for a person.
 
     Raises:
-        ArgumentError: `top_k` is not a whole number of at least 1, or
-            `min_confidence` not a number in [0, 1].
+        ArgumentError: `top_k`, `threads` or `batch_size` is not a whole
+            number of at least 1, or `min_confidence` not a number in [0, 1].
         DataError: No bundle there, or one onnxruntime cannot load, or a
             multi-label run's bundle exported before bundles held their
             thresholds.
@@ -94,6 +94,8 @@ class BatchPredictor:
     ):
         if top_k is not None:
             check_k(top_k, "top_k")
+        check_k(threads, "threads")  # the runtime checks its own limits when it loads the bundle, below
+        check_k(batch_size, "batch_size")
         self.network = check_network(network)
         self.min_confidence = check_min_confidence(min_confidence)
         run = bundle if isinstance(bundle, Run) else Run(bundle) if _is_folder(bundle) else None
@@ -105,7 +107,8 @@ class BatchPredictor:
         self.top_k = top_k
         self._predictor = None
         self.label_names = list(self.predictor.label_names)
-        if run is not None:  # a run's own bundle, exported before bundles said they were multi-label: refused
+        if run is not None:  # another run's bundle, or one exported before bundles said they were multi-label: refused
+            run.refuse_foreign_bundle()
             run.refuse_stale_bundle(self.predictor)
         self.multi_label = self.predictor.multi_label
         if label_separator is None and self.multi_label:
@@ -156,10 +159,10 @@ class BatchPredictor:
         names = list(labels)
         text_column = pick_column(names, self.text_column, TEXT_COLUMNS, "text")
         carried = {name: name for name in POSITION_COLUMNS if name in names}
-        for role, candidates in (("id", ID_COLUMNS), ("label", LABEL_COLUMNS)):
+        for candidates in (ID_COLUMNS, LABEL_COLUMNS):
             found = find_column(names, candidates)
             if found and found != text_column:
-                carried[role] = found
+                carried[found] = found  # as the table names it (`labels`, `review_id`), as `predict --file` keeps it
         keep = [str(name) for name in self.keep]
         missing = [name for name in keep if name not in labels]
         if missing:

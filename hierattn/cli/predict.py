@@ -58,13 +58,14 @@ RAY_OPTIONS = ("address", "workers", "output_format")
 @click.option(
     "--address",
     default=None,
-    help="With --engine ray: the cluster (auto, ray://HOST:PORT); default: RAY_ADDRESS's, else a new local one.",
+    help="With --engine ray: the cluster (auto, HOST:PORT, ray://HOST:PORT; refused within seconds where nothing "
+    "answers); default: RAY_ADDRESS's, else a new local one.",
 )
 @click.option(
     "--workers",
     type=click.IntRange(1),
     default=None,
-    help="With --engine ray: workers that score (default: one per CPU of the cluster).",
+    help="With --engine ray: workers that score (default and most: one per CPU of the cluster).",
 )
 @click.option(
     "--output-format",

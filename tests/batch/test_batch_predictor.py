@@ -1,6 +1,7 @@
 """Tests for hierattn.batch.predictor: the bundle as a function from a DataFrame of texts to one of predictions."""
 
 import pickle
+import shutil
 
 import numpy as np
 import pandas as pd
@@ -25,8 +26,8 @@ def test_columns_and_probabilities_are_the_runtimes(predictor, han_run_dir):
     frame = pd.DataFrame({"doc_id": [10, 11, 12, 13], "review": TEXTS, "sentiment": ["pos", "pos", "neg", "pos"]})
     output = predictor(frame)
     names = predictor.label_names
-    assert list(output.columns) == ["id", "label", "predicted", *(f"p_{n}" for n in names)]
-    assert output["id"].tolist() == [10, 11, 12, 13] and output["label"].tolist() == frame["sentiment"].tolist()
+    assert list(output.columns) == ["doc_id", "sentiment", "predicted", *(f"p_{n}" for n in names)]  # named as given
+    assert output["doc_id"].tolist() == [10, 11, 12, 13] and output["sentiment"].tolist() == frame["sentiment"].tolist()
     expected = runtime.load(han_run_dir / BUNDLE_FILE).predict([TEXTS[i] for i in (0, 2, 3)])
     got = output[[f"p_{n}" for n in names]].to_numpy()
     np.testing.assert_allclose(got[[0, 2, 3]], expected, atol=1e-6)
@@ -110,6 +111,13 @@ def test_the_bundle_of_a_run_or_a_file(han_run_dir, tmp_path):
         BatchPredictor(tmp_path / "not.onnx")
 
 
+def test_another_runs_bundle_in_a_run_is_refused(han_run_dir, multilabel_run_dir, tmp_path):
+    run = shutil.copytree(han_run_dir, tmp_path / "run")
+    shutil.copyfile(multilabel_run_dir / BUNDLE_FILE, run / BUNDLE_FILE)
+    with pytest.raises(DataError, match=r"is not the bundle this run wrote \(its sha256 is not run.json's record\)$"):
+        BatchPredictor(run)
+
+
 def test_a_minimum_confidence_adds_a_confidence_column_and_leaves_unsure_rows(han_run_dir):
     frame = pd.DataFrame({"text": TEXTS})
     plain = BatchPredictor(han_run_dir)(frame)
@@ -126,3 +134,11 @@ def test_a_minimum_confidence_adds_a_confidence_column_and_leaves_unsure_rows(ha
     assert pickle.loads(pickle.dumps(predictor)).min_confidence == least
     with pytest.raises(ArgumentError, match="min_confidence must be a probability"):
         BatchPredictor(han_run_dir, min_confidence=-1)
+
+
+def test_its_numbers_are_whole_numbers_of_at_least_one(han_run_dir):
+    """threads=-1 was taken as it came (issue #54); batch_size=0 failed only when the first frame was scored."""
+    for name in ("threads", "batch_size", "top_k"):
+        for bad in (0, -1, 1.5, float("nan"), "8", True):
+            with pytest.raises(ArgumentError, match=f"^{name} must be a whole number of at least 1"):
+                BatchPredictor(han_run_dir, **{name: bad})

@@ -105,6 +105,9 @@ def test_a_failed_job_leaves_nothing_and_an_existing_folder_is_kept(tmp_path):
         OutputFolder(tmp_path / "out")
     with pytest.raises(ArgumentError, match="output format must be one of parquet, csv"):
         OutputFolder(tmp_path / "new", fmt="xlsx")
+    for rows in (0, -5, 2.5, float("inf")):  # 0 wrote empty parts without end
+        with pytest.raises(ArgumentError, match="^part_rows must be a whole number of at least 1"):
+            OutputFolder(tmp_path / "new", part_rows=rows)
     folder = OutputFolder(tmp_path / "late")
     (tmp_path / "late").mkdir()  # another process made it meanwhile
     with pytest.raises(WriteError, match="already exists"), folder:

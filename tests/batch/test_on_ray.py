@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 
 import numpy as np
 import pandas as pd
@@ -80,21 +81,23 @@ def test_workers_leave_room_for_reading():
 def test_files_are_scored_into_parts_every_row_once_in_order(cluster, reviews, han_run_dir, tmp_path):
     folder = tmp_path / "in"
     (folder / "more").mkdir(parents=True)
-    reviews.iloc[:250].to_csv(folder / "a.csv", index=False)
-    reviews.iloc[250:500].rename(columns={"text": "review"}).to_json(
+    reviews.iloc[:250].rename(columns={"label": "labels"}).to_csv(folder / "a.csv", index=False)
+    reviews.iloc[250:500].rename(columns={"text": "review", "label": "labels"}).to_json(
         folder / "more" / "b.jsonl", orient="records", lines=True
     )
     reviews.iloc[500:].drop(columns="label").to_parquet(folder / "c.parquet", index=False)
     said = []
     count = predict_files(folder, tmp_path / "out", han_run_dir, workers=2, progress=False, log=said.append)
     assert count == len(reviews) and said[0] == f"run: {han_run_dir}" and said[1].startswith("ray: 2 CPUs, 3 file(s)")
+    assert said[-1] == "1 of 600 rows has no words (blank, or only markup): its prediction cells are empty"
     parts = sorted((tmp_path / "out").iterdir())
     output = pd.concat([pd.read_parquet(p) for p in parts], ignore_index=True)
-    assert list(output.columns)[:5] == ["file", "row", "id", "label", "predicted"]
+    assert list(output.columns)[:5] == ["file", "row", "id", "labels", "predicted"]  # as the files name them
     assert output["file"].tolist() == ["a.csv"] * 250 + ["c.parquet"] * 100 + ["more/b.jsonl"] * 250
     assert output["row"].tolist() == [*range(250), *range(100), *range(250)]
     assert sorted(output["id"]) == sorted(reviews["id"])  # every row once
-    assert output["label"][250:350].isna().all()  # c.parquet has no label column
+    assert output["labels"][250:350].isna().all()  # c.parquet has no label column
+    assert output["labels"][350:].tolist() == reviews["label"][250:500].tolist()
     # the same answers as predict --file on each file
     for name in ("a.csv", "c.parquet", "more/b.jsonl"):
         predict_file(folder / name, tmp_path / f"{name.replace('/', '_')}.csv", han_run_dir, progress=False)
@@ -137,6 +140,64 @@ def test_an_error_inside_a_task_is_the_one_error_and_no_output(cluster, reviews,
     with pytest.raises(DataError, match=r"is not valid utf-8 text: line 402"):
         predict_files(tmp_path / "in.csv", tmp_path / "out", han_run_dir, progress=False)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]
+
+
+def test_more_workers_than_the_cluster_has_cpus_are_refused_at_once(cluster, reviews, han_run_dir, tmp_path):
+    """1,000 workers on 2 CPUs waited forever (issue #54)."""
+    reviews.to_csv(tmp_path / "in.csv", index=False)
+    start = time.monotonic()
+    with pytest.raises(ArgumentError, match=r"^workers must be at most 2, one per CPU .*\(it has 2 CPUs\); got 1000$"):
+        predict_files(tmp_path / "in.csv", tmp_path / "out", han_run_dir, workers=1000, progress=False)
+    with pytest.raises(ArgumentError, match="^workers must be at most 2"):
+        predict_dataset(ray.data.from_items([{"text": "a film"}]), han_run_dir, workers=3)
+    assert time.monotonic() - start < 30 and sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]
+
+
+def _of_session(session, title=""):
+    """The processes of a session (a job started with `start_new_session`) whose command line holds `title`."""
+    found = []
+    for process in psutil.process_iter():
+        try:
+            if os.getsid(process.pid) == session and title in " ".join(process.cmdline()):
+                found.append(process)
+        except (psutil.Error, OSError):
+            continue
+    return found
+
+
+def test_sigterm_to_the_jobs_process_group_stops_it_in_one_line_and_leaves_nothing(reviews, han_run_dir, tmp_path):
+    """systemd and Slurm send SIGTERM to all of a job's processes: Ray's own died beside the command, which ended in
+    SIGABRT (rc 134), or rc 1 with its temporary folder and Ray workers left (issue #54). A cluster of its own."""
+    pd.concat([reviews] * 300, ignore_index=True).to_csv(tmp_path / "in.csv", index=False)  # 180,000 rows
+    output = tmp_path / "out"
+    command = ["predict", "--file", tmp_path / "in.csv", "--engine", "ray", "--output", output, "--run", han_run_dir]
+    job = subprocess.Popen(
+        [sys.executable, "-m", "hierattn", *map(str, command), "--workers", "2"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group, as a service's or a batch job's
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while job.poll() is None and not _of_session(job.pid, WORKER_TITLE) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert job.poll() is None, f"the job ended before it could be stopped: {job.stderr.read()[-2000:]}"
+        os.killpg(job.pid, signal.SIGTERM)
+        sent = time.monotonic()
+        stderr = job.communicate(timeout=90)[1]
+    finally:
+        if job.poll() is None:
+            os.killpg(job.pid, signal.SIGKILL)
+            job.wait()
+    assert job.returncode == 143, stderr[-2000:]
+    assert stderr.splitlines()[-1] == f"stopped by SIGTERM: nothing was written ({output} was not made)"
+    assert "Traceback" not in stderr and time.monotonic() - sent < 60
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]
+    deadline = time.monotonic() + 20
+    while _of_session(job.pid) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not _of_session(job.pid), [p.name() for p in _of_session(job.pid)]
 
 
 def _scoring_workers():

@@ -71,7 +71,9 @@ def test_bad_input_is_one_error_line(han_run_dir, reviews_csv, tmp_path):
     assert column.exit_code == 1 and errors(column)[0].startswith("Error: no text column 'body'")
     assert not (tmp_path / "out").exists()
     address = invoke(*base, "--file", reviews_csv, "--address", "foo:1:2")
-    assert address.exit_code == 1 and errors(address)[0].startswith("Error: could not start or join the Ray cluster at")
+    assert address.exit_code == 1 and errors(address) == [
+        "Error: --address must be auto, HOST:PORT or ray://HOST:PORT; got 'foo:1:2'"
+    ]
     for result in (missing, column, address):  # one line, not an exception that escaped
         assert isinstance(result.exception, SystemExit)
 
