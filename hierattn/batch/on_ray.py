@@ -240,11 +240,17 @@ def predict_files(
         if log:
             log(f"stopped by SIGTERM: nothing was written ({output} was not made)")
         raise
-    if rows > scored and log:
-        log(wordless_line(rows - scored, rows, "rows"))
-    if min_confidence is not None and log:
-        log(left_line(left, scored, min_confidence, "rows"))
+    if log:
+        _summarise(log, rows, scored, left, min_confidence)
     return rows
+
+
+def _summarise(log, rows, scored, left, min_confidence):
+    """The job's closing lines: the rows without words, and those left for a person under `min_confidence`."""
+    if rows > scored:
+        log(wordless_line(rows - scored, rows, "rows"))
+    if min_confidence is not None:
+        log(left_line(left, scored, min_confidence, "rows"))
 
 
 def _prepare(source, output, run_dir, text_column, encoding, log, settings):
