@@ -709,3 +709,20 @@ def start_server():
     yield start
     for server in started:
         server.stop()
+
+
+@pytest.fixture
+def fresh_shell(monkeypatch):
+    """A PATH for `fresh_shell(*folders)`, no virtual environment activated; the cached answer about `python` forgotten."""
+    from hierattn.utils import shell
+
+    def use(*folders, venv=None):
+        monkeypatch.setenv("PATH", os.pathsep.join(map(str, folders)))
+        if venv:
+            monkeypatch.setenv("VIRTUAL_ENV", str(venv))
+        else:
+            monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+        shell._bare_python_is_this_one.cache_clear()
+
+    yield use
+    shell._bare_python_is_this_one.cache_clear()

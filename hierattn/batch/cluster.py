@@ -83,7 +83,7 @@ def check_address(address, timeout=BATCH["connect_seconds"]):
     if environment:
         raise HierattnError(f"no Ray cluster answers at {target} (RAY_ADDRESS): {why}; start it or change RAY_ADDRESS")
     raise ArgumentError(
-        f"no Ray cluster answers at {target}: {why}; start it (ray start --head) or check {{argument}}",
+        f"no Ray cluster answers at {target}: {why}; start it (`ray start` on its head node) or check {{argument}}",
         argument="address",
     )
 

@@ -35,8 +35,7 @@ from hierattn.errors import DataError, HierattnError, first_line
 from hierattn.runs.run import Run
 from hierattn.runs.table import left_line, wordless_line
 from hierattn.utils.atomic import check_new_file
-
-INSTALL = 'pip install "hierattn[ray]"'
+from hierattn.utils.shell import pip_install
 
 
 def import_ray():
@@ -45,7 +44,9 @@ def import_ray():
         import ray
         import ray.data  # noqa: F401
     except ImportError as error:
-        raise HierattnError(f"batch prediction on Ray needs Ray Data ({error}): {INSTALL}") from None
+        raise HierattnError(
+            f"batch prediction on Ray needs Ray Data ({error}): {pip_install('hierattn[ray]')}"
+        ) from None
     return ray
 
 

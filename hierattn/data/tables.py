@@ -18,6 +18,7 @@ from hierattn.data.dataset import LabelMap, TextDataset
 from hierattn.data.decoding import check_text_file, codec_name, data_name, locate_decode_error, open_bytes
 from hierattn.defaults import ID_COLUMNS, LABEL_COLUMNS, TEXT_COLUMNS  # noqa: F401  (re-exported)
 from hierattn.errors import DataError, first_line
+from hierattn.utils.shell import pip_install
 
 # Label values that mean "no label" (pandas' own missing-value spellings).
 MISSING_LABELS = frozenset(
@@ -169,7 +170,7 @@ def _read_parquet(path, chunksize=None, **kwargs):
         try:
             frame = pd.read_parquet(source, **kwargs)
         except ImportError:  # pandas found neither pyarrow nor fastparquet
-            raise DataError(f"reading {path} needs a Parquet reader: pip install pyarrow") from None
+            raise DataError(f"reading {path} needs a Parquet reader: {pip_install('pyarrow')}") from None
     frame = frame.astype(object).where(frame.notna(), np.nan)
     if chunksize:
         return (frame.iloc[start : start + chunksize] for start in range(0, len(frame), chunksize))

@@ -8,6 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from hierattn.cli import cli
+from hierattn.utils.shell import pip_install
 
 from conftest import make_reviews
 
@@ -123,4 +124,4 @@ def test_without_ray_one_line_says_how_to_install_it(monkeypatch, han_run_dir, r
     result = invoke("predict", "--file", reviews_csv, "--engine", "ray", "--output", tmp_path / "out")
     assert result.exit_code == 1 and len(errors(result)) == 1
     assert errors(result)[0].startswith("Error: batch prediction on Ray needs Ray Data (")
-    assert errors(result)[0].endswith('pip install "hierattn[ray]"') and isinstance(result.exception, SystemExit)
+    assert errors(result)[0].endswith(pip_install("hierattn[ray]")) and isinstance(result.exception, SystemExit)

@@ -17,6 +17,7 @@ import pytest
 from hierattn.data.dataset import LabelMap
 from hierattn.data.tables import DataWarning, load_table, read_table, table_format
 from hierattn.errors import DataError
+from hierattn.utils.shell import pip_install
 
 
 def test_csv_with_default_columns_and_string_labels(tmp_path):
@@ -273,7 +274,8 @@ def test_parquet_without_a_reader_says_what_to_install(tmp_path, monkeypatch):
         monkeypatch.setitem(sys.modules, name, None)
     with pytest.raises(
         DataError,
-        match=rf"^reading {re.escape(str(tmp_path / 'reviews.parquet'))} needs a Parquet reader: pip install pyarrow$",
+        match=rf"^reading {re.escape(str(tmp_path / 'reviews.parquet'))} needs a Parquet reader: "
+        rf"{re.escape(pip_install('pyarrow'))}$",
     ):
         load_table(tmp_path / "reviews.parquet")
 

@@ -1,0 +1,81 @@
+"""Commands to print for the user to paste into a shell, that work as typed: the Python and scripts named so a new shell finds them.
+
+A printed command names the interpreter or script that runs here by its
+path when a fresh shell on this machine would not find it by its bare name:
+`make train` runs `.venv/bin/python cli.py`, and `python ...` typed in a new
+shell (no virtual environment activated) would start another Python,
+without Keras. A fresh shell's `PATH` is taken to be this process's, less an
+activated virtual environment's `bin`.
+"""
+
+import functools
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+
+
+def interpreter():
+    """The Python to print: `python` when a fresh shell's `python` is this one, else this one's path (relative under the current folder)."""
+    return "python" if _bare_python_is_this_one() else shown(sys.executable)
+
+
+def script(name, path=None):
+    """A console script to print: its bare `name` when a fresh shell finds this one by it, else its path.
+
+    Args:
+        name: The script's name (`hierattn`, `tensorboard`, `ray`).
+        path: The script that runs (default: the one installed beside this
+            interpreter, if there is one).
+    """
+    path = path or os.path.join(os.path.dirname(sys.executable), name)
+    found = shutil.which(name, path=_fresh_path())
+    if not os.path.isfile(path) or (found and os.path.abspath(found) == os.path.abspath(path)):
+        return name
+    return shown(path)
+
+
+def pip_install(requirement):
+    """The command that installs `requirement` into this Python's environment: `<interpreter> -m pip install ...`.
+
+    A bare `pip` may belong to another Python (the system's, outside a
+    virtual environment): this one's `-m pip` installs where it is needed.
+    """
+    return f"{interpreter()} -m pip install {shlex.quote(requirement)}"
+
+
+def shown(path):
+    """A file's path to print: relative when under the current folder (`.venv/bin/python`), else absolute; shell-quoted."""
+    path = os.path.abspath(path)
+    here = os.getcwd()
+    if path.startswith(here + os.sep):
+        path = os.path.relpath(path, here)
+    return shlex.quote(path)
+
+
+def _fresh_path():
+    """`PATH` as a fresh shell would have it: this process's, less an activated virtual environment's `bin`."""
+    entries = os.environ.get("PATH", os.defpath).split(os.pathsep)
+    venv = os.environ.get("VIRTUAL_ENV")
+    if venv:
+        activated = os.path.normpath(os.path.join(venv, "bin"))
+        entries = [entry for entry in entries if os.path.normpath(entry) != activated]
+    return os.pathsep.join(entries)
+
+
+@functools.cache
+def _bare_python_is_this_one():
+    """Whether `python` in a fresh shell starts this interpreter, in this environment (asked of it when unsure)."""
+    found = shutil.which("python", path=_fresh_path())
+    if found is None:
+        return False
+    if os.path.abspath(found) == os.path.abspath(sys.executable):
+        return True
+    try:  # another file (a pyenv shim, a link): the same interpreter if it runs with this one's prefix
+        answer = subprocess.run(
+            [found, "-c", "import sys; print(sys.prefix)"], capture_output=True, text=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return answer.returncode == 0 and answer.stdout.strip() == sys.prefix
