@@ -11,6 +11,7 @@ combination (`LogLinearCombination`, its weights chosen on validation:
 * `logits`: `NgramLogits`, the layer (its tables are Keras weights).
 * `combination`: `LogLinearCombination`, the layer combining the two parts.
 * `recipes`: fitting the linear model's recipes (scikit-learn).
+* `onevsrest`: a multi-label recipe's fits, one binary model per label.
 * `mixing`: n-gram logits in NumPy, and choosing the combination's weights.
 * `part`: `NgramPart`, the classifier's mixin.
 

@@ -75,11 +75,20 @@ class NgramPart:
             y: Their labels: class names, integers or one-hot rows.
             validation_data: `(texts, labels)`, `(ids, labels)` or a dataset
                 of `(texts, labels)` to choose the recipe on, or `None`.
-            verbose: Print one line: the recipe fitted, and why.
+            verbose: Show a progress bar while fitting (a step per model
+                fitted: for multi-label, per label of each candidate), then
+                print one line: the recipe fitted, and why.
 
         Returns:
             The classifier.
         """
+        self._fit_ngrams(x, y, validation_data, progress=bool(verbose))
+        if verbose:
+            print(self._ngram_line(weights=False))
+        return self
+
+    def _fit_ngrams(self, x, y, validation_data, progress):
+        """`fit_ngrams` without its line: the recipes fitted and chosen, with a progress bar if `progress`."""
         layer = self._ngram_part()
         x, labels = self._ids_and_label_ids(x, y, "fit_ngrams")
         validation = None
@@ -95,7 +104,7 @@ class NgramPart:
             )
 
         recipes = None if validation is not None or before is None else [_as_grid(before)]
-        fitted, report = fit_recipes(make_layer, ngram_ids(x), labels, validation, recipes)
+        fitted, report = fit_recipes(make_layer, ngram_ids(x), labels, validation, recipes, progress=progress)
         for name in ("ngram_max", "tf", "normalize"):  # the layer keeps its place in the model; its recipe changes
             setattr(layer, name, getattr(fitted, name))
         layer.set_tables(fitted.kept_ids, fitted.idf, fitted.kernel, fitted.bias, fitted.unseen_idf)
@@ -104,9 +113,6 @@ class NgramPart:
         self.ngram_report = report
         drop_untracked_attribute(self, "_ngram_choices")
         untracked_attribute(self, "_ngram_choices", dict)["recipe"] = _why(validation is not None, before is not None)
-        if verbose:
-            print(self._ngram_line(weights=False))
-        return self
 
     def choose_weights(self, validation_data=None, verbose=0):
         """Chooses the weights `(a, b)` of `softmax(a log p_backbone + b z_ngrams)` on validation texts.
@@ -150,7 +156,7 @@ class NgramPart:
         """`fit`'s n-gram steps: `fit_ngrams`, then `choose_weights`, or the weights chosen before kept without validation."""
         keep = validation is None and self._weights_chosen()  # decided before fit_ngrams writes a new report
         a, b = (float(w) for w in np.asarray(self.combination.mixing))
-        self.fit_ngrams(x, labels, validation_data=validation)
+        self._fit_ngrams(x, labels, validation, progress=bool(verbose))
         if keep:
             self._set_weights_report(self._fit_report(), a, b, "kept (no validation texts)")
         else:

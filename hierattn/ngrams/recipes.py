@@ -27,7 +27,12 @@ For multi-label data (multi-hot label rows) every recipe is one binary
 logistic regression per label (one-vs-rest; the NB ratios per label), the
 log-loss the mean binary one, and no class weights are tried; a label with
 no positive (or no negative) training document gets no features and the
-log-odds of its training frequency as its bias.
+log-odds of its training frequency as its bias (`hierattn.ngrams.onevsrest`
+fits them, each label's Cs warm-started).
+
+With `progress`, a bar ("n-gram part") moves with each model fitted: each
+candidate, and for multi-label each label's model of each candidate, so a
+fit of many labels shows from its first second.
 
 Each candidate fitted is logged in one line to this module's logger
 (`hierattn.ngrams.recipes`) at DEBUG level: shown by `hierattn --verbose`,
@@ -41,9 +46,11 @@ import time
 import numpy as np
 
 from hierattn.data.batching import trim_padding
+from hierattn.data.progress import tqdm
 from hierattn.defaults import NGRAMS
 from hierattn.metrics import classification_metrics, multilabel_metrics
 from hierattn.ngrams.mixing import scored_at_best_scale
+from hierattn.ngrams.onevsrest import fit_one_vs_rest
 
 logger = logging.getLogger(__name__)
 
@@ -159,38 +166,6 @@ def _fit_nb(features, labels, grid, num_classes):
             yield c, class_weight, tables, time.perf_counter() - started
 
 
-def _fit_one_vs_rest(features, labels, grid, num_classes, nb=False):
-    """One binary logistic regression per label of multi-hot `labels` (NB-scaled features with `nb`).
-
-    A label without both positive and negative training documents is not
-    fitted: its kernel column is zero and its bias the smoothed log-odds of
-    its training frequency.
-    """
-    from sklearn.linear_model import LogisticRegression
-
-    counts = labels.sum(axis=0)
-    for class_weight in grid["class_weights"]:
-        for c in grid["C"]:
-            started = time.perf_counter()
-            kernel = np.zeros((features.shape[1], num_classes), np.float32)
-            bias = np.log((counts + 0.5) / (len(labels) - counts + 0.5)).astype(np.float32)
-            for label in np.flatnonzero((counts > 0) & (counts < len(labels))):
-                positive = labels[:, label] > 0
-                if nb:
-                    ratios = _nb_ratios(features, positive)
-                    model = LogisticRegression(
-                        C=c, solver="liblinear", max_iter=NGRAMS["max_iter"], class_weight=class_weight, random_state=0
-                    )
-                    model.fit(features.multiply(ratios).tocsr(), positive)
-                    kernel[:, label] = model.coef_[0] * ratios
-                else:
-                    model = LogisticRegression(C=c, max_iter=NGRAMS["max_iter"], class_weight=class_weight)
-                    model.fit(features, positive)
-                    kernel[:, label] = model.coef_[0]
-                bias[label] = model.intercept_[0]
-            yield c, class_weight, (kernel, bias), time.perf_counter() - started
-
-
 def _class_weights(labels):
     """`(None,)`, or `(None, "balanced")` when the largest class is `balanced_above` times the smallest or more."""
     if labels.ndim == 2:  # multi-label: the thresholds, chosen per label, take the place of class weights
@@ -216,7 +191,7 @@ def _checked_labels(labels):
     return labels
 
 
-def fit_recipes(layer_factory, x, labels, validation=None, recipes=None):
+def fit_recipes(layer_factory, x, labels, validation=None, recipes=None, progress=False):
     """Fits every recipe candidate on `x` and returns the best on `validation`, as a fitted `NgramLogits`.
 
     Args:
@@ -230,6 +205,9 @@ def fit_recipes(layer_factory, x, labels, validation=None, recipes=None):
         recipes: The recipes to try (default `NGRAMS["recipes"]`); a
             recipe's `"class_weights"` (e.g. `(None,)`), when given, replaces
             the grid's choice of `class_weight`.
+        progress: Show a progress bar ("n-gram part"), moved by each model
+            fitted: each candidate, and for multi-label each label's model
+            of each candidate.
 
     Returns:
         `(layer, report)`: the fitted layer of the chosen candidate and a
@@ -245,45 +223,36 @@ def fit_recipes(layer_factory, x, labels, validation=None, recipes=None):
     if validation is None or not len(validation[1]):
         recipes, validation = [(recipes or [NGRAMS["fallback"]])[0]], None
     recipes = [dict(r) for r in (recipes or NGRAMS["recipes"])]
-    longest = max(r["ngram_max"] for r in recipes)
-    counter = layer_factory(longest, "binary", True)
-    orders = sorted({r["ngram_max"] for r in recipes})
-    train_counts = count_matrices(counter, x, orders)
-    val_counts = count_matrices(counter, validation[0], orders) if validation is not None else None
-    num_classes = counter.num_classes
     class_weights = _class_weights(labels)
-    best, candidates = None, []
-    for recipe in recipes:
-        counts = train_counts[recipe["ngram_max"]]
-        df = np.bincount(counts.indices, minlength=counts.shape[1])
-        kept = np.flatnonzero(df >= NGRAMS["min_df"])
-        if not len(kept):  # a tiny corpus: every n-gram seen
-            kept = np.flatnonzero(df)
-        idf = (np.log((1.0 + len(labels)) / (1.0 + df[kept])) + 1.0).astype(np.float32)
-        features = _features(counts[:, kept], recipe, idf)
-        val_features = _features(val_counts[recipe["ngram_max"]][:, kept], recipe, idf) if validation else None
-        grid = {"C": recipe["C"], "class_weights": recipe.get("class_weights", class_weights)}
-        nb = recipe["weighting"] == "nb"
-        if labels.ndim == 2:
-            fitted = _fit_one_vs_rest(features, labels, grid, num_classes, nb)
-        else:
-            fitted = (_fit_nb if nb else _fit_tfidf)(features, labels, grid, num_classes)
-        for c, class_weight, (kernel, bias), seconds in fitted:
-            row = {
-                "weighting": recipe["weighting"],
-                "ngram_max": recipe["ngram_max"],
-                "C": c,
-                "class_weight": class_weight,
-                "features": len(kept),
-                "fit_seconds": round(seconds, 1),
-            }
-            if validation is not None:
-                logits = np.asarray(val_features @ kernel) + bias
-                row.update(_scored(logits, validation[1]))
-            candidates.append(row)
-            logger.debug("n-gram recipe %s", _describe(row))
-            if best is None or (validation is not None and row["val_log_loss"] < best[0]["val_log_loss"]):
-                best = (row, kept, idf, kernel, bias)
+    grids = [{"C": r["C"], "class_weights": r.get("class_weights", class_weights)} for r in recipes]
+    with tqdm(total=_fits(grids, labels), desc="n-gram part", unit="fit", disable=not progress) as bar:
+        longest = max(r["ngram_max"] for r in recipes)
+        counter = layer_factory(longest, "binary", True)
+        orders = sorted({r["ngram_max"] for r in recipes})
+        train_counts = count_matrices(counter, x, orders)
+        val_counts = count_matrices(counter, validation[0], orders) if validation is not None else None
+        best, candidates = None, []
+        for recipe, grid in zip(recipes, grids):
+            bar.set_postfix(recipe=f"{recipe['weighting']} 1-{recipe['ngram_max']}")
+            counts = train_counts[recipe["ngram_max"]]
+            kept, idf = _kept_features(counts, len(labels))
+            features = _features(counts[:, kept], recipe, idf)
+            val_features = _features(val_counts[recipe["ngram_max"]][:, kept], recipe, idf) if validation else None
+            for c, class_weight, (kernel, bias), seconds in _fitted(features, labels, grid, recipe, counter, bar):
+                row = {
+                    "weighting": recipe["weighting"],
+                    "ngram_max": recipe["ngram_max"],
+                    "C": c,
+                    "class_weight": class_weight,
+                    "features": len(kept),
+                    "fit_seconds": round(seconds, 1),
+                }
+                if validation is not None:
+                    row.update(_scored(np.asarray(val_features @ kernel) + bias, validation[1]))
+                candidates.append(row)
+                logger.debug("n-gram recipe %s", _describe(row))
+                if best is None or (validation is not None and row["val_log_loss"] < best[0]["val_log_loss"]):
+                    best = (row, kept, idf, kernel, bias)
     row, kept, idf, kernel, bias = best
     sublinear = row["weighting"] == "tfidf"
     layer = layer_factory(row["ngram_max"], "sublinear" if sublinear else "binary", sublinear)
@@ -291,6 +260,35 @@ def fit_recipes(layer_factory, x, labels, validation=None, recipes=None):
     layer.set_tables(kept, weights, kernel, bias, 0.0)
     chosen = {k: row[k] for k in ("weighting", "ngram_max", "C", "class_weight")}
     return layer, {"recipe": chosen, "candidates": candidates, "train_documents": len(labels)}
+
+
+def _fits(grids, labels):
+    """How many models the grids make: one per candidate, times the labels fitted for multi-label."""
+    candidates = sum(len(grid["C"]) * len(grid["class_weights"]) for grid in grids)
+    if labels.ndim == 1:
+        return candidates
+    counts = labels.sum(axis=0)
+    return candidates * int(np.count_nonzero((counts > 0) & (counts < len(labels))))
+
+
+def _kept_features(counts, documents):
+    """The features of n-grams seen in `min_df` training documents or more (every one in a tiny corpus), and their idf."""
+    df = np.bincount(counts.indices, minlength=counts.shape[1])
+    kept = np.flatnonzero(df >= NGRAMS["min_df"])
+    if not len(kept):  # a tiny corpus: every n-gram seen
+        kept = np.flatnonzero(df)
+    return kept, (np.log((1.0 + documents) / (1.0 + df[kept])) + 1.0).astype(np.float32)
+
+
+def _fitted(features, labels, grid, recipe, counter, bar):
+    """The recipe's candidates fitted on `features`: `(C, class_weight, (kernel, bias), seconds)` each."""
+    nb = recipe["weighting"] == "nb"
+    if labels.ndim == 2:
+        yield from fit_one_vs_rest(features, labels, grid, counter.num_classes, nb, bar=bar)
+        return
+    for candidate in (_fit_nb if nb else _fit_tfidf)(features, labels, grid, counter.num_classes):
+        bar.update()
+        yield candidate
 
 
 def _scored(logits, labels):

@@ -230,3 +230,21 @@ def test_multilabel_refuses_labels_no_document_has(rng):
     ids, y = multilabel_corpus(rng)
     with pytest.raises(ValueError, match="some training documents have and others lack"):
         fit_recipes(make_layer, ids, np.zeros_like(y))
+
+
+def test_a_multilabel_fit_shows_a_bar_moved_by_each_labels_model(rng, capsys):
+    ids, y = multilabel_corpus(rng)
+    layers = lambda m, tf, normalize: make_layer(m, tf, normalize, classes=3)  # noqa: E731
+    _, report = fit_recipes(layers, ids[:120], y[:120], (ids[120:], y[120:]), progress=True)
+    err = capsys.readouterr().err
+    # five candidates, two labels fitted each (the third has no training document)
+    assert len(report["candidates"]) == 5 and "n-gram part: 100%" in err and "10/10" in err, err
+    assert "n-gram part:   0%" in err and "0/10" in err  # shown before the first fit
+
+
+def test_a_single_label_fit_shows_a_bar_moved_by_each_candidate_and_none_unless_asked(rng, capsys):
+    ids, labels = corpus(rng)
+    fit_recipes(make_layer, ids[:120], labels[:120], (ids[120:], labels[120:]))
+    assert capsys.readouterr().err == ""
+    _, report = fit_recipes(make_layer, ids[:120], labels[:120], (ids[120:], labels[120:]), progress=True)
+    assert f"{len(report['candidates'])}/{len(report['candidates'])}" in capsys.readouterr().err
