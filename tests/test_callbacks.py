@@ -9,6 +9,7 @@ import pytest
 
 import hierattn.callbacks
 from hierattn.callbacks import ProgressLines, RestoreBestWeights, StopOnNaN, TimeBudget
+from hierattn.defaults import PROGRESS
 from hierattn.errors import TrainingDiverged
 
 
@@ -136,3 +137,13 @@ def test_progress_lines_say_each_tenth_of_an_epoch_but_the_last_and_the_loss():
     assert len(lines) == 18  # 20 steps an epoch: a line at each tenth (2, 4, ..., 18), the 20th is Keras's own
     assert lines[0].startswith("epoch 1/2: 2/20 steps (10%), ") and ", loss " in lines[0]
     assert lines[-1].startswith("epoch 2/2: 18/20 steps (90%), ")
+
+
+def test_progress_lines_also_come_every_log_seconds_between_tenths(monkeypatch):
+    monkeypatch.setitem(PROGRESS, "log_seconds", 0)  # every step is "30 s later"
+    model = keras.Sequential([keras.Input((1,)), keras.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    x = np.arange(40.0).reshape(-1, 1) / 40
+    lines = []
+    model.fit(x, x, batch_size=1, epochs=1, verbose=0, callbacks=[ProgressLines(lines.append)])
+    assert [line.split(":")[1].split(" steps")[0].strip() for line in lines] == [f"{i}/40" for i in range(1, 40)]

@@ -168,6 +168,31 @@ def stop_on_sigterm():
 
 
 @contextlib.contextmanager
+def sigterm_deferred():
+    """While the block runs in the main thread, a SIGTERM is noted, not acted on; after it, the handler before runs.
+
+    For what must not be cut short, such as shutting a cluster down: the
+    job's handler (`stop_on_sigterm`) then raises `Stopped` once the block
+    has ended. Blocking the signal would not do: a thread that does not
+    block it receives it, and Python runs the handler in the main thread
+    all the same. Elsewhere than in the main thread nothing changes.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    came = []
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: came.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+    if came:
+        if not callable(previous):
+            raise Stopped()
+        previous(signal.SIGTERM, None)
+
+
+@contextlib.contextmanager
 def sigterm_held():
     """While the block runs in the main thread, SIGTERM waits (blocked); one that came is delivered after it.
 

@@ -17,6 +17,7 @@ job before the process ends.
 import contextlib
 import functools
 import logging
+import os
 import signal
 
 from hierattn.batch.cluster import (
@@ -24,6 +25,7 @@ from hierattn.batch.cluster import (
     check_address,
     check_placeable,
     check_workers,
+    sigterm_deferred,
     sigterm_held,
     stop_on_sigterm,
 )
@@ -226,10 +228,10 @@ def predict_files(
     check_workers(workers)
     try:
         with stop_on_sigterm() as arm, contextlib.ExitStack() as held:
-            held.enter_context(sigterm_held())  # until Ray has started: its processes never see one (cluster.py)
             settings = {"top_k": top_k, "network": network, "min_confidence": min_confidence}
             read, predictor, files = _prepare(source, output, run_dir, text_column, encoding, log, settings)
             write = functools.partial(_write, output=output, output_format=output_format, progress=progress)
+            held.enter_context(sigterm_held())  # until Ray has started: its processes never see one (cluster.py)
 
             def started():  # ray.init sets a SIGTERM handler of its own: ours again, then a SIGTERM that came
                 arm()
@@ -238,7 +240,9 @@ def predict_files(
             with _quiet("ray", "ray.data"):  # Ray's notes, and its tracebacks of an error raised as one
                 rows, left, scored = _job(ray, address, workers, predictor, read, write, started, log, files)
     except Stopped:
-        if log:
+        if log and os.path.exists(output):  # it came as the cluster shut down, the output written whole
+            log(f"stopped by SIGTERM as the job ended: {output} was written whole")
+        elif log:
             log(f"stopped by SIGTERM: nothing was written ({output} was not made)")
         raise
     if log:
@@ -285,7 +289,8 @@ def _job(ray, address, workers, predictor, read, write, started, log, files):
         raise _user_error(error) from None
     finally:
         if joined:
-            ray.shutdown()
+            with sigterm_deferred():  # not cut short: a SIGTERM now stops the job once the cluster is down
+                ray.shutdown()
 
 
 def _connect(ray, address, log):

@@ -94,7 +94,8 @@ class BatchPredictor:
     ):
         if top_k is not None:
             check_k(top_k, "top_k")
-        check_k(threads, "threads")  # the runtime checks its own limits when it loads the bundle, below
+        if threads is not None:  # None: the runtime's default; it checks its own limits when it loads the bundle
+            check_k(threads, "threads")
         check_k(batch_size, "batch_size")
         self.network = check_network(network)
         self.min_confidence = check_min_confidence(min_confidence)

@@ -54,13 +54,21 @@ def answer_text(answer):
 def _labels_shown(answer, under=None):
     """A multi-label answer's labels to show, most probable first (those predicted and a few more), and how many not.
 
+    Every predicted label is shown (one with a low threshold may be less
+    probable than labels that are not predicted), then the most probable of
+    the others.
+
     >>> _labels_shown({"labels": ["b"], "probabilities": {"a": 0.1, "b": 0.9, "c": 0.3}}, under=1)
     ([('b', 0.9), ('c', 0.3)], 1)
+    >>> _labels_shown({"labels": ["rare"], "probabilities": {"a": 0.4, "b": 0.3, "rare": 0.2}}, under=1)
+    ([('rare', 0.2), ('a', 0.4)], 1)
     """
     ranked = sorted(answer["probabilities"].items(), key=lambda item: -item[1])
+    predicted = set(answer.get("labels") or [])
     under = MULTILABEL["shown_under_threshold"] if under is None else under
-    count = len(answer.get("labels") or []) + under
-    return ranked[:count], max(0, len(ranked) - count)
+    others = [item for item in ranked if item[0] not in predicted]
+    shown = [item for item in ranked if item[0] in predicted] + others[:under]
+    return shown, len(others) - len(others[:under])
 
 
 def metrics_text(metrics):

@@ -39,7 +39,8 @@ def tqdm(*args, **kwargs):
     """
     if not _has_tqdm():  # a bare install (`pip install --no-deps hierattn onnxruntime numpy`): no bar
         return _NoBar(*args[:1])
-    if "ipykernel" in sys.modules:  # a Jupyter kernel (the check tqdm.autonotebook makes)
+    kernel = "ipykernel" in sys.modules  # a Jupyter kernel (the check tqdm.autonotebook makes): its cell redraws
+    if kernel:
         if _has_widgets():
             from tqdm.auto import tqdm as bar
 
@@ -48,7 +49,7 @@ def tqdm(*args, **kwargs):
             kwargs.setdefault("file", sys.stdout)
     from tqdm.std import tqdm as bar
 
-    if len(args) < 5 and not _is_terminal(kwargs.get("file") or sys.stderr):
+    if not kernel and len(args) < 5 and not _is_terminal(kwargs.get("file") or sys.stderr):
         return _log_bar()(*args, **kwargs)
     return bar(*args, **kwargs)
 

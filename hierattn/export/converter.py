@@ -146,6 +146,7 @@ def bundle_metadata(classifier, inputs, output, ngram_output=None, tables=()):
             "tokenizer": preprocessor.tokenizer.get_config(),
         },
         "vocabulary": vocabulary.get_config(),
+        "embedding": {"ids": len(vocabulary.tokens), "rows": int(classifier.backbone.vocabulary_size)},
         "inputs": inputs,
         "output": output,
     }

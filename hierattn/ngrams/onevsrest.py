@@ -18,6 +18,9 @@ are what the n-gram part's time goes to, so they are made cheap here:
 Each label fitted moves the progress bar it is given by one.
 """
 
+import collections
+import concurrent.futures
+import os
 import time
 
 import numpy as np
@@ -25,7 +28,7 @@ import numpy as np
 from hierattn.defaults import NGRAMS
 
 
-def fit_one_vs_rest(features, labels, grid, num_classes, nb=False, bar=None):
+def fit_one_vs_rest(features, labels, grid, num_classes, nb=False, bar=None, workers=None):
     """One binary logistic regression per label of multi-hot `labels`, at each C of `grid` (NB-scaled with `nb`).
 
     A label without both positive and negative training documents is not
@@ -39,6 +42,7 @@ def fit_one_vs_rest(features, labels, grid, num_classes, nb=False, bar=None):
         num_classes: The number of labels (kernel columns).
         nb: NB-scaled binary features, the ratios folded into the kernel.
         bar: A progress bar (`hierattn.data.progress.tqdm`), moved by one per label fitted.
+        workers: Threads fitting labels side by side (default: one per core).
 
     Yields:
         `(C, class_weight, (kernel, bias), seconds)` for each C of the grid, in the grid's order.
@@ -53,12 +57,15 @@ def fit_one_vs_rest(features, labels, grid, num_classes, nb=False, bar=None):
             c: (np.zeros((features.shape[1], num_classes), np.float32), _prior_bias(counts, len(labels)), 0.0)
             for c in grid["C"]
         }
+
+        def path(label, class_weight=class_weight):
+            scale = _nb_ratios(sums, label) if nb else None
+            x = features.multiply(scale).tocsr() if nb else features
+            return label, scale, list(_label_path(x, labels[:, label] > 0, grid["C"], class_weight, nb))
+
         with threadpool_limits(1):
-            for label in fitted:
-                positive = labels[:, label] > 0
-                scale = _nb_ratios(sums, label) if nb else None
-                x = features.multiply(scale).tocsr() if nb else features
-                for c, coefficients, intercept, seconds in _label_path(x, positive, grid["C"], class_weight, nb):
+            for label, scale, fits in _in_order(path, fitted, workers or _cores()):
+                for c, coefficients, intercept, seconds in fits:
                     kernel, bias, total = results[c]
                     kernel[:, label] = coefficients * scale if nb else coefficients
                     bias[label] = intercept
@@ -92,6 +99,22 @@ def _label_path(features, positive, cs, class_weight, nb):
         model.fit(features, positive)
         before = c
         yield c, model.coef_[0], model.intercept_[0], time.perf_counter() - started
+
+
+def _in_order(function, items, workers):
+    """`function(item)` of each item, in order, computed by `workers` threads, at most `2 * workers` results ahead."""
+    with concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="hierattn-label") as pool:
+        pending = collections.deque()
+        for item in items:
+            pending.append(pool.submit(function, item))
+            if len(pending) >= 2 * workers:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+
+
+def _cores():
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def _prior_bias(counts, documents):

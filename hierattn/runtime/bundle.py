@@ -15,6 +15,9 @@ has one entry, `"hierattn"`, a JSON object:
                       max_words, sequence_length, ngram_length (null
                       without an n-gram input), tokenizer (its settings)
     vocabulary        tokens (the words of ids 2, 3, ...), min_count, max_size
+    embedding         ids (the vocabulary's, padding and unknown included)
+                      and rows (the graph's embedding's: as many, or more
+                      for a backbone of its own); absent before issue #54
     inputs            the graph's input names: "token_ids" and, with an
                       n-gram part reading the whole text, "ngram_ids"
     output            the graph's output name
@@ -62,7 +65,7 @@ shorter (padding trimmed), none may be empty.
 
 `hierattn.runtime.load` believes none of it unchecked: each value's type
 and range, and its agreement with the graph (one output column per label,
-an embedding of exactly the vocabulary's ids, a softmax or not as
+an embedding of the vocabulary's ids (or the rows recorded), a softmax or not as
 `multi_label` says), are checked when the bundle loads
 (`hierattn.runtime.checks`).
 """

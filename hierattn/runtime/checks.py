@@ -101,6 +101,12 @@ def check_metadata(metadata, path):
     twice = _twice(tokens)
     check(twice is None, f"vocabulary tokens: {twice!r} appears twice")
     check(not {PAD_TOKEN, OOV_TOKEN} & set(tokens), f"vocabulary tokens hold {PAD_TOKEN} or {OOV_TOKEN}")
+    embedding = metadata.get("embedding")
+    if embedding is not None:  # since #54: the ids the exporter's vocabulary had, and the embedding's rows
+        ids, rows = (embedding.get(key) if isinstance(embedding, dict) else None for key in ("ids", "rows"))
+        words = f"{len(tokens)} words ({len(tokens) + 2} ids)"
+        check(_whole(ids) and ids == len(tokens) + 2, f"vocabulary: {words} where it had {_short(ids)} ids")
+        check(_whole(rows) and rows >= ids, f"the embedding's rows must be a whole number of at least {ids}")
     if "ngram_part" in metadata:
         _check_ngram_part(metadata, len(names), len(tokens) + 2, check)
 
@@ -140,15 +146,17 @@ def check_graph(session, metadata, path):
     The graph answers for itself on probe documents of one word each: the
     last word of the vocabulary, the unknown word and the first word.
     Its output (and n-gram output) must have one column per label; the
-    last word must be read and the id after it refused (the embedding holds
-    exactly the vocabulary's ids); a single-label bundle's rows must sum to
-    1 (a softmax) and a multi-label one's must not.
+    last word must be read and the id past the embedding refused (its rows:
+    the vocabulary's ids, or as many as its metadata records, a backbone of
+    its own may have more); a single-label bundle's rows must sum to 1 (a
+    softmax) and a multi-label one's must not.
     """
     import onnxruntime
 
     quiet = onnxruntime.RunOptions()
     quiet.log_severity_level = 4  # the refusal of the id past the vocabulary is expected: no error logged
     ids, labels = len(metadata["vocabulary"]["tokens"]) + 2, len(metadata["label_names"])
+    rows = (metadata.get("embedding") or {}).get("rows", ids)
     outputs = list(dict.fromkeys([metadata["output"], metadata.get("ngram_output", metadata["output"])]))
 
     def run(token_ids, ngram_ids):
@@ -157,7 +165,7 @@ def check_graph(session, metadata, path):
         feed = {name: ids_.reshape(ids_.shape + (1,) * (ranks[name] - 1)) for name, ids_ in feed.items() if name}
         return session.run(outputs, feed, quiet)
 
-    probe = np.array([ids - 1, 1, min(2, ids - 1)], np.int32)
+    probe = np.array([ids - 1, 1, min(2, ids - 1), rows - 1], np.int32)
     try:
         found = run(probe, probe)
     except Exception as error:  # onnxruntime raises its own classes, not exported by name
@@ -170,10 +178,10 @@ def check_graph(session, metadata, path):
             raise DataError(f"{path}: its graph's output {name} has {width} columns for its {labels} label names")
     _check_activation(found[0], metadata, path)
     try:
-        run(np.array([ids], np.int32), np.ones(1, np.int32))
-    except Exception:  # the id past the vocabulary is beyond the embedding: as it should be
+        run(np.array([rows], np.int32), np.ones(1, np.int32))
+    except Exception:  # the id past the embedding's rows is refused: as it should be
         return
-    raise DataError(f"{path}: its graph's embedding holds more than its vocabulary's {ids} ids (words missing)")
+    raise DataError(f"{path}: its graph's embedding holds more than its {rows} ids (words missing from its vocabulary)")
 
 
 def _check_activation(probabilities, metadata, path):

@@ -18,6 +18,8 @@ import sys
 
 def interpreter():
     """The Python to print: `python` when a fresh shell's `python` is this one, else this one's path (relative under the current folder)."""
+    if not sys.executable:  # an embedding program that cannot say which Python it is
+        return "python"
     return "python" if _bare_python_is_this_one() else shown(sys.executable)
 
 
@@ -55,13 +57,17 @@ def shown(path):
 
 
 def _fresh_path():
-    """`PATH` as a fresh shell would have it: this process's, less an activated virtual environment's `bin`."""
+    """`PATH` as a fresh shell would have it: this process's, less an activated environment's `bin`.
+
+    A virtual environment's (`VIRTUAL_ENV`), or a conda environment's other
+    than `base` (which a new shell activates again).
+    """
     entries = os.environ.get("PATH", os.defpath).split(os.pathsep)
-    venv = os.environ.get("VIRTUAL_ENV")
-    if venv:
-        activated = os.path.normpath(os.path.join(venv, "bin"))
-        entries = [entry for entry in entries if os.path.normpath(entry) != activated]
-    return os.pathsep.join(entries)
+    activated = [os.environ.get("VIRTUAL_ENV")]
+    if os.environ.get("CONDA_DEFAULT_ENV", "base") != "base":
+        activated.append(os.environ.get("CONDA_PREFIX"))
+    gone = {os.path.normpath(os.path.join(folder, "bin")) for folder in activated if folder}
+    return os.pathsep.join(entry for entry in entries if os.path.normpath(entry) not in gone)
 
 
 @functools.cache
@@ -72,10 +78,16 @@ def _bare_python_is_this_one():
         return False
     if os.path.abspath(found) == os.path.abspath(sys.executable):
         return True
-    try:  # another file (a pyenv shim, a link): the same interpreter if it runs with this one's prefix
-        answer = subprocess.run(
-            [found, "-c", "import sys; print(sys.prefix)"], capture_output=True, text=True, timeout=10, check=False
-        )
+    try:  # another file (a pyenv shim, a link): the same interpreter if it runs with this one's prefix and version
+        answer = subprocess.run([found, "-c", _WHO], capture_output=True, text=True, timeout=10, check=False)
     except (OSError, subprocess.SubprocessError):
         return False
-    return answer.returncode == 0 and answer.stdout.strip() == sys.prefix
+    return answer.returncode == 0 and answer.stdout.strip() == _who()
+
+
+_WHO = "import sys; print(sys.prefix, sys.version)"
+
+
+def _who():
+    """What `_WHO` prints in this interpreter: its prefix and its version (two Pythons may share a prefix)."""
+    return f"{sys.prefix} {sys.version}"

@@ -1,5 +1,6 @@
 """Tests for hierattn.batch.cluster: an address where nothing answers, workers a cluster cannot place, SIGTERM."""
 
+import os
 import signal
 import socket
 import threading
@@ -12,6 +13,7 @@ from hierattn.batch.cluster import (
     check_address,
     check_placeable,
     check_workers,
+    sigterm_deferred,
     sigterm_held,
     stop_on_sigterm,
 )
@@ -109,3 +111,16 @@ def test_a_held_sigterm_stops_the_block_only_when_it_ends():
             reached = True
     assert reached
     assert signal.SIGTERM not in signal.pthread_sigmask(signal.SIG_BLOCK, set())  # not held any more
+
+
+def test_a_sigterm_while_the_cluster_shuts_down_stops_the_job_once_it_is_down():
+    """`sigterm_deferred` around `ray.shutdown()`: the shutdown runs to its end, then the job's handler stops it."""
+    finished = False
+    with pytest.raises(Stopped):
+        with stop_on_sigterm(), sigterm_deferred():
+            os.kill(os.getpid(), signal.SIGTERM)  # to the process: Python runs the handler in the main thread
+            time.sleep(0.2)  # handlers have run by now
+            finished = True  # not cut short
+    assert finished
+    with sigterm_deferred():  # none came: nothing raised
+        pass

@@ -55,3 +55,19 @@ def test_keras_formats_export_the_graph_from_ids(han_run, tmp_path):
     np.testing.assert_allclose(found, han_run.predict(texts, verbose=0), atol=1e-5)
     with pytest.raises(ValueError, match="give no input_signature"):
         han_run.export(tmp_path / "b.onnx", input_signature=[])
+
+
+def test_a_backbone_of_its_own_with_more_embedding_rows_than_words_exports_and_loads(tmp_path):
+    import hierattn
+    from hierattn import runtime
+    from hierattn.models import HANBackbone
+
+    texts, labels = ["a fine film", "dull and slow", "great acting", "bad plot"] * 10, ["pos", "neg", "pos", "neg"] * 10
+    backbone = HANBackbone(vocabulary_size=500, num_classes=2, embedding_dim=8, word_units=4, sentence_units=4)
+    classifier = hierattn.TextClassifier(backbone, embeddings="none", ngrams=False)
+    classifier.fit(texts, labels, epochs=1, verbose=0)
+    assert len(classifier.preprocessor.vocabulary) < 500  # a Keras model loads so too (`models.loading`)
+    path = classifier.export(tmp_path / "own.onnx", verbose=False)
+    predictor = runtime.load(path)
+    assert predictor.metadata["embedding"] == {"ids": len(classifier.preprocessor.vocabulary), "rows": 500}
+    np.testing.assert_allclose(predictor.predict(texts[:4]), classifier.predict(texts[:4], verbose=0), atol=1e-5)

@@ -33,3 +33,14 @@ def test_undecodable_label_bytes_are_refused_in_one_line():
     assert label_values(np.array([b"pos", b"neg"]))[0] == ["pos", "neg"]
     with pytest.raises(DataError, match=r"^label b'caf\\xe9' is not UTF-8"):
         label_values(np.array([b"pos", b"caf\xe9"], dtype=object))
+
+
+def test_fit_to_a_file_writes_lines_within_each_epoch(capfd):
+    import hierattn
+
+    texts, labels = ["a fine film", "dull and slow", "great acting", "bad plot"] * 10, ["pos", "neg", "pos", "neg"] * 10
+    classifier = hierattn.TextClassifier(embeddings="none", ngrams=False, embedding_dim=8, word_units=4)
+    classifier.fit(texts, labels, epochs=1, batch_size=2, validation_split=0.0)  # verbose="auto": stdout is a file
+    printed = capfd.readouterr().out
+    assert "epoch 1/1: 2/20 steps (10%)" in printed and "epoch 1/1: 18/20 steps (90%)" in printed, printed
+    assert "\r" not in printed and "\x1b[" not in printed

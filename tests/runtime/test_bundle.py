@@ -63,10 +63,21 @@ def _with_ngram_part(change, **settings):
 
 SINGLE_LABEL_EDITS = {
     "label names duplicated": (lambda m: m.update(label_names=["pos", "pos"]), "label_names: 'pos' appears twice"),
-    "vocabulary shortened": (lambda m: _tokens(m, lambda t: t[:-3]), "the n-gram part reads 28 ids, the vocabulary 25"),
+    "vocabulary shortened": (
+        lambda m: _tokens(m, lambda t: t[:-3]),
+        r"vocabulary: 23 words \(25 ids\) where it had 28 ids",
+    ),
     "vocabulary shortened, the n-gram part too": (
         _with_ngram_part(lambda m: _tokens(m, lambda t: t[:-3])),
-        "its graph's embedding holds more than its vocabulary's 25 ids",
+        r"vocabulary: 23 words \(25 ids\) where it had 28 ids",
+    ),
+    "vocabulary shortened, as a bundle before #54 (no embedding record)": (
+        _with_ngram_part(lambda m: (_tokens(m, lambda t: t[:-3]), m.pop("embedding"))),
+        "its graph's embedding holds more than its 25 ids",
+    ),
+    "an embedding record of more rows than the graph's": (
+        lambda m: m["embedding"].update(rows=40),
+        r"its graph cannot read its vocabulary's ids",
     ),
     "vocabulary entries made integers": (
         lambda m: _tokens(m, lambda t: list(range(len(t)))),
@@ -82,7 +93,7 @@ SINGLE_LABEL_EDITS = {
     ),
     "vocabulary longer than the embedding": (
         _with_ngram_part(lambda m: _tokens(m, lambda t: t + ["zzyzx", "qwv"])),
-        r"its graph cannot read its vocabulary's ids \(28 words: ids 0 to 29\): .*out of data bounds",
+        r"vocabulary: 28 words \(30 ids\) where it had 28 ids",
     ),
     "max_sentences negative": (
         lambda m: m["preprocessor"].update(max_sentences=-1),

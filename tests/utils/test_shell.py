@@ -5,13 +5,14 @@ import shlex
 import subprocess
 import sys
 
+from hierattn.utils import shell
 from hierattn.utils.shell import interpreter, pip_install, script
 
 
 def python_folder(tmp_path, target):
     """A folder whose `python` starts `target` (as a pyenv shim does)."""
     folder = tmp_path / "bin"
-    folder.mkdir(exist_ok=True)
+    folder.mkdir(parents=True, exist_ok=True)
     (folder / "python").write_text(f'#!/bin/sh\nexec {shlex.quote(str(target))} "$@"\n')
     (folder / "python").chmod(0o755)
     return folder
@@ -56,3 +57,33 @@ def test_a_script_is_named_by_its_path_unless_a_fresh_shell_finds_it(fresh_shell
     assert script("tool", str(tool)) == "tool"
     assert script("not-installed") == "not-installed"  # nothing beside this Python by that name: its name
     assert subprocess.run(script("tool", str(tool)), shell=True, env={"PATH": str(tool.parent)}).returncode == 0
+
+
+def test_a_python_of_the_same_prefix_but_another_version_is_not_this_one(monkeypatch, fresh_shell, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    other = tmp_path / "same-prefix"
+    other.mkdir()
+    (other / "python").write_text(
+        f'#!/bin/sh\necho "{sys.prefix} 2.7.18 (another)"\n'
+    )  # /usr/bin/python3.12 beside 3.11
+    (other / "python").chmod(0o755)
+    fresh_shell(other)
+    assert interpreter() == shlex.quote(sys.executable)
+
+
+def test_an_activated_conda_environment_is_not_a_fresh_shells_but_base_is(monkeypatch, fresh_shell, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    env = tmp_path / "envs" / "work"
+    folder = python_folder(env, sys.executable)  # env/bin/python
+    fresh_shell(folder)
+    monkeypatch.setenv("CONDA_PREFIX", str(env))
+    monkeypatch.setenv("CONDA_DEFAULT_ENV", "work")
+    assert interpreter() == shlex.quote(sys.executable)
+    shell._bare_python_is_this_one.cache_clear()
+    monkeypatch.setenv("CONDA_DEFAULT_ENV", "base")  # a new shell activates base again
+    assert interpreter() == "python"
+
+
+def test_a_python_that_cannot_say_where_it_is_prints_python(monkeypatch):
+    monkeypatch.setattr("sys.executable", "")
+    assert interpreter() == "python"
