@@ -240,14 +240,19 @@ def predict_files(
             with _quiet("ray", "ray.data"):  # Ray's notes, and its tracebacks of an error raised as one
                 rows, left, scored = _job(ray, address, workers, predictor, read, write, started, log, files)
     except Stopped:
-        if log and os.path.exists(output):  # it came as the cluster shut down, the output written whole
-            log(f"stopped by SIGTERM as the job ended: {output} was written whole")
-        elif log:
-            log(f"stopped by SIGTERM: nothing was written ({output} was not made)")
+        if log:
+            log(_stopped_line(output))
         raise
     if log:
         _summarise(log, rows, scored, left, min_confidence)
     return rows
+
+
+def _stopped_line(output):
+    """What a job stopped by SIGTERM did: nothing, or (a SIGTERM as the cluster shut down) its output written whole."""
+    if os.path.exists(output):
+        return f"stopped by SIGTERM as the job ended: {output} was written whole"
+    return f"stopped by SIGTERM: nothing was written ({output} was not made)"
 
 
 def _summarise(log, rows, scored, left, min_confidence):
