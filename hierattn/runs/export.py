@@ -54,7 +54,7 @@ def write_bundle(classifier, folder, log=print):
     so a classifier the exporter cannot convert does not fail the run.
 
     Returns:
-        What run.json records: `{"file", "bytes", "sha256", "seconds"}`, or `{"error"}`.
+        What run.json records: `{"file", "bytes", "sha256", "seconds", "mtime_ns"}`, or `{"error"}`.
     """
     started = time.perf_counter()
     path = os.path.join(folder, BUNDLE_FILE)
@@ -72,4 +72,6 @@ def write_bundle(classifier, folder, log=print):
 def _record(path, started):
     """What run.json records of a bundle written: its file, size, sha256 (`Run.predictor` checks it) and export seconds."""
     seconds = round(time.perf_counter() - started, 1)
-    return {"file": BUNDLE_FILE, "bytes": os.path.getsize(path), "sha256": bundle_digest(path), "seconds": seconds}
+    found = os.stat(path)
+    record = {"file": BUNDLE_FILE, "bytes": found.st_size, "sha256": bundle_digest(path), "seconds": seconds}
+    return {**record, "mtime_ns": found.st_mtime_ns}  # unchanged since, by size and time: not hashed again

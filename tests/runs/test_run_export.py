@@ -23,10 +23,22 @@ def test_training_writes_the_bundle_and_records_it(han_run_dir, han_run):
     assert bundle["file"] == "model.onnx" and bundle["bytes"] == (han_run_dir / "model.onnx").stat().st_size
     assert bundle["seconds"] > 0
     assert bundle["sha256"] == hashlib.sha256((han_run_dir / "model.onnx").read_bytes()).hexdigest()
+    assert bundle["mtime_ns"] == (han_run_dir / "model.onnx").stat().st_mtime_ns
     texts = ["The film was wonderful.", "I found the acting dreadful!"]
     np.testing.assert_allclose(
         runtime.load(han_run_dir / "model.onnx").predict(texts), han_run.predict(texts, verbose=0), atol=1e-5
     )
+
+
+def test_a_bundle_unchanged_since_it_was_recorded_is_not_hashed_and_one_touched_is(han_run_dir, tmp_path, monkeypatch):
+    run = shutil.copytree(han_run_dir, tmp_path / "run")  # copy2: the same modification times
+    hashed = []
+    monkeypatch.setattr("hierattn.runs.run.bundle_digest", lambda file: hashed.append(file) or "0" * 64)
+    assert isinstance(load_predictor(run), runtime.Predictor) and hashed == []
+    (run / "model.onnx").touch()  # another time: hashed, and (by the stand-in digest) not the file recorded
+    said = []
+    assert not isinstance(load_predictor(run, log=said.append), runtime.Predictor) and len(hashed) == 1
+    assert "is not the bundle this run wrote" in said[0]
 
 
 def test_load_predictor_prefers_the_bundle(han_run_dir, tmp_path):
