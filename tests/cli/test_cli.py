@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from hierattn.cli import cli
+from hierattn.cli.commands import command_line
 from hierattn.runs.config import read_settings
 
 from conftest import tiny_args, write_corpus
@@ -35,8 +36,9 @@ def invoke(*args, input=None):
     return CliRunner().invoke(cli, [str(a) for a in args], input=input)
 
 
-def test_train_csv_writes_a_run_and_says_where(trained, cli_run, tiny_csv):
+def test_train_csv_writes_a_run_and_says_where(trained, cli_run, tiny_csv, monkeypatch):
     root, run_dir = trained
+    monkeypatch.chdir(root)  # where it ran: the Python it names is printed relative to it, or whole
     dataset = tiny_csv[0].parent.name  # the folder of train.csv names the dataset, not "train"
     assert run_dir.name.startswith(f"han-{dataset}-")
     assert json.loads((run_dir / "run.json").read_text())["dataset"] == dataset
@@ -45,7 +47,7 @@ def test_train_csv_writes_a_run_and_says_where(trained, cli_run, tiny_csv):
     assert metrics["test"]["documents"] == 40
     relative = run_dir.relative_to(root)
     assert cli_run[2].stdout.splitlines()[-1] == (
-        f"explain a prediction: python cli.py explain 'your text' --run {relative} [--format html --output page.html]"
+        f"explain a prediction: {command_line('explain', 'your text', '--run', relative)} [--format html --output page.html]"
     )
 
 
@@ -170,10 +172,7 @@ def test_an_interrupt_that_other_code_loses_still_prints_how_to_resume(tmp_path,
                 raise error from None
     assert exit.value.code == 130
     printed = capsys.readouterr().err
-    assert (
-        printed.strip().splitlines()[-1]
-        == f"interrupted: resume with  python cli.py train --resume {shlex.quote(str(run))}"
-    )
+    assert printed.strip().splitlines()[-1] == f"interrupted: resume with  {command_line('train', '--resume', run)}"
     assert "AttributeError" not in printed
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the program's handler is gone again
     signal.signal(signal.SIGINT, outside)

@@ -20,6 +20,7 @@ import keras
 import pytest
 
 from hierattn.runs.run import load_run
+from hierattn.utils.shell import interpreter
 
 from conftest import assert_refused, invoke_cli, refused, tiny_args, write_file
 
@@ -267,7 +268,8 @@ def test_training_killed_then_resumed(tiny_csv, tmp_path, sig):
     if sig == signal.SIGINT:
         assert process.returncode == 130
         assert output_text.strip().splitlines()[-1] == (
-            f"interrupted: resume with  python {shlex.quote(str(ROOT / 'cli.py'))} train --resume {shlex.quote(str(output))}"
+            f"interrupted: resume with  {interpreter()} {shlex.quote(str(ROOT / 'cli.py'))} train --resume "
+            f"{shlex.quote(str(output))}"
         )
     assert json.loads((output / "run.json").read_text())["status"] == "training"
     assert not (output / "model.keras").exists()
