@@ -126,6 +126,20 @@ def make_reviews(n, seed=0):
     return texts, labels
 
 
+def interrupt_once(path):
+    """A started thread that interrupts the main thread, as Ctrl-C does, as soon as `path` exists (join it after)."""
+    import _thread
+
+    def watch():
+        while not os.path.exists(path):
+            time.sleep(0.005)
+        _thread.interrupt_main()
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    return watcher
+
+
 class StopAfterFirstEpoch(keras.callbacks.Callback):
     """Interrupts training as Ctrl-C would, once the first epoch is saved."""
 

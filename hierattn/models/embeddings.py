@@ -8,16 +8,31 @@ already has. Never pass test texts to either. `initial_vectors` is what
 """
 
 import codecs
+import hashlib
+import pathlib
+import zipfile
 
 import numpy as np
 
 from hierattn.data.encoding import tokenize_corpus
 from hierattn.data.progress import ticking, tqdm
 from hierattn.errors import DataError
+from hierattn.utils.atomic import atomic_path
 
 
-def train_word2vec(sentences, dim=200, epochs=5, window=5, min_count=2, sg=0, workers=1, seed=0, progress=True):
-    """Trains word2vec (gensim) on tokenized sentences.
+def train_word2vec(
+    sentences, dim=200, epochs=5, window=5, min_count=2, sg=0, workers=1, seed=0, progress=True, checkpoint=None
+):
+    """Trains word2vec (gensim) on tokenized sentences, an epoch at a time, resumable from a checkpoint.
+
+    Each epoch is one call of gensim's `train` at the learning rates that
+    epoch has in one call of `epochs` epochs, so the vectors are the same as
+    gensim's `Word2Vec(sentences, epochs=epochs, ...)` gives, to the bit
+    with one worker; with `checkpoint`, the vectors, output weights and
+    random state are saved there (NumPy's `.npz`, no pickle) after each
+    epoch, and a later call with the same sentences and settings continues
+    after the last epoch saved, to the same vectors as an uninterrupted
+    training.
 
     Args:
         sentences: A list of sentences, each a list of token forms (e.g. all
@@ -32,34 +47,78 @@ def train_word2vec(sentences, dim=200, epochs=5, window=5, min_count=2, sg=0, wo
             not bit-for-bit reproducible (gensim's documented behaviour).
         seed: Random seed.
         progress: Show a progress bar in epochs.
+        checkpoint: A file to save the training's state to after each
+            epoch, and to continue from if it exists; `None`: none.
 
     Returns:
         Dict from token to a float32 vector.
     """
     # gensim (with SciPy) takes seconds to load; only training word vectors needs it.
     from gensim.models import Word2Vec
-    from gensim.models.callbacks import CallbackAny2Vec
 
-    class _EpochBar(CallbackAny2Vec):
-        def __init__(self, bar):
-            self.bar = bar
-
-        def on_epoch_end(self, model):
-            self.bar.update(1)
-
-    with ticking(tqdm(total=epochs, desc="word2vec", unit="epoch", disable=not progress)) as bar:  # 40 s an epoch
-        model = Word2Vec(
-            sentences=sentences,
-            vector_size=dim,
-            window=window,
-            min_count=min_count,
-            sg=sg,
-            workers=workers,
-            epochs=epochs,
-            seed=seed,
-            callbacks=[_EpochBar(bar)],
-        )
+    model = Word2Vec(vector_size=dim, window=window, min_count=min_count, sg=sg, workers=workers, seed=seed)
+    model.build_vocab(sentences)
+    done = _restore_word2vec(model, checkpoint, epochs) if checkpoint is not None else 0
+    first, last = model.alpha, model.min_alpha
+    with ticking(tqdm(total=epochs, initial=done, desc="word2vec", unit="epoch", disable=not progress)) as bar:
+        for epoch in range(done, epochs):  # about 40 s an epoch on IMDB
+            model.train(
+                sentences,
+                total_examples=model.corpus_count,
+                epochs=1,
+                start_alpha=first - (first - last) * epoch / epochs,
+                end_alpha=first - (first - last) * (epoch + 1) / epochs,
+            )
+            if checkpoint is not None:
+                _save_word2vec(model, checkpoint, epoch + 1, epochs)
+            bar.update(1)
     return {word: model.wv[word].astype(np.float32) for word in model.wv.index_to_key}
+
+
+def _save_word2vec(model, path, done, epochs):
+    """word2vec's state after `done` of `epochs` epochs, written whole to `path` (an `.npz` file)."""
+    _, keys, position, has_gauss, cached = model.random.get_state()
+    with atomic_path(path) as partial, open(partial, "wb") as f:
+        np.savez(
+            f,
+            vectors=model.wv.vectors,
+            output=model.syn1neg,
+            random=np.asarray(keys),
+            random_rest=np.array([position, has_gauss, cached], np.float64),
+            epochs=np.array([done, epochs], np.int64),
+            training=np.array(_training_key(model, epochs)),
+        )
+
+
+def _training_key(model, epochs):
+    """What a checkpoint must share with the training that continues it: settings, corpus size and vocabulary."""
+    counts = np.array([model.wv.get_vecattr(word, "count") for word in model.wv.index_to_key], np.int64)
+    words = hashlib.sha256("\n".join(model.wv.index_to_key).encode() + counts.tobytes()).hexdigest()
+    settings = (model.vector_size, model.window, model.sg, model.min_count, model.seed, model.corpus_count, epochs)
+    return f"{settings} {words}"
+
+
+def _restore_word2vec(model, path, epochs):
+    """The epochs done by the training saved at `path` (0 if none), its state set into `model` (the same training)."""
+    path = pathlib.Path(path)
+    if not path.is_file():
+        return 0
+    try:
+        with np.load(path, allow_pickle=False) as saved:
+            if str(saved["training"]) != _training_key(model, epochs):
+                raise DataError(
+                    f"{path} holds the word2vec of another training (other texts or settings): it cannot be continued"
+                )
+            done = int(saved["epochs"][0])
+            model.wv.vectors[:] = saved["vectors"]
+            model.syn1neg[:] = saved["output"]
+            position, has_gauss, cached = saved["random_rest"]
+            model.random.set_state(("MT19937", saved["random"], int(position), int(has_gauss), float(cached)))
+    except DataError:
+        raise
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as error:
+        raise DataError(f"{path} is not a word2vec checkpoint hierattn can read ({error})") from None
+    return done
 
 
 FORMAT = "a word2vec or GloVe text file (one word and its numbers per line, as many numbers on every line)"
@@ -166,7 +225,9 @@ def embedding_matrix(vocabulary, vectors, dim, seed=0):
     return matrix, hits / max(1, len(vocabulary) - 2)
 
 
-def initial_vectors(embeddings, preprocessor, dim, texts, unlabeled=None, epochs=5, seed=0, verbose=True):
+def initial_vectors(
+    embeddings, preprocessor, dim, texts, unlabeled=None, epochs=5, seed=0, verbose=True, checkpoint=None
+):
     """The word vectors a classifier's embedding starts from, as a matrix for its vocabulary.
 
     Args:
@@ -181,6 +242,7 @@ def initial_vectors(embeddings, preprocessor, dim, texts, unlabeled=None, epochs
         epochs: word2vec epochs.
         seed: Seed of word2vec and of the vectors of words that have none.
         verbose: Progress bars, and a line saying where the vectors came from.
+        checkpoint: word2vec's checkpoint file (`train_word2vec`), or `None`.
 
     Returns:
         `(matrix, source)`: the float32 `(vocabulary size, dim)` matrix
@@ -204,6 +266,7 @@ def initial_vectors(embeddings, preprocessor, dim, texts, unlabeled=None, epochs
             min_count=preprocessor.min_count,
             seed=seed,
             progress=bool(verbose),
+            checkpoint=checkpoint,
         )
         source = "word2vec on the training texts" + (" and unlabelled texts" if unlabeled else "")
     else:

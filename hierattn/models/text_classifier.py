@@ -104,12 +104,10 @@ class TextClassifier(NgramPart, Thresholds, Offsets, Cascading, Task):
             `"macro_f1"` (offsets on the log-probabilities chosen last in `fit`; `hierattn.models.offsets`).
         ngram_logits, thresholds, cascade, offsets: The n-gram part, the thresholds (multi-label), the cut and
             the offsets, as fitted and chosen before (when loading a saved classifier).
-        **kwargs: Arguments of the backbone class (e.g. `embedding_dim`,
-            `num_layers`, `attention`), and Keras's `name`, `trainable` and
-            `dtype`: with `dtype="mixed_float16"` the backbone computes in
-            float16 with float32 weights (the class probabilities, and the
-            softmax inside each attention layer, are computed in float32) and
-            `compile` wraps the optimizer in Keras's `LossScaleOptimizer`.
+        **kwargs: Arguments of the backbone class (e.g. `embedding_dim`, `num_layers`, `attention`), and Keras's
+            `name`, `trainable` and `dtype`: with `dtype="mixed_float16"` the backbone computes in float16 with
+            float32 weights (the class probabilities, and the softmax inside each attention layer, are computed in
+            float32) and `compile` wraps the optimizer in Keras's `LossScaleOptimizer`.
 
     Example:
 
@@ -195,7 +193,7 @@ class TextClassifier(NgramPart, Thresholds, Offsets, Cascading, Task):
                 )
             self.built = True
 
-    def adapt(self, texts, labels, unlabeled=None, verbose=1):
+    def adapt(self, texts, labels, unlabeled=None, verbose=1, word2vec_checkpoint=None):
         """Prepares training: adapts the preprocessor, names the classes, builds the backbone, initialises embeddings.
 
         Called by the first `fit`; call it yourself to inspect or save the
@@ -203,11 +201,12 @@ class TextClassifier(NgramPart, Thresholds, Offsets, Cascading, Task):
         `hierattn.models.embeddings.initial_vectors`; `embedding_source` says which.
 
         Args:
-            texts: Training texts (the vocabulary and length limits come from
-                these only).
+            texts: Training texts (the vocabulary and length limits come from these only).
             labels: Their labels (the class names, sorted).
             unlabeled: More texts for word2vec (e.g. IMDB's `unsup`).
             verbose: 0 for silence.
+            word2vec_checkpoint: A file word2vec saves its state to after each epoch, and resumes from if it
+                exists (`hierattn.models.embeddings.train_word2vec`); `None`: none.
         """
         texts = as_texts(texts)
         if self.label_names is None:
@@ -225,9 +224,8 @@ class TextClassifier(NgramPart, Thresholds, Offsets, Cascading, Task):
                 vocabulary_size, num_classes, dtype=self.dtype_policy.name, **options
             )
             dim = self.backbone.token_embedding.output_dim
-            matrix, self.embedding_source = initial_vectors(
-                self.embeddings, self.preprocessor, dim, texts, unlabeled, self.pretrain_epochs, self.seed, verbose
-            )
+            vectors = (self.embeddings, self.preprocessor, dim, texts, unlabeled, self.pretrain_epochs, self.seed)
+            matrix, self.embedding_source = initial_vectors(*vectors, verbose, word2vec_checkpoint)
             if matrix is not None:
                 self.backbone.set_token_vectors(matrix)
             self.built = True

@@ -95,25 +95,27 @@ def check_same_data(path, recorded, current):
         )
 
 
-def data_to_resume(path, recorded, given=None):
+def data_to_resume(path, recorded, given=None, unlabeled=False):
     """The data files the run at `path` resumes on: those it recorded, or copies of them given again.
 
-    Every file is checked before any is read: a file given again must hold
-    what the recorded one held (the same sha256; a folder, the same path),
-    wherever it is now; a recorded file not given must still be where the
-    run recorded it, unchanged. Unlabelled texts are not read again (word2vec
-    was trained before the run's first checkpoint), so their file is only
-    checked when given.
+    Every file is checked before any is read: a file given again must hold what the recorded one held (the
+    same sha256; a folder, the same path), wherever it is now; a recorded file not given must still be where
+    the run recorded it, unchanged. Unlabelled texts are read again only by a run that stopped while word2vec
+    trained (`unlabeled`); otherwise their file is only checked when given.
 
     Args:
         path: The run directory (named in errors).
         recorded: The run's record (`hierattn.runs.run.Run.data`).
         given: Data files given again, by name (`train`, `test`,
             `unlabeled`, `imdb`); a name given None is not given.
+        unlabeled: Whether the unlabelled texts are read again (the run
+            has no `adapted.keras` yet): their recorded file is then checked
+            and returned like the others.
 
     Returns:
         `{name: path}` of the files to read: `train` and, if recorded,
-        `test` for a run on tables, `imdb` for a run on IMDB. A run that
+        `test` (and `unlabeled` with `unlabeled`, or given) for a run on
+        tables, `imdb` for a run on IMDB. A run that
         recorded no data (trained through `hierattn.runs.train.train`) gets
         the files given, unchecked.
 
@@ -130,7 +132,7 @@ def data_to_resume(path, recorded, given=None):
             raise RunError(
                 f"cannot resume {path} alone: it recorded no data (trained through the Python API); give its data again"
             )
-        return {name: value for name, value in given.items() if name != "unlabeled"}
+        return {name: value for name, value in given.items() if name != "unlabeled" or unlabeled}
     trained_on = f"IMDB ({files['imdb']['path']})" if "imdb" in files else f"the table {files['train']['path']}"
     wrong_kind = ("imdb" in given) != ("imdb" in files) and ("imdb" in given or "train" in given or "test" in given)
     if wrong_kind:
@@ -158,7 +160,7 @@ def data_to_resume(path, recorded, given=None):
                 )
                 raise RunError(f"cannot resume {path}: {change}. {todo}")
             chosen[name] = given[name]
-        elif before is not None and name != "unlabeled":
+        elif before is not None and (name != "unlabeled" or unlabeled):
             recorded_path = pathlib.Path(before["path"])
             change = (
                 f"{recorded_path} no longer exists"

@@ -43,6 +43,7 @@ from hierattn.utils.jsonfile import load_json, save_json
 
 RUN_FORMAT = "hierattn.run/1"
 BUNDLE_FILE = "model.onnx"
+WORD2VEC_CHECKPOINT = "word2vec.npz"  # in checkpoints/, until adapted.keras is written
 DEFAULT_ROOT = "runs"
 
 
@@ -254,7 +255,13 @@ def _lock(path, probe=False):
 
 
 def resumable(path):
-    """Whether a run directory holds what resuming it needs (its first checkpoint)."""
+    """Whether a run directory holds what resuming it needs: its first checkpoint, or word2vec's after an epoch."""
+    checkpoints = pathlib.Path(path) / "checkpoints"
+    return adapted(path) or (checkpoints / WORD2VEC_CHECKPOINT).is_file()
+
+
+def adapted(path):
+    """Whether a run was adapted (its vocabulary, limits and initial embeddings saved: `checkpoints/adapted.keras`)."""
     return (pathlib.Path(path) / "checkpoints" / "adapted.keras").is_file()
 
 
@@ -324,6 +331,7 @@ __all__ = [
     "claim_run_dir",
     "ensure_new_or_resumable",
     "resumable",
+    "adapted",
     "dataset_name",
     "complete_run",
     "find_latest_run",

@@ -26,7 +26,7 @@ from hierattn.models import load_classifier
 from hierattn.models.budget import decide_budget
 from hierattn.models.task import default_optimizer
 from hierattn.runs.config import CONFIG_FORMAT, make_classifier, read_config
-from hierattn.runs.directory import now, read_status, write_status
+from hierattn.runs.directory import WORD2VEC_CHECKPOINT, adapted, now, read_status, write_status
 from hierattn.utils.atomic import atomic_path
 from hierattn.utils.jsonfile import save_json
 
@@ -86,29 +86,42 @@ def prepare_classifier(data, split, config, context):
     """The run's classifier, compiled: made, adapted and saved as the first checkpoint, or loaded from it to resume.
 
     A new run writes run.json and config.json (the settings as given, and
-    the untrained classifier's config) first.
+    the untrained classifier's config) first. word2vec saves its state after
+    each epoch (`checkpoints/word2vec.npz`, removed once adapted.keras is
+    written): a run stopped while it trained is made and adapted again when
+    resumed, word2vec continuing from its last epoch saved, to the same
+    vectors.
 
     Returns:
         `(classifier, record)`: the `TextClassifier`, and config.json's content.
     """
     output, adapted_file = context.output, context.checkpoints / "adapted.keras"
+    word2vec_file = context.checkpoints / WORD2VEC_CHECKPOINT
     with context.strategy.scope():
-        if context.resume:
+        if context.resume and adapted(output):
             context.log(f"resuming {output}")
             classifier = load_classifier(adapted_file)
             record = read_config(output)
+            word2vec_file.unlink(missing_ok=True)  # left by a stop just after adapted.keras was written
         else:
-            write_status(output, status="training", dataset=data.name, created=now(), hierattn_version=__version__)
             classifier = make_classifier(config, data.train.label_map.names)
-            # The settings as given (a limit None is chosen by adapt, and kept in model.keras).
-            record = {**dataclasses.asdict(config), "classifier": classifier.get_config()}
-            save_json(output / "config.json", CONFIG_FORMAT, record, indent=2)
+            if context.resume:  # stopped while word2vec trained: made and adapted again, word2vec resumed
+                context.log(f"resuming {output}: word2vec from its last epoch saved")
+                record = read_config(output)
+            else:
+                write_status(output, status="training", dataset=data.name, created=now(), hierattn_version=__version__)
+                # The settings as given (a limit None is chosen by adapt, and kept in model.keras).
+                record = {**dataclasses.asdict(config), "classifier": classifier.get_config()}
+                save_json(output / "config.json", CONFIG_FORMAT, record, indent=2)
             fit_labels = data.train.label_map.names_of(split.fit_labels)
-            classifier.adapt(split.fit_texts, fit_labels, unlabeled=data.unlabeled, verbose=context.verbose)
-            write_status(output, embeddings=classifier.embedding_source)
             context.checkpoints.mkdir(exist_ok=True)
-            with atomic_path(adapted_file) as partial:  # the first checkpoint: from here on the run is resumable
+            classifier.adapt(
+                split.fit_texts, fit_labels, data.unlabeled, context.verbose, word2vec_checkpoint=word2vec_file
+            )
+            write_status(output, embeddings=classifier.embedding_source)
+            with atomic_path(adapted_file) as partial:  # the first checkpoint: the run resumes from here on
                 classifier.save(partial)
+            word2vec_file.unlink(missing_ok=True)  # (up to hundreds of MB; word2vec is in adapted.keras now)
         classifier.compile(optimizer=default_optimizer(config.learning_rate))
     write_status(output, distribution=describe(context.strategy))
     preprocessor = classifier.preprocessor

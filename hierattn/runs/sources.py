@@ -30,6 +30,7 @@ from hierattn.runs.config import TrainConfig, load_config
 from hierattn.runs.data_record import data_to_resume, describe_source
 from hierattn.runs.directory import (
     DEFAULT_ROOT,
+    adapted,
     dataset_name,
     ensure_new_or_resumable,
     new_run_dir,
@@ -44,8 +45,8 @@ class TrainingInterrupted(KeyboardInterrupt):
 
     Args:
         run_dir: The run directory, or None when it was not chosen yet.
-        resumable: Whether the run can be resumed (`resume_run`): it had its
-            first checkpoint. A new run interrupted before then is removed.
+        resumable: Whether the run can be resumed (`resume_run`): it had a checkpoint (word2vec's first
+            epoch, or `adapted.keras`). A new run interrupted before then is removed.
 
     Example:
 
@@ -90,7 +91,6 @@ def train_imdb(source=None, settings=None, output=None, resume=None, distribute=
             that cannot be read; in one line.
         TrainingInterrupted: Ctrl-C.
     """
-
     config = _checked(settings, output, resume, distribute)
     if resume is not None:
         return resume_run(resume, imdb=source, distribute=distribute, log=log, verbose=verbose)
@@ -155,7 +155,6 @@ def train_table(
             one line.
         TrainingInterrupted: Ctrl-C.
     """
-
     config = _checked(settings, output, resume, distribute)
     if resume is not None:
         return resume_run(
@@ -180,7 +179,8 @@ def train_table(
     texts = read_texts(unlabeled, text_column, encoding=encoding) if unlabeled else None
     if texts:
         log(f"{unlabeled}: {len(texts):,} unlabelled texts")
-    config = config.with_data({**recorded, **columns, "encoding": encoding})
+    given = {"unlabeled_text_column": text_column} if unlabeled else {}  # read again if word2vec stops
+    config = config.with_data({**recorded, **columns, "encoding": encoding, **given})
     data = RunData(train_data, test_data, texts, dataset_name(path))
     return _train(config, data, output=output, distribute=distribute, log=log, verbose=verbose)
 
@@ -230,8 +230,8 @@ def resume_run(
         run_dir: The unfinished run directory.
         train, test, unlabeled: Table files (and unlabelled texts) of a run
             on tables, given again; `None`: the recorded ones (unlabelled
-            texts are not read again: word2vec was trained before the run's
-            first checkpoint).
+            texts are read again only when the run stopped while word2vec
+            trained: it continues from its last epoch).
         imdb: The IMDB archive or folder of a run on IMDB, given again;
             `None`: the recorded one.
         text_column, label_column, encoding: A table run's columns and
@@ -255,21 +255,14 @@ def resume_run(
         if imdb is not None:
             imdb = locate_imdb(imdb, download=False)  # a folder holding the archive: the archive, as recorded
         given = {"train": train, "test": test, "unlabeled": unlabeled, "imdb": imdb}
-        files = data_to_resume(run_dir, config.data, given)
+        again = not adapted(run_dir) and config.uses_unlabeled  # stopped in word2vec: its texts read again
+        files = data_to_resume(run_dir, config.data, given, unlabeled=again)
         options = {
             name: _as_recorded(run_dir, config.data, name, value)
             for name, value in (("text_column", text_column), ("label_column", label_column), ("encoding", encoding))
         }
         log("resuming on the data the run recorded: " + ", ".join(f"{k} {v}" for k, v in files.items()))
-        if "imdb" in files:
-            datasets = load_imdb(files["imdb"], splits=("train", "test"))
-            train_data, test_data = datasets["train"], datasets["test"]
-        else:
-            options["label_separator"] = config.data.get("label_separator")
-            train_data, test_data, _ = _read_tables(
-                files["train"], files.get("test"), **options, on_table=on_table, log=log
-            )
-        data = RunData(train_data, test_data, name=read_status(run_dir).get("dataset") or "data")
+        data = _resumed_data(run_dir, config, files, options, again, on_table, log)
         return _train(config, data, resume=run_dir, distribute=distribute, log=log, verbose=verbose)
     except TrainingInterrupted:
         raise
@@ -278,6 +271,22 @@ def resume_run(
     except Exception as error:
         error.run_dir = pathlib.Path(run_dir)  # which run it ended (see `_train`)
         raise
+
+
+def _resumed_data(run_dir, config, files, options, again, on_table, log):
+    """The `RunData` a run resumes on: its recorded files read (the unlabelled texts too when `again`)."""
+    if "imdb" in files:
+        datasets = load_imdb(files["imdb"], splits=("train", "test", "unsup") if again else ("train", "test"))
+        train_data, test_data = datasets["train"], datasets["test"]
+        extra = datasets["unsup"].texts if again else None
+    else:
+        options = {**options, "label_separator": config.data.get("label_separator")}
+        train_data, test_data, _ = _read_tables(
+            files["train"], files.get("test"), **options, on_table=on_table, log=log
+        )
+        column = config.data.get("unlabeled_text_column")  # as given: None found it as in any table
+        extra = again and files.get("unlabeled") and read_texts(files["unlabeled"], column, options["encoding"])
+    return RunData(train_data, test_data, extra or None, name=read_status(run_dir).get("dataset") or "data")
 
 
 def check_output(output=None, resume=None, distribute=None):

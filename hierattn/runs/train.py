@@ -32,7 +32,7 @@ from hierattn.runs.export import write_bundle
 from hierattn.runs.network import fit_network, prepare_classifier
 from hierattn.runs.run import METRICS_FORMAT, Run
 from hierattn.runs.run_context import RunContext, RunData
-from hierattn.utils.atomic import atomic_path, is_write_failure, write_error
+from hierattn.utils.atomic import atomic_path, is_temporary, is_write_failure, write_error
 from hierattn.utils.jsonfile import save_json
 
 
@@ -112,7 +112,8 @@ def train(
         config: A `TrainConfig` (its `data` says where the texts came from).
         output: The run directory (must not exist unless resuming).
         unlabeled: Extra unlabelled texts (e.g. IMDB unsup) for word2vec.
-        resume: Continue an interrupted run in `output`.
+        resume: Continue an interrupted run in `output` (one stopped while
+            word2vec trained needs the same texts and `unlabeled` again).
         dataset_name: Recorded in run.json.
         log: Function printing progress messages.
         verbose: Keras `fit` verbosity.
@@ -148,7 +149,7 @@ def _train_as_worker(data, config, context):
         private = scratch / "run"
         if context.resume:
             ensure_new_or_resumable(context.output, True, check_lock=False)  # the chief holds it
-            shutil.copytree(context.output, private)
+            shutil.copytree(context.output, private, ignore=_being_written)  # the chief may be writing
         resolver = context.strategy.cluster_resolver
         context.log(
             f"{resolver.task_type} {resolver.task_id}: training in {private}; the chief writes {context.output}"
@@ -158,6 +159,11 @@ def _train_as_worker(data, config, context):
         return Run(context.output, run.classifier, run.config, run.metrics, chief=False)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _being_written(folder, names):
+    """`shutil.copytree`'s `ignore`: the temporary files `atomic_path` is writing (they may vanish while copied)."""
+    return [name for name in names if is_temporary(name)]
 
 
 def _train(data, config, context, bundle=True):

@@ -1,8 +1,10 @@
 """Tests for hierattn.models.embeddings."""
 
 import os
+import re
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -10,6 +12,8 @@ import pytest
 from hierattn.data.vocabulary import Vocabulary
 from hierattn.errors import DataError
 from hierattn.models.embeddings import embedding_matrix, initial_vectors, load_vectors, train_word2vec
+
+from conftest import interrupt_once
 
 
 def test_word2vec_learns_vectors_for_frequent_words():
@@ -101,3 +105,50 @@ def test_initial_vectors_from_word2vec_a_file_or_none(tmp_path):
     assert source == {"source": "word2vec on the training texts and unlabelled texts", "coverage": pytest.approx(0.9)}
     np.testing.assert_array_equal(first, again)  # seeded
     assert not np.array_equal(first, other)
+
+
+def _corpus(sentences=3000, seed=0):
+    rng = np.random.default_rng(seed)
+    words = [f"w{i}" for i in range(300)]
+    return [[words[i] for i in rng.integers(0, len(words), 20)] for _ in range(sentences)]
+
+
+def test_word2vec_an_epoch_at_a_time_gives_gensims_vectors():
+    from gensim.models import Word2Vec
+
+    sentences = _corpus()
+    vectors = train_word2vec(sentences, dim=16, epochs=3, min_count=2, seed=3, progress=False)
+    gensim = Word2Vec(sentences=sentences, vector_size=16, epochs=3, min_count=2, seed=3, workers=1, window=5, sg=0)
+    assert sorted(vectors) == sorted(gensim.wv.index_to_key)
+    assert all(np.array_equal(vectors[word], gensim.wv[word]) for word in vectors)
+
+
+def test_word2vec_interrupted_resumes_from_its_checkpoint_to_the_same_vectors(tmp_path):
+    sentences, checkpoint = _corpus(20000), tmp_path / "word2vec.npz"
+    settings = {"dim": 16, "epochs": 6, "min_count": 2, "seed": 3, "progress": False}
+    whole = train_word2vec(sentences, **settings)
+
+    watcher = interrupt_once(checkpoint)  # once the first epoch is saved
+    with pytest.raises(KeyboardInterrupt):
+        train_word2vec(sentences, checkpoint=checkpoint, **settings)
+        time.sleep(5)  # (the interrupt lands here if the training ended first: the test then fails below)
+    watcher.join()
+    with np.load(checkpoint) as saved:
+        done = int(saved["epochs"][0])
+    assert 1 <= done < settings["epochs"]  # interrupted between its first and its last epoch
+    resumed = train_word2vec(sentences, checkpoint=checkpoint, **settings)
+    assert all(np.array_equal(resumed[word], whole[word]) for word in whole) and sorted(resumed) == sorted(whole)
+
+    for other in ({"epochs": 4}, {"seed": 4}):  # another schedule, another seed: not continued, in one line
+        with pytest.raises(
+            DataError,
+            match=rf"^{re.escape(str(checkpoint))} holds the word2vec of another training \(other texts or settings\): it cannot be continued$",
+        ):
+            train_word2vec(sentences, checkpoint=checkpoint, **{**settings, **other})
+    with pytest.raises(DataError, match=rf"^{re.escape(str(checkpoint))} holds the word2vec of another training"):
+        train_word2vec(sentences[:-1], checkpoint=checkpoint, **settings)  # other texts
+    checkpoint.write_bytes(b"not a checkpoint")
+    with pytest.raises(
+        DataError, match=rf"^{re.escape(str(checkpoint))} is not a word2vec checkpoint hierattn can read \("
+    ):
+        train_word2vec(sentences, checkpoint=checkpoint, **settings)

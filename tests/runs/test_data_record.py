@@ -1,5 +1,6 @@
 """Tests for hierattn.runs.data_record: what a run recorded of its data, what changed since, and what it resumes on."""
 
+import re
 import shutil
 
 import pytest
@@ -41,6 +42,11 @@ def test_a_run_resumes_on_the_files_it_recorded_or_on_copies_of_them(tmp_path):
     # Nothing given: the recorded files (the unlabelled texts are not read again, so need not be there).
     words.unlink()
     assert data_to_resume(run, recorded) == {"train": str(train_file), "test": str(test_file)}
+    # A run stopped while word2vec trained reads them again: there they must be, unchanged.
+    with pytest.raises(RunError, match=rf"its unlabeled data {re.escape(str(words))} no longer exists"):
+        data_to_resume(run, recorded, unlabeled=True)
+    words.write_text("some unlabelled text\n")
+    assert data_to_resume(run, recorded, unlabeled=True)["unlabeled"] == str(words)
     # A copy of the recorded test file, elsewhere: the same content, accepted.
     shutil.copy(test_file, tmp_path / "copy.csv")
     assert data_to_resume(run, recorded, {"test": tmp_path / "copy.csv"})["test"] == str(tmp_path / "copy.csv")
@@ -76,3 +82,6 @@ def test_a_run_resumes_on_the_files_it_recorded_or_on_copies_of_them(tmp_path):
     with pytest.raises(RunError, match="it recorded no data"):
         data_to_resume(run, {})
     assert data_to_resume(run, {}, {"train": other, "test": None}) == {"train": str(other)}
+    given = {"train": other, "unlabeled": other}  # a run of the Python API: what is given, unlabelled texts if needed
+    assert data_to_resume(run, {}, given) == {"train": str(other)}
+    assert data_to_resume(run, {}, given, unlabeled=True) == {"train": str(other), "unlabeled": str(other)}

@@ -10,7 +10,7 @@ from hierattn.runs.config import TrainConfig
 from hierattn.runs.data_record import describe_source
 from hierattn.runs.sources import check_output, resume_run, train_imdb, train_table
 
-from conftest import TINY_OPTIONS, StopAfterFirstEpoch, mini_imdb, write_corpus
+from conftest import TINY_OPTIONS, StopAfterFirstEpoch, interrupt_once, mini_imdb, write_corpus
 
 TINY = {"epochs": 1, "batch_size": 16, "embeddings": "none", "min_count": 1, "baseline": False}
 pytestmark = pytest.mark.usefixtures("no_bundle")  # runs here skip model.onnx (tests/conftest.py)
@@ -138,3 +138,45 @@ def test_resuming_with_other_data_or_columns_is_refused_before_any_is_read(unfin
     with pytest.raises(RunError, match=rf"{other / 'test.csv'} is not the test data the run recorded \("):
         train_table(recorded["train"]["path"], test=other / "test.csv", resume=unfinished_copy)
     assert json.loads((unfinished_copy / "run.json").read_text())["status"] == "training"  # unchanged
+
+
+def test_a_run_stopped_while_word2vec_trains_resumes_it_with_the_unlabelled_texts_again(tmp_path):
+    import time
+
+    import numpy as np
+
+    from hierattn.models import load_classifier
+    from hierattn.runs.sources import TrainingInterrupted
+
+    folder = tmp_path / "agnews"
+    folder.mkdir()
+    write_corpus(folder)
+    rng = np.random.default_rng(0)
+    words = [f"word{i}" for i in range(400)]
+    unlabeled = tmp_path / "unlabelled.txt"  # a text file, one text per line: enough for word2vec epochs of a second
+    unlabeled.write_text("\n".join(" ".join(rng.choice(words, 40)) for _ in range(12000)) + "\n")
+    settings = {**TINY, **TINY_OPTIONS["han"], "embeddings": "word2vec", "embedding_dim": 16, "pretrain_epochs": 6}
+    tables = {"test": folder / "test.csv", "unlabeled": unlabeled, "log": lambda line: None, "verbose": 0}
+    whole = train_table(folder / "train.csv", settings, output=tmp_path / "whole", **tables)
+
+    run = tmp_path / "run"
+    checkpoint = run / "checkpoints" / "word2vec.npz"
+
+    watcher = interrupt_once(checkpoint)  # Ctrl-C once word2vec's first epoch is saved
+    with pytest.raises(TrainingInterrupted) as interrupted:
+        train_table(folder / "train.csv", settings, output=run, **tables)
+        time.sleep(5)  # (lands here if the run ended first: then no checkpoint is left, and the test fails below)
+    watcher.join()
+    assert interrupted.value.resumable and checkpoint.is_file() and not (run / "checkpoints" / "adapted.keras").exists()
+    with np.load(checkpoint) as saved:
+        assert 1 <= int(saved["epochs"][0]) < 6
+    lines = []
+    resumed = resume_run(run, log=lines.append, verbose=0)
+    assert f"resuming {run}: word2vec from its last epoch saved" in lines
+    assert not checkpoint.exists()  # word2vec is in adapted.keras: its checkpoint removed
+    vectors = [
+        load_classifier(r.path / "model.keras").backbone.token_embedding.get_weights()[0] for r in (whole, resumed)
+    ]
+    assert np.array_equal(*vectors)  # word2vec and the training after it as in the run never stopped
+    status = json.loads((run / "run.json").read_text())
+    assert status["embeddings"]["source"] == "word2vec on the training texts and unlabelled texts"
