@@ -58,7 +58,8 @@ def train_word2vec(
 
     model = Word2Vec(vector_size=dim, window=window, min_count=min_count, sg=sg, workers=workers, seed=seed)
     model.build_vocab(sentences)
-    done = _restore_word2vec(model, checkpoint, epochs) if checkpoint is not None else 0
+    key = _training_key(model, epochs) if checkpoint is not None else None  # what its checkpoint must match
+    done = _restore_word2vec(model, checkpoint, key) if checkpoint is not None else 0
     first, last = model.alpha, model.min_alpha
     with ticking(tqdm(total=epochs, initial=done, desc="word2vec", unit="epoch", disable=not progress)) as bar:
         for epoch in range(done, epochs):  # about 40 s an epoch on IMDB
@@ -70,13 +71,13 @@ def train_word2vec(
                 end_alpha=first - (first - last) * (epoch + 1) / epochs,
             )
             if checkpoint is not None:
-                _save_word2vec(model, checkpoint, epoch + 1, epochs)
+                _save_word2vec(model, checkpoint, epoch + 1, key)
             bar.update(1)
     return {word: model.wv[word].astype(np.float32) for word in model.wv.index_to_key}
 
 
-def _save_word2vec(model, path, done, epochs):
-    """word2vec's state after `done` of `epochs` epochs, written whole to `path` (an `.npz` file)."""
+def _save_word2vec(model, path, done, key):
+    """word2vec's state after `done` epochs of the training `key` (`_training_key`), written whole to `path` (`.npz`)."""
     _, keys, position, has_gauss, cached = model.random.get_state()
     with atomic_path(path) as partial, open(partial, "wb") as f:
         np.savez(
@@ -85,8 +86,8 @@ def _save_word2vec(model, path, done, epochs):
             output=model.syn1neg,
             random=np.asarray(keys),
             random_rest=np.array([position, has_gauss, cached], np.float64),
-            epochs=np.array([done, epochs], np.int64),
-            training=np.array(_training_key(model, epochs)),
+            epochs=np.array([done], np.int64),
+            training=np.array(key),
         )
 
 
@@ -98,14 +99,14 @@ def _training_key(model, epochs):
     return f"{settings} {words}"
 
 
-def _restore_word2vec(model, path, epochs):
-    """The epochs done by the training saved at `path` (0 if none), its state set into `model` (the same training)."""
+def _restore_word2vec(model, path, key):
+    """The epochs done by the training saved at `path` (0 if none), its state set into `model` (the training `key`)."""
     path = pathlib.Path(path)
     if not path.is_file():
         return 0
     try:
         with np.load(path, allow_pickle=False) as saved:
-            if str(saved["training"]) != _training_key(model, epochs):
+            if str(saved["training"]) != key:
                 raise DataError(
                     f"{path} holds the word2vec of another training (other texts or settings): it cannot be continued"
                 )
