@@ -39,7 +39,7 @@ test: $(INSTALLED)
 # (benchmarks/quickstart_settings.py, BENCHMARKS.md "The quick start"); the run and its page go to
 # a new folder, runs/quickstart-<time>/, so an earlier one is never overwritten.
 QUICKSTART_SETTINGS = --limit 5000 --epochs 4 --max-length 15x30
-QUICKSTART_EXAMPLE = "The plot was thin and the ending made no sense. The acting, though, was superb."
+QUICKSTART_EXAMPLE = "The plot was thin and the ending made no sense. The acting, though, was superb, and I loved it."
 ifndef QUICKSTART_RUN
 QUICKSTART_RUN := runs/quickstart-$(shell date +%Y%m%d-%H%M%S)
 endif

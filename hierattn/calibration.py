@@ -107,6 +107,124 @@ def _fit(loss, bounds=_LOG_T):
     return round(float(np.exp(found.x)), 4)
 
 
+def choose_temperature(probabilities, labels, multi_label=False, settings=None):
+    """The temperature calibration keeps, and why: one that validation shows helps on documents it was not fitted on.
+
+    A temperature fitted by log-loss on a few documents runs to the bound of
+    its search and makes unseen documents worse. So the temperature here is
+    fitted with a normal prior on `log T` (mean 0, standard deviation
+    `prior`): it minimises the summed log-loss plus `(log T)^2 / (2
+    prior^2)`. With few documents it stays near 1, and it moves far from 1
+    only where that many documents' evidence outweighs the prior: the range
+    the evidence supports. It is then kept only where cross-fitting shows
+    it helps: over `folds` stratified folds, a temperature fitted (the same
+    way) on the other folds must give a smaller summed log-loss on the
+    held-out fold than 1 does. Otherwise, and with fewer than
+    `min_documents` documents (a label: fewer than `min_positives`
+    positive or negative ones), it is 1.
+
+    Args:
+        probabilities: `(n, classes)`.
+        labels: Class ids `(n,)`, or multi-hot rows (multi-label: one temperature per label, each on its column).
+        multi_label: One temperature per label.
+        settings: `hierattn.defaults.CALIBRATION` (the default) or a dict like it.
+
+    Returns:
+        `(temperature, note)`: a float (multi-label, a list of them) and a
+        JSON-ready dict: `documents`, `kept` (whether a temperature other
+        than 1 was kept), `fitted` (the temperature before the check),
+        `held_out_gain` (the mean log-loss the fitted temperatures saved on
+        the held-out folds, per document; negative: they cost) and `reason`
+        (why 1 was kept, or None). Multi-label: `labels_kept` and
+        `labels_too_few` (counts) and `labels_no_gain` instead.
+
+    >>> rng = np.random.default_rng(0)
+    >>> labels = rng.integers(0, 2, 400)
+    >>> sure = np.where(rng.random(400) < 0.8, labels, 1 - labels)   # 80% right, said with 99% confidence
+    >>> p = np.where(np.eye(2)[sure] > 0, 0.99, 0.01)
+    >>> t, note = choose_temperature(p, labels)
+    >>> 2.0 < t < 4.0, note["kept"], note["reason"]
+    (True, True, None)
+    >>> choose_temperature(p[:10], labels[:10])
+    (1.0, {'documents': 10, 'kept': False, 'fitted': None, 'held_out_gain': None, 'reason': 'too few documents (10, fewer than 30)'})
+    """
+    from hierattn.defaults import CALIBRATION
+
+    settings = dict(CALIBRATION, **(settings or {}))
+    probabilities, labels = np.asarray(probabilities, np.float64), np.asarray(labels)
+    if not multi_label:
+        return _choose(lambda t, rows: log_loss(calibrated(probabilities[rows], t), labels[rows]), labels, settings)
+    found, notes = [], []
+    for j in range(labels.shape[1]):
+        column, truth = probabilities[:, [j]], labels[:, j]
+        temperature, note = _choose(
+            lambda t, rows, column=column, truth=truth: _binary_log_loss(
+                calibrated(column[rows], t, True)[:, 0], truth[rows]
+            ),
+            truth,
+            settings,
+            label=True,
+        )
+        found.append(temperature)
+        notes.append(note)
+    kept = [note for note in notes if note["kept"]]
+    note = {
+        "documents": len(labels),
+        "kept": bool(kept),
+        "labels_kept": len(kept),
+        "labels_too_few": sum(note["reason"] is not None and note["reason"].startswith("too few") for note in notes),
+        "labels_no_gain": sum(
+            note["reason"] is not None and not note["reason"].startswith("too few") for note in notes
+        ),
+        "reason": None if kept else "no label's temperature helped on held-out documents",
+    }
+    return found, note
+
+
+def _choose(mean_loss, labels, settings, label=False):
+    """`choose_temperature` for one temperature: `mean_loss(T, rows)` is the mean log-loss of those rows at `T`."""
+    n = len(labels)
+    note = {"documents": n, "kept": False, "fitted": None, "held_out_gain": None, "reason": None}
+    if label:
+        positives = int(np.sum(labels > 0))
+        if min(positives, n - positives) < settings["min_positives"]:
+            return 1.0, dict(note, reason=f"too few positive or negative documents ({positives} of {n})")
+        groups = (labels > 0).astype(np.int64)
+    else:
+        if n < settings["min_documents"]:
+            return 1.0, dict(note, reason=f"too few documents ({n}, fewer than {settings['min_documents']})")
+        groups = labels
+    bounds = _LOG_T_LABEL if label else _LOG_T
+    prior = settings["prior"]
+
+    def fitted(rows):  # the posterior's mode: summed log-loss plus the prior's (log T)^2 / (2 prior^2)
+        count = int(np.sum(rows)) if rows.dtype == bool else len(rows)
+        return _fit(lambda t: count * mean_loss(t, rows) + np.log(t) ** 2 / (2.0 * prior**2), bounds)
+
+    fold = _folds(groups, settings["folds"])
+    gain = 0.0
+    for k in range(settings["folds"]):
+        held = fold == k
+        if held.all() or not held.any():
+            continue
+        t = fitted(~held)
+        gain += held.sum() * (mean_loss(1.0, held) - mean_loss(t, held))
+    temperature = fitted(np.ones(n, bool))
+    note.update(fitted=temperature, held_out_gain=round(float(gain) / n, 6))
+    if gain <= 0.0:
+        return 1.0, dict(note, reason="it did not help on held-out documents (cross-fitted)")
+    return temperature, dict(note, kept=True)
+
+
+def _folds(groups, folds):
+    """Each document's fold, `0 .. folds - 1`: stratified by `groups` (class ids), the same on every machine."""
+    order = np.random.default_rng(0).permutation(len(groups))
+    order = order[np.argsort(np.asarray(groups)[order], kind="stable")]
+    fold = np.empty(len(groups), np.int64)
+    fold[order] = np.arange(len(groups)) % folds
+    return fold
+
+
 def log_loss(probabilities, labels, multi_label=False):
     """Mean negative log-probability of the true class (multi-label: mean binary log-loss of every pair)."""
     p = np.clip(np.asarray(probabilities, np.float64), _FLOOR, 1.0 - _FLOOR)

@@ -146,7 +146,15 @@ MULTILABEL = {
 # as the smallest share of documents read whose accuracy and macro-F1 (micro-F1
 # for multi-label), and those of every larger share, stay within `tolerance` of
 # the whole combination's. `"always"`: the network reads every document.
-CASCADE = {"networks": ("auto", "always"), "network": "auto", "tolerance": 0.0005}
+CASCADE = {"networks": ("auto", "always"), "network": "auto", "tolerance": 0.0005, "z": 1.645}
+
+# Calibration (`hierattn.calibration.choose_temperature`): a temperature is
+# fitted with a normal prior on its log (mean 0, standard deviation `prior`:
+# within a factor e of 1 before any evidence), and kept only where, over
+# `folds` stratified folds, those fitted on the other folds lower the held-out
+# fold's log-loss; else 1. Not fitted on fewer than `min_documents` documents,
+# nor for a label with fewer than `min_positives` positive or negative ones.
+CALIBRATION = {"prior": 1.0, "folds": 5, "min_documents": 30, "min_positives": 5}
 
 # The decision rule of a single-label classifier (`hierattn.decision.Decision`,
 # `hierattn.models.offsets`): `"accuracy"` answers the most probable class;

@@ -9,6 +9,7 @@ from hierattn.calibration import (
     brier_score,
     calibrated,
     calibration_report,
+    choose_temperature,
     confidence,
     coverage_scores,
     expected_calibration_error,
@@ -122,3 +123,47 @@ def test_a_label_its_validation_texts_separate_keeps_a_temperature_of_at_least_o
     assert np.float32(moved[0]) < 1.0
     raw = np.array([[0.9999, 0.5], [0.9991, 0.5]])  # over 0.99, both: still over it once calibrated
     assert (calibrated(raw, temperatures, multi_label=True)[:, 0] > np.float32(moved[0])).all()
+
+
+def test_a_temperature_is_kept_where_it_helps_held_out_documents(rng):
+    truth, labels, sharp = _drawn(rng, 3000)
+    temperature, note = choose_temperature(sharp, labels)
+    assert note["kept"] and note["reason"] is None and note["held_out_gain"] > 0
+    assert temperature == pytest.approx(3.0, rel=0.1)  # the over-confidence undone, as the plain fit does
+    assert temperature == pytest.approx(fit_temperature(sharp, labels), rel=0.01)
+    # calibrated already: a fitted temperature is no better on held-out documents, and 1 is kept
+    temperature, note = choose_temperature(truth, labels)
+    assert abs(temperature - 1.0) < 0.05 and (temperature == 1.0) == (not note["kept"])
+
+
+def test_a_temperature_is_shrunk_toward_one_by_how_few_documents_there_are():
+    # 48 documents, 5 of 8 right, each said with 99.9%: strong evidence of over-confidence, yet only 48 documents.
+    labels = np.array([0, 1] * 24)
+    right = np.arange(48) % 8 < 5
+    p = np.where(np.eye(2)[np.where(right, labels, 1 - labels)] > 0, 0.999, 0.001)
+    plain, (temperature, note) = fit_temperature(p, labels), choose_temperature(p, labels)
+    assert note["kept"] and note["fitted"] == temperature and 1.0 < temperature < 0.7 * plain
+    # the same documents eight times over: the evidence outweighs the prior, and the temperature nears the plain fit
+    many = choose_temperature(np.tile(p, (8, 1)), np.tile(labels, 8))[0]
+    assert temperature < many and many == pytest.approx(plain, rel=0.1)
+    # 7 of 8 right at 90%: nearly calibrated, and a fitted temperature does not help on held-out documents
+    right = np.arange(48) % 8 < 7
+    p = np.where(np.eye(2)[np.where(right, labels, 1 - labels)] > 0, 0.9, 0.1)
+    temperature, note = choose_temperature(p, labels)
+    assert temperature == 1.0 and not note["kept"] and note["held_out_gain"] < 0 and "held-out" in note["reason"]
+    # and on fewer documents than the least the rule fits on, none at all
+    assert choose_temperature(p[:20], labels[:20])[1]["reason"].startswith("too few documents (20")
+
+
+def test_labels_are_calibrated_alone_and_a_rare_one_keeps_one(rng):
+    n = 2000
+    scores = rng.normal(size=(n, 3))
+    truth = 1.0 / (1.0 + np.exp(-scores))
+    labels = (rng.random((n, 3)) < truth).astype(int)
+    labels[:, 2] = 0
+    labels[:3, 2] = 1  # three positives: too few to fit on
+    sharp = 1.0 / (1.0 + np.exp(-3.0 * scores))
+    temperatures, note = choose_temperature(sharp, labels, multi_label=True)
+    assert temperatures[0] == pytest.approx(3.0, rel=0.15) and temperatures[1] == pytest.approx(3.0, rel=0.15)
+    assert temperatures[2] == 1.0
+    assert (note["labels_kept"], note["labels_too_few"], note["labels_no_gain"]) == (2, 1, 0)

@@ -64,7 +64,7 @@ def _labels(value):
 
 @pytest.fixture(scope="module")
 def server(han_run_dir, start_server):
-    pytest.importorskip("fastapi", reason="the serve extra is not installed (pip install 'hierattn[serve]')")
+    pytest.importorskip("fastapi", reason="the serve extra is not installed (pip install -e '.[serve]')")
     return start_server(han_run_dir, "--no-explain")
 
 

@@ -6,7 +6,7 @@ once per worker, without TensorFlow): what Ray Data's `map_batches` and
 Spark's `mapInPandas` call. `predict_dataset` adds predictions to a user's
 `ray.data.Dataset`; `predict_files` scores files into a folder of parts,
 as `hierattn predict --file ... --engine ray --output DIR` does (Ray is the
-`ray` extra: `pip install "hierattn[ray]"`):
+`ray` extra: `pip install -e ".[ray]"` from a clone):
 
     from hierattn.batch import predict_files
 

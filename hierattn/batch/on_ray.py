@@ -37,7 +37,7 @@ from hierattn.errors import DataError, HierattnError, first_line
 from hierattn.runs.run import Run
 from hierattn.runs.table import left_line, wordless_line
 from hierattn.utils.atomic import check_new_file
-from hierattn.utils.shell import pip_install
+from hierattn.utils.shell import pip_install_extra
 
 
 def import_ray():
@@ -46,9 +46,7 @@ def import_ray():
         import ray
         import ray.data  # noqa: F401
     except ImportError as error:
-        raise HierattnError(
-            f"batch prediction on Ray needs Ray Data ({error}): {pip_install('hierattn[ray]')}"
-        ) from None
+        raise HierattnError(f"batch prediction on Ray needs Ray Data ({error}): {pip_install_extra('ray')}") from None
     return ray
 
 

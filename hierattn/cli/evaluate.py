@@ -1,4 +1,9 @@
-"""`hierattn evaluate`: options onto `hierattn.runs.evaluate.evaluate_run`."""
+"""`hierattn evaluate`: options onto `hierattn.runs.evaluate.evaluate_run`.
+
+Standard output holds the scores alone; which run, which rows of the data, and progress go to standard error.
+"""
+
+import functools
 
 import click
 
@@ -66,7 +71,7 @@ def evaluate(run_dir, split, data_path, text_column, label_column, output, encod
         label_column,
         encoding,
         log=echo_err,
-        on_table=echo_rows,
+        on_table=functools.partial(echo_rows, err=True),
         network=network,
         min_confidence=min_confidence,
     )

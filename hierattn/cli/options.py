@@ -346,7 +346,7 @@ def interrupted_text(interrupt, distribute=None):
     run_dir = getattr(interrupt, "run_dir", None)
     if getattr(interrupt, "resumable", False):
         options = ["--distribute", distribute] if distribute not in (None, "none") else []
-        return "interrupted: resume with  " + command_line("train", "--resume", run_dir, *options)
+        return "interrupted: resume with " + command_line("train", "--resume", run_dir, *options)
     if run_dir is not None:
         return "interrupted before the run's first checkpoint: nothing to resume (its directory was removed)"
     return "interrupted before training began: nothing to resume"
@@ -357,12 +357,16 @@ def echo_err(line):
     click.echo(line, err=True)
 
 
-def echo_rows(path, report):
-    """Says how many rows of a table were used (`hierattn.data.tables.rows_text`), and on standard error how many not."""
+def echo_rows(path, report, err=False):
+    """Says how many rows of a table were used (`hierattn.data.tables.rows_text`), and on standard error how many not.
+
+    With `err`, both go to standard error: for a command whose standard output
+    is its answer, kept for piping (`evaluate`).
+    """
     # imported when the command runs: --help, and refusing bad input, come before NumPy, pandas and TensorFlow load
     from hierattn.data.tables import rows_text
 
     used, skipped = rows_text(path, report)
-    click.echo(used)
+    click.echo(used, err=err)
     if skipped:
         click.echo(skipped, err=True)

@@ -4,7 +4,7 @@ import click
 
 from hierattn.cli.options import FiniteFloat, echo_err, friendly_errors, network_option, run_option
 from hierattn.defaults import SERVE
-from hierattn.utils.shell import pip_install
+from hierattn.utils.shell import pip_install_extra
 
 MOST = SERVE["most"]  # the largest value of each number (`hierattn.serve.limits`, which checks them again)
 
@@ -81,7 +81,7 @@ def serve(run_dir, host, port, explain, cors_origins, access_log, network, **lim
         import uvicorn  # noqa: F401
     except ImportError as error:
         raise click.ClickException(
-            f"hierattn serve needs FastAPI and uvicorn ({error}): {pip_install('hierattn[serve]')}"
+            f"hierattn serve needs FastAPI and uvicorn ({error}): {pip_install_extra('serve')}"
         ) from None
     from hierattn.serve import serve as run_server
 

@@ -272,8 +272,20 @@ def _interrupts(distribute):
             signal.signal(signal.SIGINT, previous)
 
 
+# What a complete run's directory holds for the user to open, in the order `train` lists it (docs/runs.md).
+RUN_FILES = {
+    "model.keras": "the whole classifier",
+    "model.onnx": "the same, run without TensorFlow",
+    "config.json": "its settings and data",
+    "run.json": "its record",
+    "history.csv": None,
+    "metrics.json": None,
+    "report.html": "the test split's scores and calibration",
+}
+
+
 def _report(run):
-    """The run's metrics, and what it wrote."""
+    """The run's metrics, what it wrote, and the commands that explain a prediction with it (as text, and as a page)."""
     # imported when the command runs: --help, and refusing bad input, come before NumPy, pandas and TensorFlow load
     from hierattn.cli.render import metrics_text
 
@@ -284,10 +296,10 @@ def _report(run):
         click.echo(f"\nthis worker wrote nothing; the chief wrote {run.path}/")
         return
     logs = f"{script('tensorboard')} {command_line('--logdir', run.path / 'logs', program=False)}"
-    bundle = ", model.onnx (the same, run without TensorFlow)" if (run.path / "model.onnx").is_file() else ""
-    click.echo(
-        f"\nwrote {run.path}/: model.keras (the whole classifier){bundle}, config.json, history.csv, metrics.json, "
-        f"logs/ (TensorBoard: {logs})"
-    )
-    explain = command_line("explain", "your text", "--run", run.path)
-    click.echo(f"explain a prediction: {explain} [--format html --output page.html]")
+    written = [
+        name + (f" ({about})" if about else "") for name, about in RUN_FILES.items() if (run.path / name).is_file()
+    ]
+    click.echo(f"\nwrote {run.path}/: {', '.join(written)}, logs/ (TensorBoard: {logs})")
+    explain = ["explain", "your text", "--run", run.path]
+    click.echo(f"explain a prediction: {command_line(*explain)}")
+    click.echo(f"as a page: {command_line(*explain, '--format', 'html', '--output', run.path / 'explanation.html')}")

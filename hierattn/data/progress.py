@@ -37,7 +37,7 @@ def tqdm(*args, **kwargs):
     >>> [x for x in tqdm(range(3), disable=True)]
     [0, 1, 2]
     """
-    if not _has_tqdm():  # a bare install (`pip install --no-deps hierattn onnxruntime numpy`): no bar
+    if not _has_tqdm():  # a bare install (`pip install --no-deps /path/to/hierattn onnxruntime numpy`): no bar
         return _NoBar(*args[:1])
     kernel = "ipykernel" in sys.modules  # a Jupyter kernel (the check tqdm.autonotebook makes): its cell redraws
     if kernel:

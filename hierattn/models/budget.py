@@ -70,7 +70,7 @@ class Budget:
     >>> budget.epochs, budget.budgeted, budget.seconds
     (38, True, 1200)
     >>> budget.text(5000, 64)
-    'up to 38 epochs (3,000 steps of 64 over 5,000 texts), or 20 min'
+    'up to 38 epochs (the budget for 5,000 texts: about 3,000 batches of 64, within 8 to 40 epochs), or 20 min'
     """
 
     epochs: int
@@ -90,7 +90,7 @@ class Budget:
         return callbacks
 
     def text(self, num_texts, batch_size):
-        """The budget in words: "up to 38 epochs (3,000 steps of 64 over 5,000 texts), or 20 min".
+        """The budget in words: "up to 38 epochs (the budget for 5,000 texts: about 3,000 batches of 64, within 8 to 40 epochs), or 20 min".
 
         Args:
             num_texts: Training texts.
@@ -100,7 +100,8 @@ class Budget:
             text = f"up to {self.epochs} epoch{'s' if self.epochs != 1 else ''} (the epochs setting)"
         else:
             text = (
-                f"up to {self.epochs} epochs ({EPOCH_BUDGET['steps']:,} steps of {batch_size} over {num_texts:,} texts)"
+                f"up to {self.epochs} epochs (the budget for {num_texts:,} texts: about {EPOCH_BUDGET['steps']:,} "
+                f"batches of {batch_size}, within {EPOCH_BUDGET['min_epochs']} to {EPOCH_BUDGET['max_epochs']} epochs)"
             )
         return text + (f", or {self.seconds / 60:g} min" if self.seconds is not None else "")
 

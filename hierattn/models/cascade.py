@@ -1,7 +1,7 @@
 """The cascade of a `TextClassifier`: the network reads only the documents its n-gram part is not sure of.
 
 `hierattn.decision.Cascade` says how a document is decided given the cut;
-here the cut is chosen on the validation texts (`choose_cut`), as the
+here the cut is chosen on the validation texts (`choose_cut`, `hierattn.models.cut`), as the
 n-gram part's weights are (`hierattn.models.part`), and the classifier's
 `network` setting says whether it is used (`"auto"`) or the network reads
 every document (`"always"`).
@@ -9,108 +9,31 @@ every document (`"always"`).
 
 import numpy as np
 
-from hierattn.calibration import calibrated, calibration_report, fit_temperature, temperature_text
+from hierattn.calibration import calibrated, calibration_report, choose_temperature, temperature_text
 from hierattn.data.dataset import validation_pair
 from hierattn.data.ids import ngram_ids
 from hierattn.decision import Cascade, Decision, check_network, thresholds_at
 from hierattn.defaults import CASCADE, MULTILABEL
+from hierattn.models.cut import choose_cut
 from hierattn.ngrams.mixing import ngram_logits
 
 
-def _f1(true_positives, predicted, actual):
-    """F1 from counts (0 where there is nothing to count), element-wise."""
-    denominator = predicted + actual
-    return np.where(denominator > 0, 2.0 * true_positives / np.maximum(denominator, 1), 0.0)
+def _whole_temperatures(probabilities, labels, read):
+    """The whole combination's temperatures (`choose_temperature`): for the documents the network reads; for all.
 
-
-def cascade_scores(order, whole, ngrams, labels):
-    """The accuracy and macro-F1 (micro-F1 for multi-hot rows) of every cascade along `order`.
-
-    The cascade `k` lets the network decide the first `k` documents of
-    `order` (the least sure first) and the n-gram part the rest.
-
-    Args:
-        order: The documents, least sure first `(n,)`.
-        whole: The whole combination's decisions: class ids `(n,)` or multi-hot rows `(n, labels)`.
-        ngrams: The n-gram part's decisions, in the same form.
-        labels: The true class ids, or multi-hot rows.
+    Where the documents read show no temperature that helps (too few, or
+    none that does on held-out ones), they take every document's.
 
     Returns:
-        `{name: (n + 1,) array}` for k = 0 .. n: `"accuracy"` and `"macro_f1"`,
-        or for multi-hot rows `"micro_f1"`.
+        `({"temperature", "temperature_always"}, notes)`: the notes of each, as `choose_temperature` gives them.
     """
-    whole, ngrams, labels = (np.asarray(a)[order] for a in (whole, ngrams, labels))
-
-    width = (
-        labels.shape[1]
-        if labels.ndim == 2
-        else 1 + int(max(labels.max(initial=0), whole.max(initial=0), ngrams.max(initial=0)))
-    )
-
-    def counts(decided):  # per document: (predicted, true positives), one column per class or label
-        if labels.ndim == 2:
-            predicted = decided.astype(np.int64)
-            return predicted, predicted * labels
-        predicted = np.eye(width, dtype=np.int64)[decided]
-        return predicted, predicted * (decided == labels)[:, None]
-
-    def along(values_whole, values_ngrams):  # sum over the first k of `whole` and the rest of `ngrams`
-        zero = np.zeros((1,) + values_whole.shape[1:], np.int64)
-        first = np.concatenate([zero, np.cumsum(values_whole, axis=0)])
-        rest = np.concatenate([zero, np.cumsum(values_ngrams, axis=0)])
-        return first + rest[-1] - rest
-
-    (p_whole, t_whole), (p_ngrams, t_ngrams) = counts(whole), counts(ngrams)
-    predicted, true_positives = along(p_whole, p_ngrams), along(t_whole, t_ngrams)
-    if labels.ndim == 2:
-        return {"micro_f1": _f1(true_positives.sum(1), predicted.sum(1), labels.sum())}
-    support = np.bincount(labels, minlength=width)
-    return {
-        "accuracy": true_positives.sum(1) / max(len(labels), 1),
-        "macro_f1": _f1(true_positives, predicted, support).mean(1),
-    }
-
-
-def choose_cut(margins, whole, ngrams, labels, tolerance=CASCADE["tolerance"]):
-    """The cut of the cheapest cascade whose validation scores, and every costlier one's, stay near the whole's.
-
-    Args:
-        margins: The n-gram part's margins of the validation documents (`Cascade.margins`).
-        whole: The whole combination's decisions of them (class ids, or multi-hot rows).
-        ngrams: The n-gram part's decisions of them, in the same form.
-        labels: Their true labels, in the same form.
-        tolerance: How far under the whole combination's a score may be.
-
-    Returns:
-        `(cut, report)`: the margin under which the network reads a
-        document (`None`: every document), and a JSON-ready report:
-        `cut`, `tolerance`, `validation_documents`, `validation_share` (the
-        share of them the network read) and `validation` (the scores of
-        the whole combination, the cascade and the n-gram part alone).
-    """
-    margins = np.asarray(margins, np.float64)
-    n = len(margins)
-    order = np.argsort(margins, kind="stable")
-    scores = cascade_scores(order, whole, ngrams, labels)
-    ranked = margins[order]
-    # A cut falls between two different margins (documents of equal margin go the same way), or before or after all.
-    allowed = np.concatenate([[True], ranked[1:] > ranked[:-1], [True]]) if n else np.array([True])
-    good = np.all([values >= values[-1] - tolerance - 1e-12 for values in scores.values()], axis=0)
-    # The cheapest allowed cascade from which every costlier allowed one is good as well.
-    bad_after = np.flatnonzero(allowed & ~good)
-    k = int(np.flatnonzero(allowed[: n + 1] & (np.arange(n + 1) > (bad_after.max() if len(bad_after) else -1)))[0])
-    cut = None if k == n else (0.0 if k == 0 else float((ranked[k - 1] + ranked[k]) / 2.0))
-    report = {
-        "cut": cut,
-        "tolerance": tolerance,
-        "validation_documents": n,
-        "validation_share": round(k / n, 4) if n else 1.0,
-        "validation": {
-            part: {name: float(values[at]) for name, values in scores.items()}
-            for part, at in (("whole", n), ("cascade", k), ("ngrams", 0))
-        },
-    }
-    return cut, report
+    every, every_note = choose_temperature(probabilities, labels)
+    if read.all():
+        return {"temperature": every, "temperature_always": every}, {"temperature": every_note}
+    found, note = choose_temperature(probabilities[read], labels[read])
+    if not note["kept"] and every_note["kept"]:
+        found, note = every, dict(note, fallback="every validation document's")
+    return {"temperature": found, "temperature_always": every}, {"temperature": note, "temperature_always": every_note}
 
 
 # The n-gram part's own scales tried (`ngram_scale`).
@@ -146,8 +69,8 @@ class Cascading:
     >>> labels = ["pos", "neg", "pos", "neg"] * 5
     >>> clf = hierattn.TextClassifier("han", embeddings="none", min_count=1, embedding_dim=8)
     >>> _ = clf.fit(texts, labels, epochs=1, verbose=0, validation_split=0.2)   # chooses the cut last
-    >>> sorted(clf.cascade_report)[:4]
-    ['cut', 'ngram_scale', 'temperature', 'temperature_always']
+    >>> sorted(clf.cascade_report)[:3]
+    ['calibration', 'cut', 'measured_share']
     >>> x = clf.preprocessor(["A great film."])
     >>> clf.network = "always"                  # the network reads every document: the whole combination
     >>> from hierattn.calibration import calibrated
@@ -236,17 +159,16 @@ class Cascading:
         )
         if self.multi_label:  # per label, on the cascade's probabilities; the thresholds move with them
             found = Cascade(cut, b, True, self.thresholds).predict(logits, lambda index: probabilities[index])
-            temperatures = dict.fromkeys(("temperature", "temperature_always"), fit_temperature(found, labels, True))
+            temperature, note = choose_temperature(found, labels, True)
+            temperatures = dict.fromkeys(("temperature", "temperature_always"), temperature)
+            notes = {"temperature": note}
             raw = self.thresholds or [MULTILABEL["threshold"]] * len(self.label_names)
             self.thresholds = thresholds_at(raw, temperatures["temperature"])
         else:  # the whole combination's temperatures: for the documents the network reads; for all
             read = np.ones(len(margins), bool) if cut is None else margins < cut
             read = read if read.any() else np.ones(len(margins), bool)
-            temperatures = {
-                "temperature": fit_temperature(probabilities[read], labels[read]),
-                "temperature_always": fit_temperature(probabilities, labels),
-            }
-        self.cascade_report = dict(report, ngram_scale=scale, **temperatures)
+            temperatures, notes = _whole_temperatures(probabilities, labels, read)
+        self.cascade_report = dict(report, ngram_scale=scale, calibration=notes, **temperatures)
         if verbose:
             print(self.cascade_line())
         if getattr(self, "decision_metric", None) == "macro_f1":  # chosen on the probabilities as they are now
@@ -325,21 +247,56 @@ class Cascading:
         return found
 
     def cascade_line(self):
-        """One line on the cascade: the share of validation documents the network read, and the scores."""
+        """What `choose_cut` chose: a line on the cut (the share of validation documents the network read, and
+        the scores), and one on the temperature (what was kept, and why when it is 1 or taken from elsewhere)."""
         report = self.cascade_report or {}
-        temperature = (
-            f"; the whole combination's temperature {temperature_text(report['temperature'])}"
-            if "temperature" in report
-            else ""
-        )
-        if report.get("cut") is None:
-            return "cascade: the network reads every document" + (
-                temperature if report.get("validation_documents") else " (no validation texts to choose a cut on)"
+        if not report.get("validation_documents"):
+            return "cascade: the network reads every document (no validation texts to choose a cut on)"
+        return "\n".join(line for line in (_cut_line(report), _temperature_line(report)) if line)
+
+
+def _cut_line(report):
+    """`cascade_line`'s line on the cut."""
+    documents = report["validation_documents"]
+    if report.get("cut") is None:
+        line = f"cascade: the network reads every document (chosen on {documents:,} validation documents"
+        if report.get("measured_share", 1.0) < 1.0:  # the bound, not the measured scores, kept the network on all
+            line += (
+                f", too few to show that skipping it costs under {100 * report['tolerance']:.2g} points; "
+                f"as measured alone, it would read {report['measured_share']:.1%}"
             )
-        scores = report["validation"]
-        name = next(iter(scores["whole"]))
+        return line + ")"
+    scores = report["validation"]
+    name = next(iter(scores["whole"]))
+    return (
+        f"cascade: the network reads {report['validation_share']:.1%} of {documents:,} validation documents "
+        f"(those of margin under {report['cut']:.3g}); validation {name.replace('_', '-')} "
+        f"{scores['cascade'][name]:.4f} against {scores['whole'][name]:.4f} with the network on all"
+    )
+
+
+def _temperature_line(report):
+    """`cascade_line`'s line on the whole combination's temperature (per label: a multi-label classifier's)."""
+    if "temperature" not in report:
+        return ""
+    note = (report.get("calibration") or {}).get("temperature")
+    line = f"calibration: the whole combination's temperature {temperature_text(report['temperature'])}"
+    if note is None:  # a classifier fitted before the temperatures were checked
+        return line
+    if "labels_kept" in note:
+        line += f" ({note['labels_kept']} labels kept one fitted on {note['documents']:,} validation documents"
+        if note["labels_too_few"] or note["labels_no_gain"]:
+            line += (
+                f"; 1 for {note['labels_too_few']} with too few positive or negative documents and "
+                f"{note['labels_no_gain']} where it did not help on held-out documents"
+            )
+        return line + ")"
+    whose = "validation documents the network reads" if report.get("cut") is not None else "validation documents"
+    if note["kept"]:
+        return line + f" (fitted on {note['documents']:,} {whose}; it helped on held-out ones)"
+    if note.get("fallback"):
         return (
-            f"cascade: the network reads {report['validation_share']:.1%} of validation documents "
-            f"(those of margin under {report['cut']:.3g}); validation {name.replace('_', '-')} "
-            f"{scores['cascade'][name]:.4f} against {scores['whole'][name]:.4f} with the network on all{temperature}"
+            line + f" (every validation document's: on the {note['documents']:,} the network reads, {note['reason']})"
         )
+    fitted = f"; fitted, it was {note['fitted']:.3g}" if note.get("fitted") else ""
+    return line + f" (kept at 1 on {note['documents']:,} {whose}: {note['reason']}{fitted})"

@@ -27,7 +27,7 @@ from hierattn.runs.baseline import NAME, run_baseline
 from hierattn.runs.config import load_config, size_settings
 from hierattn.runs.data_record import check_same_data
 from hierattn.runs.directory import claim_run_dir, ensure_new_or_resumable, now, write_status
-from hierattn.runs.evaluation_page import write_evaluation_html
+from hierattn.runs.evaluation_page import split_page_metrics, write_evaluation_html
 from hierattn.runs.export import write_bundle
 from hierattn.runs.network import fit_network, prepare_classifier
 from hierattn.runs.run import METRICS_FORMAT, Run
@@ -205,9 +205,9 @@ def _train_owned(data, split, config, context, bundle=True):
             save_without_optimizer(classifier, partial)
         written = {"bundle": write_bundle(classifier, context.output, context.log)} if bundle else {}
     save_json(context.output / "metrics.json", METRICS_FORMAT, metrics, indent=2)
-    if "test" in metrics and "calibration" in metrics:  # the test split's page: the pictures of its calibration
-        tested = dict(metrics["test"], calibration=metrics["calibration"]["test"])
-        write_evaluation_html(context.output / "report.html", tested, f"{context.output.name}: test split", True)
+    if "test" in metrics and "calibration" in metrics:  # the test split's page: its scores, calibration, cascade
+        page = split_page_metrics(metrics, "test")
+        write_evaluation_html(context.output / "report.html", page, f"{context.output.name}: test split", True)
     write_status(context.output, status="complete", finished=now(), **written)
     shutil.rmtree(context.checkpoints, ignore_errors=True)  # only once complete: the run is never without both
     return Run(context.output, classifier, record, metrics)

@@ -5,7 +5,7 @@ classifier as one bundle, an ONNX file that carries its tokenizer's
 settings and vocabulary (`hierattn.runtime.bundle`). `load` reads it back
 into a `Predictor` that gives the classifier's answers. Importing this
 package loads neither TensorFlow nor Keras, so it runs where only
-`pip install --no-deps hierattn onnxruntime numpy` was done:
+`pip install --no-deps /path/to/hierattn onnxruntime numpy` was done (a clone; docs/export.md):
 
     from hierattn import runtime
 

@@ -1,7 +1,7 @@
 """Serving a run's classifier over HTTP: predictions, explanations and a page (`hierattn serve`).
 
 The application layer's server, on FastAPI and uvicorn (the `serve` extra:
-`pip install "hierattn[serve]"`). `create_app` builds the ASGI application
+`pip install -e ".[serve]"` from a clone). `create_app` builds the ASGI application
 from a run; `serve` runs it, as `hierattn serve` does:
 
     from hierattn.serve import serve

@@ -6,10 +6,16 @@ path when a fresh shell on this machine would not find it by its bare name:
 shell (no virtual environment activated) would start another Python,
 without Keras. A fresh shell's `PATH` is taken to be this process's, less an
 activated virtual environment's `bin`.
+
+Install commands name what pip can find: hierattn is not on PyPI, so an
+extra comes from the clone hierattn runs from (`pip_install_extra`).
 """
 
 import functools
+import importlib.metadata
 import os
+import pathlib
+import re
 import shlex
 import shutil
 import subprocess
@@ -38,22 +44,78 @@ def script(name, path=None):
     return shown(path)
 
 
-def pip_install(requirement):
-    """The command that installs `requirement` into this Python's environment: `<interpreter> -m pip install ...`.
+def pip_install(*requirements):
+    """The command that installs `requirements` into this Python's environment: `<interpreter> -m pip install ...`.
 
     A bare `pip` may belong to another Python (the system's, outside a
     virtual environment): this one's `-m pip` installs where it is needed.
     """
-    return f"{interpreter()} -m pip install {shlex.quote(requirement)}"
+    return f"{interpreter()} -m pip install {' '.join(shlex.quote(r) for r in requirements)}"
+
+
+def pip_install_extra(extra):
+    """The command that installs hierattn's `extra` (`serve`, `ray`) into this Python's environment, as it works here.
+
+    hierattn is not on PyPI, so `pip install 'hierattn[serve]'` finds nothing. Running from a clone
+    (`source_tree`), the clone's own extra, editable as `make install` installs it (`pip install -e '.[serve]'`);
+    installed elsewhere, the extra's requirements as hierattn's installed metadata lists them.
+
+    Args:
+        extra: The name of the extra, as pyproject.toml's `[project.optional-dependencies]` has it.
+    """
+    clone = source_tree()
+    if clone is not None:
+        return f"{interpreter()} -m pip install -e {shlex.quote(f'{place(clone)}[{extra}]')}"
+    return pip_install(*(requirements(extra) or [f"hierattn[{extra}]"]))
+
+
+def requirements(extra=None):
+    """hierattn's requirements, as its installed metadata lists them: its own, or those of `extra`; `()` when not installed.
+
+    Args:
+        extra: An extra's name (`serve`, `ray`), or None for the requirements of every install.
+    """
+    try:
+        listed = importlib.metadata.requires("hierattn") or []
+    except importlib.metadata.PackageNotFoundError:
+        return ()
+    chosen = []
+    for line in listed:
+        requirement, _, marker = line.partition(";")
+        extras = re.findall(r"""extra\s*==\s*["']([^"']+)["']""", marker)
+        if (extra in extras) if extra else not marker.strip():
+            chosen.append(requirement.strip())
+    return tuple(chosen)
+
+
+def source_tree():
+    """The clone hierattn runs from (its folder, holding pyproject.toml beside `hierattn/`), or None when installed.
+
+    `pip install -e .` (`make install`) leaves hierattn in its clone; `pip install .` copies it into
+    `site-packages`, where no pyproject.toml of hierattn's sits above it.
+    """
+    root = pathlib.Path(__file__).resolve().parents[2]
+    try:
+        project = (root / "pyproject.toml").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return root if re.search(r'^name\s*=\s*"hierattn"', project, re.MULTILINE) else None
 
 
 def shown(path):
     """A file's path to print: relative when under the current folder (`.venv/bin/python`), else absolute; shell-quoted."""
+    return shlex.quote(place(path))
+
+
+def place(path):
+    """A path to print, unquoted: relative when it is the current folder or under it (`.`, `.venv/bin/python`), else absolute."""
     path = os.path.abspath(path)
     here = os.getcwd()
+    if path == here:
+        return "."
     if path.startswith(here + os.sep):
-        path = os.path.relpath(path, here)
-    return shlex.quote(path)
+        return os.path.relpath(path, here)
+    return path
 
 
 def _fresh_path():

@@ -54,7 +54,7 @@ def test_an_address_where_nothing_answers_is_refused_at_once(monkeypatch):
 
 def test_predict_files_refuses_such_an_address_in_seconds_and_writes_nothing(monkeypatch, han_run_dir, tmp_path):
     """It waited a minute and more in ray.init (issue #54)."""
-    ray = pytest.importorskip("ray", reason='Ray is not installed (pip install "hierattn[ray]")')
+    ray = pytest.importorskip("ray", reason='Ray is not installed (pip install -e ".[ray]")')
     from hierattn.batch import predict_files
 
     if ray.is_initialized():  # a cluster this process holds is used as it is, whatever the address

@@ -18,11 +18,11 @@ from hierattn.batch import BatchPredictor, predict_dataset, predict_files
 from hierattn.batch.on_ray import worker_cpus
 from hierattn.errors import ArgumentError, DataError, HierattnError
 from hierattn.runs.predict import predict_file
-from hierattn.utils.shell import pip_install
+from hierattn.utils.shell import pip_install_extra
 
 from conftest import make_reviews
 
-ray = pytest.importorskip("ray", reason='Ray is not installed (pip install "hierattn[ray]")')
+ray = pytest.importorskip("ray", reason='Ray is not installed (pip install -e ".[ray]")')
 psutil = pytest.importorskip("psutil", reason="psutil (which Ray needs) is not installed")
 
 WORKER_TITLE = "MapBatches(BatchPredictor)"
@@ -260,7 +260,7 @@ def test_without_ray_one_line_says_how_to_install_it(monkeypatch, han_run_dir, t
     from hierattn.batch.on_ray import import_ray
 
     monkeypatch.setitem(sys.modules, "ray", None)  # as if not installed: `import ray` raises ImportError
-    with pytest.raises(HierattnError, match=rf"needs Ray Data .*: {re.escape(pip_install('hierattn[ray]'))}$"):
+    with pytest.raises(HierattnError, match=rf"needs Ray Data .*: {re.escape(pip_install_extra('ray'))}$"):
         import_ray()
     with pytest.raises(HierattnError, match=r"hierattn\[ray\]"):
         predict_files(tmp_path / "in.csv", tmp_path / "out", han_run_dir)

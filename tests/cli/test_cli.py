@@ -46,9 +46,18 @@ def test_train_csv_writes_a_run_and_says_where(trained, cli_run, tiny_csv, monke
     metrics = json.loads((run_dir / "metrics.json").read_text())
     assert metrics["test"]["documents"] == 40
     relative = run_dir.relative_to(root)
-    assert cli_run[2].stdout.splitlines()[-1] == (
-        f"explain a prediction: {command_line('explain', 'your text', '--run', relative)} [--format html --output page.html]"
+    wrote, explain, page = cli_run[2].stdout.splitlines()[-3:]
+    bundle = ", model.onnx (the same, run without TensorFlow)" if (run_dir / "model.onnx").exists() else ""
+    assert wrote.startswith(
+        f"wrote {relative}/: model.keras (the whole classifier){bundle}, config.json (its settings and data), run.json "
+        "(its record), history.csv, metrics.json, report.html (the test split's scores and calibration), logs/ "
+        "(TensorBoard: "
+    )  # every file of the run a user opens (the bundle unless a test module trained it without: no_bundle)
+    assert explain == f"explain a prediction: {command_line('explain', 'your text', '--run', relative)}"
+    html = command_line(
+        "explain", "your text", "--run", relative, "--format", "html", "--output", relative / "explanation.html"
     )
+    assert page == f"as a page: {html}"  # a whole command, the page written into the run
 
 
 @pytest.mark.parametrize(
@@ -172,7 +181,7 @@ def test_an_interrupt_that_other_code_loses_still_prints_how_to_resume(tmp_path,
                 raise error from None
     assert exit.value.code == 130
     printed = capsys.readouterr().err
-    assert printed.strip().splitlines()[-1] == f"interrupted: resume with  {command_line('train', '--resume', run)}"
+    assert printed.strip().splitlines()[-1] == f"interrupted: resume with {command_line('train', '--resume', run)}"
     assert "AttributeError" not in printed
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the program's handler is gone again
     signal.signal(signal.SIGINT, outside)
@@ -224,8 +233,8 @@ def test_ctrl_c_prints_the_command_that_resumes_and_resuming_needs_only_the_run(
     _, stderr = process.communicate(timeout=300)
     last = stderr.decode().strip().splitlines()[-1]
     assert process.returncode == 130 and "Traceback" not in stderr.decode(), stderr.decode()[-3000:]
-    prefix, printed = last.split("  ", 1)
-    assert prefix == "interrupted: resume with"
+    assert last.startswith("interrupted: resume with ")
+    printed = last.removeprefix("interrupted: resume with ")
     command = shlex.split(printed)  # pasted into a shell: the Python that ran it, named so a new shell finds it
     assert command[-4:] == [str(ROOT / "cli.py"), "train", "--resume", str(run)]
     for copy in ("csv copy", "imdb copy"):
@@ -236,17 +245,19 @@ def test_ctrl_c_prints_the_command_that_resumes_and_resuming_needs_only_the_run(
     train_file, test_file = work / "agnews" / "train.csv", work / "agnews" / "test.csv"
     assert f"resuming on the data the run recorded: train {train_file}, test {test_file}" in resumed.stdout
     assert json.loads((work / run / "metrics.json").read_text())["test"]["documents"] == 40
-    logs, explain = resumed.stdout.splitlines()[-2:]
+    logs, explain, page = resumed.stdout.splitlines()[-3:]
     assert logs.endswith(f" --logdir '{run}/logs')")
     tensorboard = logs.rsplit("(TensorBoard: ", 1)[1].split(" --logdir")[0]
     assert in_a_fresh_shell(f"command -v {tensorboard}", work, tmp_path).returncode == 0  # found as printed
-    assert explain.startswith("explain a prediction: ") and explain.endswith(" [--format html --output page.html]")
-    explain = explain.split(": ", 1)[1].split(" [")[0]
+    assert explain.startswith("explain a prediction: ") and page.startswith("as a page: ")
+    explain, page = explain.split(": ", 1)[1], page.split(": ", 1)[1]
     assert shlex.split(explain)[-4:] == ["explain", "your text", "--run", str(run)]
-    explained = in_a_fresh_shell(explain.replace("'your text'", "'a fine film'"), work, tmp_path)
-    assert explained.returncode == 0 and "Traceback" not in explained.stderr, explained.stderr[
-        -3000:
-    ]  # works as pasted
+    assert shlex.split(page) == [*shlex.split(explain), "--format", "html", "--output", f"{run}/explanation.html"]
+    explained = in_a_fresh_shell(page.replace("'your text'", "'a fine film'"), work, tmp_path)  # pasted whole
+    assert explained.returncode == 0 and "Traceback" not in explained.stderr, explained.stderr[-3000:]
+    assert (
+        "<!DOCTYPE html>" in (work / run / "explanation.html").read_text()
+    )  # beside the run, not in the shell's folder
     monkeypatch.chdir(work)
     assert "already complete: nothing to resume" in one_line_error(invoke(*command[-3:]))
 
@@ -365,6 +376,8 @@ def test_evaluate(trained, tiny_csv, tmp_path):
     result = invoke("evaluate", "--run", run_dir, "--data", tiny_csv[1], "--output", tmp_path / "m.json")
     assert result.exit_code == 0, result.output
     assert "accuracy" in result.output and json.loads((tmp_path / "m.json").read_text())["documents"] == 40
+    assert f"{tiny_csv[1]}: 40 of 40 rows used (text column 'text', label column 'label')\n" in result.stderr
+    assert "rows used" not in result.stdout  # standard output: the scores alone, for piping
     recorded = invoke("evaluate", "--run", run_dir)  # the run's own test file, from config.json
     assert recorded.exit_code == 0, recorded.output
 

@@ -268,7 +268,7 @@ def test_training_killed_then_resumed(tiny_csv, tmp_path, sig):
     if sig == signal.SIGINT:
         assert process.returncode == 130
         assert output_text.strip().splitlines()[-1] == (
-            f"interrupted: resume with  {interpreter()} {shlex.quote(str(ROOT / 'cli.py'))} train --resume "
+            f"interrupted: resume with {interpreter()} {shlex.quote(str(ROOT / 'cli.py'))} train --resume "
             f"{shlex.quote(str(output))}"
         )
     assert json.loads((output / "run.json").read_text())["status"] == "training"

@@ -106,7 +106,7 @@ def test_an_interruption_says_how_to_resume_or_that_nothing_can_be():
     from hierattn.runs.sources import TrainingInterrupted
 
     resumable = TrainingInterrupted("runs/my run", resumable=True)
-    assert interrupted_text(resumable) == (f"interrupted: resume with  {program_name()} train --resume 'runs/my run'")
+    assert interrupted_text(resumable) == (f"interrupted: resume with {program_name()} train --resume 'runs/my run'")
     assert interrupted_text(resumable, "mirrored").endswith("train --resume 'runs/my run' --distribute mirrored")
     assert interrupted_text(TrainingInterrupted("runs/x", resumable=False)) == (
         "interrupted before the run's first checkpoint: nothing to resume (its directory was removed)"

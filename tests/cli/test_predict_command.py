@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from hierattn.cli import cli
-from hierattn.utils.shell import pip_install
+from hierattn.utils.shell import pip_install_extra
 
 from conftest import make_reviews
 
@@ -32,7 +32,7 @@ def reviews_csv(tmp_path):
 
 def test_files_on_ray_give_predict_files_rows(han_run_dir, tmp_path):
     """The same rows, with the network setting and the minimum confidence carried to Ray's workers."""
-    pytest.importorskip("ray", reason='Ray is not installed (pip install "hierattn[ray]")')
+    pytest.importorskip("ray", reason="Ray is not installed (pip install -e '.[ray]')")
     texts, labels = make_reviews(400, seed=7)
     mixed = [f"{a} {b}" for a, b in zip(texts[:100], texts[100:200])]  # some of both kinds: less sure
     frame = pd.DataFrame({"id": range(300), "review": texts[200:400] + mixed, "label": labels[200:400] + labels[:100]})
@@ -62,7 +62,7 @@ def test_files_on_ray_give_predict_files_rows(han_run_dir, tmp_path):
 
 
 def test_bad_input_is_one_error_line(han_run_dir, reviews_csv, tmp_path):
-    pytest.importorskip("ray", reason='Ray is not installed (pip install "hierattn[ray]")')
+    pytest.importorskip("ray", reason="Ray is not installed (pip install -e '.[ray]')")
     base = ["predict", "--run", han_run_dir, "--engine", "ray", "--output", tmp_path / "out"]
     missing = invoke(*base, "--file", tmp_path / "*.parquet")
     assert missing.exit_code == 1 and errors(missing) == [
@@ -124,4 +124,4 @@ def test_without_ray_one_line_says_how_to_install_it(monkeypatch, han_run_dir, r
     result = invoke("predict", "--file", reviews_csv, "--engine", "ray", "--output", tmp_path / "out")
     assert result.exit_code == 1 and len(errors(result)) == 1
     assert errors(result)[0].startswith("Error: batch prediction on Ray needs Ray Data (")
-    assert errors(result)[0].endswith(pip_install("hierattn[ray]")) and isinstance(result.exception, SystemExit)
+    assert errors(result)[0].endswith(pip_install_extra("ray")) and isinstance(result.exception, SystemExit)

@@ -92,7 +92,7 @@ def test_a_bad_top_k_is_one_usage_error(han_run_dir, k):
 
 
 def test_files_on_ray_give_the_same_label_sets_and_ranks(multilabel_run_dir, tmp_path):
-    pytest.importorskip("ray", reason='Ray is not installed (pip install "hierattn[ray]")')
+    pytest.importorskip("ray", reason="Ray is not installed (pip install -e '.[ray]')")
     (tmp_path / "in.txt").write_text("\n".join([*TEXTS, "<br />"]) + "\n")
     base = ["predict", "--file", tmp_path / "in.txt", "--run", multilabel_run_dir, "--top-k", 2]
     local = invoke(*base, "--output", tmp_path / "local.csv")

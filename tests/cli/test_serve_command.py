@@ -7,9 +7,9 @@ import pytest
 from click.testing import CliRunner
 
 from hierattn.cli import cli
-from hierattn.utils.shell import pip_install
+from hierattn.utils.shell import pip_install_extra
 
-pytest.importorskip("fastapi", reason="the serve extra is not installed (pip install 'hierattn[serve]')")
+pytest.importorskip("fastapi", reason="the serve extra is not installed (pip install -e '.[serve]')")
 
 
 def invoke(*args):
@@ -89,4 +89,4 @@ def test_without_the_serve_extra_it_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "uvicorn", None)  # `import uvicorn` raises ImportError
     result = invoke("serve", "--port", 0)
     assert result.exit_code == 1
-    assert errors(result)[0].endswith(pip_install("hierattn[serve]"))
+    assert errors(result)[0].endswith(pip_install_extra("serve"))  # hierattn is not on PyPI: the clone's extra

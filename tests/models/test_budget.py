@@ -64,8 +64,14 @@ def test_no_time_budget_across_several_workers(monkeypatch):
 def test_budget_text():
     strategy = tf.distribute.get_strategy()
     budget = decide_budget(None, 6_694, 64, strategy, callbacks=[TimeBudget(1200)])
-    assert budget.text(6_694, 64) == "up to 29 epochs (3,000 steps of 64 over 6,694 texts), or 20 min"
-    assert Budget(38, budgeted=True).text(5_000, 64) == "up to 38 epochs (3,000 steps of 64 over 5,000 texts)"
+    assert (
+        budget.text(6_694, 64)
+        == "up to 29 epochs (the budget for 6,694 texts: about 3,000 batches of 64, within 8 to 40 epochs), or 20 min"
+    )
+    assert (
+        Budget(38, budgeted=True).text(5_000, 64)
+        == "up to 38 epochs (the budget for 5,000 texts: about 3,000 batches of 64, within 8 to 40 epochs)"
+    )
     assert decide_budget(1, 5_000, 64, strategy).text(5_000, 64) == "up to 1 epoch (the epochs setting)"
 
 

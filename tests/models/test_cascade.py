@@ -3,61 +3,15 @@
 import keras
 import numpy as np
 import pytest
-from sklearn.metrics import f1_score
 
 import hierattn
-from hierattn.calibration import calibrated, expected_calibration_error, fit_temperature
+from hierattn.calibration import calibrated, choose_temperature, expected_calibration_error
 from hierattn.decision import Decision, thresholds_at
 from hierattn.errors import ArgumentError
-from hierattn.models.cascade import NGRAM_SCALES, cascade_scores, choose_cut, ngram_scale
+from hierattn.models.cascade import NGRAM_SCALES, ngram_scale
 from hierattn.ngrams.mixing import ngram_logits
 
 from conftest import TINY_OPTIONS, eagerly, make_reviews, make_topics
-
-
-def test_the_scores_of_every_cascade_are_scikit_learns(rng):
-    n = 150
-    labels = rng.integers(0, 3, n)
-    whole = np.where(rng.random(n) < 0.8, labels, rng.integers(0, 3, n))
-    ngrams = np.where(rng.random(n) < 0.6, labels, rng.integers(0, 3, n))
-    order = rng.permutation(n)
-    scores = cascade_scores(order, whole, ngrams, labels)
-    for k in (0, 1, 40, n):
-        decided = ngrams.copy()
-        decided[order[:k]] = whole[order[:k]]
-        assert scores["accuracy"][k] == pytest.approx((decided == labels).mean())
-        assert scores["macro_f1"][k] == pytest.approx(f1_score(labels, decided, average="macro", zero_division=0))
-    rows = (rng.random((n, 4)) < 0.3).astype(int)
-    whole_rows, ngram_rows = (np.where(rng.random((n, 4)) < p, rows, 1 - rows) for p in (0.9, 0.7))
-    scores = cascade_scores(order, whole_rows, ngram_rows, rows)
-    for k in (0, 77, n):
-        decided = ngram_rows.copy()
-        decided[order[:k]] = whole_rows[order[:k]]
-        assert scores["micro_f1"][k] == pytest.approx(f1_score(rows, decided, average="micro"))
-
-
-def test_the_cut_is_the_cheapest_from_which_every_costlier_cascade_keeps_the_scores():
-    # The n-gram part is wrong on the four least sure documents (margins 0.1 .. 0.4), right on the rest.
-    margins = np.array([0.1, 0.2, 0.3, 0.4, 1.0, 2.0, 3.0, 4.0])
-    labels = np.array([0, 1, 0, 1, 0, 1, 0, 1])
-    ngrams = np.where(np.arange(8) < 4, 1 - labels, labels)
-    cut, report = choose_cut(margins, labels, ngrams, labels)
-    assert cut == pytest.approx(0.7)  # between 0.4 and 1.0: the network reads the first four
-    assert report["validation_share"] == 0.5
-    assert report["validation"]["cascade"] == report["validation"]["whole"] == {"accuracy": 1.0, "macro_f1": 1.0}
-    assert report["validation"]["ngrams"]["accuracy"] == 0.5
-    # The network on none is as good as on all (each is wrong once), on 2 to 5 worse: that cheap one does not count.
-    whole, ngrams = labels.copy(), labels.copy()
-    whole[1], ngrams[5] = 1 - labels[1], 1 - labels[5]
-    assert choose_cut(margins, whole, ngrams, labels)[0] == pytest.approx(2.5)
-
-
-def test_a_cut_never_splits_documents_of_equal_margins_and_may_be_none_or_zero():
-    labels = np.array([0, 1, 0, 1])
-    assert choose_cut([0.5, 0.5, 0.5, 0.5], labels, 1 - labels, labels)[0] is None  # the network reads all
-    assert choose_cut([0.5, 0.5, 0.5, 0.5], labels, labels, labels)[0] == 0.0  # it reads none
-    cut, report = choose_cut([], np.array([], int), np.array([], int), np.array([], int))
-    assert cut is None and report["validation_documents"] == 0
 
 
 def test_the_ngram_scale_is_the_temperature_of_the_smallest_validation_log_loss(rng):
@@ -105,9 +59,13 @@ def test_fit_chooses_the_cut_on_validation_texts_only(classifier):
         whole, ids = classifier.predict_ids(x, part="whole"), classifier.label_ids(labels)
         read = margins < cut if cut is not None else np.ones(len(texts), bool)
         read = read if read.any() else np.ones(len(texts), bool)
-        assert classifier.cascade_report["temperature"] == fit_temperature(whole[read], ids[read])
-        assert classifier.cascade_report["temperature_always"] == fit_temperature(whole, ids)
+        every, every_note = choose_temperature(whole, ids)
+        found, note = choose_temperature(whole[read], ids[read])
+        expected = found if note["kept"] or not every_note["kept"] else every  # none shown: every document's
+        assert classifier.cascade_report["temperature"] == expected
+        assert classifier.cascade_report["temperature_always"] == every
         assert classifier.cascade.temperature == classifier.cascade_report["temperature"]
+        assert classifier.cascade_report["calibration"]["temperature"]["documents"] == read.sum()
         assert classifier.choose_cut(None) is None  # no validation texts: no cut
         assert "validation texts" in classifier.cascade_line()
     finally:
@@ -184,7 +142,10 @@ def test_a_multi_label_classifier_is_calibrated_per_label_on_validation_texts_on
         whole = multilabel_run.predict_ids(x, part="whole")
         logits = ngram_logits(multilabel_run.ngram_logits, x["ngram_ids"])
         found = cascade.uncalibrated().predict(logits, lambda index: whole[index])
-        assert cascade.temperature == fit_temperature(found, ids, multi_label=True)
+        temperatures, note = choose_temperature(found, ids, multi_label=True)
+        assert (
+            cascade.temperature == temperatures and multilabel_run.cascade_report["calibration"]["temperature"] == note
+        )
         assert multilabel_run.cascade_report["temperature_always"] == cascade.temperature
         # the thresholds moved with the probabilities: the same thresholds before them, the same decisions
         assert cascade.raw_thresholds() == pytest.approx(raw)

@@ -224,8 +224,8 @@ def test_without_epochs_a_run_trains_within_the_epoch_budget_the_same_when_resum
     # Decided once, by the run; fit is given the epochs decided, and keeps them.
     assert decided == [("hierattn.runs.network", None, 2, True), ("hierattn.models.text_classifier", 2, 2, False)]
     assert (
-        "training rnn on 144 documents, validating on 16: up to 2 epochs (18 steps of 16 over 144 texts), or 100 min"
-        in lines
+        "training rnn on 144 documents, validating on 16: up to 2 epochs (the budget for 144 texts: about 18 batches "
+        "of 16, within 1 to 40 epochs), or 100 min" in lines
     )
     assert json.loads((output / "config.json").read_text())["epochs"] is None
     run = train(train_data, None, config, output, resume=True, log=lambda m: None, verbose=0, bundle=False)

@@ -130,7 +130,7 @@ def test_the_bundle_describes_its_tokenizer(exported):
 
 
 def _bare_install(folder):
-    """A folder holding only hierattn, NumPy and onnxruntime, as `pip install --no-deps hierattn onnxruntime numpy` leaves."""
+    """A folder holding only hierattn, NumPy and onnxruntime, as `pip install --no-deps /path/to/hierattn onnxruntime numpy` leaves."""
     import numpy
     import onnxruntime
 
