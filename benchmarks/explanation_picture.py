@@ -2,12 +2,15 @@
 
     python benchmarks/explanation_picture.py RUN_DIR [--output examples/explanation.png]
 
-Prints the explanation's margin and its parts (the numbers README quotes),
-writes the HTML page beside the PNG, and takes the screenshot with
+Prints the explanation's margin and its parts (the numbers README and
+docs/explanations.md quote) and records them beside the PNG
+(examples/explanation.json: tests/test_doc_examples.py checks the docs quote
+them), writes the HTML page beside the PNG, and takes the screenshot with
 `chromium --headless` (installed separately: Debian's `chromium`).
 """
 
 import argparse
+import json
 import pathlib
 import shutil
 import subprocess
@@ -25,12 +28,24 @@ def main():
     parser.add_argument("--output", default="examples/explanation.png")
     parser.add_argument("--window", default="820,540", help="width,height of the screenshot in pixels")
     args = parser.parse_args()
-    explanation = load_run(args.run).classifier.explain(TEXT)
-    print(
-        repr(explanation), {k: round(v, 3) if isinstance(v, float) else v for k, v in margin_parts(explanation).items()}
-    )
+    run = load_run(args.run)
+    explanation = run.classifier.explain(TEXT)
+    parts = {k: round(v, 4) if isinstance(v, float) else v for k, v in margin_parts(explanation).items()}
+    print(repr(explanation), parts)
     print(", ".join(f"{w.text} {w.evidence:+.2f}" for w in explanation.top(5)))
     output = pathlib.Path(args.output).resolve()
+    record = {
+        "run": pathlib.Path(args.run).resolve().name,
+        "test_accuracy": run.metrics["test"]["accuracy"],
+        "text": TEXT,
+        "label": explanation.label,
+        "probability": round(float(explanation.probabilities[explanation.label]), 4),
+        "parts": parts,
+        "words": [
+            [w.text, w.start, round(float(w.evidence), 4)] for w in sorted(explanation.words, key=lambda w: w.start)
+        ],
+    }
+    output.with_suffix(".json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     page = output.with_suffix(".html")
     page.write_text(explanation.to_html("hierattn explanation: one IMDB review"), encoding="utf-8")
     chromium = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")

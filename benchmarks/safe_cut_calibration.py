@@ -4,10 +4,10 @@ Before: the cut is the cheapest share of documents read whose validation accurac
 larger share's) stay within `CASCADE["tolerance"]` of the whole combination's, as measured (`z = 0`); the
 whole combination's temperature is fitted by log-loss on the validation documents the network reads (and on
 every validation document for `network="always"`), whatever their number. Now: the cut must also keep an
-upper confidence bound on the loss within the tolerance (`hierattn.models.cascade.harm_bound`), and a
+upper confidence bound on the loss within the tolerance (`hierattn.models.cut.harm_bound`), and a
 temperature is fitted with a prior on its log and kept only where cross-fitting shows it helps on held-out
-documents (`hierattn.calibration.choose_temperature`); the documents the network reads fall back to the
-temperature of every validation document, then to 1.
+documents (`hierattn.calibration.choose_temperature`); the documents the network reads take every validation
+document's temperature where they are too few to fit one on.
 
 Each run's validation part (its seeded split, rebuilt from config.json) and test split are scored once from
 its bundle (`calibration_study.scored`, cached); everything after is NumPy. The test split is only reported.
@@ -43,10 +43,10 @@ def macro_f1(decided, labels, classes):
 
 def choose(arrays, rule):
     """The cut and temperatures a rule chooses on the validation part: `"before"` or `"now"`."""
-    from hierattn.calibration import choose_temperature, fit_temperature
+    from hierattn.calibration import fit_temperature
     from hierattn.decision import Cascade
     from hierattn.defaults import CASCADE
-    from hierattn.models.cascade import ngram_scale
+    from hierattn.models.cascade import _whole_temperatures, ngram_scale
     from hierattn.models.cut import choose_cut
 
     z, whole, labels = arrays["val_z"], arrays["val_whole"], arrays["val_labels"]
@@ -58,12 +58,9 @@ def choose(arrays, rule):
     read = read if read.any() else np.ones(len(margins), bool)
     if rule == "before":
         t_read, t_all, notes = fit_temperature(whole[read], labels[read]), fit_temperature(whole, labels), {}
-    else:
-        t_all, note_all = choose_temperature(whole, labels)
-        t_read, note_read = choose_temperature(whole[read], labels[read]) if not read.all() else (t_all, note_all)
-        if not note_read["kept"]:
-            t_read = t_all
-        notes = {"read": note_read, "all": note_all}
+    else:  # as `TextClassifier.choose_cut` chooses them
+        temperatures, notes = _whole_temperatures(whole, labels, read)
+        t_read, t_all = temperatures["temperature"], temperatures["temperature_always"]
     return {
         "cut": cut,
         "s": s,

@@ -117,11 +117,14 @@ def choose_temperature(probabilities, labels, multi_label=False, settings=None):
     prior^2)`. With few documents it stays near 1, and it moves far from 1
     only where that many documents' evidence outweighs the prior: the range
     the evidence supports. It is then kept only where cross-fitting shows
-    it helps: over `folds` stratified folds, a temperature fitted (the same
-    way) on the other folds must give a smaller summed log-loss on the
-    held-out fold than 1 does. Otherwise, and with fewer than
-    `min_documents` documents (a label: fewer than `min_positives`
-    positive or negative ones), it is 1.
+    it helps: over `folds` stratified folds, each document calibrated by a
+    temperature fitted (the same way) on the folds it is not in, the
+    documents' log-loss and their expected calibration error must both be
+    lower than at 1 (the log-loss a temperature minimises and the error
+    reported do not always move together). Otherwise, and with fewer than
+    `min_documents` documents, or fewer than two classes of at least
+    `min_positives` (a label: fewer than `min_positives` positive or
+    negative ones), it is 1.
 
     Args:
         probabilities: `(n, classes)`.
@@ -133,10 +136,11 @@ def choose_temperature(probabilities, labels, multi_label=False, settings=None):
         `(temperature, note)`: a float (multi-label, a list of them) and a
         JSON-ready dict: `documents`, `kept` (whether a temperature other
         than 1 was kept), `fitted` (the temperature before the check),
-        `held_out_gain` (the mean log-loss the fitted temperatures saved on
-        the held-out folds, per document; negative: they cost) and `reason`
-        (why 1 was kept, or None). Multi-label: `labels_kept` and
-        `labels_too_few` (counts) and `labels_no_gain` instead.
+        `held_out_gain` (the mean log-loss the cross-fitted temperatures
+        saved, per document; negative: they cost), `held_out_ece` (the
+        expected calibration error at 1 and cross-fitted) and `reason` (why
+        1 was kept, or None). Multi-label: `labels_kept`, `labels_too_few`
+        and `labels_no_gain` (counts) instead.
 
     >>> rng = np.random.default_rng(0)
     >>> labels = rng.integers(0, 2, 400)
@@ -146,25 +150,17 @@ def choose_temperature(probabilities, labels, multi_label=False, settings=None):
     >>> 2.0 < t < 4.0, note["kept"], note["reason"]
     (True, True, None)
     >>> choose_temperature(p[:10], labels[:10])
-    (1.0, {'documents': 10, 'kept': False, 'fitted': None, 'held_out_gain': None, 'reason': 'too few documents (10, fewer than 30)'})
+    (1.0, {'documents': 10, 'kept': False, 'fitted': None, 'held_out_gain': None, 'held_out_ece': None, 'reason': 'too few to fit one on (fewer than 30)'})
     """
     from hierattn.defaults import CALIBRATION
 
     settings = dict(CALIBRATION, **(settings or {}))
     probabilities, labels = np.asarray(probabilities, np.float64), np.asarray(labels)
     if not multi_label:
-        return _choose(lambda t, rows: log_loss(calibrated(probabilities[rows], t), labels[rows]), labels, settings)
+        return _choose(probabilities, labels, settings)
     found, notes = [], []
     for j in range(labels.shape[1]):
-        column, truth = probabilities[:, [j]], labels[:, j]
-        temperature, note = _choose(
-            lambda t, rows, column=column, truth=truth: _binary_log_loss(
-                calibrated(column[rows], t, True)[:, 0], truth[rows]
-            ),
-            truth,
-            settings,
-            label=True,
-        )
+        temperature, note = _choose(probabilities[:, [j]], labels[:, j], settings, label=True)
         found.append(temperature)
         notes.append(note)
     kept = [note for note in notes if note["kept"]]
@@ -172,19 +168,17 @@ def choose_temperature(probabilities, labels, multi_label=False, settings=None):
         "documents": len(labels),
         "kept": bool(kept),
         "labels_kept": len(kept),
-        "labels_too_few": sum(note["reason"] is not None and note["reason"].startswith("too few") for note in notes),
-        "labels_no_gain": sum(
-            note["reason"] is not None and not note["reason"].startswith("too few") for note in notes
-        ),
-        "reason": None if kept else "no label's temperature helped on held-out documents",
+        "labels_too_few": sum(note["fitted"] is None for note in notes),
+        "labels_no_gain": sum(note["fitted"] is not None and not note["kept"] for note in notes),
+        "reason": None if kept else "no label's temperature helped held-out folds",
     }
     return found, note
 
 
-def _choose(mean_loss, labels, settings, label=False):
-    """`choose_temperature` for one temperature: `mean_loss(T, rows)` is the mean log-loss of those rows at `T`."""
+def _choose(probabilities, labels, settings, label=False):
+    """`choose_temperature` for one temperature: of `(n, classes)` probabilities, or a label's `(n, 1)`."""
     n = len(labels)
-    note = {"documents": n, "kept": False, "fitted": None, "held_out_gain": None, "reason": None}
+    note = {"documents": n, "kept": False, "fitted": None, "held_out_gain": None, "held_out_ece": None, "reason": None}
     if label:
         positives = int(np.sum(labels > 0))
         if min(positives, n - positives) < settings["min_positives"]:
@@ -192,27 +186,43 @@ def _choose(mean_loss, labels, settings, label=False):
         groups = (labels > 0).astype(np.int64)
     else:
         if n < settings["min_documents"]:
-            return 1.0, dict(note, reason=f"too few documents ({n}, fewer than {settings['min_documents']})")
+            return 1.0, dict(note, reason=f"too few to fit one on (fewer than {settings['min_documents']})")
+        if np.sum(np.bincount(labels) >= settings["min_positives"]) < 2:  # one class: every fold agrees, wrongly
+            return 1.0, dict(note, reason=f"fewer than two classes with {settings['min_positives']} documents")
         groups = labels
-    bounds = _LOG_T_LABEL if label else _LOG_T
-    prior = settings["prior"]
 
-    def fitted(rows):  # the posterior's mode: summed log-loss plus the prior's (log T)^2 / (2 prior^2)
-        count = int(np.sum(rows)) if rows.dtype == bool else len(rows)
-        return _fit(lambda t: count * mean_loss(t, rows) + np.log(t) ** 2 / (2.0 * prior**2), bounds)
+    def loss(found, rows):  # the mean log-loss of calibrated probabilities of `rows`
+        return _binary_log_loss(found[:, 0], labels[rows]) if label else log_loss(found, labels[rows])
 
-    fold = _folds(groups, settings["folds"])
-    gain = 0.0
+    def error(found):  # the expected calibration error of every document's calibrated probabilities
+        if label:
+            return expected_calibration_error(found, labels[:, None], multi_label=True)
+        return expected_calibration_error(found, labels, found.argmax(1))
+
+    def fitted(rows):  # the posterior's mode: the summed log-loss plus the prior's (log T)^2 / (2 prior^2)
+        count = int(np.sum(rows))
+        return _fit(
+            lambda t: (
+                count * loss(calibrated(probabilities[rows], t, label), rows)
+                + np.log(t) ** 2 / (2.0 * settings["prior"] ** 2)
+            ),
+            _LOG_T_LABEL if label else _LOG_T,
+        )
+
+    # Cross-fitted: each document calibrated by the temperature fitted on the folds it is not in.
+    fold, held_out = _folds(groups, settings["folds"]), np.empty_like(probabilities)
     for k in range(settings["folds"]):
         held = fold == k
-        if held.all() or not held.any():
-            continue
-        t = fitted(~held)
-        gain += held.sum() * (mean_loss(1.0, held) - mean_loss(t, held))
-    temperature = fitted(np.ones(n, bool))
-    note.update(fitted=temperature, held_out_gain=round(float(gain) / n, 6))
-    if gain <= 0.0:
-        return 1.0, dict(note, reason="it did not help on held-out documents (cross-fitted)")
+        if held.any():
+            held_out[held] = calibrated(probabilities[held], fitted(~held) if (~held).any() else 1.0, label)
+    every = np.ones(n, bool)
+    temperature = fitted(every)
+    gain = loss(probabilities, every) - loss(held_out, every)
+    ece = (error(probabilities), error(held_out))
+    note.update(fitted=temperature, held_out_gain=round(float(gain), 6), held_out_ece=[round(e, 5) for e in ece])
+    if not (gain > 0.0 and ece[1] < ece[0]):  # (NaN, from rows without probabilities: not shown to help)
+        return 1.0, dict(note, reason="one fitted on the other folds did not lower both the held-out folds' "
+                         "log-loss and their calibration error")  # fmt: skip
     return temperature, dict(note, kept=True)
 
 

@@ -133,7 +133,7 @@ def test_a_temperature_is_kept_where_it_helps_held_out_documents(rng):
     assert temperature == pytest.approx(fit_temperature(sharp, labels), rel=0.01)
     # calibrated already: a fitted temperature is no better on held-out documents, and 1 is kept
     temperature, note = choose_temperature(truth, labels)
-    assert abs(temperature - 1.0) < 0.05 and (temperature == 1.0) == (not note["kept"])
+    assert temperature == 1.0 and not note["kept"] and note["fitted"] == pytest.approx(1.0, abs=0.05)
 
 
 def test_a_temperature_is_shrunk_toward_one_by_how_few_documents_there_are():
@@ -152,7 +152,7 @@ def test_a_temperature_is_shrunk_toward_one_by_how_few_documents_there_are():
     temperature, note = choose_temperature(p, labels)
     assert temperature == 1.0 and not note["kept"] and note["held_out_gain"] < 0 and "held-out" in note["reason"]
     # and on fewer documents than the least the rule fits on, none at all
-    assert choose_temperature(p[:20], labels[:20])[1]["reason"].startswith("too few documents (20")
+    assert choose_temperature(p[:20], labels[:20])[1]["reason"] == "too few to fit one on (fewer than 30)"
 
 
 def test_labels_are_calibrated_alone_and_a_rare_one_keeps_one(rng):
@@ -167,3 +167,14 @@ def test_labels_are_calibrated_alone_and_a_rare_one_keeps_one(rng):
     assert temperatures[0] == pytest.approx(3.0, rel=0.15) and temperatures[1] == pytest.approx(3.0, rel=0.15)
     assert temperatures[2] == 1.0
     assert (note["labels_kept"], note["labels_too_few"], note["labels_no_gain"]) == (2, 1, 0)
+
+
+def test_a_temperature_is_not_kept_on_one_class_nor_where_a_row_has_no_probabilities(rng):
+    # every validation document of one class: each fold agrees on a sharp temperature that unseen classes would regret
+    p = np.tile([[0.6, 0.4]], (100, 1))
+    temperature, note = choose_temperature(p, np.zeros(100, int))
+    assert temperature == 1.0 and note["reason"] == "fewer than two classes with 5 documents"
+    truth, labels, sharp = _drawn(rng, 300)
+    sharp[7] = np.nan  # a row without probabilities (a text without words): nothing is shown to help
+    temperature, note = choose_temperature(sharp, labels)
+    assert temperature == 1.0 and not note["kept"]

@@ -23,18 +23,26 @@ import sys
 from hierattn.cli.commands import command_line
 from hierattn.utils.shell import pip_install, place, requirements, shown, source_tree
 
+# The modules hierattn's requirements (pyproject.toml's `dependencies`) install, with theirs that it imports.
+REQUIRED_MODULES = frozenset(
+    ("tensorflow", "keras", "numpy", "sklearn", "scipy", "joblib", "threadpoolctl", "pandas", "click", "tqdm")
+    + ("tensorboard", "gensim", "onnxruntime", "onnx", "tf2onnx")
+)
+
 
 def missing_module(error):
-    """The third-party module whose absence the `ModuleNotFoundError` `error` reports, or None for any other.
+    """The required module whose absence the `ModuleNotFoundError` `error` reports, or None for any other.
 
-    None, so that the error stays one with its traceback, for hierattn's own
-    modules (a missing one is a bug, not an install), the standard library's
-    (a Python built without one), and a module this Python can find (a
-    missing submodule of an installed package, or one hidden on purpose:
-    a bug too).
+    Only a module of hierattn's requirements (`REQUIRED_MODULES`) that this
+    Python cannot find counts. None, so that the error stays one with its
+    traceback, for any other: hierattn's own modules and an import of a
+    module it does not require (a bug, not an install), the standard
+    library's (a Python built without one), and a module this Python can
+    find (a missing submodule of an installed package, or one hidden on
+    purpose: a bug too).
     """
     name = (getattr(error, "name", None) or "").partition(".")[0]
-    if not name or name == "hierattn" or name in getattr(sys, "stdlib_module_names", ()):
+    if name not in REQUIRED_MODULES:
         return None
     if name in sys.modules:  # loaded, or hidden (None): not missing
         return None

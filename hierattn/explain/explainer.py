@@ -177,6 +177,9 @@ class Explainer(NgramEvidence, LabelExplanations):
             self._account(explanation, classes, *weights, network_probabilities[i], float(baselines[i]), ngrams)
             self._offset_term(explanation, offset)
             explanation.decision["network_read"] = bool(read[i])
+            temperature = 1.0 if self.classifier.cascade is None else self.classifier.cascade.temperature
+            if read[i] and temperature != 1.0:  # the weights above are the combination's divided by it
+                explanation.decision["temperature"] = temperature
             explanation.doc_id = None if ids is None else ids[i]
             explanation.true_label = None if labels is None else labels[i]
             explanations.append(explanation)

@@ -48,6 +48,28 @@ CSV_COLUMNS = [
 MULTI_LABEL_COLUMNS = ["label", "probability", "threshold"]
 
 
+def weights_text(decision):
+    """The weights of a text's margin, and what they are: the combination's, divided by its temperature, or the
+    n-gram part's own scale where it decided alone.
+
+    >>> weights_text({"network_weight": 0.4, "ngram_weight": 0.49, "temperature": 0.8})
+    "weights 0.40 (network) / 0.49 (n-grams): the combination's 0.32 / 0.39, as train prints them, divided by its temperature 0.8"
+    >>> weights_text({"network_weight": 0.0, "ngram_weight": 1.23, "network_read": False})
+    'weights 0.00 (network) / 1.23 (n-grams: the n-gram part alone, at its own scale)'
+    """
+    a, b = decision["network_weight"], decision["ngram_weight"]
+    if decision.get("network_read") is False and a == 0.0:
+        return f"weights 0.00 (network) / {b:.2f} (n-grams: the n-gram part alone, at its own scale)"
+    text = f"weights {a:.2f} (network) / {b:.2f} (n-grams)"
+    temperature = decision.get("temperature")
+    if temperature is not None:
+        text += (
+            f": the combination's {a * temperature:.2f} / {b * temperature:.2f}, as train prints them, "
+            f"divided by its temperature {temperature:.3g}"
+        )
+    return text
+
+
 def _word_line(w, value):
     return f"  {value}  {w.text}{'*' if w.oov else ''}  s{w.sentence}:w{w.index}  [{w.start}:{w.end}]"
 
@@ -106,8 +128,7 @@ def to_text(explanation, top_k=10, show_sentences=True):
         lines.append(
             f"  constant terms: network baseline {signed(d.get('network_baseline', 0.0), 4)}, integration error "
             f"{signed(d.get('integration_error', 0.0), 4)}, n-gram bias {signed(d.get('ngram_bias', 0.0), 4)}, "
-            f"{threshold}{offset}words not shown {signed(d.get('not_shown', 0.0), 4)}; weights {d['network_weight']:.2f} "
-            f"(network) / {d['ngram_weight']:.2f} (n-grams)"
+            f"{threshold}{offset}words not shown {signed(d.get('not_shown', 0.0), 4)}; {weights_text(d)}"
         )
     if shows_attention(explanation):
         lines.append("where the network read (attention, not evidence; sentence:word, characters):")

@@ -21,8 +21,10 @@ from hierattn.ngrams.mixing import ngram_logits
 def _whole_temperatures(probabilities, labels, read):
     """The whole combination's temperatures (`choose_temperature`): for the documents the network reads; for all.
 
-    Where the documents read show no temperature that helps (too few, or
-    none that does on held-out ones), they take every document's.
+    Where the documents read are too few to fit one on, they take every
+    document's (if it was kept); where they are enough but show none that
+    helps on held-out folds, they keep 1: every document's was not checked
+    on them.
 
     Returns:
         `({"temperature", "temperature_always"}, notes)`: the notes of each, as `choose_temperature` gives them.
@@ -31,8 +33,8 @@ def _whole_temperatures(probabilities, labels, read):
     if read.all():
         return {"temperature": every, "temperature_always": every}, {"temperature": every_note}
     found, note = choose_temperature(probabilities[read], labels[read])
-    if not note["kept"] and every_note["kept"]:
-        found, note = every, dict(note, fallback="every validation document's")
+    if note["fitted"] is None and every_note["kept"]:  # too few to fit one on: every document's
+        found, note = every, dict(note, used="every validation document's")
     return {"temperature": found, "temperature_always": every}, {"temperature": note, "temperature_always": every_note}
 
 
@@ -111,27 +113,30 @@ class Cascading:
         return self.thresholds if cascade is None else cascade.raw_thresholds()
 
     def choose_cut(self, validation_data=None, verbose=0, tolerance=CASCADE["tolerance"]):
-        """Chooses the cascade's cut on validation texts (`fit`'s last step; `choose_cut` of this module).
+        """Chooses the cascade's cut on validation texts (`fit`'s last step; `hierattn.models.cut.choose_cut`).
 
         Without validation texts there is no cut: the network reads every
         document. `cascade_report` then holds what was chosen and measured,
         and, for a single-label classifier, `ngram_scale`, the scale of the
         n-gram logits for the documents the n-gram part decides alone
         (`ngram_scale` of this module), and the whole combination's
-        temperatures (`hierattn.calibration.fit_temperature`): `temperature`
-        fitted on the validation documents the network reads, and
-        `temperature_always` on all of them (with `network="always"`); then,
+        temperatures (`hierattn.calibration.choose_temperature`, 1 unless
+        held-out folds show one helps): `temperature` on the validation
+        documents the network reads (every document's where they are too
+        few to fit one on), and `temperature_always` on all of them (with
+        `network="always"`), with `calibration`, what each note says; then,
         with `decision_metric="macro_f1"`, the offsets again
-        (`choose_offsets`), on these probabilities. A
-        multi-label classifier's temperatures are one per label, fitted on
-        the cascade's probabilities of every validation document (the same
-        for both settings), and its thresholds move with them
+        (`choose_offsets`), on these probabilities. A multi-label
+        classifier's temperatures are one per label, chosen on the
+        cascade's probabilities of every validation document (the same for
+        both settings), and its thresholds move with them
         (`hierattn.decision.Cascade`): no decision changes.
 
         Args:
             validation_data: `(texts, labels)`, `(ids, labels)` or a dataset of
                 `(texts, labels)`, or None.
-            verbose: Print one line: the share of validation documents the network read, and the scores.
+            verbose: Print two lines (`cascade_line`): the share of validation documents the network read and
+                the scores, and the temperature kept.
             tolerance: How far under the whole combination's the cascade's validation scores may be.
 
         Returns:
@@ -268,10 +273,13 @@ def _cut_line(report):
         return line + ")"
     scores = report["validation"]
     name = next(iter(scores["whole"]))
+    bounded = report.get("measured_share", report["validation_share"]) < report["validation_share"]
     return (
         f"cascade: the network reads {report['validation_share']:.1%} of {documents:,} validation documents "
-        f"(those of margin under {report['cut']:.3g}); validation {name.replace('_', '-')} "
-        f"{scores['cascade'][name]:.4f} against {scores['whole'][name]:.4f} with the network on all"
+        f"(those of margin under {report['cut']:.3g}"
+        + (f"; as measured alone, it would read {report['measured_share']:.1%}" if bounded else "")
+        + f"); validation {name.replace('_', '-')} {scores['cascade'][name]:.4f} against "
+        f"{scores['whole'][name]:.4f} with the network on all"
     )
 
 
@@ -284,19 +292,28 @@ def _temperature_line(report):
     if note is None:  # a classifier fitted before the temperatures were checked
         return line
     if "labels_kept" in note:
-        line += f" ({note['labels_kept']} labels kept one fitted on {note['documents']:,} validation documents"
+        line += f" ({note['labels_kept']} labels kept one, on {note['documents']:,} validation documents"
         if note["labels_too_few"] or note["labels_no_gain"]:
             line += (
-                f"; 1 for {note['labels_too_few']} with too few positive or negative documents and "
-                f"{note['labels_no_gain']} where it did not help on held-out documents"
+                f"; 1 for {note['labels_too_few']} with too few positive or negative documents, and for "
+                f"{note['labels_no_gain']} where one did not help held-out folds"
             )
         return line + ")"
-    whose = "validation documents the network reads" if report.get("cut") is not None else "validation documents"
+    read = note["documents"] < report.get("validation_documents", note["documents"])
+    whose = "validation documents the network reads" if read else "validation documents"
     if note["kept"]:
-        return line + f" (fitted on {note['documents']:,} {whose}; it helped on held-out ones)"
-    if note.get("fallback"):
-        return (
-            line + f" (every validation document's: on the {note['documents']:,} the network reads, {note['reason']})"
+        before, after = note["held_out_ece"]
+        return line + (
+            f" (fitted on {note['documents']:,} {whose}; cross-fitted, it lowered their log-loss by "
+            f"{note['held_out_gain']:.4f} and their calibration error from {before:.2%} to {after:.2%})"
         )
-    fitted = f"; fitted, it was {note['fitted']:.3g}" if note.get("fitted") else ""
-    return line + f" (kept at 1 on {note['documents']:,} {whose}: {note['reason']}{fitted})"
+    if note.get("used"):
+        return (
+            line + f" (every validation document's: the {note['documents']:,} the network reads are {note['reason']})"
+        )
+    if note.get("fitted"):
+        return line + (
+            f" (on {note['documents']:,} {whose}, one fitted at {note['fitted']:.3g} did not lower both "
+            "the held-out folds' log-loss and their calibration error)"
+        )
+    return line + f" (on {note['documents']:,} {whose}: {note['reason']})"

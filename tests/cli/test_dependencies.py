@@ -92,6 +92,7 @@ def test_a_missing_module_of_hierattn_itself_is_a_real_error(monkeypatch, capsys
         raise ModuleNotFoundError("No module named 'no_such_dependency'", name="no_such_dependency")
 
     monkeypatch.setattr(group.cli, "main", lacking)
+    monkeypatch.setattr(dependencies, "REQUIRED_MODULES", dependencies.REQUIRED_MODULES | {"no_such_dependency"})
     with pytest.raises(SystemExit) as exit:
         hierattn.cli.main(["--help"])
     assert exit.value.code == 1
@@ -105,15 +106,17 @@ def test_a_missing_module_of_hierattn_itself_is_a_real_error(monkeypatch, capsys
 @pytest.mark.parametrize(
     "name, missing",
     [
-        ("no_such_dependency", "no_such_dependency"),
+        ("no_such_dependency", "no_such_dependency"),  # (made a requirement here)
         ("no_such_dependency.sub", "no_such_dependency"),
+        ("not_required", None),  # not one hierattn requires: an import it should not make, a bug
         ("hierattn.no_such_module", None),  # hierattn's own: a bug
         ("_lzma", None),  # the standard library's: a Python built without it
         ("numpy.no_such_module", None),  # a package that is installed: a bug
         (None, None),
     ],
 )
-def test_only_a_third_party_module_this_python_cannot_find_counts_as_missing(name, missing):
+def test_only_a_required_module_this_python_cannot_find_counts_as_missing(name, missing, monkeypatch):
+    monkeypatch.setattr(dependencies, "REQUIRED_MODULES", dependencies.REQUIRED_MODULES | {"no_such_dependency"})
     assert missing_module(ModuleNotFoundError(f"No module named {name!r}", name=name)) == missing
 
 
@@ -181,3 +184,11 @@ def test_an_extra_is_installed_from_the_clone_or_by_its_requirements(monkeypatch
     if not requirements("serve"):
         pytest.skip("hierattn's metadata is not installed")
     assert pip_install_extra("serve") == f"{interpreter()} -m pip install 'fastapi>=0.110' 'uvicorn[standard]>=0.30'"
+
+
+def test_the_required_modules_are_those_pyproject_requires():
+    import tomllib
+
+    project = tomllib.loads((pathlib.Path(hierattn.__file__).parents[1] / "pyproject.toml").read_text())["project"]
+    names = {re.split(r"[<>=!~;\[ ]", line, maxsplit=1)[0] for line in project["dependencies"]}
+    assert {{"scikit-learn": "sklearn"}.get(name, name) for name in names} <= dependencies.REQUIRED_MODULES

@@ -8,7 +8,7 @@ import hierattn
 from hierattn.calibration import calibrated, choose_temperature, expected_calibration_error
 from hierattn.decision import Decision, thresholds_at
 from hierattn.errors import ArgumentError
-from hierattn.models.cascade import NGRAM_SCALES, ngram_scale
+from hierattn.models.cascade import NGRAM_SCALES, _whole_temperatures, ngram_scale
 from hierattn.ngrams.mixing import ngram_logits
 
 from conftest import TINY_OPTIONS, eagerly, make_reviews, make_topics
@@ -25,6 +25,80 @@ def test_the_ngram_scale_is_the_temperature_of_the_smallest_validation_log_loss(
         return -np.log(p[np.arange(400), labels]).mean()
 
     assert loss(chosen) == min(loss(s) for s in NGRAM_SCALES)
+
+
+def _sharp(rng, n, sharpness):
+    scores = rng.normal(size=(n, 2))
+    labels = np.array([rng.choice(2, p=p) for p in np.exp(scores) / np.exp(scores).sum(1, keepdims=True)])
+    sharp = np.exp(sharpness * scores)
+    return sharp / sharp.sum(1, keepdims=True), labels
+
+
+def test_the_documents_the_network_reads_take_every_documents_temperature_only_when_too_few(rng):
+    p, labels = _sharp(rng, 3000, 3.0)  # over-confident everywhere: every document's temperature near 3
+    every = np.ones(3000, bool)
+    found, notes = _whole_temperatures(p, labels, every)  # the network reads all: one temperature
+    assert found["temperature"] == found["temperature_always"] > 2.5 and set(notes) == {"temperature"}
+    few = np.arange(3000) < 20  # too few to fit one on: every document's, said so
+    found, notes = _whole_temperatures(p, labels, few)
+    assert found["temperature"] == found["temperature_always"] and notes["temperature"]["used"]
+    # enough documents read, calibrated already: they keep 1, not every document's (never checked on them)
+    calibrated_read, read_labels = _sharp(rng, 600, 1.0)
+    both, both_labels = np.concatenate([calibrated_read, p]), np.concatenate([read_labels, labels])
+    read = np.arange(3600) < 600
+    found, notes = _whole_temperatures(both, both_labels, read)
+    assert found["temperature"] == 1.0 and found["temperature_always"] > 2.0 and "used" not in notes["temperature"]
+    # enough read, over-confident: their own
+    found, notes = _whole_temperatures(p, labels, np.arange(3000) < 1000)
+    assert notes["temperature"]["kept"] and notes["temperature"]["documents"] == 1000 and found["temperature"] > 2.0
+
+
+def test_train_says_what_the_cut_and_the_temperature_are_and_why():
+    from hierattn.models.cascade import _cut_line, _temperature_line
+
+    scores = {"whole": {"accuracy": 0.9}, "cascade": {"accuracy": 0.9}}
+    report = {"cut": None, "tolerance": 0.0005, "validation_documents": 500, "measured_share": 0.11}
+    assert _cut_line(report) == (
+        "cascade: the network reads every document (chosen on 500 validation documents, too few to show that "
+        "skipping it costs under 0.05 points; as measured alone, it would read 11.0%)"
+    )
+    report = {
+        "cut": 0.5,
+        "validation_documents": 9000,
+        "validation_share": 0.3,
+        "measured_share": 0.2,
+        "validation": scores,
+    }
+    assert (
+        "reads 30.0% of 9,000 validation documents (those of margin under 0.5; as measured alone, it would read 20.0%)"
+        in (_cut_line(report))
+    )
+    note = {"documents": 500, "kept": False, "fitted": 0.984, "reason": "..."}
+    report = {"cut": None, "validation_documents": 500, "temperature": 1.0, "calibration": {"temperature": note}}
+    assert _temperature_line(report) == (
+        "calibration: the whole combination's temperature 1 (on 500 validation documents, one fitted at 0.984 did "
+        "not lower both the held-out folds' log-loss and their calibration error)"
+    )
+    note = {"documents": 120, "kept": True, "fitted": 0.8, "held_out_gain": 0.0123, "held_out_ece": [0.031, 0.012]}
+    report = {"cut": 0.4, "validation_documents": 9000, "temperature": 0.8, "calibration": {"temperature": note}}
+    assert _temperature_line(report).endswith(
+        "0.8 (fitted on 120 validation documents the network reads; cross-fitted, it lowered their log-loss by "
+        "0.0123 and their calibration error from 3.10% to 1.20%)"
+    )
+    note = {"documents": 3, "kept": False, "fitted": None, "reason": "too few to fit one on (fewer than 30)"}
+    report["calibration"]["temperature"] = dict(note, used="every validation document's")
+    assert _temperature_line(report).endswith(
+        "(every validation document's: the 3 the network reads are too few to fit one on (fewer than 30))"
+    )
+    note = {"documents": 777, "labels_kept": 40, "labels_too_few": 45, "labels_no_gain": 5, "kept": True}
+    report = {"cut": None, "temperature": [0.9, 1.0, 1.3], "calibration": {"temperature": note}}
+    assert _temperature_line(report) == (
+        "calibration: the whole combination's temperature per label, 0.9 to 1.3 (40 labels kept one, on 777 "
+        "validation documents; 1 for 45 with too few positive or negative documents, and for 5 where one did not "
+        "help held-out folds)"
+    )
+    # a classifier saved before these notes: its temperature, said as before
+    assert _temperature_line({"cut": 0.3, "temperature": 0.8}) == "calibration: the whole combination's temperature 0.8"
 
 
 @pytest.fixture(scope="module")
@@ -59,11 +133,8 @@ def test_fit_chooses_the_cut_on_validation_texts_only(classifier):
         whole, ids = classifier.predict_ids(x, part="whole"), classifier.label_ids(labels)
         read = margins < cut if cut is not None else np.ones(len(texts), bool)
         read = read if read.any() else np.ones(len(texts), bool)
-        every, every_note = choose_temperature(whole, ids)
-        found, note = choose_temperature(whole[read], ids[read])
-        expected = found if note["kept"] or not every_note["kept"] else every  # none shown: every document's
-        assert classifier.cascade_report["temperature"] == expected
-        assert classifier.cascade_report["temperature_always"] == every
+        expected, _ = _whole_temperatures(whole, ids, read)  # (its cases: the test above)
+        assert {k: classifier.cascade_report[k] for k in expected} == expected
         assert classifier.cascade.temperature == classifier.cascade_report["temperature"]
         assert classifier.cascade_report["calibration"]["temperature"]["documents"] == read.sum()
         assert classifier.choose_cut(None) is None  # no validation texts: no cut
