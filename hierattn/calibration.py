@@ -68,11 +68,13 @@ def sigmoid_at(log_odds, temperature):
 def temperature_text(temperature):
     """A temperature as a line shows it: one number, or a multi-label classifier's range over its labels.
 
-    >>> temperature_text(0.7981), temperature_text([0.91, 1.2, 0.84])
-    ('0.798', 'per label, 0.84 to 1.2')
+    >>> temperature_text(0.7981), temperature_text([0.91, 1.2, 0.84]), temperature_text([1.0, 1.0])
+    ('0.798', 'per label, 0.84 to 1.2', '1 for every label')
     """
     if np.ndim(temperature) == 0:
         return f"{float(temperature):.3g}"
+    if min(temperature) == max(temperature):
+        return f"{min(temperature):.3g} for every label"
     return f"per label, {min(temperature):.3g} to {max(temperature):.3g}"
 
 
@@ -119,9 +121,11 @@ def choose_temperature(probabilities, labels, multi_label=False, settings=None):
     the evidence supports. It is then kept only where cross-fitting shows
     it helps: over `folds` stratified folds, each document calibrated by a
     temperature fitted (the same way) on the folds it is not in, the
-    documents' log-loss and their expected calibration error must both be
-    lower than at 1 (the log-loss a temperature minimises and the error
-    reported do not always move together). Otherwise, and with fewer than
+    documents' log-loss must be lower than at 1 by more than its standard
+    error (the one-standard-error rule: the simpler answer, 1, unless the
+    other is better by more than that), and their expected calibration error
+    lower (the log-loss a temperature minimises and the error reported do
+    not always move together). Otherwise, and with fewer than
     `min_documents` documents, or fewer than two classes of at least
     `min_positives` (a label: fewer than `min_positives` positive or
     negative ones), it is 1.
@@ -137,7 +141,8 @@ def choose_temperature(probabilities, labels, multi_label=False, settings=None):
         JSON-ready dict: `documents`, `kept` (whether a temperature other
         than 1 was kept), `fitted` (the temperature before the check),
         `held_out_gain` (the mean log-loss the cross-fitted temperatures
-        saved, per document; negative: they cost), `held_out_ece` (the
+        saved, per document; negative: they cost), `held_out_spread` (its
+        standard error), `held_out_ece` (the
         expected calibration error at 1 and cross-fitted) and `reason` (why
         1 was kept, or None). Multi-label: `labels_kept`, `labels_too_few`
         and `labels_no_gain` (counts) instead.
@@ -150,7 +155,7 @@ def choose_temperature(probabilities, labels, multi_label=False, settings=None):
     >>> 2.0 < t < 4.0, note["kept"], note["reason"]
     (True, True, None)
     >>> choose_temperature(p[:10], labels[:10])
-    (1.0, {'documents': 10, 'kept': False, 'fitted': None, 'held_out_gain': None, 'held_out_ece': None, 'reason': 'too few to fit one on (fewer than 30)'})
+    (1.0, {'fitted': None, 'held_out_gain': None, 'held_out_spread': None, 'held_out_ece': None, 'reason': 'too few to fit one on (fewer than 30)', 'documents': 10, 'kept': False})
     """
     from hierattn.defaults import CALIBRATION
 
@@ -178,7 +183,8 @@ def choose_temperature(probabilities, labels, multi_label=False, settings=None):
 def _choose(probabilities, labels, settings, label=False):
     """`choose_temperature` for one temperature: of `(n, classes)` probabilities, or a label's `(n, 1)`."""
     n = len(labels)
-    note = {"documents": n, "kept": False, "fitted": None, "held_out_gain": None, "held_out_ece": None, "reason": None}
+    note = dict.fromkeys(("fitted", "held_out_gain", "held_out_spread", "held_out_ece", "reason"))
+    note.update(documents=n, kept=False)
     if label:
         positives = int(np.sum(labels > 0))
         if min(positives, n - positives) < settings["min_positives"]:
@@ -192,7 +198,7 @@ def _choose(probabilities, labels, settings, label=False):
         groups = labels
 
     def loss(found, rows):  # the mean log-loss of calibrated probabilities of `rows`
-        return _binary_log_loss(found[:, 0], labels[rows]) if label else log_loss(found, labels[rows])
+        return float(np.mean(_losses(found, labels[rows], label)))
 
     def error(found):  # the expected calibration error of every document's calibrated probabilities
         if label:
@@ -215,15 +221,30 @@ def _choose(probabilities, labels, settings, label=False):
         held = fold == k
         if held.any():
             held_out[held] = calibrated(probabilities[held], fitted(~held) if (~held).any() else 1.0, label)
-    every = np.ones(n, bool)
-    temperature = fitted(every)
-    gain = loss(probabilities, every) - loss(held_out, every)
+    temperature = fitted(np.ones(n, bool))
+    saved = _losses(probabilities, labels, label) - _losses(held_out, labels, label)  # per document
+    gain, spread = float(np.mean(saved)), float(np.std(saved, ddof=1) / np.sqrt(n))
     ece = (error(probabilities), error(held_out))
-    note.update(fitted=temperature, held_out_gain=round(float(gain), 6), held_out_ece=[round(e, 5) for e in ece])
-    if not (gain > 0.0 and ece[1] < ece[0]):  # (NaN, from rows without probabilities: not shown to help)
+    note.update(
+        fitted=temperature,
+        held_out_gain=round(gain, 6),
+        held_out_spread=round(spread, 6),
+        held_out_ece=[round(e, 5) for e in ece],
+    )
+    # Shown to help: the log-loss saved by more than its standard error (the one-standard-error rule: the simpler
+    # model, 1, unless the other is better by more than that), and the calibration error lower. (NaN: not shown.)
+    if not (gain > spread and ece[1] < ece[0]):
         return 1.0, dict(note, reason="one fitted on the other folds did not lower both the held-out folds' "
-                         "log-loss and their calibration error")  # fmt: skip
+                         "log-loss (by more than its standard error) and their calibration error")  # fmt: skip
     return temperature, dict(note, kept=True)
+
+
+def _losses(probabilities, labels, label=False):
+    """Each document's log-loss: of its class (`label`: of its label's truth, a `(n, 1)` column's)."""
+    p = np.clip(np.asarray(probabilities, np.float64), _FLOOR, 1.0 - _FLOOR)
+    if label:
+        return -np.where(labels > 0, np.log(p[:, 0]), np.log1p(-p[:, 0]))
+    return -np.log(p[np.arange(len(labels)), labels])
 
 
 def _folds(groups, folds):

@@ -152,8 +152,8 @@ CASCADE = {"networks": ("auto", "always"), "network": "auto", "tolerance": 0.000
 # fitted with a normal prior on its log (mean 0, standard deviation `prior`:
 # within a factor e of 1 before any evidence), and kept only where, over
 # `folds` stratified folds, each document calibrated by the temperature of
-# the folds it is not in, both the log-loss and the expected calibration
-# error are lower than at 1; else 1. Not fitted on fewer than
+# the folds it is not in, the log-loss is lower than at 1 by more than its
+# standard error and the expected calibration error lower; else 1. Not fitted on fewer than
 # `min_documents` documents or two classes of `min_positives`, nor for a
 # label with fewer than `min_positives` positive or negative ones.
 CALIBRATION = {"prior": 1.0, "folds": 5, "min_documents": 30, "min_positives": 5}

@@ -77,3 +77,26 @@ def test_a_server_answers_each_example_in_the_recorded_shape(server, name):
     assert _labels(answer.json()) == _labels(example["response"])  # the test run's classes are IMDB's: neg, pos
     if example["status"] != 200:
         assert answer.json() == example["response"]  # an error says the same, whatever the run
+
+
+def test_the_explanation_picture_and_its_numbers_are_those_of_the_run_recorded():
+    """examples/explanation.png's numbers, as `benchmarks/explanation_picture.py` recorded them from the run."""
+    record = json.loads((ROOT / "examples" / "explanation.json").read_text())
+    page = (ROOT / "docs" / "explanations.md").read_text()
+    evidence = {text: value for text, _, value in record["words"]}
+    parts, label, probability = record["parts"], record["label"], record["probability"]
+    assert f'"superb" brings {evidence["superb"]:+.2f} of the {parts["margin"]:.2f}' in page
+    assert f'"thin" takes {-evidence["thin"]:.2f} back' in page
+    runner_up = f"{parts['versus']}, {1 - probability:.2f}"
+    assert f'("predicted: {label}, probability {probability:.2f} (runner-up:\n{runner_up})")' in page
+    assert f"`<Explanation {label} {probability:.2f}: +superb" in page
+    assert f"IMDB's default run, {100 * record['test_accuracy']:.2f}% on the test set" in page
+    assert record["text"] == doc_examples_picture().TEXT  # the review the script explains now
+    assert abs(parts["network"] + parts["ngrams"] + parts["constant"] - parts["margin"]) < 1e-3
+
+
+def doc_examples_picture():
+    spec = importlib.util.spec_from_file_location("explanation_picture", ROOT / "benchmarks" / "explanation_picture.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

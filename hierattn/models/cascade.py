@@ -314,6 +314,6 @@ def _temperature_line(report):
     if note.get("fitted"):
         return line + (
             f" (on {note['documents']:,} {whose}, one fitted at {note['fitted']:.3g} did not lower both "
-            "the held-out folds' log-loss and their calibration error)"
+            "the held-out folds' log-loss, by more than its standard error, and their calibration error)"
         )
     return line + f" (on {note['documents']:,} {whose}: {note['reason']})"

@@ -77,7 +77,7 @@ def test_train_says_what_the_cut_and_the_temperature_are_and_why():
     report = {"cut": None, "validation_documents": 500, "temperature": 1.0, "calibration": {"temperature": note}}
     assert _temperature_line(report) == (
         "calibration: the whole combination's temperature 1 (on 500 validation documents, one fitted at 0.984 did "
-        "not lower both the held-out folds' log-loss and their calibration error)"
+        "not lower both the held-out folds' log-loss, by more than its standard error, and their calibration error)"
     )
     note = {"documents": 120, "kept": True, "fitted": 0.8, "held_out_gain": 0.0123, "held_out_ece": [0.031, 0.012]}
     report = {"cut": 0.4, "validation_documents": 9000, "temperature": 0.8, "calibration": {"temperature": note}}
@@ -226,6 +226,6 @@ def test_a_multi_label_classifier_is_calibrated_per_label_on_validation_texts_on
         np.testing.assert_allclose(
             multilabel_run.predict_ids(x), calibrated(found, cascade.temperature, multi_label=True), atol=1e-6
         )
-        assert "per label" in multilabel_run.cascade_line()
+        assert "labels kept one, on 60 validation documents" in multilabel_run.cascade_line()
     finally:
         multilabel_run.cascade_report, multilabel_run.thresholds = report, thresholds
