@@ -29,7 +29,10 @@ RECORD = REPO / "docs" / "examples" / "serve.json"
 
 # Each example: the request docs/serve.md shows (as a curl line to localhost:8000).
 EXAMPLES = {
-    "predict": {"path": "/v1/predict", "body": {"texts": ["A superb film.", "A dull film: two hours I will not get back."]}},
+    "predict": {
+        "path": "/v1/predict",
+        "body": {"texts": ["A superb film.", "A dull film: two hours I will not get back."]},
+    },
     "predict-top-k": {"path": "/v1/predict", "body": {"text": "A superb film.", "top_k": 1}},
     "error": {"path": "/v1/predict", "body": {"texts": ["A superb film.", 3]}},
 }
