@@ -125,7 +125,9 @@ def choose_temperature(probabilities, labels, multi_label=False, settings=None):
     error (the one-standard-error rule: the simpler answer, 1, unless the
     other is better by more than that), and their expected calibration error
     lower (the log-loss a temperature minimises and the error reported do
-    not always move together). Otherwise, and with fewer than
+    not always move together). One that runs to the bound of its search
+    (a label its documents separate: sharper without end) is no fitted
+    value either. Otherwise, and with fewer than
     `min_documents` documents, or fewer than two classes of at least
     `min_positives` (a label: fewer than `min_positives` positive or
     negative ones), it is 1.
@@ -205,6 +207,8 @@ def _choose(probabilities, labels, settings, label=False):
             return expected_calibration_error(found, labels[:, None], multi_label=True)
         return expected_calibration_error(found, labels, found.argmax(1))
 
+    bounds = _LOG_T_LABEL if label else _LOG_T
+
     def fitted(rows):  # the posterior's mode: the summed log-loss plus the prior's (log T)^2 / (2 prior^2)
         count = int(np.sum(rows))
         return _fit(
@@ -212,7 +216,7 @@ def _choose(probabilities, labels, settings, label=False):
                 count * loss(calibrated(probabilities[rows], t, label), rows)
                 + np.log(t) ** 2 / (2.0 * settings["prior"] ** 2)
             ),
-            _LOG_T_LABEL if label else _LOG_T,
+            bounds,
         )
 
     # Cross-fitted: each document calibrated by the temperature fitted on the folds it is not in.
@@ -222,6 +226,8 @@ def _choose(probabilities, labels, settings, label=False):
         if held.any():
             held_out[held] = calibrated(probabilities[held], fitted(~held) if (~held).any() else 1.0, label)
     temperature = fitted(np.ones(n, bool))
+    if min(abs(np.log(temperature) - bound) for bound in bounds) < 1e-3:  # no value: it runs on past the bound
+        return 1.0, dict(note, fitted=temperature, reason="it runs to the bound of its search (documents it separates)")
     saved = _losses(probabilities, labels, label) - _losses(held_out, labels, label)  # per document
     gain, spread = float(np.mean(saved)), float(np.std(saved, ddof=1) / np.sqrt(n))
     ece = (error(probabilities), error(held_out))

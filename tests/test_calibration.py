@@ -178,3 +178,10 @@ def test_a_temperature_is_not_kept_on_one_class_nor_where_a_row_has_no_probabili
     sharp[7] = np.nan  # a row without probabilities (a text without words): nothing is shown to help
     temperature, note = choose_temperature(sharp, labels)
     assert temperature == 1.0 and not note["kept"]
+
+
+def test_a_label_its_documents_separate_keeps_one_not_the_bound_of_the_search(rng):
+    labels = (rng.random((300, 1)) < 0.3).astype(int)
+    p = np.where(labels > 0, 0.7, 0.3).astype(np.float64)  # right every time, shy: sharper without end
+    temperatures, note = choose_temperature(p, labels, multi_label=True)
+    assert temperatures == [1.0] and note["labels_no_gain"] == 1
