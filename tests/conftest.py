@@ -127,8 +127,16 @@ def make_reviews(n, seed=0):
 
 
 def interrupt_once(path):
-    """A started thread that interrupts the main thread, as Ctrl-C does, as soon as `path` exists (join it after)."""
+    """A started thread that interrupts the main thread, as Ctrl-C does, as soon as `path` exists (join it after).
+
+    Called from the main thread. A process started as a background job (`command &`) ignores SIGINT, and
+    `_thread.interrupt_main` then does nothing: Python's own handler is put back first, as in a terminal.
+    """
     import _thread
+    import signal
+
+    if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, signal.SIG_DFL):
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
     def watch():
         while not os.path.exists(path):
