@@ -264,16 +264,14 @@ def _folds(groups, folds):
 
 def log_loss(probabilities, labels, multi_label=False):
     """Mean negative log-probability of the true class (multi-label: mean binary log-loss of every pair)."""
-    p = np.clip(np.asarray(probabilities, np.float64), _FLOOR, 1.0 - _FLOOR)
     if multi_label:
-        return _binary_log_loss(p.ravel(), np.asarray(labels).ravel())
+        return _binary_log_loss(np.ravel(probabilities), np.ravel(labels))
     labels = np.asarray(labels)
-    return float(-np.mean(np.log(p[np.arange(len(labels)), labels]))) if len(labels) else float("nan")
+    return float(np.mean(_losses(probabilities, labels))) if len(labels) else float("nan")
 
 
 def _binary_log_loss(p, positive):
-    p = np.clip(np.asarray(p, np.float64), _FLOOR, 1.0 - _FLOOR)
-    return float(-np.mean(np.where(np.asarray(positive) > 0, np.log(p), np.log1p(-p))))
+    return float(np.mean(_losses(np.reshape(p, (-1, 1)), np.asarray(positive), label=True)))
 
 
 def brier_score(probabilities, labels, multi_label=False):
