@@ -35,13 +35,13 @@ import numpy as np  # noqa: E402
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
-def cold_starts(run, times=5):
+def cold_starts(run, times=5, text="A moving film with a superb cast."):
     """Median wall seconds of `python cli.py predict --run RUN TEXT` and the largest RSS (MB) of those processes."""
     seconds = []
     for _ in range(times):
         started = time.perf_counter()
         subprocess.run(
-            [sys.executable, str(ROOT / "cli.py"), "predict", "--run", str(run), "A moving film with a superb cast."],
+            [sys.executable, str(ROOT / "cli.py"), "predict", "--run", str(run), text],
             check=True,
             capture_output=True,
         )

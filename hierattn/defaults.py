@@ -63,6 +63,27 @@ PREPROCESSING = {
 }
 LENGTH_PERCENTILE = 95
 
+# The units a classifier reads (`hierattn.data.units`): `"auto"` chooses words where under `unspaced_share` of
+# the training texts' letters (in the first `sample` texts) are in scripts written without spaces (Chinese,
+# Japanese, Thai...), else the `candidates` with the lowest log-loss of TF-IDF of unit 1-3 grams + logistic
+# regression (C `C`) on a stratified `held_out` share of those texts (seeded by `seed`). Subwords: SentencePiece's
+# unigram model of at most `subword_vocabulary` pieces, learned from up to `subword_sentences` sentences, covering
+# `character_coverage` of the characters (the rarest left out of vocabulary). Chosen on the validation part of
+# waimai_10k and checked on English (BENCHMARKS.md, "Units for every language").
+UNITS = {
+    "units": "auto",
+    "choices": ("auto", "words", "characters", "subwords"),
+    "unspaced_share": 0.2,
+    "candidates": ("characters", "subwords"),
+    "sample": 20000,
+    "held_out": 0.2,
+    "seed": 0,
+    "C": 10.0,
+    "subword_vocabulary": 8000,
+    "subword_sentences": 1_000_000,
+    "character_coverage": 0.9995,
+}
+
 # How a classifier is trained (`TextClassifier.fit` / `compile`, `TrainConfig`);
 # epochs None: scaled to the corpus (`EPOCH_BUDGET`).
 TRAINING = {
@@ -90,7 +111,17 @@ EPOCH_BUDGET = {"steps": 3000, "min_epochs": 8, "max_epochs": 40, "seconds": 120
 # The n-gram reference every `train` run fits beside the model
 # (`hierattn.runs.baseline`): TF-IDF of word 1-2 grams + logistic regression, the
 # reference baseline of the development datasets (../shared/datasets/devsuite).
-BASELINE = {"ngram_range": (1, 2), "min_df": 2, "sublinear_tf": True, "C": 10.0, "max_iter": 2000}
+# Also one over character 1-3 grams (the reference of languages written without spaces): the better on the
+# validation texts is reported.
+BASELINE = {
+    "features": ("words", "characters"),
+    "ngram_range": (1, 2),
+    "char_ngram_range": (1, 3),
+    "min_df": 2,
+    "sublinear_tf": True,
+    "C": 10.0,
+    "max_iter": 2000,
+}
 
 # The n-gram part every model gets (`hierattn.ngrams.recipes`, `hierattn.ngrams.mixing`):
 # a linear model over the word n-grams of the whole text (up to `length`

@@ -126,6 +126,109 @@ def make_reviews(n, seed=0):
     return texts, labels
 
 
+# Real Chinese phrases of food-delivery reviews, for a corpus written without spaces.
+POSITIVE_ZH = ["送餐很快", "味道不错", "很好吃", "服务热情", "分量很足", "下次还点"]
+NEGATIVE_ZH = ["等了两个小时", "饭都凉了", "太难吃了", "送错了", "分量太少", "再也不点"]
+
+
+def make_chinese_reviews(n, seed=0):
+    """A tiny generated corpus of Chinese reviews (no spaces; 。！ between sentences): (texts, labels) pos/neg."""
+    rng = np.random.default_rng(seed)
+    texts, labels = [], []
+    for _ in range(n):
+        positive = bool(rng.integers(0, 2))
+        phrases = POSITIVE_ZH if positive else NEGATIVE_ZH
+        sentences = [f"这家店{rng.choice(phrases)}。", f"{rng.choice(phrases)}，{rng.choice(phrases)}！"]
+        if rng.random() < 0.5:
+            sentences.append("我们点了两份米饭和一个汤。")
+        texts.append("".join(rng.permutation(sentences)))
+        labels.append("pos" if positive else "neg")
+    return texts, labels
+
+
+# Food-delivery reviews as people write them, in the languages of the legacy encodings (GBK is GB18030's subset).
+LEGACY_REVIEWS = {
+    "gb18030": [
+        "送餐很快，味道不错。",
+        "等了两个小时，饭都凉了。",
+        "菜量很足，下次还会再点。",
+        "米饭太硬了，汤也洒了一半。",
+        "包装很用心，外卖小哥态度也好。",
+        "太咸了，根本吃不下去。",
+        "价格实惠，分量也够两个人吃。",
+        "送错了地址，打电话也没人接。",
+        "鱼香肉丝很好吃，就是有点辣。",
+        "第一次点这家，感觉还可以。",
+        "配送超时一个小时，再也不点了。",
+        "口味一般，没有图片上好看。",
+    ],
+    "big5": [
+        "這家餐廳的服務很好。",
+        "外送速度很快，餐點還是熱的。",
+        "份量太少了，價格又貴。",
+        "牛肉麵的湯頭非常濃郁。",
+        "等了一個多小時才送到。",
+        "店員態度親切，下次還會再來。",
+        "炸雞太油了，吃完覺得很膩。",
+        "飲料送來時已經灑了一半。",
+        "便當的菜色很豐富，推薦大家。",
+        "味道普通，沒有特別驚艷。",
+        "包裝很用心，完全沒有漏湯。",
+        "訂錯了餐點，客服也不處理。",
+    ],
+    "shift_jis": [
+        "配達がとても早かったです。",
+        "料理がまだ温かくて美味しかった。",
+        "注文した商品が一つ足りませんでした。",
+        "量が多くて、お腹いっぱいになりました。",
+        "二時間も待たされて、冷めていました。",
+        "店員さんの対応がとても丁寧でした。",
+        "値段の割に味は普通でした。",
+        "スープがこぼれていて残念でした。",
+        "また同じお店で注文したいと思います。",
+        "ご飯が硬くて、少し食べにくかった。",
+        "包装がしっかりしていて安心しました。",
+        "辛すぎて最後まで食べられませんでした。",
+    ],
+    "euc_kr": [
+        "배달이 빨라서 좋았어요.",
+        "음식이 아직 따뜻하고 맛있었어요.",
+        "주문한 메뉴 하나가 빠져 있었습니다.",
+        "양이 많아서 배부르게 먹었어요.",
+        "두 시간이나 기다려서 음식이 식었어요.",
+        "사장님이 친절하셔서 기분이 좋았습니다.",
+        "가격에 비해 맛은 평범했어요.",
+        "국물이 쏟아져서 아쉬웠어요.",
+        "다음에도 이 가게에서 주문할게요.",
+        "밥이 너무 딱딱해서 먹기 힘들었어요.",
+        "포장이 꼼꼼해서 안심이 됐어요.",
+        "너무 매워서 다 먹지 못했습니다.",
+    ],
+}
+LEGACY_ENCODINGS = [  # (written in, read in, its name): each is read as its superset, which decodes these reviews the same
+    ("gb18030", "gb18030", "GB18030"),
+    ("gbk", "gb18030", "GB18030"),
+    ("big5", "cp950", "Big5"),
+    ("shift_jis", "cp932", "Shift-JIS"),
+    ("euc_kr", "cp949", "EUC-KR"),
+]
+
+
+WAIMAI = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "datasets", "multilingual", "waimai_10k")
+
+
+@pytest.fixture(scope="session")
+def waimai_sample():
+    """600 real Chinese reviews of waimai_10k's train.csv, both classes: (texts, labels) (skipped when absent)."""
+    path = os.path.join(WAIMAI, "train.csv")
+    if not os.path.exists(path):
+        pytest.skip(f"the Chinese development set was not found at {os.path.normpath(path)}")
+    import pandas as pd
+
+    table = pd.read_csv(path).sample(600, random_state=0)
+    return list(table["text"]), list(table["label"])
+
+
 def interrupt_once(path):
     """A started thread that interrupts the main thread, as Ctrl-C does, as soon as `path` exists (join it after).
 

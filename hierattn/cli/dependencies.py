@@ -26,7 +26,7 @@ from hierattn.utils.shell import pip_install, place, requirements, shown, source
 # The modules hierattn's requirements (pyproject.toml's `dependencies`) install, with theirs that it imports.
 REQUIRED_MODULES = frozenset(
     ("tensorflow", "keras", "numpy", "sklearn", "scipy", "joblib", "threadpoolctl", "pandas", "click", "tqdm")
-    + ("tensorboard", "gensim", "onnxruntime", "onnx", "tf2onnx")
+    + ("tensorboard", "gensim", "onnxruntime", "onnx", "tf2onnx", "sentencepiece", "charset_normalizer")
 )
 
 

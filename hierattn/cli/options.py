@@ -15,12 +15,22 @@ import sys
 import click
 
 from hierattn.cli.commands import command_line
-from hierattn.defaults import BACKBONES, CASCADE, DECISION, DISTRIBUTE, EPOCH_BUDGET, MODELS, PREPROCESSING, TRAINING
+from hierattn.defaults import (
+    BACKBONES,
+    CASCADE,
+    DECISION,
+    DISTRIBUTE,
+    EPOCH_BUDGET,
+    MODELS,
+    PREPROCESSING,
+    TRAINING,
+    UNITS,
+)
 from hierattn.errors import HierattnError
 from hierattn.utils.atomic import check_new_file, reason
 
 # Library arguments whose option is not named after them.
-OPTION_NAMES = {"run_dir": "--run", "decision_metric": "--metric"}
+OPTION_NAMES = {"run_dir": "--run", "decision_metric": "--metric", "text_units": "--units"}
 
 
 def option_name(argument):
@@ -144,6 +154,16 @@ def _setting_options():
             help="How much of each document is read: sentences x words per sentence for han (e.g. 30x40), "
             "words for transformer and rnn (e.g. 400).",
         ),
+        click.option(
+            "--units",
+            "text_units",
+            type=click.Choice(UNITS["choices"]),
+            default=UNITS["units"],
+            show_default=True,
+            help="What the model reads: words, characters, or subwords learned from the training texts; auto: "
+            "words for languages written with spaces, else the better of characters and subwords on training "
+            "texts held out (docs/languages.md).",
+        ),
         click.option("--embedding-dim", type=click.IntRange(1), default=None, show_default=_shown("embedding_dim")),
         click.option(
             "--embeddings",
@@ -182,8 +202,8 @@ def _setting_options():
             "--baseline/--no-baseline",
             default=True,
             show_default="on",
-            help="Also fit TF-IDF (1-2 grams) + logistic regression on the same training split and report "
-            "it beside the model.",
+            help="Also fit TF-IDF + logistic regression (word 1-2 grams, and character 1-3 grams) on the same "
+            "training split and report the better on validation beside the model.",
         ),
     ]
 
@@ -239,8 +259,8 @@ def distribute_option(function):
 def encoding_option(function):
     return click.option(
         "--encoding",
-        default="utf-8",
-        show_default=True,
+        default=None,
+        show_default="utf-8, or GB18030, Big5, Shift-JIS, EUC-KR where detected",
         help="Text encoding of the input files / standard input (e.g. latin-1, cp1252, utf-16); "
         "undecodable bytes are an error, never replaced.",
     )(function)

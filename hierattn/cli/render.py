@@ -91,9 +91,10 @@ def metrics_text(metrics):
             f"{parts['ngram_weight']:.2f} (network share {parts['network_share']:.2f}, chosen on validation)"
         )
         recipe = parts.get("ngram_recipe")
+        unit = {"characters": "character", "subwords": "subword"}.get(metrics.get("units", {}).get("units"), "word")
         if recipe:  # runs before the recipes were chosen have none
             lines.append(
-                f"the n-gram part: {recipe['weighting']} of word 1-{recipe['ngram_max']} grams, C={recipe['C']:g}"
+                f"the n-gram part: {recipe['weighting']} of {unit} 1-{recipe['ngram_max']} grams, C={recipe['C']:g}"
                 f"{', balanced class weights' if recipe['class_weight'] else ''} (the best of "
                 f"{len(parts.get('recipes_tried') or [])} recipes on validation)"
             )

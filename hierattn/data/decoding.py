@@ -12,21 +12,80 @@ check above applies to the decompressed text, with its line numbers. A
 spreadsheet or document (Excel, OpenDocument, Numbers, Word, PDF), named so or
 recognised by its content, is refused with one line that says how to save it
 as text.
+
+Files in the legacy encodings of Chinese, Japanese and Korean are read
+without their encoding being given, or refused naming it (`sniff_encoding`).
+Only bytes that are not UTF-8 are looked at: a file whose first 64 KiB are
+valid UTF-8 (ASCII included), start with a byte-order mark or hold NUL bytes
+is read as before, and an `encoding` given is never second-guessed. Otherwise
+charset-normalizer (imported then, not before) ranks the encodings of those
+64 KiB, and the file is read in GB18030 (GB2312 and GBK are subsets of it),
+Big5, Shift-JIS or EUC-KR when that is the clear best (`_MARGIN`) on enough
+bytes (`_EVIDENCE`) and reads as text of its language (`_UNLIKELY`). It is
+still read strictly: a byte that the encoding detected does not decode,
+further on, is refused like any other, naming that encoding. When UTF-8
+fails and the detector ranks one of those encodings (or EUC-JP) clearly
+first without being sure enough to read the file, the error names it and
+how to pass it. Other encodings are never guessed: a single-byte encoding
+(latin-1, cp1252, cp1251, ...) decodes any bytes, and the detector takes the
+Western ones for one another, so the error keeps giving examples. A file
+read in the encoding detected is logged at INFO level (`log_detected`), and
+`hierattn.data.tables.load_table` reports it.
 """
 
 import bz2
 import codecs
 import gzip
 import io
+import logging
 import lzma
 import pathlib
+import re
 import zipfile
 import zlib
 
 from hierattn.errors import DataError
 
 DEFAULT_ENCODING = "utf-8"
-_SNIFF_BYTES = 1 << 16
+_SNIFF_BYTES = 1 << 16  # the bytes looked at first: for NUL bytes, UTF-8 and, if it is not, the legacy encoding
+
+logger = logging.getLogger(__name__)
+
+# The legacy CJK encodings that are read when detected: charset-normalizer's names for them, and how they are named
+# and read. GB2312 and GBK are read as GB18030, Big5, Shift-JIS and EUC-KR as the Windows code pages that Excel
+# writes (cp950, cp932, cp949): supersets that decode every byte of the standard ones, the same characters but for a
+# few symbols of Big5 and Shift-JIS (e.g. Shift-JIS's 0x8160 is U+FF5E, not U+301C).
+DETECTED = {
+    "gb2312": ("GB18030", "gb18030"),
+    "gbk": ("GB18030", "gb18030"),
+    "gb18030": ("GB18030", "gb18030"),
+    "big5": ("Big5", "cp950"),
+    "cp950": ("Big5", "cp950"),
+    "big5hkscs": ("Big5", "big5hkscs"),
+    "shift_jis": ("Shift-JIS", "cp932"),
+    "cp932": ("Shift-JIS", "cp932"),
+    "shift_jis_2004": ("Shift-JIS", "shift_jis_2004"),
+    "shift_jisx0213": ("Shift-JIS", "shift_jisx0213"),
+    "euc_kr": ("EUC-KR", "cp949"),
+    "cp949": ("EUC-KR", "cp949"),
+}
+# Named in an error when detected, never read without being given.
+_NAMED_ONLY = {
+    "euc_jp": ("EUC-JP", "euc_jp"),
+    "euc_jis_2004": ("EUC-JP", "euc_jis_2004"),
+    "euc_jisx0213": ("EUC-JP", "euc_jisx0213"),
+}
+# charset-normalizer drops an encoding whose text is messier than this (its default, 0.2, drops the right one for 7%
+# of the tables of 20 waimai reviews, for their emoticons); the encoding read must be this much less messy than the
+# best of any other language or script, on at least this many bytes that are not ASCII (64 CJK characters).
+_THRESHOLD = 0.5
+_MARGIN = 0.1
+_EVIDENCE = 128
+# Characters that real CJK text hardly has but other bytes read in a CJK encoding do: private use (the code pages'
+# user-defined areas) and half-width katakana (Shift-JIS's single bytes, where Cyrillic KOI8-R, Greek or Thai
+# letters fall). More than 1 in `_UNLIKELY_SHARE` of the characters that are not ASCII, and the encoding is not named.
+_UNLIKELY = re.compile("[\ue000-\uf8ff\uff61-\uff9f]")
+_UNLIKELY_SHARE = 8
 
 # Compression, from a file's last suffix or, without one, from its first bytes.
 COMPRESSIONS = {".gz": "gzip", ".gzip": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zip": "zip"}
@@ -56,6 +115,8 @@ _OFFICE = (
     "save it as CSV or plain text and pass that file",
 )
 _TAR_HEAD = 262  # a tar archive's first header says "ustar" at byte 257
+_BOMS = (codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+_NOT_ASCII = bytes(range(0x80, 0x100))
 
 
 def codec_name(encoding=None):
@@ -142,7 +203,7 @@ def open_bytes(path, what="file"):
         raise DataError(f"{path} is a folder, not a {what}")
     if not path.is_file():
         raise DataError(f"no such file: {path}")
-    raw = open(path, "rb")
+    raw = open(path, "rb", buffering=_SNIFF_BYTES)  # its first read holds the bytes looked at first
     try:
         head = raw.peek(_TAR_HEAD)[:_TAR_HEAD]
         kind = COMPRESSIONS.get(path.suffix.lower()) or _compression(head)
@@ -276,24 +337,158 @@ class _Decompressing(io.RawIOBase):
         super().close()
 
 
+class DetectedEncoding(str):
+    """An encoding found by `detect_encoding`, not given: the codec's name, which also says what it was found as.
+
+    Attributes:
+        label: The encoding's common name (e.g. "GB18030", "Shift-JIS"); the
+            string is the codec it is read with (e.g. "gb18030", "cp932").
+
+    Example:
+
+    >>> encoding = detect_encoding("送餐很快，味道不错。\\n".encode("gb18030") * 20)
+    >>> encoding, encoding.label
+    ('gb18030', 'GB18030')
+    >>> "送餐很快".encode("gb18030").decode(encoding)
+    '送餐很快'
+    """
+
+    def __new__(cls, codec, label):
+        encoding = super().__new__(cls, codec)
+        encoding.label = label
+        return encoding
+
+    def __getnewargs__(self):  # pickled with its label
+        return str(self), self.label
+
+
+def _family(name):
+    """The common name of charset-normalizer's encoding `name`, when it is a CJK one (`DETECTED`, `_NAMED_ONLY`)."""
+    return (DETECTED.get(name) or _NAMED_ONLY.get(name) or (name,))[0]
+
+
+def _guess(data):
+    """The CJK encoding that charset-normalizer ranks clearly first for `data` (bytes that are not UTF-8), or None.
+
+    Clearly first: less messy (charset-normalizer's chaos) by `_MARGIN` than
+    the best encoding of any other language or script, or the only one that
+    decodes `data`; and `data` read in it is not `_UNLIKELY` characters.
+
+    Returns:
+        `(encoding, sure)`: a `DetectedEncoding` or None, and whether it is
+        sure enough to read the file with: an encoding of `DETECTED` found
+        on at least `_EVIDENCE` bytes that are not ASCII.
+    """
+    from charset_normalizer import from_bytes  # 30 ms to import: only for bytes that are not UTF-8
+
+    matches = list(from_bytes(data, threshold=_THRESHOLD, preemptive_behaviour=False))
+    best = matches[0] if matches else None
+    label, codec = best and (DETECTED.get(best.encoding) or _NAMED_ONLY.get(best.encoding)) or (None, None)
+    if label is None:
+        return None, False
+    rival = min((match.chaos for match in matches if _family(match.encoding) != label), default=None)
+    if rival is not None and rival - best.chaos < _MARGIN:
+        return None, False
+    text = data.decode(codec, "replace")
+    letters = len(text) - len(text.encode("ascii", "ignore"))  # the characters that are not ASCII
+    if len(_UNLIKELY.findall(text)) * _UNLIKELY_SHARE > letters:  # e.g. Cyrillic KOI8-R as half-width katakana
+        return None, False
+    evidence = len(data) - len(data.translate(None, _NOT_ASCII))
+    return DetectedEncoding(codec, label), best.encoding in DETECTED and evidence >= _EVIDENCE
+
+
+def detect_encoding(data):
+    """The legacy CJK encoding of `data`, bytes that are not UTF-8, when charset-normalizer is sure of it; else None.
+
+    Args:
+        data: The first bytes of a file (`sniff_encoding` takes 64 KiB),
+            ending at a line break.
+
+    Returns:
+        A `DetectedEncoding`: GB18030, Big5, Shift-JIS or EUC-KR (read as
+        gb18030, cp950, cp932 and cp949, their supersets); or None.
+    """
+    encoding, sure = _guess(data)
+    return encoding if sure else None
+
+
+def _sample(head):
+    """The bytes of `head` up to its last line break (all of them without one): no character cut in two."""
+    return head[: head.rfind(b"\n") + 1] or head
+
+
+def sniff_encoding(head, encoding=None):
+    """The encoding to read a file or stream with, from its first bytes `head` (up to 64 KiB).
+
+    Args:
+        head: The first bytes.
+        encoding: The encoding given, if any: returned as it is.
+
+    Returns:
+        `encoding` when given; else None (UTF-8) when `head` is valid
+        UTF-8, starts with a byte-order mark or holds NUL bytes (binary data
+        or UTF-16, refused as such), or when no legacy encoding is sure;
+        else the `DetectedEncoding` (see `detect_encoding`).
+    """
+    if encoding is not None or head.isascii() or b"\0" in head or head.startswith(_BOMS):
+        return encoding
+    try:
+        codecs.utf_8_decode(head, "strict", False)  # a character cut off at the end is not an error
+        return None
+    except UnicodeDecodeError:
+        return detect_encoding(_sample(head))
+
+
+def _head(stream):
+    """The next bytes of a binary stream (up to `_SNIFF_BYTES`), left to be read; b"" if it can neither peek nor seek.
+
+    A buffered stream gives the bytes it holds, or those of one read.
+    """
+    if hasattr(stream, "peek"):
+        return stream.peek(_SNIFF_BYTES)[:_SNIFF_BYTES]
+    if stream.seekable():
+        position = stream.tell()
+        head = stream.read(_SNIFF_BYTES)
+        stream.seek(position)
+        return head
+    return b""
+
+
+def log_detected(source, encoding):
+    """Logs (INFO) that `source` is read as `encoding`, when that is a `DetectedEncoding`."""
+    if isinstance(encoding, DetectedEncoding):
+        logger.info("%s is not UTF-8: read as %s (%s), the encoding detected", source, encoding.label, encoding)
+
+
 def _allows_nul(codec):
     return codec.startswith(("utf-16", "utf-32"))
 
 
 def _not_decoded(message, encoding):
     """The error for text that `encoding` does not decode: `message`, then how to pass another encoding."""
+    if isinstance(encoding, DetectedEncoding):
+        return DataError(f"{message}; pass the file's encoding with {{argument}}", argument="encoding")
     other = "latin-1 or cp1252" if codec_name(encoding).startswith("utf-8") else "utf-8"
     return DataError(f"{message}; pass the file's encoding with {{argument}} (e.g. {other})", argument="encoding")
 
 
-def undecodable(source, number, line, error, encoding):
-    """The `DataError` (about `encoding`) for line `number` (1-based) whose bytes `line` failed to decode."""
+def undecodable(source, number, line, error, encoding, following=b""):
+    """The `DataError` (about `encoding`) for line `number` (1-based) whose bytes `line` failed to decode.
+
+    When UTF-8 failed (given or not) and the line and the bytes `following`
+    it look like a CJK encoding (`_guess`), the message names it.
+    """
     byte = line[error.start : error.start + 1]
-    return _not_decoded(
-        f"{source} is not valid {encoding or DEFAULT_ENCODING} text: line {number} has the byte "
-        f"0x{byte.hex()} at column {error.start + 1}",
-        encoding,
-    )
+    where = f"line {number} has the byte 0x{byte.hex()} at column {error.start + 1}"
+    if isinstance(encoding, DetectedEncoding):
+        detected = f"{encoding.label}, detected as it is not UTF-8"
+        return _not_decoded(f"{source} is not valid {encoding} text ({detected}): {where}", encoding)
+    message = f"{source} is not valid {encoding or DEFAULT_ENCODING} text: {where}"
+    if codec_name(encoding).startswith("utf-8"):
+        guess, _ = _guess(_sample((line + following)[:_SNIFF_BYTES]))
+        if guess is not None:
+            return DataError(f"{message}; it looks like {guess.label}: pass {{argument}} {guess}", argument="encoding")
+    return _not_decoded(message, encoding)
 
 
 def _binary(source, number):
@@ -305,10 +500,12 @@ def _binary(source, number):
     )
 
 
-def decode_line(data, source, number, encoding=None, codec=None):
+def decode_line(data, source, number, encoding=None, codec=None, stream=None):
     """One line of bytes as text, or a `DataError` naming the source and line.
 
-    `codec` is `codec_name(encoding)`, when the caller has it already.
+    `codec` is `codec_name(encoding)`, when the caller has it already;
+    `stream`, the binary stream the line was read from, whose next bytes
+    help the error name the encoding when UTF-8 failed (`undecodable`).
     """
     codec = codec or codec_name(encoding)
     if b"\0" in data and not _allows_nul(codec):
@@ -316,20 +513,27 @@ def decode_line(data, source, number, encoding=None, codec=None):
     try:
         return data.decode(codec)
     except UnicodeDecodeError as error:
-        raise undecodable(source, number, data, error, encoding) from None
+        raise undecodable(source, number, data, error, encoding, _head(stream) if stream else b"") from None
 
 
 def iter_lines(stream, source, encoding=None):
     """The lines of a binary stream (e.g. standard input), decoded strictly, without line breaks.
 
+    Without `encoding`, the lines are UTF-8, or in the legacy CJK encoding
+    detected in the first bytes when they are not (`sniff_encoding`, logged
+    by `log_detected`).
+
     Args:
         stream: A binary file object.
         source: Its name for messages (e.g. "standard input").
-        encoding: Text encoding (default UTF-8).
+        encoding: Text encoding (default UTF-8, or the one detected).
 
     Raises:
         DataError: Undecodable bytes or NUL bytes, naming the line.
     """
+    if encoding is None:
+        encoding = sniff_encoding(_head(stream))
+        log_detected(source, encoding)
     codec = codec_name(encoding)
     if _allows_nul(codec):  # no line-by-line splitting of UTF-16/32 bytes
         data = stream.read()
@@ -340,13 +544,13 @@ def iter_lines(stream, source, encoding=None):
         yield from text.splitlines()
         return
     for number, line in enumerate(stream, start=1):  # UTF-8's codec, utf-8-sig, drops a byte-order mark
-        yield decode_line(line, source, number, encoding, codec).rstrip("\r\n")
+        yield decode_line(line, source, number, encoding, codec, stream).rstrip("\r\n")
 
 
 def check_text_file(path, encoding=None, what="text file"):
-    """Refuses a file that holds no text to read, before a parser sees it.
+    """Refuses a file that holds no text to read, before a parser sees it; returns the encoding to read it with.
 
-    That is anything `open_bytes` refuses (a folder, a missing file, a
+    Refused: anything `open_bytes` refuses (a folder, a missing file, a
     spreadsheet or document, a damaged compressed file), and a file whose
     first 64 KiB, decompressed, hold NUL bytes (binary data) unless
     `encoding` is UTF-16 or UTF-32.
@@ -356,6 +560,11 @@ def check_text_file(path, encoding=None, what="text file"):
         encoding: Its text encoding (default UTF-8).
         what: What it should be, for the message about a folder.
 
+    Returns:
+        `encoding` when given; else None (UTF-8), or the legacy CJK encoding
+        detected in the first 64 KiB when they are not UTF-8 (a
+        `DetectedEncoding`: see `sniff_encoding`).
+
     Raises:
         DataError: The file holds no text to read.
     """
@@ -363,6 +572,7 @@ def check_text_file(path, encoding=None, what="text file"):
         head = f.read(_SNIFF_BYTES)
     if b"\0" in head and not _allows_nul(codec_name(encoding)):
         raise _binary(path, head[: head.index(b"\0")].count(b"\n") + 1)
+    return sniff_encoding(head, encoding)
 
 
 def locate_decode_error(path, encoding=None):
@@ -373,7 +583,7 @@ def locate_decode_error(path, encoding=None):
     with open_bytes(path) as f:
         for number, line in enumerate(f, start=1):
             try:
-                decode_line(line, path, number, encoding)
+                decode_line(line, path, number, encoding, stream=f)
             except DataError as error:
                 return error
     return _not_decoded(f"{path} is not valid {encoding or DEFAULT_ENCODING} text", encoding)

@@ -2,7 +2,10 @@
 
 Text tables are read compressed too (`reviews.csv.gz`, `reviews.tsv.bz2`,
 `reviews.jsonl.xz`, `reviews.csv.zip`): the format is the suffix under the
-compression suffix (see `hierattn.data.decoding.open_bytes`).
+compression suffix (see `hierattn.data.decoding.open_bytes`). A table in a
+legacy CJK encoding (GB18030, Big5, Shift-JIS, EUC-KR) is read without it
+being given when it is detected (see `hierattn.data.decoding`); the frame's
+`attrs["detected_encoding"]` and `load_table`'s report say so.
 """
 
 import contextlib
@@ -15,7 +18,16 @@ import warnings
 import numpy as np
 
 from hierattn.data.dataset import LabelMap, TextDataset
-from hierattn.data.decoding import check_text_file, codec_name, data_name, locate_decode_error, open_bytes
+from hierattn.data.decoding import (
+    DETECTED,
+    DetectedEncoding,
+    check_text_file,
+    codec_name,
+    data_name,
+    locate_decode_error,
+    log_detected,
+    open_bytes,
+)
 from hierattn.defaults import ID_COLUMNS, LABEL_COLUMNS, TEXT_COLUMNS  # noqa: F401  (re-exported)
 from hierattn.errors import DataError, first_line
 from hierattn.utils.shell import pip_install
@@ -95,10 +107,14 @@ def read_table(source, fmt=None, encoding=None, **kwargs):
 
     Text is decoded strictly: a file that is not valid in `encoding` (UTF-8
     by default) is refused with the line and byte at fault, never read with
-    replacement characters. A compressed file (`.gz`, `.bz2`, `.xz`, `.zip`
-    holding one file) is read as it is, in the format of the suffix under
-    the compression suffix (`reviews.tsv.gz` is TSV); a spreadsheet is
-    refused with a line that says to save it as CSV.
+    replacement characters. Without `encoding`, a file whose first 64 KiB
+    are not UTF-8 but surely GB18030, Big5, Shift-JIS or EUC-KR is read in
+    that encoding (`hierattn.data.decoding.sniff_encoding`), and the
+    frame's `attrs["detected_encoding"]` names it (absent otherwise). A
+    compressed file (`.gz`, `.bz2`, `.xz`, `.zip` holding one file) is read
+    as it is, in the format of the suffix under the compression suffix
+    (`reviews.tsv.gz` is TSV); a spreadsheet is refused with a line that
+    says to save it as CSV.
 
     Args:
         source: Path of a `.csv`, `.tsv`/`.tab`, `.jsonl`/`.ndjson`/`.json`
@@ -107,7 +123,7 @@ def read_table(source, fmt=None, encoding=None, **kwargs):
         fmt: `"csv"`, `"tsv"`, `"jsonl"` or `"parquet"` to override the
             extension.
         encoding: The file's text encoding (default UTF-8, with or without a
-            byte-order mark).
+            byte-order mark, or the legacy CJK encoding detected).
         **kwargs: Passed to the pandas reader (e.g. `chunksize`, which makes
             the result an iterator of DataFrames).
 
@@ -127,8 +143,9 @@ def read_table(source, fmt=None, encoding=None, **kwargs):
     if fmt == "parquet":
         chunksize = kwargs.pop("chunksize", None)
         return _read_parquet(path, chunksize, **kwargs)
+    encoding = check_text_file(path, encoding, "table file")  # the one given, or the one detected
     codec = codec_name(encoding)
-    check_text_file(path, encoding, "table file")
+    log_detected(path, encoding)
     stream = open_bytes(path)
     try:
         with _read_errors(path, fmt, encoding):
@@ -151,13 +168,21 @@ def read_table(source, fmt=None, encoding=None, **kwargs):
     if kwargs.get("chunksize"):
         return _chunks(result, stream, path, fmt, encoding)
     stream.close()
-    return result
+    return _mark_detected(result, encoding)
 
 
 def _chunks(reader, stream, path, fmt, encoding):
     """The chunks of a pandas reader of `stream`, with its errors translated as `read_table` does."""
     with stream, reader, _read_errors(path, fmt, encoding):
-        yield from reader
+        for chunk in reader:
+            yield _mark_detected(chunk, encoding)
+
+
+def _mark_detected(frame, encoding):
+    """`frame`, its `attrs["detected_encoding"]` naming `encoding` when that was detected (not given)."""
+    if isinstance(encoding, DetectedEncoding):
+        frame.attrs["detected_encoding"] = str(encoding)
+    return frame
 
 
 def _read_parquet(path, chunksize=None, **kwargs):
@@ -271,7 +296,8 @@ def load_table(
         label_map: The training `LabelMap` (for test data); by default one is
             built from the labels. Labels unknown to it raise a `DataError`.
         fmt: File format override.
-        encoding: The file's text encoding (default UTF-8).
+        encoding: The file's text encoding (default UTF-8, or the legacy CJK
+            encoding detected: see `read_table`).
         label_separator: Multi-label data: each label cell holds a
             document's labels joined by this string (e.g. `"|"`); an empty
             or missing cell is a document without a label (kept). The
@@ -280,7 +306,9 @@ def load_table(
     Returns:
         `(dataset, report)`: a `TextDataset` (ids are the row numbers in the
         file) and a dict `{"rows", "used", "skipped_missing_text",
-        "skipped_missing_label", "text_column", "label_column"}`.
+        "skipped_missing_label", "text_column", "label_column"}`, and
+        `"detected_encoding"` when the file was read in a legacy encoding
+        detected, not given (its codec, e.g. "gb18030").
     """
     frame = read_table(source, fmt, encoding)
     text_column = pick_column(frame.columns, text_column, TEXT_COLUMNS, "text")
@@ -300,6 +328,8 @@ def load_table(
         "text_column": text_column,
         "label_column": label_column,
     }
+    if "detected_encoding" in frame.attrs:
+        report["detected_encoding"] = frame.attrs["detected_encoding"]
     if not keep.any():
         raise DataError(f"no usable rows: all {len(frame)} rows lack a text or a label.")
     if report["used"] < report["rows"]:
@@ -359,14 +389,17 @@ def split_labels(value, separator):
 
 
 def rows_text(path, report):
-    """What `load_table` read from `path`: the rows used, and a line on those skipped (None if none was).
+    """What `load_table` read from `path`: the rows used (and the encoding detected), and a line on those skipped.
 
     Returns:
-        `(used, skipped)`, two strings, or a string and None.
+        `(used, skipped)`, two strings, or a string and None (no row skipped).
     """
+    detected = report.get("detected_encoding")
+    label = next((label for label, codec in DETECTED.values() if codec == detected), detected)
+    encoding = f"; not UTF-8: read as {label} ({detected}), the encoding detected" if detected else ""
     used = (
         f"{path}: {report['used']:,} of {report['rows']:,} rows used (text column {report['text_column']!r}, "
-        f"label column {report['label_column']!r})"
+        f"label column {report['label_column']!r}{encoding})"
     )
     if report["used"] >= report["rows"]:
         return used, None

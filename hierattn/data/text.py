@@ -6,7 +6,13 @@ break padded with spaces), so every token's `(start, end)` points into the
 user's original text. Sentences are split by one regular expression for
 candidate boundaries plus an abbreviation check at each candidate, and words
 by a second expression. Token *forms* used for the vocabulary are normalised
-per token (NFKC for non-ASCII, optional lower-casing).
+per token (NFKC for non-ASCII, optional case folding).
+
+Every script (docs/languages.md): sentences also end at the ends of scripts
+other than Latin (`。！？` anywhere, the danda, the Arabic question mark...),
+a word keeps its combining marks, and a tokenizer's `units` cut each word
+into characters or learned subword pieces (`hierattn.data.units`), each with
+its own span of the original text.
 
 We compared library splitters on 1,000 IMDB reviews and the hand-labelled
 cases of the tests (BENCHMARKS.md, "Sentence splitters"):
@@ -21,18 +27,45 @@ import re
 import sys
 import unicodedata
 
+# What a token is (`Tokenizer(units=...)`, `hierattn.data.units`).
+UNIT_CHOICES = ("auto", "words", "characters", "subwords")
+
 # HTML tags: <br> variants become a line break (a hard sentence boundary),
 # other tags become spaces. Control characters become spaces.
 _BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
 _TAG = re.compile(r"</?[A-Za-z][^<>]{0,200}>")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b\ufeff]")
 
+
+def _mark_class():
+    """A character class of the combining marks (Unicode categories M*) and the zero-width (non-)joiners.
+
+    They belong to the word they are in: Thai vowel signs, Devanagari matras
+    and viramas, Arabic harakat are not letters to `\\w`, and without them a
+    Hindi or Thai word would be cut at each sign.
+    """
+    codes = [c for c in range(0x10000) if unicodedata.category(chr(c)) in ("Mn", "Mc", "Me")]
+    codes += list(range(0xE0100, 0xE01F0)) + [0x200C, 0x200D]  # variation selectors; ZWNJ, ZWJ
+    ranges, first = [], None
+    for previous, code in zip([None, *codes], codes):
+        if first is None or code != previous + 1:
+            if first is not None:
+                ranges.append((first, previous))
+            first = code
+    ranges.append((first, codes[-1]))
+    return "".join(re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges)
+
+
+_MARK = _mark_class()
+
 # Words: initialisms (U.S., e.g.), words with inner apostrophes or hyphens
-# (didn't, well-made), numbers with decimals (3.50, 1,000), emoji, and "!"/"?".
+# (didn't, well-made), numbers with decimals (3.50, 1,000), emoji, and "!"/"?";
+# a word's letters may carry combining marks.
+_WORD = rf"[^\W_](?:[^\W_]|[{_MARK}])*"
 _TOKEN = re.compile(
     r"(?:[^\W\d_]\.){2,}"
     r"|\d+(?:[.,:]\d+)*"
-    r"|[^\W_]+(?:['\u2019\-][^\W_]+)*"
+    rf"|{_WORD}(?:['\u2019\-]{_WORD})*"
     r"|[\U0001F000-\U0001FAFF\u2600-\u27BF]"
     r"|[!?]"
 )
@@ -41,12 +74,21 @@ _TOKEN = re.compile(
 # become spaces, and a chunk between spaces that is all letters or all digits (most are) is one token.
 _NOT_IN_TOKENS = str.maketrans({c: " " for c in map(chr, range(128)) if not (c.isalnum() or c in "'-.,:!?")})
 
+# Sentence ends of other scripts, which end a sentence wherever they stand (no space follows them in Chinese or
+# Japanese): the ideographic full stop and the full-width `!` `?` `.` (CJK, and the half-width `｡`), the danda and
+# double danda (Devanagari and other Indic scripts), the Arabic question mark and full stop (Urdu), the Burmese
+# section mark, the Ethiopic full stop and question mark.
+SENTENCE_ENDS = "\u3002\uff01\uff1f\uff0e\uff61\u0964\u0965\u061f\u06d4\u104b\u1362\u1367"
+_CLOSERS = "\"'\u201d\u2019)\\]\u300d\u300f\uff09\u3011\u3015\u3009\u300b"  # quotes, brackets (CJK ones too)
+_ALWAYS_END = frozenset("!?" + SENTENCE_ENDS)
+
 # Candidate sentence ends: terminal punctuation, optional closing quotes or
-# brackets, then white space or the end; or a line break; or "word.Word"
-# with no space (frequent in reviews).
+# brackets, then white space or the end; the ends of other scripts, anywhere;
+# or a line break; or "word.Word" with no space (frequent in reviews).
 _BOUNDARY = re.compile(
-    r"(?=[.!?\u2026\n])(?:"  # a cheap first-character check speeds the scan ~3x
-    r"[.!?\u2026]+[\"'\u201d\u2019)\]]*(?:\s+|$)"
+    rf"(?=[.!?\u2026\n{SENTENCE_ENDS}])(?:"  # a cheap first-character check speeds the scan ~3x
+    rf"[.!?\u2026]+[{_CLOSERS}]*(?:\s+|$)"
+    rf"|[.!?\u2026{SENTENCE_ENDS}]*[{SENTENCE_ENDS}][.!?\u2026{SENTENCE_ENDS}]*[{_CLOSERS}]*\s*"
     r"|\n\s*"
     r"|(?<=[a-z]{2})\.(?=[A-Z][a-z]))"
 )
@@ -144,10 +186,10 @@ def iter_sentence_spans(cleaned):
         elif "\n" in found[len(punct) :]:  # punctuation then a line break
             cut = match.start() + len(punct)
         else:
-            core = punct.rstrip("\"'\u201d\u2019)]")
+            core = punct.rstrip(_CLOSERS)
             if core == "." and match.end() > match.start() + 1 and _is_abbreviation(cleaned, match.start() + 1):
                 continue
-            if core != "." and "!" not in core and "?" not in core:
+            if core != "." and _ALWAYS_END.isdisjoint(core):
                 continue  # an ellipsis ("..", "...", "\u2026") does not end a sentence
             cut = match.start() + len(punct)
         yield from _span(cleaned, start, cut)
@@ -164,10 +206,14 @@ def _span(text, start, end):
 
 
 def normalize_token(token, lower=True):
-    """The vocabulary form of a token: NFKC (non-ASCII only) and lower case."""
-    if not token.isascii():
-        token = unicodedata.normalize("NFKC", token).replace("\u2019", "'")
-    return token.lower() if lower else token
+    """The vocabulary form of a token: NFKC (full-width Latin and digits become ASCII) and case folding.
+
+    ASCII tokens are only lower-cased (`str.casefold` is `str.lower` there).
+    """
+    if token.isascii():
+        return token.lower() if lower else token
+    token = unicodedata.normalize("NFKC", token).replace("\u2019", "'")
+    return token.casefold() if lower else token
 
 
 class Token:
@@ -205,9 +251,17 @@ class Tokenizer:
     """Splits documents into sentences of tokens.
 
     Args:
-        lower: Lower-case token forms for the vocabulary (the original text
+        lower: Case-fold token forms for the vocabulary (the original text
             and offsets are kept either way).
         unescape_html: Map HTML entities such as `&amp;` in token forms.
+        units: What a token is (`hierattn.data.units`): `"words"`,
+            `"characters"` (each character of a word), `"subwords"` (pieces of
+            a word, learned from training texts: `with_units`), or `"auto"`,
+            to be chosen from training texts (`TextPreprocessor.adapt`)
+            before it tokenizes anything.
+        subwords: The `hierattn.data.units.Subwords` model (or its text) of
+            `units="subwords"` (without it, learned by `TextPreprocessor.adapt`
+            or `with_units` before it tokenizes anything).
 
     Example:
 
@@ -222,19 +276,86 @@ class Tokenizer:
     Token('great', 5:10, s0w1)
     """
 
-    def __init__(self, lower=True, unescape_html=True):
+    def __init__(self, lower=True, unescape_html=True, units="words", subwords=None):
+        if units not in UNIT_CHOICES:
+            raise ValueError(f"units must be one of {', '.join(UNIT_CHOICES)}, not {units!r}")
         self.lower = lower
         self.unescape_html = unescape_html
+        self.units = units
+        self.subwords = None if subwords is None or units != "subwords" else _subwords(subwords)
 
     def get_config(self):
-        return {"lower": self.lower, "unescape_html": self.unescape_html}
+        config = {"lower": self.lower, "unescape_html": self.unescape_html, "units": self.units}
+        if self.subwords is not None:
+            config["subwords"] = self.subwords.to_text()
+        return config
 
     @classmethod
     def from_config(cls, config):
         return cls(**config)
 
+    def with_units(self, units, learn_from=None):
+        """This tokenizer with other units; subwords are learned from the texts `learn_from`.
+
+        >>> texts = ["送餐很快，味道不错。", "等了两个小时，饭都凉了。"] * 30
+        >>> Tokenizer().with_units("characters").words(texts[0])
+        ['送', '餐', '很', '快', '味', '道', '不', '错']
+        >>> subwords = Tokenizer().with_units("subwords", learn_from=texts)
+        >>> "".join(subwords.words(texts[1])).replace("\u2581", "")
+        '等了两个小时饭都凉了'
+        """
+        settings = {"lower": self.lower, "unescape_html": self.unescape_html}
+        if units != "subwords":
+            return Tokenizer(**settings, units=units)
+        if learn_from is None:
+            if self.subwords is None:
+                raise ValueError("subword units are learned from texts: pass learn_from=texts")
+            return Tokenizer(**settings, units=units, subwords=self.subwords)
+        from hierattn.data.units import Subwords
+
+        words = Tokenizer(**settings)
+        sentences = (" ".join(sentence) for text in learn_from for sentence in words.sentences(text))
+        return Tokenizer(**settings, units=units, subwords=Subwords.learn(sentences))
+
     def _form(self, token):
         return normalize_token(token, self.lower)
+
+    def has_words(self, text):
+        """Whether `text` has any word (markup, spaces and symbols have none), whatever the units (even `"auto"`)."""
+        return bool(Tokenizer(self.lower, self.unescape_html).tokenize(text, max_tokens=1))
+
+    def _split(self, forms):
+        """The units of word forms, in order."""
+        if self.units == "words":
+            return forms
+        if self.units == "characters":
+            return [c for form in forms for c in form]
+        if self.units == "subwords" and self.subwords is not None:
+            return [piece for pieces in self.subwords.split(forms) for piece in pieces]
+        if self.units == "subwords":
+            raise ValueError("subword units are learned from training texts first (TextPreprocessor.adapt)")
+        raise ValueError("units='auto' are chosen from training texts first (TextPreprocessor.adapt)")
+
+    def _split_each(self, forms):
+        if self.subwords is None:
+            self._split(forms)  # (raises)
+        return self.subwords.split(forms)
+
+    def _unit_tokens(self, text, tokens, sentence):
+        """Word `Token`s as tokens of this tokenizer's units, each with its span of the original text."""
+        if self.units == "words" or not tokens:
+            return tokens
+        pieces = [list(t.form) for t in tokens] if self.units == "characters" else None
+        if self.units != "characters":
+            pieces = self._split_each([t.form for t in tokens])
+        from hierattn.data.units import WORD_START, proportional_spans
+
+        result = []
+        for token, units in zip(tokens, pieces):
+            lengths = [len(u) - u.startswith(WORD_START) for u in units]
+            for unit, (a, b) in zip(units, proportional_spans(token.start, token.end, lengths)):
+                result.append(Token(text[a:b], unit, a, b, sentence, len(result)))
+        return result
 
     def sentences(self, text):
         """Token forms per sentence, without offsets (the fast path).
@@ -258,7 +379,7 @@ class Tokenizer:
             else:
                 tokens = [self._form(t) for t in findall(piece)]
             if tokens:
-                result.append(tokens)
+                result.append(self._split(tokens))
         return result
 
     def words(self, text, max_tokens=None):
@@ -285,6 +406,9 @@ class Tokenizer:
             tokens = _ascii_tokens(cleaned.lower())
         else:
             tokens = [self._form(t) for t in _TOKEN.findall(cleaned)]
+        if max_tokens is not None:
+            tokens = tokens[:max_tokens]  # each word gives at least one unit: the first units come from these
+        tokens = self._split(tokens)
         return tokens if max_tokens is None else tokens[:max_tokens]
 
     def tokenize(self, text, return_spans=False, max_sentences=None, max_words=None, max_tokens=None):
@@ -327,6 +451,7 @@ class Tokenizer:
                     Token(text[m.start() : m.end()], self._form(m.group(0)), m.start(), m.end(), len(result), i)
                     for i, m in zip(range(keep + 1), _TOKEN.finditer(cleaned, start, end))
                 ]
+            tokens = self._unit_tokens(text, tokens, len(result))  # a word gives at least one unit
             if len(tokens) > keep:  # the sentence goes on beyond the limits: its span ends at its last token kept
                 tokens = tokens[:keep]
                 end = tokens[-1].end
@@ -370,3 +495,9 @@ def _as_text(text):
     if not isinstance(text, str):
         return str(text)
     return text
+
+
+def _subwords(model):
+    from hierattn.data.units import Subwords
+
+    return model if isinstance(model, Subwords) else Subwords(model)

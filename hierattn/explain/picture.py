@@ -16,6 +16,15 @@ of the margin's parts, the attention as a second layer in a colour of its
 own (`ATTENTION`, not a class's) with its own legend, and the n-grams.
 Its CSS is scoped under one root class (`ROOT`), so the same fragment can sit
 in a notebook without restyling it; `page=True` wraps it in a standalone page.
+
+The text may be in any script, read in units of any size (words; or, for
+Chinese and other scripts written without spaces, characters or subwords,
+each its own span): the page's own words are English (`lang="en"`), the
+text's language is not known, so every element that holds the user's text
+takes its direction from the text (`dir="auto"`: Arabic and Hebrew right to
+left, the rest as before), the fonts fall back to faces with Chinese,
+Japanese, Korean, Thai and Arabic letters (`SANS`, `SERIF`), and what stands
+between two units is the text's own (nothing between two adjacent characters).
 """
 
 import html
@@ -40,18 +49,34 @@ CLASS_COLOURS = ("213,94,0", "0,158,115", "204,121,167", "230,159,0", "136,34,85
 ATTENTION = "41,128,185"  # blue: no class's colour
 AGAINST = "120,120,120"  # grey: evidence against a multi-label classifier's label (towards its threshold)
 PART_COLOURS = {"network": "#34495e", "ngrams": "#95a5a6", "constant": "#d5d8dc"}
+# The fonts: the Latin faces first, as they always were, then faces with the letters of other scripts (Noto's, then
+# macOS's and Windows'), so a Chinese, Thai or Arabic text shows its letters wherever one of them is installed. Named
+# rather than left to the browser's own fallback, which picks a face by the page's language (English) and may find
+# none: then every letter is the same empty box ("tofu"). Han characters read as Simplified Chinese (SC) forms.
+SANS = (
+    'Helvetica, Arial, "Noto Sans", "Noto Sans CJK SC", "PingFang SC", "Microsoft YaHei", "Noto Sans Thai", '
+    '"Leelawadee UI", "Noto Sans Arabic", "Segoe UI", sans-serif'
+)
+SERIF = (
+    'Georgia, "Times New Roman", "Noto Serif", "Noto Serif CJK SC", "Noto Sans CJK SC", "Songti SC", SimSun, '
+    '"Microsoft YaHei", "Noto Serif Thai", "Noto Sans Thai", "Leelawadee UI", "Noto Naskh Arabic", '
+    '"Noto Sans Arabic", serif'
+)
 
-# Every selector starts with the root class: nothing outside the explanation's own <div> is styled.
+# Every selector starts with the root class: nothing outside the explanation's own <div> is styled. A unit's shade
+# reaches a little beyond its letters (padding), but takes no room (the negative margin): the text is laid out as
+# written, two adjacent characters no further apart than in the text itself.
 _STYLE = f"""
-.{ROOT} {{ font-family: Helvetica, Arial, sans-serif; color: #222; line-height: 1.5; max-width: 60em; }}
+.{ROOT} {{ font-family: {SANS}; color: #222; line-height: 1.5; max-width: 60em; }}
 .{ROOT} .x-doc {{ border-top: 1px solid #ccc; padding: .6em 0 .8em; }}
 .{ROOT} .x-doc h3 {{ font-size: 1em; color: #555; margin: 0 0 .2em; }}
 .{ROOT} .x-pred {{ margin: 0 0 .4em; }} .{ROOT} .x-right {{ color: #1e7b34; }}
 .{ROOT} .x-wrong {{ color: #c0392b; font-weight: bold; }}
-.{ROOT} .x-text {{ font-family: Georgia, 'Times New Roman', serif; font-size: 1.05em; line-height: 1.8;
+.{ROOT} .x-text {{ font-family: {SERIF}; font-size: 1.05em; line-height: 1.8;
   overflow-wrap: anywhere; }}
 .{ROOT} .x-text p {{ margin: 0 0 .2em; }}
-.{ROOT} .w {{ padding: 0 .08em; border-radius: 2px; }} .{ROOT} .oov {{ text-decoration: underline dotted #999; }}
+.{ROOT} .w {{ padding: 0 .08em; margin: 0 -.08em; border-radius: 2px; }}
+.{ROOT} .oov {{ text-decoration: underline dotted #999; }}
 .{ROOT} .cut {{ color: #999; }}
 .{ROOT} .x-legend, .{ROOT} .x-note {{ font-size: .85em; color: #555; margin: .3em 0; }}
 .{ROOT} .x-note {{ background: #fff4d6; border-left: 3px solid #e0a800; padding: .2em .6em; color: #5a4500; }}
@@ -227,7 +252,9 @@ def _attention_html(e):
             if len(e.sentences) > 1
             else ""
         )
-        rows.append(f'<div class="x-sentence">{bar}<div class="x-text">{_words_html(e, s, attention)}</div></div>')
+        rows.append(
+            f'<div class="x-sentence">{bar}<div class="x-text" dir="auto">{_words_html(e, s, attention)}</div></div>'
+        )
     legend = (
         f'<p class="x-legend">Attention: where the network read, not which class a word favours (blue, the colour of '
         f"no class): 0{_scale(f'rgba({ATTENTION},0)', f'rgba({ATTENTION},1)')}the most attended word (shade grows "
@@ -247,7 +274,7 @@ def _ngrams_html(e, k):
     chips = "".join(
         f'<span class="x-gram" style="background: rgba({mine if g.contribution >= 0 else theirs},'
         f'{0.15 + 0.5 * abs(g.contribution) / strongest:.3f})" title="{g.start}:{g.end}'
-        f'{"" if g.network_reads else ", beyond the network: read by the n-gram part only"}">'
+        f'{"" if g.network_reads else ", beyond the network: read by the n-gram part only"}" dir="auto">'
         f"{html.escape(g.text)} {signed(g.contribution, 2)}</span>"
         for g in grams
     )
@@ -278,7 +305,7 @@ def _document_html(e, number, name_it, top_k):
     parts += [f'<p class="x-note">{html.escape(warning)}</p>' for warning in e.warnings]
     strongest = max((abs(w.evidence) for w in e.words), default=0.0)
     colour = _evidence_colour(e, strongest) if strongest else lambda w: ("255,255,255", 0.0, "no evidence")
-    parts.append('<div class="x-text">')
+    parts.append('<div class="x-text" dir="auto">')  # the user's text: its direction its own (Arabic: right to left)
     parts += [f"<p>{_words_html(e, s, colour)}</p>" for s in e.sentences]
     parts.append("</div>")
     parts.append(_evidence_legend(e, strongest))
@@ -304,7 +331,10 @@ def to_html(explanations, title="hierattn explanation", page=True, top_k=10):
     layer ("where the network read", in blue, no class's colour, with
     sentence bars; left out when the network has no weight); and the top
     `top_k` n-grams (none that would show as +0.00). Everything is escaped;
-    no scripts or external assets.
+    no scripts or external assets. The page's words are English
+    (`lang="en"`); each element holding the user's text (the text, each
+    attended sentence, each n-gram) is `dir="auto"`, and between two units
+    stands exactly what stands between them in the text.
 
     Args:
         explanations: `Explanation`s.
@@ -332,7 +362,7 @@ def to_html(explanations, title="hierattn explanation", page=True, top_k=10):
         return fragment
     return (
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
-        f'<style>{_PAGE_STYLE}</style></head><body>\n<h1 style="font: bold 1.3em Helvetica, Arial, sans-serif">'
+        f'<style>{_PAGE_STYLE}</style></head><body>\n<h1 style="font: bold 1.3em {html.escape(SANS)}">'
         f"{html.escape(title)}</h1>\n{fragment}\n</body></html>\n"
     )
 
@@ -342,6 +372,8 @@ __all__ = [
     "ATTENTION",
     "CLASS_COLOURS",
     "ROOT",
+    "SANS",
+    "SERIF",
     "class_colour",
     "evidence_colours",
     "to_html",

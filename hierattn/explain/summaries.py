@@ -20,6 +20,7 @@ measures one label's evidence against its threshold instead (its
 `runner_up` is `None`).
 """
 
+import dataclasses
 import math
 
 from hierattn.defaults import MARGIN_SHARES_UP_TO
@@ -84,10 +85,37 @@ def signed(value, digits):
 def top_evidence(explanation, k=10):
     """The `k` words with the largest evidence, for either class (`WordWeight`s, largest first).
 
+    Subword pieces are joined into the words the user wrote (`whole_words`).
     Words without evidence (0) are left out, so fewer than `k` may come back.
     """
-    words = [w for w in explanation.words if w.evidence]
+    words = [w for w in whole_words(explanation.words) if w.evidence]
     return sorted(words, key=lambda w: (-abs(w.evidence), w.start))[:k]
+
+
+def whole_words(words):
+    """`WordWeight`s of subword pieces joined into the words they are pieces of; other units as they are.
+
+    A word's first piece is marked (`hierattn.data.units.WORD_START`); each
+    piece after it without the mark, in the same sentence and touching it in
+    the text, is part of the same word. The word's evidence, attention and
+    parts are the sums of its pieces' (evidence adds up, so the margin's
+    account is unchanged); it is out of vocabulary or read if any piece is.
+    """
+    from hierattn.data.units import WORD_START
+
+    if not any(w.form.startswith(WORD_START) for w in words):
+        return list(words)
+    joined = []
+    for w in words:
+        last = joined[-1] if joined else None
+        if last is None or w.form.startswith(WORD_START) or w.sentence != last.sentence or w.start != last.end:
+            joined.append(dataclasses.replace(w))
+            continue
+        last.text, last.form, last.end = last.text + w.text, last.form + w.form, w.end
+        for name in ("weight", "word_weight", "evidence", "network_evidence", "ngram_evidence"):
+            setattr(last, name, getattr(last, name) + getattr(w, name))
+        last.oov, last.used = last.oov or w.oov, last.used or w.used
+    return joined
 
 
 def top_ngrams(explanation, k=10, digits=4):
@@ -240,5 +268,6 @@ __all__ = [
     "signed",
     "shows_attention",
     "top_evidence",
+    "whole_words",
     "top_ngrams",
 ]

@@ -16,7 +16,7 @@ be and what it was given.
 import math
 import os
 
-from hierattn.defaults import BACKBONES, CHOICES, DECISION, MODELS, PREPROCESSING
+from hierattn.defaults import BACKBONES, CHOICES, DECISION, MODELS, PREPROCESSING, UNITS
 from hierattn.errors import ArgumentError
 from hierattn.models.embeddings import check_vectors_file
 
@@ -33,6 +33,7 @@ CLASSIFIER_ARGUMENTS = (
     "seed",
     "multi_label",
     "decision_metric",
+    "text_units",
     *PREPROCESSING,
 )
 
@@ -202,6 +203,8 @@ def _check_own(backbone, arguments):
         check_whole("seed", arguments["seed"], minimum=0)
     if "decision_metric" in arguments:
         check_decision_metric(arguments["decision_metric"], arguments.get("multi_label", False))
+    if "text_units" in arguments:
+        check_choice("text_units", arguments["text_units"], UNITS["choices"])
     embeddings = arguments.get("embeddings", "none")
     if isinstance(backbone, str) and embeddings not in ("word2vec", "none"):  # the vectors a new backbone starts from
         if not isinstance(embeddings, (str, os.PathLike)) or not os.path.isfile(embeddings):

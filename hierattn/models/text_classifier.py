@@ -8,7 +8,7 @@ from keras import ops
 from hierattn.data.dataset import LabelMap
 from hierattn.data.ids import ngram_ids, token_ids
 from hierattn.decision import activation_of
-from hierattn.defaults import CASCADE, DECISION, MODELS, NGRAMS, PREPROCESSING, TRAINING
+from hierattn.defaults import CASCADE, DECISION, MODELS, NGRAMS, PREPROCESSING, TRAINING, UNITS
 from hierattn.models.arguments import check_classifier_arguments, check_decision_metric, check_multi_label
 from hierattn.models.backbone import Backbone
 from hierattn.models.budget import decide_budget
@@ -102,6 +102,10 @@ class TextClassifier(NgramPart, Thresholds, Offsets, Cascading, Task):
             (`hierattn.models.cascade`); `"always"`: every document (the whole combination). Settable.
         decision_metric: What a single-label classifier decides for: `"accuracy"` (the most probable class) or
             `"macro_f1"` (offsets on the log-probabilities chosen last in `fit`; `hierattn.models.offsets`).
+        text_units: What the classifier reads (`hierattn.data.units`): `"words"`, `"characters"`, `"subwords"`
+            (learned from the training texts), or `"auto"` (chosen from them: words for spaced scripts; for
+            Chinese, Japanese, Thai..., the better of characters and subwords on texts held out; recorded in
+            `preprocessor.units_report`).
         ngram_logits, thresholds, cascade, offsets: The n-gram part, the thresholds (multi-label), the cut and
             the offsets, as fitted and chosen before (when loading a saved classifier).
         **kwargs: Arguments of the backbone class (e.g. `embedding_dim`, `num_layers`, `attention`), and Keras's
@@ -142,6 +146,7 @@ class TextClassifier(NgramPart, Thresholds, Offsets, Cascading, Task):
         cascade=None,
         decision_metric=DECISION["metric"],
         offsets=None,
+        text_units=UNITS["units"],
         **kwargs,
     ):
         super().__init__(**{"name": "text_classifier", **{k: kwargs.pop(k) for k in _MODEL_KWARGS if k in kwargs}})
@@ -170,6 +175,7 @@ class TextClassifier(NgramPart, Thresholds, Offsets, Cascading, Task):
             sequence_length=sequence_length,
             min_count=min_count,
             max_vocab=max_vocab,
+            tokenizer={"units": text_units},
             ngram_length=NGRAMS["length"] if ngrams else None,
         )
         self.backbone = None if isinstance(backbone, str) else backbone
@@ -213,7 +219,7 @@ class TextClassifier(NgramPart, Thresholds, Offsets, Cascading, Task):
             make = LabelMap.from_label_sets if self.multi_label else LabelMap.from_labels
             self.label_names = make(list(labels)).names
         if not self.preprocessor.adapted:
-            self.preprocessor.adapt(texts, progress=bool(verbose))
+            self.preprocessor.adapt(texts, None if self.multi_label else labels, progress=bool(verbose))
         vocabulary_size, num_classes = len(self.preprocessor.vocabulary), len(self.label_names)
         if self.backbone is None:
             options = dict(self.backbone_options)

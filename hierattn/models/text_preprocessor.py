@@ -7,7 +7,7 @@ import keras
 from hierattn.data.encoding import TextEncoder
 from hierattn.data.text import Tokenizer
 from hierattn.data.vocabulary import Vocabulary
-from hierattn.defaults import LENGTH_PERCENTILE, PREPROCESSING
+from hierattn.defaults import LENGTH_PERCENTILE, PREPROCESSING, UNITS
 from hierattn.errors import DataError
 from hierattn.layers._attention_utils import check_choice
 from hierattn.models.arguments import check_preprocessor_arguments
@@ -47,8 +47,10 @@ class TextPreprocessor(keras.layers.Layer):
             of the training texts.
         min_count: Words seen fewer times in training are out of vocabulary.
         max_vocab: The most frequent words kept.
-        tokenizer: A `hierattn.data.Tokenizer` or its config (default
-            settings if `None`).
+        tokenizer: A `hierattn.data.Tokenizer` or its config (if `None`,
+            default settings and the units of `hierattn.defaults.UNITS`:
+            `"auto"`, chosen by `adapt` from the training texts and recorded
+            in `units_report`).
         ngram_length: The most tokens of a text in `"ngram_ids"`; `None`
             for no second output.
         **kwargs: Base layer keyword arguments, such as `name`.
@@ -76,6 +78,7 @@ class TextPreprocessor(keras.layers.Layer):
         max_vocab=PREPROCESSING["max_vocab"],
         tokenizer=None,
         ngram_length=None,
+        units_report=None,
         **kwargs,
     ):
         kwargs.setdefault("trainable", False)
@@ -89,7 +92,10 @@ class TextPreprocessor(keras.layers.Layer):
         self.min_count = min_count
         self.max_vocab = max_vocab
         self.ngram_length = ngram_length
-        self.tokenizer = tokenizer if isinstance(tokenizer, Tokenizer) else Tokenizer.from_config(tokenizer or {})
+        if tokenizer is None:
+            tokenizer = {"units": UNITS["units"]}
+        self.tokenizer = tokenizer if isinstance(tokenizer, Tokenizer) else Tokenizer.from_config(tokenizer)
+        self.units_report = units_report  # how `adapt` chose the units ("auto")
         self.vocabulary = None
         self._asset_error = None
         self.built = True
@@ -109,8 +115,18 @@ class TextPreprocessor(keras.layers.Layer):
         """Whether the vocabulary and length limits are set (by `adapt` or loading)."""
         return self.vocabulary is not None
 
-    def adapt(self, texts, progress=True):
-        """Builds the vocabulary and fills the length limits left `None` from `texts`."""
+    def adapt(self, texts, labels=None, progress=True):
+        """Builds the vocabulary and fills the length limits left `None` from `texts`.
+
+        With `units="auto"`, the units are chosen first from `texts` (and
+        their `labels`, where given: `hierattn.data.units.choose_units`).
+        """
+        if self.tokenizer.units == "auto":
+            from hierattn.data.units import choose_units
+
+            self.tokenizer, self.units_report = choose_units(list(texts), labels, self.tokenizer, progress=progress)
+        elif self.tokenizer.units == "subwords" and self.tokenizer.subwords is None:
+            self.tokenizer = self.tokenizer.with_units("subwords", learn_from=list(texts))
         encoder = TextEncoder.fit(
             texts,
             self.tokenizer,
@@ -193,7 +209,7 @@ class TextPreprocessor(keras.layers.Layer):
 
     def has_words(self, text):
         """Whether the tokenizer keeps any word of `text` (markup, spaces and nothing are wordless)."""
-        return bool(self.tokenizer.tokenize(text, max_tokens=1))
+        return self.tokenizer.has_words(text)
 
     def get_config(self):
         config = super().get_config()
@@ -207,6 +223,7 @@ class TextPreprocessor(keras.layers.Layer):
                 "max_vocab": self.max_vocab,
                 "tokenizer": self.tokenizer.get_config(),
                 "ngram_length": self.ngram_length,
+                "units_report": self.units_report,
             }
         )
         return config

@@ -21,7 +21,7 @@ import dataclasses
 import math
 import pathlib
 
-from hierattn.defaults import BACKBONES, MODELS, PREPROCESSING, TRAINING
+from hierattn.defaults import BACKBONES, MODELS, PREPROCESSING, TRAINING, UNITS
 from hierattn.errors import ArgumentError, DataError, HierattnError, RunError
 from hierattn.models.arguments import (
     CLASSIFIER_ARGUMENTS,
@@ -236,6 +236,9 @@ def flat_settings(classifier):
     preprocessor = config.pop("preprocessor", None)
     if isinstance(preprocessor, dict):  # serialized by Keras: {"class_name": ..., "config": {...}}
         flat.update({k: v for k, v in preprocessor.get("config", {}).items() if k in PREPROCESSING})
+        units = (preprocessor.get("config", {}).get("tokenizer") or {}).get("units", "words")
+        if units != UNITS["units"]:  # forced (config.json holds the settings as given, before adapt chose)
+            flat["text_units"] = units
     flat.update(config.pop("backbone_options", None) or {})
     dtype = config.pop("dtype", None)
     if (dtype.get("config", {}).get("name") if isinstance(dtype, dict) else dtype) == "mixed_float16":

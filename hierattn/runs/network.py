@@ -125,12 +125,16 @@ def prepare_classifier(data, split, config, context):
         classifier.compile(optimizer=default_optimizer(config.learning_rate))
     write_status(output, distribution=describe(context.strategy))
     preprocessor = classifier.preprocessor
+    units = preprocessor.tokenizer.units
+    if preprocessor.units_report:
+        context.log(f"units: {preprocessor.units_report['reason']}")
+        write_status(output, units=preprocessor.units_report)
     context.log(
-        f"vocabulary {len(preprocessor.vocabulary):,} ids; limits: "
+        f"vocabulary {len(preprocessor.vocabulary):,} {units if units != 'words' else 'ids'}; limits: "
         + (
-            f"{preprocessor.max_sentences} sentences x {preprocessor.max_words} words"
+            f"{preprocessor.max_sentences} sentences x {preprocessor.max_words} {units}"
             if config.model == "han"
-            else f"{preprocessor.sequence_length} words"
+            else f"{preprocessor.sequence_length} {units}"
         )
     )
     return classifier, record

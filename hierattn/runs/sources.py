@@ -134,7 +134,8 @@ def train_table(
             `hierattn.defaults.LABEL_COLUMNS` there is.
         unlabeled: A file of unlabelled texts for word2vec (one per line, or
             a table's `text_column`), or `None`.
-        encoding: The files' text encoding; `None`: UTF-8.
+        encoding: The files' text encoding; `None`: UTF-8, or the legacy CJK encoding detected
+            (`hierattn.data.decoding`; recorded as `detected_encoding`).
         output, resume, distribute, log, verbose: As for `train_imdb`
             (`output` defaults to runs/<model>-<dataset>-<time>, the
             dataset named by `hierattn.runs.directory.dataset_name`: `agnews` for
@@ -170,7 +171,6 @@ def train_table(
             verbose=verbose,
             on_table=on_table,
         )
-    encoding = encoding or "utf-8"
     separator = _table_options(config, unlabeled, label_separator)
     files = {"train": path, "test": test, "unlabeled": unlabeled}
     recorded = {name: describe_source(f) for name, f in files.items() if f}
@@ -342,7 +342,6 @@ def _read_tables(path, test, text_column, label_column, encoding, on_table, log,
 
     With `label_separator`, label cells are label sets (multi-label), and the separator is recorded with the columns.
     """
-    encoding = encoding or "utf-8"
     on_table = on_table or functools.partial(_log_rows, log)
     read = functools.partial(load_table, encoding=encoding, label_separator=label_separator)
     train_data, report = read(path, text_column, label_column)
@@ -352,6 +351,8 @@ def _read_tables(path, test, text_column, label_column, encoding, on_table, log,
         test_data, test_report = read(test, text_column, label_column, label_map=train_data.label_map)
         on_table(test, test_report)
     columns = {"text_column": report["text_column"], "label_column": report["label_column"]}
+    if report.get("detected_encoding"):  # recorded beside the encoding as given (None: detected again on resume)
+        columns["detected_encoding"] = report["detected_encoding"]
     if label_separator is not None:
         columns["label_separator"] = label_separator
     return train_data, test_data, columns

@@ -199,6 +199,8 @@ def _train_owned(data, split, config, context, bundle=True):
     )
     if not context.chief:
         return Run(context.output, classifier, record, metrics)
+    preprocessor = classifier.preprocessor
+    metrics["units"] = preprocessor.units_report or {"units": preprocessor.tokenizer.units, "reason": "as set"}
     _evaluate(classifier, data, split, config, context, metrics, x_val)
     with busy("saving model.keras" + (" and model.onnx" if bundle else ""), disable=not context.verbose):
         with atomic_path(context.output / "model.keras") as partial:

@@ -29,6 +29,7 @@ from hierattn.errors import DataError, first_line
 MODES = ("hierarchical", "flat")
 # The length limits a mode's ids are cut to (the others may be null).
 MODE_LIMITS = {"hierarchical": ("max_sentences", "max_words"), "flat": ("sequence_length",)}
+UNITS = ("words", "characters", "subwords")  # what a trained tokenizer reads ("auto" is chosen before)
 NGRAM_SETTINGS = ("vocabulary_size", "num_classes", "ngram_max", "num_buckets")
 # How far from 1 a softmax's row sums may be, in float32.
 SOFTMAX_TOLERANCE = 1e-4
@@ -121,8 +122,30 @@ def _check_preprocessor(metadata, check):
         good = _whole(value) or (value is None and name not in needed)
         check(good, f"{name} must be a whole number of at least 1, not {_short(value)}")
     tokenizer = settings.get("tokenizer")
-    good = isinstance(tokenizer, dict) and all(isinstance(v, bool) for v in tokenizer.values())
-    check(good, f"the tokenizer's settings must be true or false, not {_short(tokenizer)}")
+    check(isinstance(tokenizer, dict), f"the tokenizer's settings must be an object, not {_short(tokenizer)}")
+    unknown = sorted(set(tokenizer) - {"lower", "unescape_html", "units", "subwords"})
+    check(not unknown, f"the tokenizer has no setting {_short(unknown[0] if unknown else None)}")
+    flags = [tokenizer.get(name, True) for name in ("lower", "unescape_html")]
+    check(
+        all(isinstance(v, bool) for v in flags),
+        f"the tokenizer's lower and unescape_html must be true or false, not {_short(flags)}",
+    )
+    units = tokenizer.get("units", "words")
+    check(units in UNITS, f"the tokenizer's units must be one of {', '.join(UNITS)}, not {_short(units)}")
+    if units == "subwords":
+        check(_subwords_load(tokenizer.get("subwords")), "its subword model is missing or damaged")
+
+
+def _subwords_load(model):
+    """Whether a tokenizer's subword model (base64 text) loads."""
+    from hierattn.data.units import Subwords
+
+    if not isinstance(model, str):
+        return False
+    try:
+        return len(Subwords(model)) > 0
+    except (ValueError, RuntimeError, OSError):  # a bad base64 text, or a model SentencePiece cannot read
+        return False
 
 
 def _check_ngram_part(metadata, labels, ids, check):

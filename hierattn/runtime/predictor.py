@@ -359,7 +359,7 @@ class Predictor:
 
     def has_words(self, text):
         """Whether the tokenizer keeps any word of `text` (markup, spaces and nothing are wordless)."""
-        return bool(self.tokenizer.tokenize(text, max_tokens=1))
+        return self.tokenizer.has_words(text)
 
     def __repr__(self):
         return f"<Predictor {self.metadata.get('architecture', '?')} {self.label_names} from {self.path}>"

@@ -4,7 +4,9 @@ A plain HTML form that posts back to `/`: no script, no external asset, so
 it works in any browser and under a Content-Security-Policy that allows
 neither (`POLICY`). The explanation is `hierattn.explain.picture.to_html`'s
 fragment, which escapes every text it shows; the text in the form is
-escaped here.
+escaped here. The page's own words are English (`lang="en"`); the text may be
+in any language, so the form's field takes its direction from what is typed
+(`dir="auto"`: Arabic right to left), as the explanation's text does.
 """
 
 import html
@@ -43,7 +45,7 @@ def page(about, text="", explanation="", error=None):
         f"<title>hierattn: explain a text</title><style>{_STYLE}</style></head><body>\n"
         f'<h1>Explain a text</h1><p class="about">{html.escape(about)}</p>\n'
         '<form method="post" action="/"><label for="text">Text</label>'
-        f'<textarea id="text" name="text" rows="8" required>{html.escape(text)}</textarea>'
+        f'<textarea id="text" name="text" rows="8" dir="auto" required>{html.escape(text)}</textarea>'
         '<button type="submit">Explain</button></form>\n'
         f"{shown}\n</body></html>\n"
     )

@@ -613,3 +613,21 @@ def test_train_csv_multi_label_and_its_evaluation(multilabel_csv, tmp_path):
 def test_label_separator_needs_multi_label(tiny_csv):
     result = invoke("train", "csv", tiny_csv[0], "--label-separator", ";")
     assert one_line_error(result, code=2) == "Error: --label-separator applies with --multi-label"
+
+
+def test_train_csv_reads_chinese_in_the_units_it_chooses_or_is_told(tmp_path, stop_before_fit):
+    import pandas as pd
+
+    from conftest import make_chinese_reviews
+
+    texts, labels = make_chinese_reviews(160)
+    pd.DataFrame({"text": texts, "label": labels}).to_csv(tmp_path / "zh.csv", index=False)
+    chosen = invoke("train", "csv", tmp_path / "zh.csv", *TINY, "--output", tmp_path / "auto")
+    assert chosen.exit_code == 130, chosen.output  # stopped as fit began: the units were chosen and the vocabulary made
+    assert "units: 100% of the letters are in scripts written without spaces; " in chosen.output
+    record = json.loads((tmp_path / "auto" / "run.json").read_text())["units"]
+    assert record["units"] in ("characters", "subwords") and set(record["scores"]) == {"characters", "subwords"}
+    forced = invoke("train", "csv", tmp_path / "zh.csv", *TINY, "--units", "subwords", "--output", tmp_path / "sub")
+    assert forced.exit_code == 130 and "subwords; limits: " in forced.output and "units: " not in forced.output
+    wrong = invoke("train", "csv", tmp_path / "zh.csv", "--units", "letters")
+    assert wrong.exit_code == 2 and "'letters' is not one of 'auto', 'words', 'characters', 'subwords'" in wrong.output

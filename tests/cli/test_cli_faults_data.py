@@ -41,6 +41,11 @@ TINY = tiny_args()
         (b"text,label\ngood,pos\x00\n", "NUL bytes"),
         ("text\tlabel\n" + "a b\tpos\n" * 3 + "a, b, c\tneg\n", "looks tab-separated"),
         ('text,label\n"unclosed quote,pos\nbad,neg\n', "could not read|no usable rows|every class"),
+        (  # too few rows to read unasked: refused, naming the encoding the file looks like
+            "text,label\n送餐很快，味道不错。,pos\n等了两个小时，饭都凉了。,neg\n菜量很足，下次还会再点。,pos\n"
+            "米饭太硬了，汤也洒了一半。,neg\n".encode("gb18030"),
+            "line 2 has the byte 0xcb at column 1; it looks like GB18030: pass --encoding gb18030",
+        ),
     ],
     ids=[
         "no-text-column",
@@ -56,6 +61,7 @@ TINY = tiny_args()
         "nul",
         "tsv-named-csv",
         "unclosed-quote",
+        "gb18030-short",
     ],
 )
 def test_bad_csv_files(tmp_path, content, message):
@@ -291,3 +297,18 @@ def test_an_impossible_size_ends_in_one_line_naming_the_settings(tiny_csv, tmp_p
     assert error.startswith("Error: out of memory: the han model does not fit"), error
     assert "embedding_dim 100000000000, max_vocab 60000, batch_size 16" in error and "lower one of" in error
     assert not (tmp_path / "run").exists()
+
+
+def test_a_chinese_table_in_gb18030_is_read_without_its_encoding_and_says_so(tmp_path, stop_before_fit):
+    from conftest import make_chinese_reviews
+
+    texts, labels = make_chinese_reviews(60)
+    rows = "".join(f"{text},{label}\n" for text, label in zip(texts, labels))
+    path = write_file(tmp_path / "zh.csv", ("text,label\n" + rows).encode("gb18030"))
+    result = invoke_cli("train", "csv", path, "--output", tmp_path / "run", *TINY)
+    assert result.exit_code == 130, result.output  # stopped as fit began: read, the units chosen
+    assert "not UTF-8: read as GB18030 (gb18030), the encoding detected" in result.output
+    data = json.loads((tmp_path / "run" / "config.json").read_text())["data"]
+    assert data["encoding"] is None and data["detected_encoding"] == "gb18030"
+    classifier = keras.saving.load_model(tmp_path / "run" / "checkpoints" / "adapted.keras")
+    assert "送" in classifier.preprocessor.vocabulary  # the characters as written, not mojibake

@@ -191,4 +191,6 @@ def test_the_required_modules_are_those_pyproject_requires():
 
     project = tomllib.loads((pathlib.Path(hierattn.__file__).parents[1] / "pyproject.toml").read_text())["project"]
     names = {re.split(r"[<>=!~;\[ ]", line, maxsplit=1)[0] for line in project["dependencies"]}
-    assert {{"scikit-learn": "sklearn"}.get(name, name) for name in names} <= dependencies.REQUIRED_MODULES
+    assert {
+        {"scikit-learn": "sklearn", "charset-normalizer": "charset_normalizer"}.get(name, name) for name in names
+    } <= dependencies.REQUIRED_MODULES

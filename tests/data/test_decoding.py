@@ -3,24 +3,34 @@
 import bz2
 import gzip
 import io
+import logging
 import lzma
 import os
+import pickle
 import re
+import subprocess
+import sys
 import tarfile
 import zipfile
 
 import pytest
 
 from hierattn.data.decoding import (
+    DetectedEncoding,
     check_text_file,
     codec_name,
     data_name,
     decode_line,
+    detect_encoding,
     iter_lines,
     locate_decode_error,
     open_bytes,
+    sniff_encoding,
 )
+from hierattn.data.text_files import read_texts
 from hierattn.errors import DataError
+
+from conftest import LEGACY_ENCODINGS, LEGACY_REVIEWS
 
 
 def test_codec_names():
@@ -191,3 +201,89 @@ def test_spreadsheets_documents_and_archives_are_refused_by_name_or_content(tmp_
         check_text_file(path)
     assert str(refused.value).startswith(f"{path} {message}")
     assert "NUL" not in str(refused.value)
+
+
+# Legacy CJK encodings ------------------------------------------------------------------------------------------------
+
+
+def review_lines(written, count=24):
+    """`count` reviews of the language `written` is for, one a line, as text."""
+    sentences = LEGACY_REVIEWS["gb18030" if written == "gbk" else written]
+    return [sentences[i % len(sentences)] for i in range(count)]
+
+
+@pytest.mark.parametrize("written, read, name", LEGACY_ENCODINGS, ids=[row[0] for row in LEGACY_ENCODINGS])
+def test_text_files_and_streams_in_a_legacy_cjk_encoding_are_read_as_detected(tmp_path, caplog, written, read, name):
+    lines = review_lines(written)
+    data = "\n".join(lines).encode(written) + b"\n"
+    assert detect_encoding(data) == read and detect_encoding(data).label == name
+    (tmp_path / "texts.txt").write_bytes(data)
+    (tmp_path / "texts.txt.gz").write_bytes(gzip.compress(data))
+    for path in (tmp_path / "texts.txt", tmp_path / "texts.txt.gz"):
+        assert check_text_file(path) == read and isinstance(check_text_file(path), DetectedEncoding)
+        with caplog.at_level(logging.INFO, logger="hierattn.data.decoding"):
+            caplog.clear()
+            assert read_texts(path) == lines  # the same strings as the UTF-8 original's
+        assert caplog.messages == [f"{path} is not UTF-8: read as {name} ({read}), the encoding detected"]
+    for stream in (io.BytesIO(data), io.BufferedReader(io.BytesIO(data))):  # standard input is a buffered stream
+        assert list(iter_lines(stream, "standard input")) == lines
+
+
+def test_valid_utf8_is_never_detected_and_a_given_encoding_is_never_overridden(tmp_path):
+    lines = review_lines("gb18030")
+    utf8 = "\n".join(lines).encode()
+    for head in (utf8, b"\xef\xbb\xbf" + utf8, b"plain ascii\n", b"", utf8[:100]):  # the last: a character cut off
+        assert sniff_encoding(head) is None
+    assert list(iter_lines(io.BytesIO(utf8), "in")) == lines
+    legacy = "\n".join(lines).encode("gb18030")
+    assert sniff_encoding(legacy) == "gb18030" and sniff_encoding(legacy, "latin-1") == "latin-1"
+    assert sniff_encoding("\n".join(lines).encode("utf-16")) is None  # UTF-16 is refused for its NUL bytes
+    assert list(iter_lines(io.BytesIO(legacy), "in", "latin-1"))[0] == legacy.split(b"\n")[0].decode("latin-1")
+    (tmp_path / "texts.txt").write_bytes(utf8)
+    program = (
+        "import sys; from hierattn.data.text_files import read_texts; "
+        f"assert len(read_texts({str(tmp_path / 'texts.txt')!r})) == 24; "
+        "print('charset_normalizer' in sys.modules)"
+    )
+    imported = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True).stdout
+    assert imported == "False\n"  # UTF-8 texts never load the detector
+
+
+def test_undecodable_utf8_names_the_cjk_encoding_it_looks_like(tmp_path):
+    data = "\n".join(review_lines("shift_jis")).encode("shift_jis")
+    with pytest.raises(DataError) as given:
+        list(iter_lines(io.BytesIO(data), "in", "utf-8"))  # given: never overridden, but the error names it
+    assert str(given.value) == (
+        "in is not valid utf-8 text: line 1 has the byte 0x94 at column 1; it looks like Shift-JIS: pass encoding cp932"
+    )
+    assert given.value.naming("--encoding").endswith("it looks like Shift-JIS: pass --encoding cp932")
+    japanese = "\n".join(review_lines("shift_jis")).encode("euc_jp")  # EUC-JP: never read unasked, but named
+    assert sniff_encoding(japanese) is None
+    with pytest.raises(DataError, match=r"line 1 has the byte 0xc7 at column 1; it looks like EUC-JP: pass encoding"):
+        list(iter_lines(io.BytesIO(japanese), "in"))
+    (tmp_path / "short.txt").write_bytes("\n".join(review_lines("euc_kr", 2)).encode("euc_kr"))
+    assert check_text_file(tmp_path / "short.txt") is None  # too few bytes to read it as EUC-KR unasked ...
+    error = locate_decode_error(tmp_path / "short.txt")  # ... but enough to name it
+    assert str(error).endswith("line 1 has the byte 0xb9 at column 1; it looks like EUC-KR: pass encoding cp949")
+    (tmp_path / "one.txt").write_bytes("送餐很快\n".encode("gb18030"))  # 4 characters: no encoding is clearly first
+    with pytest.raises(
+        DataError, match=r"line 1 has the byte 0xcb at column 1; pass the file's encoding with encoding "
+    ):
+        read_texts(tmp_path / "one.txt")
+
+
+def test_the_encoding_detected_is_read_strictly(tmp_path):
+    lines = review_lines("big5", 5000)  # past the first 64 KiB, where the encoding is detected
+    (tmp_path / "texts.txt").write_bytes("\n".join(lines).encode("big5") + b"\nbroken \xff\xfe line\n")
+    with pytest.raises(DataError) as broken:
+        read_texts(tmp_path / "texts.txt")
+    assert str(broken.value) == (
+        f"{tmp_path / 'texts.txt'} is not valid cp950 text (Big5, detected as it is not UTF-8): line 5001 has the "
+        "byte 0xff at column 8; pass the file's encoding with encoding"
+    )
+    assert broken.value.argument == "encoding" and "\n" not in str(broken.value)
+
+
+def test_a_detected_encoding_pickles_with_its_name():
+    encoding = pickle.loads(pickle.dumps(DetectedEncoding("cp932", "Shift-JIS")))
+    assert (encoding, encoding.label, codec_name(encoding)) == ("cp932", "Shift-JIS", "cp932")

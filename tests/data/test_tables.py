@@ -15,9 +15,11 @@ import pandas as pd
 import pytest
 
 from hierattn.data.dataset import LabelMap
-from hierattn.data.tables import DataWarning, load_table, read_table, table_format
+from hierattn.data.tables import DataWarning, load_table, read_table, rows_text, table_format
 from hierattn.errors import DataError
 from hierattn.utils.shell import pip_install
+
+from conftest import LEGACY_ENCODINGS, LEGACY_REVIEWS
 
 
 def test_csv_with_default_columns_and_string_labels(tmp_path):
@@ -299,3 +301,95 @@ def test_multi_label_cells_are_label_sets_and_an_empty_cell_is_no_label(tmp_path
         load_table(test, label_map=data.label_map, label_separator="|")
     other, _ = load_table(pd.DataFrame({"text": ["a", "b"], "labels": ["x;y", "y"]}), label_separator=";")
     assert other.label_map.names_of(other.labels) == [["x", "y"], ["y"]]
+
+
+# Tables in the legacy encodings of Chinese, Japanese and Korean --------------------------------------------------------
+
+
+def review_table(written, rows=24, fmt="csv"):
+    """A table of `rows` reviews in the language of the encoding `written`, labelled good and bad, as text."""
+    sentences = LEGACY_REVIEWS["gb18030" if written == "gbk" else written]
+    frame = pd.DataFrame(
+        {"text": [sentences[i % len(sentences)] for i in range(rows)], "label": ["good", "bad"] * (rows // 2)}
+    )
+    if fmt == "jsonl":
+        return frame.to_json(orient="records", lines=True, force_ascii=False)
+    return frame.to_csv(index=False, sep="\t" if fmt == "tsv" else ",")
+
+
+@pytest.mark.parametrize("written, read, name", LEGACY_ENCODINGS, ids=[row[0] for row in LEGACY_ENCODINGS])
+def test_tables_in_a_legacy_cjk_encoding_are_read_as_their_utf8_original(tmp_path, written, read, name):
+    for fmt, suffix in (("csv", ".csv"), ("tsv", ".tsv"), ("jsonl", ".jsonl"), ("csv", ".csv.gz")):
+        table = review_table(written, fmt=fmt)
+        original, legacy = tmp_path / f"utf8{suffix}", tmp_path / f"{written}{suffix}"
+        compress = gzip.compress if suffix.endswith(".gz") else bytes
+        original.write_bytes(compress(table.encode()))
+        legacy.write_bytes(compress(table.encode(written)))
+        expected, expected_report = load_table(original)
+        data, report = load_table(legacy)
+        assert data.texts == expected.texts and data.labels.tolist() == expected.labels.tolist()
+        assert report == {**expected_report, "detected_encoding": read} and "detected_encoding" not in expected_report
+    assert rows_text(legacy, report)[0] == (
+        f"{legacy}: 24 of 24 rows used (text column 'text', label column 'label'; not UTF-8: read as {name} ({read}), "
+        "the encoding detected)"
+    )
+    assert read_table(legacy).attrs == {"detected_encoding": read} and read_table(original).attrs == {}
+    assert [chunk.attrs["detected_encoding"] for chunk in read_table(legacy, chunksize=10)] == [read] * 3
+
+
+def test_a_given_encoding_is_never_overridden_but_utf8_errors_name_the_one_it_looks_like(tmp_path):
+    path = tmp_path / "reviews.csv"
+    path.write_bytes(review_table("gb18030").encode("gb18030"))
+    with pytest.raises(DataError) as given:
+        load_table(path, encoding="utf-8")
+    assert str(given.value) == (
+        f"{path} is not valid utf-8 text: line 2 has the byte 0xcb at column 1; it looks like GB18030: pass encoding "
+        "gb18030"
+    )
+    with pytest.raises(DataError, match=r"^\S+ is not valid big5 text: line \d+ has .*\(e\.g\. utf-8\)$"):
+        load_table(path, encoding="big5")  # a wrong encoding given: the error of old
+    data, report = load_table(path, encoding="latin-1")  # any bytes are latin-1: read as given, wrong or not
+    assert (
+        data.texts[0] == "送餐很快，味道不错。".encode("gb18030").decode("latin-1")
+        and "detected_encoding" not in report
+    )
+
+
+def test_a_short_or_unclear_table_is_refused_in_one_line_naming_the_encoding_it_looks_like(tmp_path):
+    short = tmp_path / "short.csv"
+    short.write_bytes(review_table("gb18030", rows=4).encode("gb18030"))  # too few bytes to read it unasked
+    with pytest.raises(DataError) as refused:
+        load_table(short)
+    assert str(refused.value) == (
+        f"{short} is not valid utf-8 text: line 2 has the byte 0xcb at column 1; it looks like GB18030: pass encoding "
+        "gb18030"
+    )
+    assert refused.value.naming("--encoding").endswith("it looks like GB18030: pass --encoding gb18030")
+    unclear = tmp_path / "unclear.csv"
+    unclear.write_bytes("text,label\n送餐很快,good\n".encode("gb18030"))  # 4 characters: no encoding is clearly first
+    with pytest.raises(
+        DataError,
+        match=r"^\S+ is not valid utf-8 text: line 2 has the byte 0xcb at column 1; pass the file's encoding with "
+        r"encoding \(e\.g\. latin-1 or cp1252\)$",
+    ):
+        load_table(unclear)
+    late = tmp_path / "late.csv"  # its first 64 KiB are ASCII, so UTF-8: the error names the encoding of the rest
+    korean = review_table("euc_kr").encode("euc_kr").split(b"\n", 1)[1]  # its rows, without the header
+    late.write_bytes(("text,label\n" + "fast delivery,good\n" * 4000).encode() + korean)
+    with pytest.raises(
+        DataError, match=r"line 4002 has the byte 0xb9 at column 1; it looks like EUC-KR: pass encoding"
+    ):
+        load_table(late)
+
+
+def test_a_table_in_the_encoding_detected_is_read_strictly(tmp_path):
+    path = tmp_path / "reviews.csv"
+    table = review_table("shift_jis", rows=3000)  # past the first 64 KiB, where the encoding is detected
+    path.write_bytes(table.encode("shift_jis") + b"broken \x81 line,good\n")  # 0x81 starts a character
+    with pytest.raises(DataError) as broken:
+        load_table(path)
+    assert str(broken.value) == (
+        f"{path} is not valid cp932 text (Shift-JIS, detected as it is not UTF-8): line 3002 has the byte 0x81 at "
+        "column 8; pass the file's encoding with encoding"
+    )
+    assert broken.value.argument == "encoding" and "\n" not in str(broken.value)

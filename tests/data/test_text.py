@@ -1,5 +1,6 @@
 """Tests for hierattn.data.text: cleaning, sentence splitting, tokens with offsets."""
 
+import functools
 import json
 import pathlib
 
@@ -162,3 +163,77 @@ def test_ascii_text_gives_the_tokens_of_the_general_path(imdb_sample):
         assert general[-1] == "\u00e9" and tokenizer.words(text) == general[:-1], text
         general = tokenizer.sentences(text + " \u00e9")
         assert tokenizer.sentences(text) == general[:-1] + ([general[-1][:-1]] if general[-1][:-1] else []), text
+
+
+# Real sentences in scripts other than Latin: each language's own sentence ends, and its words whole
+# (Thai vowel signs, Devanagari matras and viramas, Arabic harakat are marks, not letters, and stay in their word).
+SCRIPTS = [
+    (
+        "这家店送餐很快。味道也不错！下次还会再点吗？会的",
+        ["这家店送餐很快。", "味道也不错！", "下次还会再点吗？", "会的"],
+    ),
+    ("配達がとても早かったです。また注文します！", ["配達がとても早かったです。", "また注文します！"]),
+    ("อาหารอร่อยมาก\nส่งเร็วด้วย", ["อาหารอร่อยมาก", "ส่งเร็วด้วย"]),
+    ("الطعام لذيذ جداً؟ نعم، والتوصيل سريع.", ["الطعام لذيذ جداً؟", "نعم، والتوصيل سريع."]),
+    ("खाना बहुत अच्छा था। डिलीवरी जल्दी हुई॥ धन्यवाद", ["खाना बहुत अच्छा था।", "डिलीवरी जल्दी हुई॥", "धन्यवाद"]),
+    ("ဒီဆိုင်ကောင်းတယ်။ ထပ်လာမယ်။", ["ဒီဆိုင်ကောင်းတယ်။", "ထပ်လာမယ်။"]),
+    ("「很好吃。」我还会来．", ["「很好吃。」", "我还会来．"]),
+]
+
+
+@pytest.mark.parametrize("text, expected", SCRIPTS)
+def test_sentences_end_where_each_script_ends_them(text, expected):
+    assert sentences(text) == expected
+
+
+def test_words_keep_their_combining_marks():
+    tokenizer = Tokenizer()
+    assert tokenizer.words("खाना बहुत अच्छा था। हिन्दी") == ["खाना", "बहुत", "अच्छा", "था", "हिन्दी"]
+    assert tokenizer.words("อาหารอร่อยมาก ส่งเร็ว") == ["อาหารอร่อยมาก", "ส่งเร็ว"]
+    assert tokenizer.words("الطعامُ لذيذٌ") == ["الطعامُ", "لذيذٌ"]
+
+
+def test_forms_are_nfkc_and_case_folded():
+    # Full-width Latin and digits in CJK text read as ASCII; case folding maps the German sharp s as lower() does not.
+    assert Tokenizer().words("ＧＯＯＤ１２３ 很好 Straße ΣΟΦΟΣ") == ["good123", "很好", "strasse", "σοφοσ"]
+
+
+@functools.cache
+def _learned():
+    return Tokenizer().with_units("subwords", learn_from=[s[0] for s in SCRIPTS] * 20 + TRICKY[:3] * 20)
+
+
+@pytest.mark.parametrize("units", ["characters", "subwords"])
+@pytest.mark.parametrize("text", [s[0] for s in SCRIPTS] + TRICKY)
+def test_units_map_back_to_the_original_text(units, text):
+    tokenizer = _learned() if units == "subwords" else Tokenizer().with_units(units)
+    tokenized = tokenizer.tokenize(text)
+    previous_end = 0
+    for s, sentence in enumerate(tokenized):
+        for i, token in enumerate(sentence):
+            assert text[token.start : token.end] == token.text and token.start >= previous_end
+            assert (token.sentence, token.index) == (s, i)
+            previous_end = token.end
+    assert [[t.form for t in s] for s in tokenized] == tokenizer.sentences(text)
+    assert [t.form for s in tokenized for t in s] == tokenizer.words(text)
+    assert tokenizer.words(text, max_tokens=5) == tokenizer.words(text)[:5]
+    again = Tokenizer.from_config(json.loads(json.dumps(tokenizer.get_config())))
+    assert again.sentences(text) == tokenizer.sentences(text)
+
+
+def test_character_units_are_the_characters_of_words():
+    tokenizer = Tokenizer().with_units("characters")
+    assert tokenizer.sentences("送餐很快。味道ＯＫ！") == [["送", "餐", "很", "快"], ["味", "道", "o", "k"]]
+    (sentence,) = tokenizer.tokenize("很快 ok", max_words=3)
+    assert [(t.text, t.start, t.end) for t in sentence] == [("很", 0, 1), ("快", 1, 2), ("o", 3, 4)]
+
+
+def test_units_must_be_known_and_auto_must_be_chosen_first():
+    with pytest.raises(ValueError, match="units must be one of"):
+        Tokenizer(units="letters")
+    with pytest.raises(ValueError, match="chosen from training texts first"):
+        Tokenizer(units="auto").words("很好")
+    with pytest.raises(ValueError, match="learn_from"):
+        Tokenizer().with_units("subwords")
+    with pytest.raises(ValueError, match="learned from training texts first"):
+        Tokenizer(units="subwords").tokenize("很好")

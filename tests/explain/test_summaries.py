@@ -99,3 +99,26 @@ def test_one_plain_sentence_says_what_the_margin_and_the_constant_terms_are():
 
 def test_the_examples_run():
     assert doctest.testmod(hierattn.explain.summaries).failed == 0
+
+
+def test_subword_pieces_are_joined_into_the_words_the_user_wrote():
+    from hierattn.data.text import Tokenizer
+    from hierattn.explain.explanation import WordWeight
+    from hierattn.explain.summaries import whole_words
+
+    text = "Unwatchable. Wonderfully unwatchable"
+    learned = ["unwatchable wonderfully watch wonder able un fully"] * 50
+    tokenizer = Tokenizer().with_units("subwords", learn_from=learned)
+    tokens = [t for sentence in tokenizer.tokenize(text) for t in sentence]
+    assert len(tokens) > 3  # the words are in pieces
+    words = [WordWeight.of_token(t, 0.1, 0.1, 1.0, False, True, 0.5 + i) for i, t in enumerate(tokens)]
+    joined = whole_words(words)
+    assert [w.text for w in joined] == ["Unwatchable", "Wonderfully", "unwatchable"]
+    assert [(w.start, w.end, w.sentence) for w in joined] == [(0, 11, 0), (13, 24, 1), (25, 36, 1)]
+    assert sum(w.evidence for w in joined) == pytest.approx(sum(w.evidence for w in words))
+    assert all(text[w.start : w.end] == w.text for w in joined)
+    characters = [
+        WordWeight.of_token(t, 0.1, 0.1, 1.0, False, True, 1.0)
+        for t in Tokenizer().with_units("characters").tokenize("很好")[0]
+    ]
+    assert whole_words(characters) == characters  # characters of a script without words stay apart

@@ -19,7 +19,7 @@ from hierattn.errors import DataError
 from hierattn.ngrams.mixing import ngram_logits
 from hierattn.runs.directory import BUNDLE_FILE
 
-from conftest import TINY_OPTIONS, eagerly, make_reviews, rewrite_bundle_metadata
+from conftest import TINY_OPTIONS, eagerly, make_chinese_reviews, make_reviews, rewrite_bundle_metadata
 
 pytestmark = pytest.mark.slow
 
@@ -28,6 +28,7 @@ BACKBONES = {
     "transformer": {},
     "rnn": {},
     "rnn-lstm": {"cell": "lstm"},
+    "han-subwords": {"text_units": "subwords"},  # Chinese reviews, in pieces learned from them (SentencePiece)
 }
 
 
@@ -35,7 +36,7 @@ def _trained(name):
     import hierattn
 
     architecture = name.split("-")[0]
-    texts, labels = make_reviews(120)
+    texts, labels = (make_chinese_reviews if "text_units" in BACKBONES[name] else make_reviews)(120)
     clf = hierattn.TextClassifier(
         architecture, embeddings="none", min_count=1, **TINY_OPTIONS[architecture], **BACKBONES[name]
     )
@@ -77,6 +78,8 @@ def _edge_texts(clf):
         "<br /><br />",  # markup only
         "Great. " * 3,
         *make_reviews(40, seed=7)[0],
+        "ＧＲＥＡＴ１２３，很好吃！",  # full-width Latin and digits
+        *make_chinese_reviews(20, seed=7)[0],
     ]
 
 
@@ -130,25 +133,25 @@ def test_the_bundle_describes_its_tokenizer(exported):
 
 
 def _bare_install(folder):
-    """A folder holding only hierattn, NumPy and onnxruntime, as `pip install --no-deps /path/to/hierattn onnxruntime numpy` leaves."""
+    """A folder holding only hierattn, NumPy, onnxruntime and sentencepiece, as `pip install --no-deps /path/to/hierattn
+    onnxruntime numpy sentencepiece` leaves."""
     import numpy
     import onnxruntime
+    import sentencepiece
 
     import hierattn
 
-    for module in (hierattn, numpy, onnxruntime):
+    for module in (hierattn, numpy, onnxruntime, sentencepiece):
         package = pathlib.Path(module.__file__).parent
         (folder / package.name).symlink_to(package)
-    libs = (
-        pathlib.Path(numpy.__file__).parents[1] / "numpy.libs"
-    )  # NumPy's own shared libraries, where a wheel has them
-    if libs.is_dir():
-        (folder / libs.name).symlink_to(libs)
+        libs = package.parent / f"{package.name}.libs"  # a wheel's own shared libraries, where it has them
+        if libs.is_dir():
+            (folder / libs.name).symlink_to(libs)
     return folder
 
 
 def test_the_runtime_runs_without_tensorflow(exported, tmp_path):
-    """Where only hierattn, NumPy and onnxruntime are installed: no TensorFlow, Keras, pandas, tqdm..."""
+    """Where only hierattn, NumPy, onnxruntime and sentencepiece are installed: no TensorFlow, Keras, pandas, tqdm..."""
     clf, path = exported
     texts = _edge_texts(clf)[:8]
     bare = _bare_install(tmp_path)
