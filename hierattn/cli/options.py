@@ -154,16 +154,6 @@ def _setting_options():
             help="How much of each document is read: sentences x words per sentence for han (e.g. 30x40), "
             "words for transformer and rnn (e.g. 400).",
         ),
-        click.option(
-            "--units",
-            "text_units",
-            type=click.Choice(UNITS["choices"]),
-            default=UNITS["units"],
-            show_default=True,
-            help="What the model reads: words, characters, or subwords learned from the training texts; auto: "
-            "words for languages written with spaces, else the better of characters and subwords on training "
-            "texts held out (docs/languages.md).",
-        ),
         click.option("--embedding-dim", type=click.IntRange(1), default=None, show_default=_shown("embedding_dim")),
         click.option(
             "--embeddings",
@@ -229,6 +219,20 @@ def _run_options():
         ),
         distribute_option,
     ]
+
+
+def units_option(function):
+    """--units auto|words|characters|subwords: what a table's run reads (`TextClassifier(text_units=)`)."""
+    return click.option(
+        "--units",
+        "text_units",
+        type=click.Choice(UNITS["choices"]),
+        default=UNITS["units"],
+        show_default=True,
+        help="What the model reads: words, characters, or subwords learned from the training texts; auto: "
+        "words for languages written with spaces, else the better of characters and subwords on training "
+        "texts held out (docs/languages.md).",
+    )(function)
 
 
 def metric_option(function):

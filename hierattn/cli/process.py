@@ -29,7 +29,9 @@ def configure_process(verbose=False):
     * Without `verbose`: TensorFlow's C++ log lines (written straight to file
       descriptor 2, e.g. `failed call to cuInit` on a machine without a GPU)
       are discarded, Python's own `sys.stderr` keeps the real standard error,
-      and library warnings are not shown (the CLI reports what matters itself).
+      and library warnings are not shown (the CLI reports what matters itself)
+      but for one line per file read in an encoding detected, not given
+      (`hierattn.data.decoding.log_detected`).
     """
     os.environ.setdefault("TF_CPU_ALLOCATOR_USE_BFC", "true")
     if not any(isinstance(finder, _WithoutScikitLearn) for finder in sys.meta_path):
@@ -44,6 +46,10 @@ def configure_process(verbose=False):
         library.setLevel(logging.DEBUG)
         return
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    decoding = logging.getLogger("hierattn.data.decoding")  # "X is not UTF-8: read as GB18030 ...": said once
+    if not any(isinstance(handler, _Echo) for handler in decoding.handlers):
+        decoding.addHandler(_Echo())
+        decoding.setLevel(logging.INFO)
     warnings.simplefilter("ignore")
     logging.getLogger("tensorflow").setLevel(logging.ERROR)
     try:
@@ -102,3 +108,12 @@ class _LoadingWithout(importlib.abc.Loader):
         finally:
             if sys.modules.get(self.hidden, False) is None:
                 del sys.modules[self.hidden]
+
+
+class _Echo(logging.Handler):
+    """Writes a library record's message to standard error as the program's own lines are (click, at emit time)."""
+
+    def emit(self, record):
+        import click
+
+        click.echo(self.format(record), err=True)

@@ -20,6 +20,7 @@ from hierattn.cli.options import (
     interrupted_text,
     metric_option,
     train_options,
+    units_option,
 )
 from hierattn.defaults import LABEL_COLUMNS, MULTILABEL, TEXT_COLUMNS
 
@@ -126,6 +127,7 @@ def train_imdb(source, config_file, output, resume, distribute, **settings):
 )
 @encoding_option
 @metric_option
+@units_option
 @train_options
 @friendly_errors
 def train_csv(

@@ -19,7 +19,6 @@ import numpy as np
 
 from hierattn.data.dataset import LabelMap, TextDataset
 from hierattn.data.decoding import (
-    DETECTED,
     DetectedEncoding,
     check_text_file,
     codec_name,
@@ -389,17 +388,16 @@ def split_labels(value, separator):
 
 
 def rows_text(path, report):
-    """What `load_table` read from `path`: the rows used (and the encoding detected), and a line on those skipped.
+    """What `load_table` read from `path`: the rows used, and a line on those skipped.
+
+    (An encoding detected is said where the file is read: `hierattn.data.decoding.log_detected`.)
 
     Returns:
         `(used, skipped)`, two strings, or a string and None (no row skipped).
     """
-    detected = report.get("detected_encoding")
-    label = next((label for label, codec in DETECTED.values() if codec == detected), detected)
-    encoding = f"; not UTF-8: read as {label} ({detected}), the encoding detected" if detected else ""
     used = (
         f"{path}: {report['used']:,} of {report['rows']:,} rows used (text column {report['text_column']!r}, "
-        f"label column {report['label_column']!r}{encoding})"
+        f"label column {report['label_column']!r})"
     )
     if report["used"] >= report["rows"]:
         return used, None

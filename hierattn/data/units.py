@@ -157,11 +157,10 @@ def held_out_score(train_units, train_labels, held_units, held_labels):
     vectorizer = TfidfVectorizer(analyzer=_unit_ngrams, min_df=2, sublinear_tf=True)
     x = vectorizer.fit_transform(train_units)
     model = LogisticRegression(C=UNITS["C"], max_iter=2000).fit(x, train_labels)
-    probabilities = model.predict_proba(vectorizer.transform(held_units))
-    predicted = model.classes_[probabilities.argmax(axis=1)]
+    held = vectorizer.transform(held_units)
     return {
-        "log_loss": round(float(log_loss(held_labels, probabilities, labels=model.classes_)), 5),
-        "accuracy": round(float(np.mean(predicted == np.asarray(held_labels))), 5),
+        "log_loss": round(float(log_loss(held_labels, model.predict_proba(held), labels=model.classes_)), 5),
+        "accuracy": round(float(model.score(held, held_labels)), 5),
     }
 
 

@@ -299,15 +299,16 @@ def test_an_impossible_size_ends_in_one_line_naming_the_settings(tiny_csv, tmp_p
     assert not (tmp_path / "run").exists()
 
 
-def test_a_chinese_table_in_gb18030_is_read_without_its_encoding_and_says_so(tmp_path, stop_before_fit):
+def test_a_chinese_table_in_gb18030_is_read_without_its_encoding_and_says_so(tmp_path, stop_before_fit, caplog):
     from conftest import make_chinese_reviews
 
     texts, labels = make_chinese_reviews(60)
     rows = "".join(f"{text},{label}\n" for text, label in zip(texts, labels))
     path = write_file(tmp_path / "zh.csv", ("text,label\n" + rows).encode("gb18030"))
-    result = invoke_cli("train", "csv", path, "--output", tmp_path / "run", *TINY)
+    with caplog.at_level("INFO", logger="hierattn.data.decoding"):  # the program shows it (cli/process.py)
+        result = invoke_cli("train", "csv", path, "--output", tmp_path / "run", *TINY)
     assert result.exit_code == 130, result.output  # stopped as fit began: read, the units chosen
-    assert "not UTF-8: read as GB18030 (gb18030), the encoding detected" in result.output
+    assert caplog.messages == [f"{path} is not UTF-8: read as GB18030 (gb18030), the encoding detected"]
     data = json.loads((tmp_path / "run" / "config.json").read_text())["data"]
     assert data["encoding"] is None and data["detected_encoding"] == "gb18030"
     classifier = keras.saving.load_model(tmp_path / "run" / "checkpoints" / "adapted.keras")

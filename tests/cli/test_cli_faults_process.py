@@ -187,3 +187,25 @@ def test_the_program_selects_the_bfc_allocator_unless_the_user_chose(tmp_path):
             [sys.executable, "-c", script], capture_output=True, text=True, env=child_env, timeout=60
         )
         assert result.stdout.strip() == expected, result.stderr
+
+
+def test_the_program_says_once_which_encoding_it_detected_even_without_verbose(tmp_path):
+    path = tmp_path / "zh.csv"
+    path.write_bytes(
+        ("text,label\n" + "送餐很快，味道不错。,pos\n等了两个小时，饭都凉了。,neg\n" * 20).encode("gb18030")
+    )
+    script = (
+        "import sys; from hierattn.cli import configure_process; configure_process(verbose=sys.argv[1] == 'verbose'); "
+        "from hierattn.data import read_table; print(len(read_table(sys.argv[2])))"
+    )
+    for mode in ("quiet", "verbose"):
+        result = subprocess.run(
+            [sys.executable, "-c", script, mode, str(path)],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            timeout=60,
+        )
+        assert result.stdout.strip() == "40", result.stderr
+        said = [line for line in result.stderr.splitlines() if "the encoding detected" in line]
+        assert said == [f"{path} is not UTF-8: read as GB18030 (gb18030), the encoding detected"], result.stderr

@@ -26,7 +26,8 @@ def test_train_table_reads_the_data_trains_and_records_it(tiny_csv, tmp_path):
     config = json.loads((tmp_path / "run" / "config.json").read_text())
     assert config["classifier"]["backbone"] == "rnn" and config["epochs"] == 1
     assert config["classifier"]["preprocessor"]["config"]["sequence_length"] == 12
-    assert (config["data"]["text_column"], config["data"]["encoding"]) == ("text", "utf-8")
+    assert (config["data"]["text_column"], config["data"]["encoding"]) == ("text", None)  # as given: UTF-8 or detected
+    assert "detected_encoding" not in config["data"]
     assert set(config["data"]) >= {"train", "test"}
 
 
