@@ -32,6 +32,7 @@ the runtime reproduces every unit exactly.
 
 import base64
 import io
+import itertools
 import logging
 import math
 import re
@@ -40,6 +41,7 @@ import time
 import numpy as np
 
 from hierattn.defaults import UNITS
+from hierattn.errors import DataError
 
 logger = logging.getLogger(__name__)
 
@@ -103,9 +105,14 @@ class Subwords:
         """Learns pieces from normalised sentences (word forms joined by spaces), at most `vocabulary_size`."""
         import sentencepiece
 
+        sentences = iter(sentences)
+        first = next(sentences, None)
+        if first is None:
+            raise DataError("no words to learn subword units from: the training texts have none")
         model = io.BytesIO()
+        sentencepiece.set_random_generator_seed(UNITS["seed"])  # which sentences past `subword_sentences` are read
         sentencepiece.SentencePieceTrainer.train(
-            sentence_iterator=iter(sentences),
+            sentence_iterator=itertools.chain([first], sentences),
             model_writer=model,
             vocab_size=vocabulary_size,
             hard_vocab_limit=False,  # a small corpus gets the pieces it has
@@ -194,9 +201,11 @@ def choose_units(texts, labels, tokenizer, progress=False):
         )
         return tokenizer.with_units("words"), report
     candidates = UNITS["candidates"]
-    rows = _held_out_rows(labels, min(len(texts), UNITS["sample"]))
+    rows = _held_out_rows(labels, len(texts))
     if rows is None:
-        report.update(units="characters", reason=f"{share:.0%} of the letters are in scripts written without spaces")
+        reason = f"{share:.0%} of the letters are in scripts written without spaces; characters, untried"
+        reason += " (no single labels, or too few texts of a class, to compare units on)"
+        report.update(units="characters", reason=reason)
         return tokenizer.with_units("characters"), report
     fit, held = rows
     labels = np.asarray(labels)
@@ -224,21 +233,25 @@ def choose_units(texts, labels, tokenizer, progress=False):
 
 
 def _held_out_rows(labels, count):
-    """`(fit rows, held-out rows)` of the first `count` texts, stratified and seeded; `None` where labels cannot tell."""
-    if labels is None or count < 20:
+    """`(fit rows, held-out rows)` of a seeded sample of at most `UNITS["sample"]` of `count` texts, stratified.
+
+    `None` where labels cannot tell units apart: none, label sets (multi-label), under 20 texts, one class, or a
+    class with a single text in the sample.
+    """
+    if labels is None or count < 20 or any(isinstance(label, (list, tuple, set, np.ndarray)) for label in labels):
         return None
     labels = np.asarray(labels)
-    if labels.ndim != 1:
-        return None
-    labels = labels[:count]
-    classes, counts = np.unique(labels, return_counts=True)
+    rows = np.arange(count)
+    if count > UNITS["sample"]:  # a seeded sample, not the first rows (a table may be sorted by label)
+        rows = np.sort(np.random.default_rng(UNITS["seed"]).choice(count, UNITS["sample"], replace=False))
+    classes, counts = np.unique(labels[rows], return_counts=True)
     if len(classes) < 2 or counts.min() < 2:
         return None
     from sklearn.model_selection import train_test_split
 
-    held_share = max(UNITS["held_out"], len(classes) / count)
+    held_share = max(UNITS["held_out"], len(classes) / len(rows))
     fit, held = train_test_split(
-        np.arange(count), test_size=min(0.5, held_share), random_state=UNITS["seed"], stratify=labels
+        rows, test_size=min(0.5, held_share), random_state=UNITS["seed"], stratify=labels[rows]
     )
     return np.sort(fit), np.sort(held)
 

@@ -21,6 +21,7 @@ import functools
 import pathlib
 
 from hierattn.data import load_imdb, load_table, locate_imdb
+from hierattn.data.decoding import DEFAULT_ENCODING, codec_name
 from hierattn.data.tables import rows_text
 from hierattn.data.text_files import read_texts
 from hierattn.defaults import MULTILABEL
@@ -326,8 +327,21 @@ def _checked(settings, output, resume, distribute):
 
 
 def _as_recorded(run_dir, recorded, name, given):
-    """A table option to resume with: the one the run recorded, which one given again must equal."""
+    """A table option to resume with: the one the run recorded, which one given again must equal.
+
+    An encoding recorded as not given was UTF-8 or the one detected (`detected_encoding`): one given again must
+    be that one.
+    """
     value = recorded.get(name)
+    if name == "encoding" and value is None and given is not None:
+        found = recorded.get("detected_encoding") or DEFAULT_ENCODING
+        if codec_name(given) != codec_name(found):
+            raise ArgumentError(
+                f"cannot resume {run_dir} with {{argument}} {given!r}: it read its files as {found!r}; leave "
+                "{argument} out to resume as it read them",
+                argument=name,
+            )
+        return None
     if given is not None and value is not None and given != value:
         raise ArgumentError(
             f"cannot resume {run_dir} with {{argument}} {given!r}: it was trained with {value!r}; leave "

@@ -29,7 +29,7 @@ from hierattn.errors import DataError, first_line
 MODES = ("hierarchical", "flat")
 # The length limits a mode's ids are cut to (the others may be null).
 MODE_LIMITS = {"hierarchical": ("max_sentences", "max_words"), "flat": ("sequence_length",)}
-UNITS = ("words", "characters", "subwords")  # what a trained tokenizer reads ("auto" is chosen before)
+TRAINED_UNITS = ("words", "characters", "subwords")  # what a trained tokenizer reads ("auto" is chosen before)
 NGRAM_SETTINGS = ("vocabulary_size", "num_classes", "ngram_max", "num_buckets")
 # How far from 1 a softmax's row sums may be, in float32.
 SOFTMAX_TOLERANCE = 1e-4
@@ -131,7 +131,9 @@ def _check_preprocessor(metadata, check):
         f"the tokenizer's lower and unescape_html must be true or false, not {_short(flags)}",
     )
     units = tokenizer.get("units", "words")
-    check(units in UNITS, f"the tokenizer's units must be one of {', '.join(UNITS)}, not {_short(units)}")
+    check(
+        units in TRAINED_UNITS, f"the tokenizer's units must be one of {', '.join(TRAINED_UNITS)}, not {_short(units)}"
+    )
     if units == "subwords":
         check(_subwords_load(tokenizer.get("subwords")), "its subword model is missing or damaged")
 

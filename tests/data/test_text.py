@@ -237,3 +237,17 @@ def test_units_must_be_known_and_auto_must_be_chosen_first():
         Tokenizer().with_units("subwords")
     with pytest.raises(ValueError, match="learned from training texts first"):
         Tokenizer(units="subwords").tokenize("很好")
+
+
+def test_units_of_a_letter_that_normalises_to_more_keep_the_spans_of_their_letters():
+    tokenizer = Tokenizer().with_units("characters")
+    units = [(t.text, t.form, t.start, t.end) for s in tokenizer.tokenize("Straße ﬁne") for t in s]
+    assert units[3:7] == [("a", "a", 3, 4), ("ß", "s", 4, 5), ("", "s", 5, 5), ("e", "e", 5, 6)]
+    assert units[7:9] == [("ﬁ", "f", 7, 8), ("", "i", 8, 8)] and units[9] == ("n", "n", 8, 9)
+    assert [(t.text, t.start) for s in tokenizer.tokenize("e\u0301te") for t in s][0] == ("e\u0301", 0)
+
+
+def test_a_full_width_decimal_point_ends_no_sentence_and_forms_hold_no_space():
+    assert sentences("价格３．５元。好吃．下次再来") == ["价格３．５元。", "好吃．", "下次再来"]
+    assert Tokenizer().words("\u037a \ufc5e") == ["ι", "ٌّ"]  # NFKC gives a space before each: left out
+    assert Tokenizer().get_config() == {"lower": True, "unescape_html": True}  # as before units (old runtimes)

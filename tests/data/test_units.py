@@ -75,3 +75,23 @@ def test_the_preprocessor_chooses_once_records_why_and_keeps_it(tmp_path):
     assert forced.tokenizer.subwords is not None and forced.units_report is None
     ids = forced(texts[:3])
     assert ids.shape[0] == 3 and np.all(ids.max(axis=1) > 1)  # the pieces are in the vocabulary
+
+
+def test_units_are_not_compared_without_single_labels_and_say_why():
+    texts, labels = make_chinese_reviews(100)
+    label_sets = [[label] for label in labels]
+    tokenizer, report = choose_units(texts, label_sets, Tokenizer(units="auto"))
+    assert tokenizer.units == "characters" and "untried" in report["reason"] and "scores" not in report
+    with pytest.raises(Exception, match="no words to learn subword units from"):
+        Tokenizer().with_units("subwords", learn_from=["", "...", "<br />"])
+
+
+def test_the_comparison_reads_a_seeded_sample_not_the_first_rows(monkeypatch):
+    from hierattn.defaults import UNITS
+
+    texts, labels = make_chinese_reviews(200)
+    order = np.argsort(labels, kind="stable")  # a table sorted by label: its first rows are of one class
+    texts, labels = [texts[i] for i in order], [labels[i] for i in order]
+    monkeypatch.setitem(UNITS, "sample", 60)
+    _, report = choose_units(texts, labels, Tokenizer(units="auto"))
+    assert set(report["scores"]) == {"characters", "subwords"} and report["held_out"] == 12

@@ -131,6 +131,13 @@ def test_resuming_with_other_data_or_columns_is_refused_before_any_is_read(unfin
         "text_column out to resume with the recorded one$",
     ):
         resume_run(unfinished_copy, text_column="review")
+    config = json.loads((unfinished_copy / "config.json").read_text())
+    config["data"]["encoding"] = None  # as a run records it when none was given: read as UTF-8 (none detected)
+    (unfinished_copy / "config.json").write_text(json.dumps(config))
+    with pytest.raises(
+        ArgumentError, match=rf"^cannot resume {unfinished_copy} with encoding 'latin-1': it read its files as 'utf-8'"
+    ):
+        resume_run(unfinished_copy, encoding="latin-1")
     archive = mini_imdb(tmp_path / "aclImdb_v1.tar.gz")
     with pytest.raises(RunError, match=rf"^cannot resume {unfinished_copy} on IMDB \({archive}\): it was trained on "):
         train_imdb(archive, resume=unfinished_copy)  # an IMDB source for a run on tables
