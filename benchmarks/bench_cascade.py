@@ -17,7 +17,7 @@ On one run (the default IMDB run), in one process, on 2 CPU cores, every figure 
 
 Usage:
     python benchmarks/bench_cascade.py RUN_DIR [--texts 10000] [--single 100] [--corpus 1000]
-        [--data ../shared/datasets/aclImdb_v1.tar.gz] [--output results.json]
+        [--data ../shared/datasets/aclImdb_v1.tar.gz] [--output results.json] [--throughput-only]
 """
 
 import argparse
@@ -102,6 +102,12 @@ def main():
     parser.add_argument("--corpus", type=int, default=1000)
     parser.add_argument("--data", default=str(ROOT.parent / "shared/datasets/aclImdb_v1.tar.gz"))
     parser.add_argument("--output")
+    parser.add_argument(
+        "--throughput-only",
+        action="store_true",
+        help="only the throughput figures (e.g. the same script on two "
+        "versions of hierattn: PYTHONPATH=/path/to/other/checkout)",
+    )
     args = parser.parse_args()
 
     from hierattn import runtime
@@ -132,6 +138,8 @@ def main():
         "always_over_tfidf_lr": round(speed["runtime_always"] / speed["tfidf_lr"], 2),
         "auto_over_always": round(speed["runtime_auto"] / speed["runtime_always"], 2),
     }
+    if args.throughput_only:
+        return report(results, args.output)
 
     logits = auto._ngram_logits(auto.encoder.encode(test.texts, mode="whole", whole_length=auto._ngram_length))
     results["test"] = {
