@@ -68,8 +68,11 @@ LENGTH_PERCENTILE = 95
 # Japanese, Thai...), else the `candidates` with the lowest log-loss of TF-IDF of unit 1-3 grams + logistic
 # regression (C `C`) on a stratified `held_out` share of those texts (seeded by `seed`). Subwords: SentencePiece's
 # unigram model of at most `subword_vocabulary` pieces, learned from up to `subword_sentences` sentences, covering
-# `character_coverage` of the characters (the rarest left out of vocabulary). Chosen on the validation part of
-# waimai_10k and checked on English (BENCHMARKS.md, "Units for every language").
+# `character_coverage` of the characters (the rarest left out of vocabulary). What was validated: on waimai_10k's
+# training texts held out, characters beat subwords (BENCHMARKS.md, "Every language"), and `auto` keeps the units
+# every English set was measured with. Not tuned: `unspaced_share` (every set we hold is at 0% or over 99%, so any
+# value between gives the same choices), `subword_vocabulary` (no set we hold chooses subwords; 4,000 pieces scored
+# better than 8,000 on waimai, both below characters), `C` (the baseline's) and the held-out share.
 UNITS = {
     "units": "auto",
     "choices": ("auto", "words", "characters", "subwords"),

@@ -113,17 +113,14 @@ def rewrite_bundle_metadata(source, target, change):
 
 def make_reviews(n, seed=0):
     """A tiny generated sentiment corpus: (texts, labels) with labels pos/neg."""
-    rng = np.random.default_rng(seed)
-    texts, labels = [], []
-    for _ in range(n):
-        positive = bool(rng.integers(0, 2))
-        words = POSITIVE if positive else NEGATIVE
-        sentences = [f"The film was {rng.choice(words)}.", f"I found the acting {rng.choice(words)}!"]
-        if rng.random() < 0.5:
-            sentences.append("Mr. Smith directed it in the U.S. in 1999.")
-        texts.append(" ".join(rng.permutation(sentences)))
-        labels.append("pos" if positive else "neg")
-    return texts, labels
+    return _generated_reviews(
+        n,
+        seed,
+        (POSITIVE, NEGATIVE),
+        lambda choose: [f"The film was {choose()}.", f"I found the acting {choose()}!"],
+        "Mr. Smith directed it in the U.S. in 1999.",
+        " ",
+    )
 
 
 # Real Chinese phrases of food-delivery reviews, for a corpus written without spaces.
@@ -133,15 +130,27 @@ NEGATIVE_ZH = ["等了两个小时", "饭都凉了", "太难吃了", "送错了"
 
 def make_chinese_reviews(n, seed=0):
     """A tiny generated corpus of Chinese reviews (no spaces; 。！ between sentences): (texts, labels) pos/neg."""
+    return _generated_reviews(
+        n,
+        seed,
+        (POSITIVE_ZH, NEGATIVE_ZH),
+        lambda choose: [f"这家店{choose()}。", f"{choose()}，{choose()}！"],
+        "我们点了两份米饭和一个汤。",
+        "",
+    )
+
+
+def _generated_reviews(n, seed, phrases, sentences, neutral, joiner):
+    """`n` seeded reviews: `sentences(choose)` of one class's phrases, half with a `neutral` sentence, shuffled."""
     rng = np.random.default_rng(seed)
     texts, labels = [], []
     for _ in range(n):
         positive = bool(rng.integers(0, 2))
-        phrases = POSITIVE_ZH if positive else NEGATIVE_ZH
-        sentences = [f"这家店{rng.choice(phrases)}。", f"{rng.choice(phrases)}，{rng.choice(phrases)}！"]
+        words = phrases[0] if positive else phrases[1]
+        chosen = sentences(lambda words=words: rng.choice(words))
         if rng.random() < 0.5:
-            sentences.append("我们点了两份米饭和一个汤。")
-        texts.append("".join(rng.permutation(sentences)))
+            chosen.append(neutral)
+        texts.append(joiner.join(rng.permutation(chosen)))
         labels.append("pos" if positive else "neg")
     return texts, labels
 

@@ -22,12 +22,12 @@ while splitting after "Mr." and "e.g.". This splitter gets the same cases
 right in ~0.08 ms, which is what fits the 20 s budget for 50,000 reviews.
 """
 
-import functools
 import html
 import re
 import sys
 import unicodedata
 
+from hierattn.data.units import WORD_START, Subwords, load_subwords, proportional_spans
 from hierattn.defaults import UNITS
 
 # What a token is (`Tokenizer(units=...)`, `hierattn.data.units`).
@@ -267,7 +267,7 @@ class Tokenizer:
             and offsets are kept either way).
         unescape_html: Map HTML entities such as `&amp;` in token forms.
         units: What a token is (`hierattn.data.units`): `"words"`,
-            `"characters"` (each character of a word), `"subwords"` (pieces of
+            `"characters"` (each letter of a word, with its marks), `"subwords"` (pieces of
             a word, learned from training texts: `with_units`), or `"auto"`,
             to be chosen from training texts (`TextPreprocessor.adapt`)
             before it tokenizes anything.
@@ -294,7 +294,7 @@ class Tokenizer:
         self.lower = lower
         self.unescape_html = unescape_html
         self.units = units
-        self.subwords = None if subwords is None or units != "subwords" else _subwords(subwords)
+        self.subwords = None if subwords is None or units != "subwords" else load_subwords(subwords)
 
     def get_config(self):
         config = {"lower": self.lower, "unescape_html": self.unescape_html}
@@ -325,8 +325,6 @@ class Tokenizer:
             if self.subwords is None:
                 raise ValueError("subword units are learned from texts: pass learn_from=texts")
             return Tokenizer(**settings, units=units, subwords=self.subwords)
-        from hierattn.data.units import Subwords
-
         words = Tokenizer(**settings)
         sentences = (" ".join(sentence) for text in learn_from for sentence in words.sentences(text))
         return Tokenizer(**settings, units=units, subwords=Subwords.learn(sentences))
@@ -336,33 +334,28 @@ class Tokenizer:
 
     def has_words(self, text):
         """Whether `text` has any word (markup, spaces and symbols have none), whatever the units (even `"auto"`)."""
-        return bool(Tokenizer(self.lower, self.unescape_html).tokenize(text, max_tokens=1))
+        words = self if self.units == "words" else Tokenizer(self.lower, self.unescape_html)
+        return bool(words.tokenize(text, max_tokens=1))
 
-    def _split(self, forms):
-        """The units of word forms, in order."""
-        if self.units == "words":
-            return forms
-        if self.units == "characters":
-            return [c for form in forms for c in form]
+    def _pieces(self, forms):
+        """The units of each word form (characters or subwords; words are not split)."""
+        if self.units == "characters":  # a letter with its combining marks is one character (Thai "ร่", "é")
+            return [_CLUSTER.findall(form) for form in forms]
         if self.units == "subwords" and self.subwords is not None:
-            return [piece for pieces in self.subwords.split(forms) for piece in pieces]
+            return self.subwords.split(forms)
         if self.units == "subwords":
             raise ValueError("subword units are learned from training texts first (TextPreprocessor.adapt)")
         raise ValueError("units='auto' are chosen from training texts first (TextPreprocessor.adapt)")
 
-    def _split_each(self, forms):
-        if self.subwords is None:
-            self._split(forms)  # (raises)
-        return self.subwords.split(forms)
+    def _split(self, forms):
+        """The units of word forms, in order."""
+        return forms if self.units == "words" else [unit for units in self._pieces(forms) for unit in units]
 
     def _unit_tokens(self, text, tokens, sentence):
         """Word `Token`s as tokens of this tokenizer's units, each with its span of the original text."""
         if self.units == "words" or not tokens:
             return tokens
-        pieces = [list(t.form) for t in tokens] if self.units == "characters" else None
-        if self.units != "characters":
-            pieces = self._split_each([t.form for t in tokens])
-        from hierattn.data.units import WORD_START, proportional_spans
+        pieces = self._pieces([t.form for t in tokens])
 
         result = []
         for token, units in zip(tokens, pieces):
@@ -537,18 +530,3 @@ def _as_text(text):
     if not isinstance(text, str):
         return str(text)
     return text
-
-
-def _subwords(model):
-    from hierattn.data.units import Subwords
-
-    return model if isinstance(model, Subwords) else _loaded_subwords(model)
-
-
-@functools.lru_cache(maxsize=8)
-def _loaded_subwords(text):
-    """The `Subwords` of a model's text, loaded once per process: a tokenizer made again from its config (each batch
-    a worker encodes) finds it loaded."""
-    from hierattn.data.units import Subwords
-
-    return Subwords(text)

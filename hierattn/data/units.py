@@ -31,6 +31,7 @@ the runtime reproduces every unit exactly.
 """
 
 import base64
+import functools
 import io
 import itertools
 import logging
@@ -42,6 +43,7 @@ import numpy as np
 
 from hierattn.defaults import UNITS
 from hierattn.errors import DataError
+from hierattn.utils.shell import pip_install
 
 logger = logging.getLogger(__name__)
 
@@ -94,7 +96,7 @@ class Subwords:
                 import sentencepiece
             except ModuleNotFoundError as error:  # a runtime-only install without it
                 raise ModuleNotFoundError(
-                    "this model reads subword units, which need SentencePiece: pip install sentencepiece",
+                    f"this model reads subword units, which need SentencePiece: {pip_install('sentencepiece')}",
                     name=error.name,
                 ) from None
             self._processor = sentencepiece.SentencePieceProcessor(model_proto=self.model)
@@ -149,6 +151,20 @@ class Subwords:
 
     def to_text(self):
         return base64.b64encode(self.model).decode("ascii")
+
+
+def load_subwords(model):
+    """`model` if it is a `Subwords`, else the `Subwords` of its text, loaded once per process.
+
+    A tokenizer made again from its config (each batch a worker encodes, the
+    runtime's metadata check before its own tokenizer) finds it loaded.
+    """
+    return model if isinstance(model, Subwords) else _loaded(model)
+
+
+@functools.lru_cache(maxsize=8)
+def _loaded(text):
+    return Subwords(text)
 
 
 def _unit_ngrams(units, n=3):

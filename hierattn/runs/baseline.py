@@ -126,15 +126,13 @@ def _one_vs_rest(texts, labels, features="words"):
     from sklearn.linear_model import LogisticRegression
 
     vectorizer = make_baseline(features).steps[0][1]
-    features = vectorizer.fit_transform(list(texts))
+    matrix = vectorizer.fit_transform(list(texts))
     labels = np.asarray(labels)
     counts = labels.sum(axis=0)
     constant = np.where(counts > 0, 1.0, 0.0)  # a label all documents have, or none
     models = {}
     for label in np.flatnonzero((counts > 0) & (counts < len(labels))):
-        models[label] = LogisticRegression(C=BASELINE["C"], max_iter=BASELINE["max_iter"]).fit(
-            features, labels[:, label]
-        )
+        models[label] = LogisticRegression(C=BASELINE["C"], max_iter=BASELINE["max_iter"]).fit(matrix, labels[:, label])
 
     def probabilities(new_texts):
         x = vectorizer.transform(new_texts)

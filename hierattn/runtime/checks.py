@@ -140,12 +140,12 @@ def _check_preprocessor(metadata, check):
 
 def _subwords_load(model):
     """Whether a tokenizer's subword model (base64 text) loads."""
-    from hierattn.data.units import Subwords
+    from hierattn.data.units import load_subwords
 
     if not isinstance(model, str):
         return False
     try:
-        return len(Subwords(model)) > 0
+        return len(load_subwords(model)) > 0
     except (ValueError, RuntimeError, OSError):  # a bad base64 text, or a model SentencePiece cannot read
         return False
 

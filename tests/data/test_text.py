@@ -251,3 +251,12 @@ def test_a_full_width_decimal_point_ends_no_sentence_and_forms_hold_no_space():
     assert sentences("价格３．５元。好吃．下次再来") == ["价格３．５元。", "好吃．", "下次再来"]
     assert Tokenizer().words("\u037a \ufc5e") == ["ι", "ٌّ"]  # NFKC gives a space before each: left out
     assert Tokenizer().get_config() == {"lower": True, "unescape_html": True}  # as before units (old runtimes)
+
+
+def test_a_character_unit_is_a_letter_with_its_marks():
+    tokenizer = Tokenizer().with_units("characters")
+    text = "อร่อย हिन्दी"
+    units = [t for s in tokenizer.tokenize(text) for t in s]
+    assert [t.text for t in units] == ["อ", "ร่", "อ", "ย", "हि", "न्", "दी"]
+    assert all(t.start < t.end and text[t.start : t.end] == t.text for t in units)
+    assert tokenizer.words(text) == [t.form for t in units]
