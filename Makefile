@@ -5,6 +5,7 @@
 #   make train                  # default HAN on IMDB, evaluated on its test split
 #   make train IMDB=/path/to/aclImdb_v1.tar.gz
 #   make test                   # ruff check, ruff format --check, then the tests (two processes)
+#   make test-fast              # the same checks, then only the tests that import no TensorFlow (about a minute)
 #   make quickstart             # a 5,000-review run, one review explained (about two minutes)
 
 PYTHON ?= python3
@@ -17,7 +18,7 @@ IMDB_SOURCE = $(if $(wildcard $(IMDB)),$(IMDB),)
 RUN = $(VENV)/bin/python cli.py
 INSTALLED = $(VENV)/.installed
 
-.PHONY: install train test quickstart
+.PHONY: install train test test-fast quickstart
 
 install: $(INSTALLED)
 
@@ -34,6 +35,13 @@ test: $(INSTALLED)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder
+
+# The fast tier (`--fast`, tests/conftest.py): the test files of FAST less their tests that need Keras; an import of
+# TensorFlow or Keras there fails the test that makes it. `make test` runs these tests too.
+test-fast: $(INSTALLED)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/python -m pytest -q -n 2 --dist loadfile --fast
 
 # The quick start's settings were chosen on IMDB training reviews the run does not read
 # (benchmarks/quickstart_settings.py, BENCHMARKS.md "The quick start"); the run and its page go to

@@ -123,8 +123,8 @@ def threads(path, texts, always_texts, repeat):
     for _ in range(repeat):
         for setting, predictor in zip(settings, predictors):
             for network, some in (("auto", texts), ("always", texts[:always_texts])):
-                predictor.network = network
-                times[setting, network].append(best(lambda p=predictor, t=some: p.predict(t), 1)[0])
+                asked = predictor.with_network(network)
+                times[setting, network].append(best(lambda p=asked, t=some: p.predict(t), 1)[0])
         print(times, flush=True)
     return [
         {

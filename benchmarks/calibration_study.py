@@ -88,7 +88,7 @@ def scored(run_dir, cache):
 def study(arrays):
     from hierattn.calibration import calibrated, calibration_report, expected_calibration_error, fit_temperature
     from hierattn.decision import Cascade
-    from hierattn.models.cascade import ngram_scale
+    from hierattn.tuning import ngram_scale
 
     def accuracy(labels, probabilities):
         return np.mean(probabilities.argmax(1) == labels)

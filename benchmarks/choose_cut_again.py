@@ -38,7 +38,7 @@ def main():
         named = [[names[j] for j in np.flatnonzero(row)] for row in val_labels]
     else:
         named = [names[i] for i in val_labels]
-    classifier.choose_cut((val_texts, named), verbose=1)
+    classifier.tune((val_texts, named), verbose=1)  # the whole policy, in one pass (the cut with it)
     save_without_optimizer(classifier, os.path.join(args.run, "model.keras"))
     export_run(args.run)
     print(classifier.cascade_report)

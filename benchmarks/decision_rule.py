@@ -6,7 +6,7 @@ probabilities as the bundle gives them (its cut, scales and temperature). Then, 
 validation part only:
 
 * `argmax`: the most probable class (`--metric accuracy`, the default);
-* `prior_weight`: offsets `-w log prior`, `w` chosen by validation macro-F1 (`hierattn.models.offsets`, what
+* `prior_weight`: offsets `-w log prior`, `w` chosen by validation macro-F1 (`hierattn.tuning`, what
   `--metric macro-f1` does);
 * `per_class`: one offset per class, searched class by class (three rounds of a grid of [-2, 2] in steps of
   0.1, by validation macro-F1): the experiment that lost to `prior_weight` (kept here, out of the product).
@@ -36,7 +36,7 @@ GRID = np.round(np.linspace(-2.0, 2.0, 41), 2)  # the per-class experiment's off
 def per_class_offsets(probabilities, labels, grid=GRID, rounds=3):
     """One offset per class, each in turn set to the grid value with the best macro-F1 (the experiment)."""
     from hierattn.decision import Decision
-    from hierattn.models.offsets import macro_f1
+    from hierattn.tuning import macro_f1
 
     classes = probabilities.shape[1]
     offsets = np.zeros(classes)
@@ -64,7 +64,7 @@ def study(run_dir, cache):
 
     from hierattn import runtime
     from hierattn.decision import Decision
-    from hierattn.models.offsets import choose_offsets, macro_f1
+    from hierattn.tuning import choose_offsets, macro_f1
 
     arrays = scored(run_dir, cache)
     predictor = runtime.load(pathlib.Path(run_dir) / "model.onnx")

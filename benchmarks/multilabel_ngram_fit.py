@@ -12,7 +12,7 @@ for that fit: each label fitted from zero at each C, BLAS with its own
 threads) and "new" (the product). For each: wall-clock and CPU seconds of
 `fit_ngrams`, the recipe chosen, and the n-gram part's test micro- and
 macro-F1 with its own per-label thresholds chosen on the validation part
-(`hierattn.models.thresholds.choose_thresholds`).
+(`hierattn.tuning.choose_thresholds`).
 
 Modes: `old`, `new`, and `new-one-at-a-time` (the product's fit, one label
 at a time instead of one per core side by side).
@@ -41,9 +41,9 @@ from hierattn.data.tables import load_table
 from hierattn.decision import over_thresholds
 from hierattn.defaults import NGRAMS, TRAINING
 from hierattn.metrics import multilabel_metrics
-from hierattn.models.thresholds import choose_thresholds
 from hierattn.ngrams import recipes
 from hierattn.ngrams.mixing import ngram_logits
+from hierattn.tuning import choose_thresholds
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 

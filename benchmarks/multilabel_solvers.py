@@ -29,10 +29,10 @@ from hierattn.decision import over_thresholds
 from hierattn.defaults import NGRAMS, TRAINING
 from hierattn.metrics import multilabel_metrics
 from hierattn.models.text_preprocessor import TextPreprocessor
-from hierattn.models.thresholds import choose_thresholds
 from hierattn.ngrams.logits import NgramLogits
 from hierattn.ngrams.mixing import scored_at_best_scale
 from hierattn.ngrams.recipes import _features, count_matrices
+from hierattn.tuning import choose_thresholds
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SOLVERS = {

@@ -4,7 +4,7 @@ Before: the cut is the cheapest share of documents read whose validation accurac
 larger share's) stay within `CASCADE["tolerance"]` of the whole combination's, as measured (`z = 0`); the
 whole combination's temperature is fitted by log-loss on the validation documents the network reads (and on
 every validation document for `network="always"`), whatever their number. Now: the cut must also keep an
-upper confidence bound on the loss within the tolerance (`hierattn.models.cut.harm_bound`), and a
+upper confidence bound on the loss within the tolerance (`hierattn.cut.harm_bound`), and a
 temperature is fitted with a prior on its log and kept only where cross-fitting shows it helps on held-out
 documents (`hierattn.calibration.choose_temperature`); the documents the network reads take every validation
 document's temperature where they are too few to fit one on.
@@ -44,10 +44,10 @@ def macro_f1(decided, labels, classes):
 def choose(arrays, rule):
     """The cut and temperatures a rule chooses on the validation part: `"before"` or `"now"`."""
     from hierattn.calibration import fit_temperature
+    from hierattn.cut import choose_cut
     from hierattn.decision import Cascade
     from hierattn.defaults import CASCADE
-    from hierattn.models.cascade import _whole_temperatures, ngram_scale
-    from hierattn.models.cut import choose_cut
+    from hierattn.tuning import _whole_temperatures, ngram_scale
 
     z, whole, labels = arrays["val_z"], arrays["val_whole"], arrays["val_labels"]
     b = float(arrays["b"])

@@ -89,7 +89,7 @@ def main():
     )
     classifier.ngram_logits = layer
     classifier.fit_ngrams(split.fit_texts, [names[i] for i in split.fit_labels], validation_data=val)
-    classifier.choose_weights(val)
+    classifier.tune(val)
     result["train_seconds"] = round(time.perf_counter() - t0, 1)
     result["after"] = {
         "validation": _figures(classifier, split.val_texts, split.val_labels),

@@ -1,22 +1,25 @@
-"""`Decision`: how a classifier's probabilities become its answer, said once.
+"""`Decision` and `Cascade`: the arithmetic of a classifier's answers, held by its `hierattn.policy.DecisionPolicy`.
+
+Every path asks the policy (`hierattn.policy`), which makes one of each;
+nothing else makes them.
 
 A single-label classifier's outputs are a softmax over its classes and its
 answer the most probable class; a multi-label classifier's outputs are an
 independent sigmoid per label and its answer the labels over their
 thresholds (possibly none). A `Decision` holds what that takes (the label
-names, which kind, the thresholds) and is what every path asks: the Keras
+names, which kind, the thresholds) for every path that decides: the Keras
 classifier and the runtime's bundle (`decision`), training and evaluation,
 `predict`, batch prediction and the server. How a later step (a
 calibration, a decision rule) changes a decision, it changes here: a
 single-label classifier's `offsets` (a decision rule for macro-F1,
-`hierattn.models.offsets`), and "not sure" as an answer (`min_confidence`:
+`hierattn.tuning`), and "not sure" as an answer (`min_confidence`:
 a decision less probable than that is left for a person).
 
 `Cascade` is where the classifier decides how much reading a document
 needs: the n-gram part scores every document, and the network reads only
 those the n-gram part is not sure of (their margin under a cut chosen on the
-validation texts, `hierattn.models.cascade`); both the Keras classifier and
-the runtime predict through it.
+validation texts, `hierattn.tuning`); both the Keras classifier and
+the runtime predict through it (as their policy's `cascade`).
 """
 
 import numbers
@@ -86,7 +89,7 @@ class Decision:
             `hierattn.defaults.MULTILABEL["threshold"]`, as an exported bundle does).
         offsets: A single-label classifier's offsets, one per class, added
             to the log-probabilities before the most probable class is taken
-            (None: none; `hierattn.models.offsets`).
+            (None: none; `hierattn.tuning`).
 
     A decision's confidence (`confidence`) is the probability, as the
     probabilities say, that it is right; with a minimum confidence, a
@@ -299,10 +302,6 @@ class Cascade:
         self.thresholds = thresholds
         self.temperature = _temperature(1.0 if temperature is None else temperature, multi_label, thresholds)
         self._scales = np.asarray(self.temperature, np.float64)  # what the scores are divided by (per label)
-
-    def uncalibrated(self):
-        """The same cascade with the whole combination's probabilities as the graph gives them (temperature 1)."""
-        return Cascade(self.cut, self.ngram_weight, self.multi_label, self.raw_thresholds(), self.ngram_scale)
 
     def raw_thresholds(self):
         """A multi-label classifier's thresholds of the probabilities before the temperatures (None: the default).

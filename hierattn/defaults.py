@@ -102,6 +102,12 @@ TRAINING = {
 }
 CLIPNORM = 1.0
 
+# Validation parts of whole groups (`hierattn.data.dataset.grouped_split`: `train csv --group COLUMN`, and
+# `train imdb`, which groups its reviews by `imdb`: "film", the film of each review from the archive's
+# train/urls_pos.txt and urls_neg.txt; None: by class only). A grouped part that would hold more than
+# `max_validation_share` of the training texts (groups too few or too large) is refused.
+GROUPS = {"imdb": "film", "max_validation_share": 0.5}
+
 # The epochs of a training not given `epochs` (`hierattn.models.budget`): the number
 # of epochs that makes about `steps` batches, ceil(steps / ceil(training texts
 # / batch size)), kept within `min_epochs` and `max_epochs` (batch 64: 40
@@ -159,7 +165,7 @@ NGRAMS = {
 # Multi-label classifiers (`TextClassifier(multi_label=True)`, `train csv
 # --multi-label`): a document's labels joined by `separator` in a table's label
 # column; a label is predicted when its probability is over its threshold
-# (`hierattn.models.thresholds`), chosen on the validation texts from `grid`
+# (`hierattn.tuning`), chosen on the validation texts from `grid`
 # by that label's F1 (ties to the value nearest 0.5). A label with fewer than
 # `min_positives` validation documents is too rare to tune: it takes the
 # shared threshold, the value of `grid` with the best validation micro-F1 over
@@ -174,7 +180,7 @@ MULTILABEL = {
     "shown_under_threshold": 5,
 }
 
-# The cascade (`hierattn.decision.Cascade`, `hierattn.models.cascade`): with
+# The cascade (`hierattn.decision.Cascade`, `hierattn.tuning`): with
 # `network="auto"` the n-gram part scores every document and the network reads
 # only those whose n-gram margin is under a cut, chosen on the validation texts
 # as the smallest share of documents read whose accuracy and macro-F1 (micro-F1
@@ -193,7 +199,7 @@ CASCADE = {"networks": ("auto", "always"), "network": "auto", "tolerance": 0.000
 CALIBRATION = {"prior": 1.0, "folds": 5, "min_documents": 30, "min_positives": 5}
 
 # The decision rule of a single-label classifier (`hierattn.decision.Decision`,
-# `hierattn.models.offsets`): `"accuracy"` answers the most probable class;
+# `hierattn.tuning`): `"accuracy"` answers the most probable class;
 # `"macro_f1"` adds an offset to each class's log-probability first, `-w log
 # prior` (its share of the validation texts), `w` the value of `prior_weights`
 # with the best validation macro-F1 (ties to the smallest). One weight, not one

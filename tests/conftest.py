@@ -1,11 +1,19 @@
-"""Test configuration: quiet TensorFlow, fixed seeds, shared fixtures."""
+"""Test configuration: quiet TensorFlow, fixed seeds, shared fixtures, the fast tier.
+
+This module imports neither TensorFlow nor Keras: what needs them imports them when it runs, so the fast tier
+(`--fast`, below) runs without them.
+"""
 
 import contextlib
 import errno
 import fcntl
+import functools
+import importlib.abc
+import importlib.machinery
 import io
 import json
 import os
+import random
 import re
 import shutil
 import signal
@@ -19,7 +27,6 @@ import types
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
-import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
@@ -50,18 +57,157 @@ LONGEST_FIRST = (
 assert all(os.path.isfile(os.path.join(os.path.dirname(__file__), name)) for name in LONGEST_FIRST), "a file is gone"
 
 
-def pytest_collection_modifyitems(items):
-    tests = os.path.dirname(os.path.abspath(__file__))
+# The fast tier, `make test-fast` (`pytest --fast`): the tests of these files that need no Keras (NumPy's decision
+# code, data, run folders, checks, limits, refusals), in about a minute. A test needs Keras when it is marked `keras`,
+# or uses a fixture of `KERAS_FIXTURES` (trained runs, eager functions, trainings stopped early); with --fast no other
+# file is collected and those tests are deselected. There, an import of TensorFlow or Keras fails the test or file that
+# makes it, with its traceback (`_NoKeras`): a test that comes to need Keras is marked, or leaves the list, instead of
+# slowing the tier down unseen. `make test` runs every test, these included.
+FAST = (
+    "batch/test_cluster.py",
+    "batch/test_files.py",
+    "cli/test_cli_faults_data.py",
+    "cli/test_cli_options.py",
+    "cli/test_commands.py",
+    "cli/test_dependencies.py",
+    "cli/test_predict_command.py",
+    "cli/test_process.py",
+    "cli/test_render.py",
+    "cli/test_serve_command.py",
+    "data/test_archive.py",
+    "data/test_batching.py",
+    "data/test_dataset.py",
+    "data/test_decoding.py",
+    "data/test_encoding.py",
+    "data/test_ids.py",
+    "data/test_imdb.py",
+    "data/test_progress.py",
+    "data/test_tables.py",
+    "data/test_text.py",
+    "data/test_units.py",
+    "data/test_vocabulary.py",
+    "explain/test_corpus.py",
+    "explain/test_corpus_source.py",
+    "explain/test_erasure.py",
+    "explain/test_explanation.py",
+    "explain/test_faithfulness.py",
+    "explain/test_picture.py",
+    "explain/test_picture_scripts.py",
+    "explain/test_report.py",
+    "explain/test_summaries.py",
+    "models/test_arguments.py",
+    "models/test_embeddings.py",
+    "ngrams/test_onevsrest.py",
+    "runs/test_baseline.py",
+    "runs/test_config.py",
+    "runs/test_data_record.py",
+    "runs/test_directory.py",
+    "runs/test_evaluation_page.py",
+    "runs/test_run_context.py",
+    "runs/test_explain.py",
+    "runs/test_table.py",
+    "runtime/test_bundle.py",
+    "runtime/test_checks.py",
+    "serve/test_batcher.py",
+    "serve/test_limits.py",
+    "test_calibration.py",
+    "test_cut.py",
+    "test_decision.py",
+    "test_doc_examples.py",
+    "test_errors.py",
+    "test_imports.py",
+    "test_main.py",
+    "test_metrics.py",
+    "test_package.py",
+    "test_policy.py",
+    "test_tuning.py",
+    "utils/test_atomic.py",
+    "utils/test_jsonfile.py",
+    "utils/test_shell.py",
+)
+KERAS_FIXTURES = {
+    "han_run", "han_run_dir", "rnn_run", "rnn_run_dir", "multilabel_run", "multilabel_run_dir", "cli_run", "workdir",
+    "eager", "no_bundle", "stop_before_fit", "stop_after_first_epoch",
+}  # fmt: skip
+
+
+def _file(path):
+    """The name of a test file as `LONGEST_FIRST` and `FAST` write it: relative to tests/, with /."""
+    return os.path.relpath(str(path), os.path.dirname(os.path.abspath(__file__))).replace(os.sep, "/")
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--fast", action="store_true", help="the fast tier: only FAST's files (tests/conftest.py), without TensorFlow"
+    )
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "fast: in the fast tier (`make test-fast`; set by tests/conftest.py)")
+    config.addinivalue_line("markers", "keras: needs Keras (TensorFlow), so not in the fast tier (tests/conftest.py)")
+    if config.getoption("fast"):
+        gone = [name for name in FAST if not os.path.isfile(os.path.join(os.path.dirname(__file__), name))]
+        if gone:
+            raise pytest.UsageError(f"FAST (tests/conftest.py) names files that are gone: {', '.join(gone)}")
+        sys.meta_path.insert(0, _NoKeras())
+
+
+def pytest_ignore_collect(collection_path, config):
+    """With --fast, every test file that is not in FAST."""
+    if config.getoption("fast") and collection_path.name.startswith("test_") and collection_path.suffix == ".py":
+        return True if _file(collection_path) not in FAST else None  # None: pytest's own rules still apply
+    return None
+
+
+class _NoKeras(importlib.abc.MetaPathFinder):
+    """The fast tier's guard: TensorFlow and Keras can be found (`importlib.util.find_spec`), but not imported.
+
+    Importing either fails the test (or, at collection, the file) that does it, with the import's traceback.
+    """
+
+    def find_spec(self, name, path=None, target=None):
+        if name not in ("tensorflow", "keras"):
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is not None:
+            spec.loader = _Refused()
+        return spec
+
+
+class _Refused(importlib.abc.Loader):
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        pytest.fail(
+            f"the fast tier imports no {module.__name__} (traceback above): mark the test that needs it `keras`, "
+            "take its file out of FAST (tests/conftest.py), or take the import out of the code it tests"
+        )
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if KERAS_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.keras)
+        elif _file(item.path) in FAST and not item.get_closest_marker("keras"):
+            item.add_marker(pytest.mark.fast)
+    if config.getoption("fast"):
+        config.hook.pytest_deselected(items=[item for item in items if not item.get_closest_marker("fast")])
+        items[:] = [item for item in items if item.get_closest_marker("fast")]
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
-
-    def order(item):
-        return rank.get(os.path.relpath(str(item.path), tests).replace(os.sep, "/"), len(rank))
-
-    items.sort(key=order)  # stable: the tests of a file, and the other files, keep their order
+    items.sort(key=lambda item: rank.get(_file(item.path), len(rank)))  # stable: files and tests keep their order
 
 
 @pytest.fixture(autouse=True)
-def _seed():
+def _seed(request):
+    """Seeded generators (Keras's, and float32); in the fast tier, which imports no Keras, Python's and NumPy's."""
+    if request.config.getoption("fast"):
+        random.seed(1234)  # what keras.utils.set_random_seed does for these two
+        np.random.seed(1234)
+        yield
+        return
+    import keras
+
     keras.utils.set_random_seed(1234)
     keras.config.set_dtype_policy("float32")
     yield
@@ -239,32 +385,31 @@ def waimai_sample():
 
 
 def interrupt_once(path):
-    """A started thread that interrupts the main thread, as Ctrl-C does, as soon as `path` exists (join it after).
+    """Interrupts the main thread, as Ctrl-C does, the moment `path` is moved into place; returns a watch to `join()`
+    after the interrupt (or at the test's end), which puts things back.
 
-    Called from the main thread. A process started as a background job (`command &`) ignores SIGINT, and
-    `_thread.interrupt_main` then does nothing: Python's own handler is put back first, as in a terminal.
+    The moment is `hierattn.utils.atomic._publish`, through which hierattn writes every file: the interrupt is pending
+    before the code that wrote `path` goes on, and Python raises it there as KeyboardInterrupt, so the work cannot end
+    before it (as it could before a thread that polls for `path` sees it). A process started as a background job
+    (`command &`) ignores SIGINT, and `_thread.interrupt_main` then does nothing: Python's own handler is put back
+    first, as in a terminal. Called from the main thread.
     """
     import _thread
-    import signal
+
+    from hierattn.utils import atomic
 
     if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, signal.SIG_DFL):
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    publish, target = atomic._publish, os.path.abspath(path)
 
-    def watch():
-        while not os.path.exists(path):
-            time.sleep(0.005)
-        _thread.interrupt_main()
+    def publish_then_interrupt(temporary, written, overwrite):
+        publish(temporary, written, overwrite)
+        if os.path.abspath(written) == target:
+            atomic._publish = publish  # once
+            _thread.interrupt_main()
 
-    watcher = threading.Thread(target=watch, daemon=True)
-    watcher.start()
-    return watcher
-
-
-class StopAfterFirstEpoch(keras.callbacks.Callback):
-    """Interrupts training as Ctrl-C would, once the first epoch is saved."""
-
-    def on_epoch_end(self, epoch, logs=None):
-        raise KeyboardInterrupt
+    atomic._publish = publish_then_interrupt
+    return types.SimpleNamespace(join=lambda: setattr(atomic, "_publish", publish))
 
 
 @contextlib.contextmanager
@@ -369,11 +514,33 @@ def make_run(tiny_csv, path, model, epochs=1, bundle=True, **kwargs):
     return load_run(path).classifier
 
 
-class StopBeforeFit(keras.callbacks.Callback):
-    """Interrupts training as Ctrl-C would when fit begins: before the first epoch, once the run recorded its settings."""
+@functools.cache
+def _keras_callbacks():
+    """The Keras callbacks of the tests, defined at their first use (`__getattr__`)."""
+    import keras
 
-    def on_train_begin(self, logs=None):
-        raise KeyboardInterrupt
+    class StopAfterFirstEpoch(keras.callbacks.Callback):
+        """Interrupts training as Ctrl-C would, once the first epoch is saved."""
+
+        def on_epoch_end(self, epoch, logs=None):
+            raise KeyboardInterrupt
+
+    class StopBeforeFit(keras.callbacks.Callback):
+        """Interrupts training as Ctrl-C would when fit begins: before the first epoch, once the run recorded its
+        settings."""
+
+        def on_train_begin(self, logs=None):
+            raise KeyboardInterrupt
+
+    return {"StopAfterFirstEpoch": StopAfterFirstEpoch, "StopBeforeFit": StopBeforeFit}
+
+
+def __getattr__(name):
+    """`StopAfterFirstEpoch` and `StopBeforeFit` (`from conftest import ...`), which import Keras, made on first use
+    (PEP 562, as `hierattn`'s own public names): importing this module imports no Keras."""
+    if name in ("StopAfterFirstEpoch", "StopBeforeFit"):
+        return _keras_callbacks()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _train_with(monkeypatch, **options):
@@ -402,14 +569,14 @@ def stop_before_fit(monkeypatch):
     For the tests of options: by then the tables were read, the classifier adapted (vocabulary, word2vec) and the run's
     settings and data recorded (config.json, run.json); `train csv` exits as after a Ctrl-C (130).
     """
-    _train_with(monkeypatch, callbacks=[StopBeforeFit()])
+    _train_with(monkeypatch, callbacks=[_keras_callbacks()["StopBeforeFit"]()])
 
 
 @pytest.fixture
 def stop_after_first_epoch(monkeypatch):
     """Runs trained through `hierattn.runs.sources` (and so the CLI) in this process stop once their first epoch is
     saved (`StopAfterFirstEpoch`), before the n-gram part, the evaluation, the baseline and the model files."""
-    _train_with(monkeypatch, callbacks=[StopAfterFirstEpoch()])
+    _train_with(monkeypatch, callbacks=[_keras_callbacks()["StopAfterFirstEpoch"]()])
 
 
 # Trained runs, made once per session -------------------------------------------------------------------------------

@@ -7,9 +7,10 @@ import pathlib
 import numpy as np
 
 from hierattn.data.tables import ID_COLUMNS, LABEL_COLUMNS, TEXT_COLUMNS, cell_text, find_column, pick_column
-from hierattn.decision import check_k, check_min_confidence, check_network
+from hierattn.decision import check_k
 from hierattn.defaults import BATCH, CASCADE, MULTILABEL
 from hierattn.errors import ArgumentError, DataError
+from hierattn.policy import PredictOptions
 from hierattn.runs.directory import BUNDLE_FILE
 from hierattn.runs.predict import score_texts
 from hierattn.runs.run import Run
@@ -92,13 +93,11 @@ class BatchPredictor:
         network=CASCADE["network"],
         min_confidence=None,
     ):
-        if top_k is not None:
-            check_k(top_k, "top_k")
+        self.options = PredictOptions(top_k, min_confidence, network)  # checked once, here
         if threads is not None:  # None: the runtime's default; it checks its own limits when it loads the bundle
             check_k(threads, "threads")
         check_k(batch_size, "batch_size")
-        self.network = check_network(network)
-        self.min_confidence = check_min_confidence(min_confidence)
+        self.network, self.min_confidence = network, self.options.min_confidence
         run = bundle if isinstance(bundle, Run) else Run(bundle) if _is_folder(bundle) else None
         self.bundle = bundle_path(run.path if run is not None else bundle)
         self.text_column = text_column
@@ -138,9 +137,7 @@ class BatchPredictor:
             probabilities = score_texts(self.predictor, texts, workers=1, batch_size=self.batch_size)
         else:
             probabilities = np.zeros((0, len(self.label_names)), np.float32)
-        table = PredictionTable(
-            self.predictor.decision, probabilities, self.top_k, self.label_separator, self.min_confidence
-        )
+        table = PredictionTable.of(self.predictor, probabilities, self.options, self.label_separator)
         output = {name: frame[source].to_numpy() for name, source in carried.items()}
         return pd.DataFrame({**output, **table.frame_columns()})
 

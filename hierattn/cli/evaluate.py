@@ -60,11 +60,12 @@ def evaluate(run_dir, split, data_path, text_column, label_column, output, encod
 
     # imported when the command runs: --help, and refusing bad input, come before pandas and TensorFlow load
     from hierattn.runs.evaluate import evaluate_run
-    from hierattn.runs.run import METRICS_FORMAT
+    from hierattn.runs.run import METRICS_FORMAT, Run
 
     refuse_existing(output)
+    run = Run.open(run_dir)  # found once: the evaluation and its page name the same run
     metrics = evaluate_run(
-        run_dir,
+        run,
         data_path,
         split,
         text_column,
@@ -79,9 +80,8 @@ def evaluate(run_dir, split, data_path, text_column, label_column, output, encod
     click.echo(evaluation_text(metrics))
     if output and output.lower().endswith((".html", ".htm")):
         from hierattn.runs.evaluation_page import write_evaluation_html
-        from hierattn.runs.run import Run
 
-        write_evaluation_html(output, metrics, f"{Run.open(run_dir).path.name}: evaluation")
+        write_evaluation_html(output, metrics, f"{run.path.name}: evaluation")
         click.echo(f"wrote {output}")
     elif output:
         save_json(output, METRICS_FORMAT, metrics, indent=2, overwrite=False)

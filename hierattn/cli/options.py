@@ -30,7 +30,7 @@ from hierattn.errors import HierattnError
 from hierattn.utils.atomic import check_new_file, reason
 
 # Library arguments whose option is not named after them.
-OPTION_NAMES = {"run_dir": "--run", "decision_metric": "--metric", "text_units": "--units"}
+OPTION_NAMES = {"run_dir": "--run", "decision_metric": "--metric", "text_units": "--units", "group_column": "--group"}
 
 
 def option_name(argument):

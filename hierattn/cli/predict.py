@@ -113,13 +113,15 @@ def predict(
         raise click.UsageError(f"only with --engine ray: {', '.join(named)}")
     # imported when the command runs: --help, and refusing bad input, come before NumPy, pandas and TensorFlow load
     from hierattn.cli.render import answer_text
+    from hierattn.policy import PredictOptions
     from hierattn.runs.predict import predict_file, predict_one
 
+    options = PredictOptions(top_k, min_confidence, network)  # checked once, here
     refuse_existing(output)
     if text is None and file_path is None:
         raise click.UsageError("give a text, --file FILE, or - for standard input")
     if text is not None and text != "-":
-        answer = predict_one(one_text(text), run_dir, top_k, echo_err, network, min_confidence)
+        answer = predict_one(one_text(text), run_dir, log=echo_err, options=options)
         click.echo(answer_text(answer))
         return
     count = predict_file(
@@ -131,9 +133,7 @@ def predict(
         stream=stdin_if(text),
         progress=bool(output),
         log=echo_err,
-        top_k=top_k,
-        network=network,
-        min_confidence=min_confidence,
+        options=options,
     )
     if output:
         click.echo(f"scored {count:,} texts into {output}")

@@ -127,7 +127,7 @@ def metrics_text(metrics):
             "test " + calibration_text(calibration, "micro-F1" if "micro_f1" in metrics["test"] else "accuracy")
         )
     decision = metrics.get("decision")
-    if decision and "test" in decision:  # the decision rule for macro-F1 (`hierattn.models.offsets`)
+    if decision and "test" in decision:  # the decision rule for macro-F1 (`hierattn.tuning`)
         lines.append(
             f"decision rule for macro-F1 (prior weight {decision['prior_weight']:g}, chosen on validation): test "
             f"with the most probable class instead: {scores_text(decision['test']['argmax'])}"
@@ -182,9 +182,9 @@ def confusion_text(labels, matrix, width=12, row_width=32):
     """
     names = [str(name) for name in labels]
     numbered = any(len(name) > width for name in names)
-    cut = [name if len(name) <= row_width else name[: row_width - 3] + "..." for name in names]
+    short = [name if len(name) <= row_width else name[: row_width - 3] + "..." for name in names]
     heads = [str(i + 1) for i in range(len(names))] if numbered else names
-    rows = [f"{i + 1} {name}" for i, name in enumerate(cut)] if numbered else names
+    rows = [f"{i + 1} {name}" for i, name in enumerate(short)] if numbered else names
     corner = "true \\ predicted"
     side = max(len(corner), *(len(row) for row in rows))
     cells = [[f"{int(v):,}" for v in row] for row in matrix]

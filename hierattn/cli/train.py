@@ -22,7 +22,7 @@ from hierattn.cli.options import (
     train_options,
     units_option,
 )
-from hierattn.defaults import LABEL_COLUMNS, MULTILABEL, TEXT_COLUMNS
+from hierattn.defaults import GROUPS, LABEL_COLUMNS, MULTILABEL, TEXT_COLUMNS
 
 
 @click.group(invoke_without_command=True, no_args_is_help=True)
@@ -60,19 +60,30 @@ def train(ctx, resume, distribute):
 
 @train.command("imdb")
 @click.argument("source", required=False, type=click.Path())
+@click.option(
+    "--group",
+    type=click.Choice([GROUPS["imdb"], "none"]),
+    default=GROUPS["imdb"],
+    show_default=True,
+    help="What the validation part keeps whole: film (no film has reviews on both sides, as in the train and "
+    "test splits; from the archive's train/urls_*.txt, else by class alone), or none (by class alone).",
+)
 @train_options
 @friendly_errors
-def train_imdb(source, config_file, output, resume, distribute, **settings):
+def train_imdb(source, group, config_file, output, resume, distribute, **settings):
     """Train on IMDB: official train split (validation carved out of it), test split evaluated once.
 
     SOURCE is aclImdb_v1.tar.gz or an aclImdb/ folder (default: the data/
     cache, else the official download, checksum verified). The 50,000
-    unlabelled reviews feed word2vec. With --resume, a run resumes on the
-    data it recorded, whichever it was.
+    unlabelled reviews feed word2vec. The validation part holds whole
+    films. With --resume, a run resumes on the data it recorded, whichever
+    it was, split as it was.
     """
     # imported when the command runs: --help, and refusing bad input, come before pandas and TensorFlow load
     from hierattn.runs import sources as train_sources
 
+    if resume and given("group"):
+        raise click.UsageError("--resume splits the validation part as the run recorded: give no --group")
     config = _config(_settings(settings, config_file, output, resume, distribute))
     with _interrupts(distribute):
         if resume:
@@ -80,7 +91,14 @@ def train_imdb(source, config_file, output, resume, distribute, **settings):
                 resume, imdb=source, distribute=distribute, log=click.echo, on_table=echo_rows
             )
         else:
-            run = train_sources.train_imdb(source, config, output=output, distribute=distribute, log=click.echo)
+            run = train_sources.train_imdb(
+                source,
+                config,
+                output=output,
+                distribute=distribute,
+                log=click.echo,
+                group=None if group == "none" else group,
+            )
     _report(run)
 
 
@@ -102,6 +120,15 @@ def train_imdb(source, config_file, output, resume, distribute, **settings):
     default=None,
     show_default="the first of " + ", ".join(LABEL_COLUMNS),
     help="Column of the labels.",
+)
+@click.option(
+    "--group",
+    "group_column",
+    default=None,
+    metavar="COLUMN",
+    show_default="none",
+    help="Column of each text's group (a product, an author, a film): the validation part holds whole groups, "
+    "stratified by class as far as they allow, so that what is chosen on it is chosen on unseen groups.",
 )
 @click.option(
     "--unlabeled",
@@ -135,6 +162,7 @@ def train_csv(
     test_path,
     text_column,
     label_column,
+    group_column,
     unlabeled_path,
     multi_label,
     label_separator,
@@ -179,6 +207,7 @@ def train_csv(
                 distribute=distribute,
                 log=click.echo,
                 on_table=echo_rows,
+                group_column=group_column,
             )
         else:
             run = train_sources.train_table(
@@ -194,6 +223,7 @@ def train_csv(
                 log=click.echo,
                 on_table=echo_rows,
                 label_separator=label_separator,
+                group_column=group_column,
             )
     _report(run)
 

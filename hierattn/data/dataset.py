@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 
+from hierattn.defaults import GROUPS
 from hierattn.errors import DataError
 
 
@@ -172,6 +173,9 @@ class TextDataset:
         label_map: The `LabelMap` of the ids.
         ids: An identifier per document (file name or row number).
         ratings: Optional per-document extra number (IMDB star rating).
+        groups: Optional group of each document (a NumPy array of strings:
+            IMDB's film, a table's `group_column`); a run's validation part
+            then holds whole groups (`grouped_split`). `None`: ungrouped.
 
     Example:
 
@@ -191,6 +195,7 @@ class TextDataset:
     label_map: LabelMap
     ids: list
     ratings: np.ndarray = None
+    groups: np.ndarray = None
 
     def __len__(self):
         return len(self.texts)
@@ -209,6 +214,7 @@ class TextDataset:
             self.label_map,
             [self.ids[i] for i in indices],
             None if self.ratings is None else self.ratings[indices],
+            None if self.groups is None else self.groups[indices],
         )
 
 
@@ -287,6 +293,129 @@ def random_split(count, validation_fraction=0.1, seed=0):
     validation = min(max(math.ceil(validation_fraction * count), 1), count - 1)
     train, validation = train_test_split(np.arange(count), test_size=validation, random_state=seed)
     return np.sort(train), np.sort(validation)
+
+
+def grouped_split(labels, groups, validation_fraction=0.1, seed=0, names=None):
+    """A seeded split of indices into training and validation that keeps every group on one side.
+
+    The validation part holds whole groups (all the reviews of one film, the
+    texts of one author or product), so that what is chosen on it is chosen
+    on groups the training part never saw, as a test split's are. Each
+    class wants `validation_fraction` of its documents in the part. The
+    groups are visited twice in an order shuffled by `seed`: first a group
+    joins the part when it fits in what each of its classes still wants
+    (by half a document at most), then when it brings the part nearer to
+    what the classes want (their summed distance falls); either only when
+    each of its classes keeps a group in the training part. A class the
+    part then lacks gets its smallest group that can go (ties: the seeded
+    order). So the part holds about `validation_fraction` of the documents,
+    class by class, as `stratified_split`'s does, within what whole groups
+    allow (IMDB's films: to a document). Multi-label data (multi-hot rows)
+    is balanced on the number of documents alone, as `random_split` draws
+    it. NumPy only.
+
+    Args:
+        labels: Class id per document, or multi-hot rows `(n, labels)`.
+        groups: The group of each document (any values, compared as text).
+        validation_fraction, seed, names: As for `stratified_split`.
+
+    Returns:
+        `(train_indices, validation_indices)`, each sorted.
+
+    Raises:
+        DataError: A bad fraction; fewer than two groups; a class whose
+            documents are all in one group; no part of whole groups that
+            leaves every class on both sides, or only one holding more than
+            `GROUPS["max_validation_share"]` of the documents; in one line.
+
+    Example:
+
+    >>> labels = [0, 0, 1, 1, 0, 1, 0, 1, 0, 1]
+    >>> groups = ["a", "a", "a", "b", "c", "c", "d", "d", "e", "e"]
+    >>> fit, validation = grouped_split(labels, groups, 0.2, seed=0)
+    >>> sorted({groups[i] for i in validation}), sorted({groups[i] for i in fit})
+    (['c'], ['a', 'b', 'd', 'e'])
+    """
+    if not 0.0 < validation_fraction < 1.0:
+        raise DataError(f"validation fraction must be between 0 and 1; got {validation_fraction}.")
+    labels, groups = np.asarray(labels), np.asarray(groups).astype(str)
+    if len(groups) != len(labels):
+        raise ValueError(f"{len(groups)} groups for {len(labels)} documents")
+    keys, group_of = np.unique(groups, return_inverse=True)
+    if len(keys) < 2:
+        one = f" (all in {str(keys[0])!r})" if len(keys) else ""
+        raise DataError(
+            f"the validation part holds whole groups, and the {len(labels):,} training documents are of one "
+            f"group{one}: it needs at least 2 groups, one to train on and one to validate on."
+        )
+    multi_label = labels.ndim == 2
+    classes, class_of = (
+        (np.zeros(1), np.zeros(len(labels), int)) if multi_label else np.unique(labels, return_inverse=True)
+    )
+    named = [str(names[c]) if names is not None else str(c) for c in classes]
+    if not multi_label and len(classes) < 2:
+        raise DataError(f"a classifier needs at least two classes; the training data has one ({named[0]}).")
+    pairs, sizes = np.unique(group_of.astype(np.int64) * len(classes) + class_of, return_counts=True)
+    pair_group, pair_class = (pairs // len(classes)).tolist(), (pairs % len(classes)).tolist()
+    spread = np.bincount(pair_class, minlength=len(classes)).tolist()  # groups holding each class
+    alone = [c for c in range(len(classes)) if spread[c] < 2]
+    if alone:
+        shown = ", ".join(f"{named[c]!r} ({str(keys[group_of[class_of == c][0]])!r})" for c in alone[:5])
+        raise DataError(
+            "every class needs documents in at least 2 groups (the validation part holds whole groups: one to train "
+            f"on, one to validate on); in one group only: {shown}"
+            + (f" and {len(alone) - 5} more" if len(alone) > 5 else "")
+            + "."
+        )
+    entries, members = [[] for _ in keys], [[] for _ in classes]  # each group's (class, documents); each class's groups
+    for g, c, n in zip(pair_group, pair_class, sizes.tolist()):
+        entries[g].append((c, n))
+        members[c].append(g)
+    wanted = (validation_fraction * np.bincount(class_of, minlength=len(classes))).tolist()  # documents still wanted
+    used = [0] * len(classes)  # the validation part's groups of each class
+    unmet = sum(w > 0.5 for w in wanted)  # classes a group (of 1 document or more) can still bring nearer
+    chosen = np.zeros(len(keys), bool)
+    rank = np.empty(len(keys), int)
+    order = np.random.default_rng(seed).permutation(len(keys))
+    rank[order] = np.arange(len(keys))
+
+    def movable(g):  # every class of the group keeps a group to train on
+        return all(used[c] + 1 < spread[c] for c, _ in entries[g])
+
+    def take(g):
+        nonlocal unmet
+        chosen[g] = True
+        for c, n in entries[g]:
+            unmet -= wanted[c] > 0.5 >= wanted[c] - n
+            wanted[c] -= n
+            used[c] += 1
+
+    for fits in (True, False):  # first the groups that fit in what each class still wants, then any that helps
+        for g in order.tolist():
+            if not unmet:
+                break
+            if chosen[g] or (fits and any(n > wanted[c] + 0.5 for c, n in entries[g])):
+                continue
+            if sum(abs(wanted[c] - n) - abs(wanted[c]) for c, n in entries[g]) < -1e-9 and movable(g):
+                take(g)
+    group_sizes = np.bincount(group_of, minlength=len(keys))
+    for c in range(len(classes)):  # a class (multi-label: any document) the part lacks: its smallest group that can go
+        if used[c] == 0:
+            candidates = [g for g in members[c] if not chosen[g] and movable(g)]
+            if not candidates:
+                raise DataError(
+                    f"no validation part of whole groups holds {named[c]!r} and leaves every class a group to train "
+                    "on: each of its groups is the last one left to train on of another class."
+                )
+            take(min(candidates, key=lambda g: (group_sizes[g], rank[g])))
+    validation = np.flatnonzero(chosen[group_of])
+    if len(validation) > GROUPS["max_validation_share"] * len(labels):
+        raise DataError(
+            f"the groups are too few or too large for a validation part of about {validation_fraction:.0%}: "
+            f"of whole groups, with every class on both sides, it holds {len(validation):,} of the {len(labels):,} "
+            f"training documents ({len(validation) / len(labels):.0%}); give data of more groups, or split without them."
+        )
+    return np.flatnonzero(~chosen[group_of]), validation
 
 
 def validation_pair(validation_data):

@@ -17,6 +17,8 @@ IMDB_SHA256 = "c40f74a18d3b61f90feba1e17730e0d38e8b97c05fde7008942e91923d1658fe"
 ARCHIVE_NAME = "aclImdb_v1.tar.gz"
 LABELS = LabelMap(["neg", "pos"])
 _MEMBER = re.compile(r"(?:^|/)(train|test)/(pos|neg|unsup)/(\d+)_(\d+)\.txt$")
+_URLS = re.compile(r"(?:^|/)(train|test)/urls_(pos|neg|unsup)\.txt$")  # line i: the film page of review i_*.txt
+_FILM = re.compile(r"/title/(tt\d+)")
 
 
 def default_cache_dir():
@@ -95,6 +97,15 @@ def load_imdb(path=None, splits=("train", "test"), cache_dir=None, download=True
         Dict from split name to `TextDataset`, documents sorted by file name
         (so the order is the same from the archive and from a folder).
         `ratings` holds the star rating from the file name (0 for unsup).
+        `groups` holds each review's film (its IMDb id, `tt0453418`), read
+        from the split's `urls_pos.txt`, `urls_neg.txt` (and
+        `urls_unsup.txt`), whose line i is the film page of the review
+        `i_*.txt`; `None` where the archive or folder has no such files
+        (the official archive has them; copies may leave them out).
+
+    Raises:
+        DataError: Nothing found; an unknown split; a split without
+            reviews; a urls file without a line for one of its reviews.
     """
     unknown = set(splits) - {"train", "test", "unsup"}
     if unknown:
@@ -103,9 +114,13 @@ def load_imdb(path=None, splits=("train", "test"), cache_dir=None, download=True
     files = iter_tar_gz(source) if source.is_file() else iter_folder(source)
     wanted = set(splits)
     rows = {split: [] for split in splits}
+    urls = {}  # (split, folder): the lines of its urls file
     for name, data in tqdm(files, desc="reading IMDB", unit="file", disable=not progress, mininterval=0.5):
         match = _MEMBER.search(name)
         if match is None:
+            listed = _URLS.search(name)
+            if listed is not None:
+                urls[listed.groups()] = data.decode("utf-8", errors="replace").splitlines()
             continue
         split, folder, number, rating = match.groups()
         key = "unsup" if folder == "unsup" else split
@@ -122,6 +137,30 @@ def load_imdb(path=None, splits=("train", "test"), cache_dir=None, download=True
         rows[split].sort(key=lambda r: r[0])
         ids, texts, labels, ratings = zip(*rows[split])
         result[split] = TextDataset(
-            list(texts), np.asarray(labels, np.int32), LABELS, list(ids), np.asarray(ratings, np.int16)
+            list(texts),
+            np.asarray(labels, np.int32),
+            LABELS,
+            list(ids),
+            np.asarray(ratings, np.int16),
+            _films(source, ids, urls),
         )
     return result
+
+
+def _films(source, ids, urls):
+    """The film (IMDb id) of each review of `ids` from its folder's urls file; None when one is missing."""
+    films = []
+    for review in ids:
+        split, folder, file = review.split("/")
+        lines = urls.get((split, folder))
+        if lines is None:
+            return None
+        number = int(file.split("_")[0])
+        if number >= len(lines):
+            raise DataError(
+                f"{source}: {split}/urls_{folder}.txt has {len(lines):,} lines, and none for the review {review} "
+                f"(line {number + 1:,}): is it the urls file of these reviews?"
+            )
+        found = _FILM.search(lines[number])
+        films.append(found.group(1) if found else lines[number].strip())
+    return np.asarray(films, dtype=str)

@@ -277,7 +277,14 @@ def cell_text(value):
 
 
 def load_table(
-    source, text_column=None, label_column=None, label_map=None, fmt=None, encoding=None, label_separator=None
+    source,
+    text_column=None,
+    label_column=None,
+    label_map=None,
+    fmt=None,
+    encoding=None,
+    label_separator=None,
+    group_column=None,
 ):
     """Loads texts and labels from a table, reporting every skipped row.
 
@@ -301,17 +308,36 @@ def load_table(
             document's labels joined by this string (e.g. `"|"`); an empty
             or missing cell is a document without a label (kept). The
             dataset's labels are then multi-hot rows.
+        group_column: The column of each text's group (a product, an
+            author, a film), or None: the dataset's `groups` then hold its
+            cells as text (`cell_text`), for a validation part of whole
+            groups (`hierattn.data.dataset.grouped_split`). A row used
+            (with a text and a label) whose group is missing is an error:
+            which group it belongs to is unknown, so no split can keep it
+            apart from its group.
 
     Returns:
         `(dataset, report)`: a `TextDataset` (ids are the row numbers in the
         file) and a dict `{"rows", "used", "skipped_missing_text",
         "skipped_missing_label", "text_column", "label_column"}`, and
         `"detected_encoding"` when the file was read in a legacy encoding
-        detected, not given (its codec, e.g. "gb18030").
+        detected, not given (its codec, e.g. "gb18030"), and
+        `"group_column"` when there is one.
+
+    Raises:
+        DataError: A column that is not there (the error lists the
+            columns), no usable row, unknown labels, a row used without a
+            group; in one line.
     """
     frame = read_table(source, fmt, encoding)
     text_column = pick_column(frame.columns, text_column, TEXT_COLUMNS, "text")
     label_column = pick_column(frame.columns, label_column, LABEL_COLUMNS, "label")
+    if group_column is not None and group_column not in [str(c) for c in frame.columns]:
+        raise DataError(
+            f"no group column {group_column!r} in {_named(source)}; the columns are: "
+            f"{', '.join(map(str, frame.columns))}. Name one with {{argument}}.",
+            argument="group_column",
+        )
     texts = frame[text_column]
     labels = frame[label_column]
     missing_text = texts.isna().to_numpy() | texts.astype(str).str.strip().eq("").to_numpy()
@@ -355,8 +381,31 @@ def load_table(
         label_ids,
         label_map,
         [int(i) for i in np.flatnonzero(keep)],
+        groups=None if group_column is None else _groups(frame[group_column], keep, group_column),
     )
+    if group_column is not None:
+        report["group_column"] = group_column
     return dataset, report
+
+
+def _groups(cells, keep, column):
+    """The group of each row kept, as text; refuses rows kept whose group is missing (empty, NaN, NA, null, ...)."""
+    groups = np.asarray([cell_text(v).strip() for v in cells[keep]], dtype=object)
+    missing = np.flatnonzero([group == "" or group in MISSING_LABELS for group in groups])
+    if len(missing):
+        rows = np.flatnonzero(keep)[missing] + 1
+        shown = ", ".join(map(str, rows[:5])) + (" ..." if len(rows) > 5 else "")
+        raise DataError(
+            f"the group column {column!r} is empty (or NaN, NA, null, ...) in {len(rows):,} of the {len(groups):,} "
+            f"rows used (rows {shown}, the first data row being 1): give every row its group (a row that is a "
+            "group of its own, its own value), or leave the group column out."
+        )
+    return groups.astype(str)
+
+
+def _named(source):
+    """A table's name in messages: its path, or "the table" for a DataFrame."""
+    return str(source) if isinstance(source, (str, pathlib.PurePath)) else "the table"
 
 
 def _missing_label(value):
@@ -395,9 +444,10 @@ def rows_text(path, report):
     Returns:
         `(used, skipped)`, two strings, or a string and None (no row skipped).
     """
+    group = f", group column {report['group_column']!r}" if report.get("group_column") else ""
     used = (
         f"{path}: {report['used']:,} of {report['rows']:,} rows used (text column {report['text_column']!r}, "
-        f"label column {report['label_column']!r})"
+        f"label column {report['label_column']!r}{group})"
     )
     if report["used"] >= report["rows"]:
         return used, None

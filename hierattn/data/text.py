@@ -186,9 +186,9 @@ def iter_sentence_spans(cleaned):
         found = match.group(0)
         punct = found.rstrip()
         if not punct:  # a line break: always a boundary
-            cut = match.start()
+            end = match.start()
         elif "\n" in found[len(punct) :]:  # punctuation then a line break
-            cut = match.start() + len(punct)
+            end = match.start() + len(punct)
         else:
             core = punct.rstrip(_CLOSERS)
             if core == "." and match.end() > match.start() + 1 and _is_abbreviation(cleaned, match.start() + 1):
@@ -197,8 +197,8 @@ def iter_sentence_spans(cleaned):
                 continue  # an ellipsis ("..", "...", "\u2026") does not end a sentence
             if core == "\uff0e" and _between_digits(cleaned, match.start(), match.end()):
                 continue  # a full-width decimal point: "３．５"
-            cut = match.start() + len(punct)
-        yield from _span(cleaned, start, cut)
+            end = match.start() + len(punct)
+        yield from _span(cleaned, start, end)
         start = match.end()
     yield from _span(cleaned, start, len(cleaned))
 

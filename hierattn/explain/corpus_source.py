@@ -67,5 +67,5 @@ def open_corpus(dataset, split="test", data=None, text_column=None, limit=None, 
     texts = (row[0] for row in streams[0])
     ids = (row[1] for row in streams[1]) if "id" in carried else None
     labels = (row[2] for row in streams[2]) if "label" in carried else None
-    cut = (lambda values: None if values is None else itertools.islice(values, limit)) if limit else (lambda v: v)
-    return CorpusSource(cut(texts), cut(labels), cut(ids), total=limit)
+    first = (lambda values: None if values is None else itertools.islice(values, limit)) if limit else (lambda v: v)
+    return CorpusSource(first(texts), first(labels), first(ids), total=limit)

@@ -75,6 +75,8 @@ class Explainer(NgramEvidence, LabelExplanations):
 
     Args:
         classifier: A trained `TextClassifier`, or a `Run` holding one.
+        policy: The `DecisionPolicy` whose decisions are explained (None: the classifier's `policy`, as it is
+            at each call), e.g. `classifier.policy.for_network("always")`.
 
     Example:
 
@@ -94,12 +96,18 @@ class Explainer(NgramEvidence, LabelExplanations):
     1.0
     """
 
-    def __init__(self, classifier):
+    def __init__(self, classifier, policy=None):
         self.classifier = getattr(classifier, "classifier", classifier)
+        self._policy = policy
         self.backbone = self.classifier.backbone
         self.preprocessor = self.classifier.preprocessor
         if not self.backbone.attention_layers:
             raise HierattnError("this model has no attention pooling to explain (e.g. a Transformer with mean pooling)")
+
+    @property
+    def policy(self):
+        """The `DecisionPolicy` explained: the one given, else the classifier's."""
+        return self._policy or self.classifier.policy
 
     def explain(self, texts, ids=None, labels=None, label=None, attention=False):
         """Explanations for raw texts, in order.
@@ -153,9 +161,9 @@ class Explainer(NgramEvidence, LabelExplanations):
             activation = activation_of(self.classifier.multi_label)
             outputs["probabilities"] = combine(network_probabilities, logits, a, b, activation=activation)
             if self.classifier.multi_label:  # its temperatures are per label (single-label: already in a and b)
-                outputs["probabilities"] = self.classifier.cascade.whole_probabilities(outputs["probabilities"])
+                outputs["probabilities"] = self.policy.cascade.whole_probabilities(outputs["probabilities"])
             if not read.all():
-                outputs["probabilities"][~read] = self.classifier.cascade.ngram_probabilities(logits[~read])
+                outputs["probabilities"][~read] = self.policy.cascade.ngram_probabilities(logits[~read])
         if self.classifier.multi_label:
             explained = (texts, ids, labels, tokenized, x, outputs, network_probabilities, ngram_parts, a, b, read)
             return self._explain_labels(chosen, *explained, ngram_inputs if ngram_parts is not None else None)
@@ -172,12 +180,12 @@ class Explainer(NgramEvidence, LabelExplanations):
             ngrams = (ngram_inputs[i], ngram_parts[i][1:]) if ngram_parts is not None else None
             classes = int(order[i, 0]), int(versus[i])
             # the weights in this text's decision: the combination's, or the n-gram part's own scale alone
-            weights = (a, b) if read[i] else (0.0, self.classifier.cascade.ngram_scale)
+            weights = (a, b) if read[i] else (0.0, self.policy.cascade.ngram_scale)
             offset = None if offsets is None else float(offsets[classes[0]] - offsets[classes[1]])
             self._account(explanation, classes, *weights, network_probabilities[i], float(baselines[i]), ngrams)
             self._offset_term(explanation, offset)
             explanation.decision["network_read"] = bool(read[i])
-            temperature = 1.0 if self.classifier.cascade is None else self.classifier.cascade.temperature
+            temperature = 1.0 if self.policy.cascade is None else self.policy.cascade.temperature
             if read[i] and temperature != 1.0:  # the weights above are the combination's divided by it
                 explanation.decision["temperature"] = temperature
             explanation.doc_id = None if ids is None else ids[i]
@@ -188,11 +196,11 @@ class Explainer(NgramEvidence, LabelExplanations):
     def _decided_order(self, probabilities):
         """Each text's classes, the decided one first (by `offsets` plus the log-probabilities), and the offsets.
 
-        A decision rule for macro-F1 (`hierattn.models.offsets`) may decide a class that is not the most probable.
+        A decision rule for macro-F1 (`hierattn.tuning`) may decide a class that is not the most probable.
         """
-        if self.classifier.offsets is None:
+        if self.policy.offsets is None:
             return np.argsort(-probabilities, axis=1, kind="stable"), None
-        offsets = np.asarray(self.classifier.offsets, np.float64)
+        offsets = np.asarray(self.policy.offsets, np.float64)
         with np.errstate(divide="ignore"):
             return np.argsort(-(np.log(probabilities) + offsets), axis=1, kind="stable"), offsets
 
@@ -207,15 +215,14 @@ class Explainer(NgramEvidence, LabelExplanations):
 
         A multi-label classifier's temperatures are per label: its weights are divided label by label there.
         """
-        temperature = 1.0 if self.classifier.multi_label else self.classifier.cascade.temperature
-        return tuple(float(v) / temperature for v in np.asarray(self.classifier.combination.mixing))
+        temperature = 1.0 if self.classifier.multi_label else self.policy.cascade.temperature
+        return tuple(float(v) / temperature for v in self.policy.weights)
 
     def _network_reads(self, logits):
         """Which texts the network decides (`TextClassifier.cascade`): all but those the n-gram part is sure of."""
-        cascade = self.classifier.cascade
-        if cascade is None or cascade.cut is None:
+        if self.policy.reads_all:
             return np.ones(len(logits), bool)
-        return cascade.needs_network(logits)
+        return self.policy.cascade.needs_network(logits)
 
     def _attention(self, x, needed):
         """`TextClassifier.attention` of the texts `needed`; zero weights and NaN probabilities for the others."""
@@ -316,11 +323,7 @@ class Explainer(NgramEvidence, LabelExplanations):
             )
         if words and all(w.oov for w in words if w.used):
             warnings.append("none of the words is in the model's vocabulary; the prediction is uninformed")
-        best = int(
-            probabilities.argmax()
-            if self.classifier.multi_label
-            else self.classifier.decision.ids(probabilities[None])[0]
-        )
+        best = int(probabilities.argmax() if self.classifier.multi_label else self.policy.ids(probabilities[None])[0])
         return Explanation(
             text=text,
             label=names[best],

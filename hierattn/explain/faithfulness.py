@@ -234,7 +234,7 @@ def _chunk_scores(classifier, explanations, numbers, bins, random_draws, seed, b
     ids = classifier.preprocessor.encode_tokens([d.erase([]) for d in documents])
     base = classifier.predict_ids(ids, batch_size)
     if not classifier.multi_label:
-        classes = classifier.decision.ids(base)
+        classes = classifier.policy.ids(base)
     else:  # each explanation's own label
         names = [str(name) for name in classifier.label_names]
         classes = np.array([names.index(str(e.label)) for e in explanations])

@@ -64,9 +64,9 @@ class LabelExplanations:
     ):
         """A multi-label classifier's explanations: one per text and label explained (see the module docstring)."""
         names = self.classifier.label_names
-        thresholds = np.asarray(self.classifier.thresholds, dtype=float)
+        thresholds = np.asarray(self.policy.default_thresholds, dtype=float)
         probabilities = outputs["probabilities"]
-        over = self.classifier.over_thresholds(probabilities)
+        over = self.policy.over_thresholds(probabilities)
         pairs = []  # (text, label) explained, text by text
         for i in range(len(texts)):
             if chosen is not None:
@@ -77,7 +77,7 @@ class LabelExplanations:
         rows, classes = np.array([i for i, _ in pairs]), np.array([j for _, j in pairs])
         evidence, baselines = self._network_evidence(x[rows], classes, classes, a, read[rows], odds=True)
         # Each label's temperature divides its log-odds (`hierattn.decision.Cascade`): every term of its margin.
-        cascade = self.classifier.cascade
+        cascade = self.policy.cascade
         scales = (
             1.0 / np.broadcast_to(np.asarray(1.0 if cascade is None else cascade.temperature), (len(names),))[classes]
         )

@@ -20,7 +20,7 @@ import warnings
 
 import numpy as np
 
-from hierattn.defaults import CASCADE, MULTILABEL
+from hierattn.defaults import CASCADE
 from hierattn.errors import ArgumentError, ExportError, first_line
 from hierattn.ngrams.twin import SETTINGS
 from hierattn.runtime import load
@@ -120,13 +120,14 @@ def _convert(classifier, path):
 def bundle_metadata(classifier, inputs, output, ngram_output=None, tables=()):
     """The bundle's metadata (`hierattn.runtime.bundle`) for `classifier`.
 
-    A multi-label classifier's adds `multi_label` (true) and `thresholds`
+    The classifier's decision policy is its `DecisionPolicy.to_dict`: a
+    multi-label classifier's adds `multi_label` (true) and `thresholds`
     (one per label, in `label_names` order); a single-label one's has neither,
-    and `offsets` (one per class) if it has them.
-    With an n-gram part (`ngram_output`, the graph's output of its logits),
-    `ngram_output`, `cascade` (the cut, the n-gram part's weight and scale,
-    the whole combination's temperatures) and `ngram_part` (its settings,
-    and the outputs `tables` that give its tables).
+    and `offsets` (one per class) if it has them. With an n-gram part
+    (`ngram_output`, the graph's output of its logits), `cascade` (the cut,
+    the parts' weights, the n-gram part's scale, the whole combination's
+    temperatures), `ngram_output` and `ngram_part` (its settings, and the
+    outputs `tables` that give its tables).
     """
     from hierattn import __version__
 
@@ -136,7 +137,6 @@ def bundle_metadata(classifier, inputs, output, ngram_output=None, tables=()):
         "format": FORMAT,
         "hierattn_version": __version__,
         "architecture": classifier.architecture,
-        "label_names": [str(name) for name in classifier.label_names],
         "preprocessor": {
             "mode": preprocessor.mode,
             "max_sentences": preprocessor.max_sentences,
@@ -150,17 +150,10 @@ def bundle_metadata(classifier, inputs, output, ngram_output=None, tables=()):
         "inputs": inputs,
         "output": output,
     }
-    if classifier.multi_label:  # a single-label bundle's metadata has neither key (bundles before them load as such)
-        thresholds = classifier.thresholds or [MULTILABEL["threshold"]] * len(classifier.label_names)
-        metadata.update(multi_label=True, thresholds=[float(t) for t in thresholds])
-    elif classifier.offsets is not None:  # the decision rule for macro-F1 (`hierattn.models.offsets`)
-        metadata["offsets"] = [float(o) for o in classifier.offsets]
+    policy = classifier.policy.to_dict()
+    metadata.update(policy, label_names=[str(name) for name in policy["label_names"]])
     if ngram_output is not None:
-        report = classifier.cascade_report or {}
-        b = float(np.asarray(classifier.combination.mixing)[1])
-        cascade = {"cut": report.get("cut"), "ngram_weight": b}
-        cascade.update({key: report.get(key) for key in ("ngram_scale", "temperature", "temperature_always")})
-        metadata.update(ngram_output=ngram_output, cascade=cascade)
+        metadata["ngram_output"] = ngram_output
         layer = classifier.ngram_logits
         metadata["ngram_part"] = {name: getattr(layer, name) for name in SETTINGS}
         metadata["ngram_part"]["tables"] = list(tables)
@@ -187,17 +180,13 @@ def check_bundle(classifier, path):
 
     texts = probe_texts(classifier)
     x = classifier.preprocessor(texts)
-    expected, network = {}, classifier.network
-    try:
-        with tf.device("/CPU:0"):  # as onnxruntime computes: a GPU's TF32 products would differ by more than TOLERANCE
-            for setting in CASCADE["networks"]:
-                classifier.network = setting
-                expected[setting] = classifier.predict_ids(x)
-    finally:
-        classifier.network = network
-    predictor = load(path)
+    expected = {}
+    with tf.device("/CPU:0"):  # as onnxruntime computes: a GPU's TF32 products would differ by more than TOLERANCE
+        for setting in CASCADE["networks"]:
+            expected[setting] = classifier.predict_ids(x, policy=classifier.policy.for_network(setting))
+    loaded = load(path)
     for network in CASCADE["networks"]:
-        predictor.network = network
+        predictor = loaded.with_network(network)
         for batch_size in (1, len(texts)):
             found = predictor.predict(texts, batch_size=batch_size)
             difference = float(np.abs(found - expected[network]).max())

@@ -3,7 +3,8 @@
 * `TextClassifier` (the task): raw strings in, class probabilities out, one
   `.keras` file; `load_classifier` reads one back, checked. Its Keras verbs
   on raw texts come from its base `task.Task`, the named steps of its n-gram
-  part (`fit_ngrams`, `choose_weights`) from `hierattn.ngrams.NgramPart`.
+  part (`fit_ngrams`) from `hierattn.ngrams.NgramPart`, and its decision policy from `tune`
+  (`hierattn.policy`, `hierattn.tuning`).
 * `TextPreprocessor`: tokenizer, vocabulary and length limits.
 * `Backbone` and its subclasses `HANBackbone`, `TransformerBackbone`,
   `RNNBackbone`: the networks, from token ids to class probabilities.

@@ -15,7 +15,7 @@ import numpy as np
 from hierattn.data.dataset import LabelMap
 from hierattn.data.ids import ngram_ids, take_documents, token_ids
 from hierattn.data.pipeline import make_eval_dataset
-from hierattn.decision import Decision, activation_of, check_k
+from hierattn.decision import check_k
 from hierattn.defaults import CLIPNORM, TRAINING
 from hierattn.distribute import step_logs_for
 from hierattn.errors import DataError
@@ -28,7 +28,7 @@ from hierattn.models.inputs import (
     labelled_texts,
     texts_and_labels,
 )
-from hierattn.ngrams.mixing import combine, ngram_logits, ngram_probabilities
+from hierattn.ngrams.mixing import ngram_logits, ngram_probabilities
 from hierattn.utils.keras_compat import BuildFromKnownShapes, drop_untracked_attribute, untracked_attribute
 
 
@@ -66,9 +66,7 @@ class Task(BuildFromKnownShapes, keras.Model):
     """
 
     multi_label = False  # set by a subclass whose outputs are independent label probabilities (sigmoid)
-    thresholds = None  # then, each label's threshold (`hierattn.models.thresholds`)
-    offsets = None  # a single-label classifier's decision rule for macro-F1 (`hierattn.models.offsets`)
-    cascade = None  # a subclass's `hierattn.decision.Cascade`: which documents the network reads
+    policy = None  # a subclass's `hierattn.policy.DecisionPolicy`: how part outputs become answers
 
     @property
     def adapted(self):
@@ -263,16 +261,16 @@ class Task(BuildFromKnownShapes, keras.Model):
         whose decision is less sure than that (`decision.confidence`) gets
         None: it is left for a person.
         """
-        return self.decision.labels(self.predict(x, batch_size=batch_size, verbose=verbose), min_confidence)
+        return self.policy.labels(self.predict(x, batch_size=batch_size, verbose=verbose), min_confidence)
 
     def over_thresholds(self, probabilities):
         """Multi-hot rows (int8) of the labels over their thresholds, for a multi-label classifier's probabilities."""
-        return self.decision.over_thresholds(probabilities)
+        return self.policy.over_thresholds(probabilities)
 
     @property
     def decision(self):
-        """How the probabilities become labels (`hierattn.decision.Decision`): argmax (after `offsets`), or thresholds."""
-        return Decision(self.label_names or [], self.multi_label, self.thresholds, self.offsets)
+        """How the probabilities become labels: the classifier's `policy` (argmax after its offsets, or thresholds)."""
+        return self.policy
 
     def preprocess(self, texts, progress=False, workers=None):
         """The ids `predict_ids` reads for a list of texts (the preprocessor's; `hierattn.runtime.TextPredictor`)."""
@@ -303,9 +301,24 @@ class Task(BuildFromKnownShapes, keras.Model):
             ArgumentError: `k` is not a whole number of at least 1 (a `ValueError`).
         """
         check_k(k)
-        return self.decision.top_k(self.predict(x, batch_size=batch_size, verbose=verbose), k)
+        return self.policy.top_k(self.predict(x, batch_size=batch_size, verbose=verbose), k)
 
-    def predict_ids(self, x, batch_size=32, progress=False, part=None):
+    def part_outputs(self, x, batch_size=32, progress=False):
+        """What each part says of id arrays, in one pass of the network: `(network probabilities, n-gram logits)`.
+
+        The n-gram logits are None without an n-gram part. `policy.combine`
+        and `policy.probabilities` turn the two into the classifier's
+        probabilities with any setting (`hierattn.policy.DecisionPolicy`),
+        so one pass serves every question asked of the same documents.
+        """
+        network = predict_batches(self.backbone, token_ids(x), batch_size, progress) if len(token_ids(x)) else None
+        if network is None:
+            network = np.zeros((0, len(self.label_names)), np.float32)
+        if self.ngram_logits is None:
+            return network, None
+        return network, ngram_logits(self.ngram_logits, ngram_ids(x))
+
+    def predict_ids(self, x, batch_size=32, progress=False, part=None, policy=None):
         """Class probabilities for id arrays (from the preprocessor): of the classifier, or of one part.
 
         Args:
@@ -319,6 +332,8 @@ class Task(BuildFromKnownShapes, keras.Model):
                 network reads every document), `"network"` (the backbone
                 alone) or `"ngrams"` (the n-gram part alone: the softmax, or
                 for a multi-label classifier the sigmoid, of its logits).
+            policy: The `DecisionPolicy` to decide with (None: the classifier's `policy`), e.g.
+                `policy.for_network("always")`.
         """
         if part not in (None, "whole", "network", "ngrams"):
             raise ValueError(f"part must be None, 'whole', 'network' or 'ngrams'. Received: part={part!r}")
@@ -326,24 +341,22 @@ class Task(BuildFromKnownShapes, keras.Model):
             raise ValueError("this classifier has no n-gram part (it was made with ngrams=False)")
         if len(token_ids(x)) == 0:
             return np.zeros((0, len(self.label_names)), np.float32)
-        activation = activation_of(self.multi_label)
+        policy = policy or self.policy
         if part == "ngrams":
-            return ngram_probabilities(self.ngram_logits, ngram_ids(x), activation=activation)
+            return ngram_probabilities(self.ngram_logits, ngram_ids(x), activation=policy.activation)
         if part == "network" or self.ngram_logits is None:
             return predict_batches(self.backbone, token_ids(x), batch_size, progress)
         if not isinstance(x, dict):  # the n-gram part reads the backbone's ids (a classifier saved before)
             return predict_batches(self, x, batch_size, progress)
-        a, b = (float(w) for w in np.asarray(self.combination.mixing))
         logits = ngram_logits(self.ngram_logits, x["ngram_ids"])
 
         def whole(index):
             probabilities = predict_batches(self.backbone, x["token_ids"][index], batch_size, progress)
-            return combine(probabilities, logits[index], a, b, self.combination.epsilon, activation).astype(np.float32)
+            return policy.combine(probabilities, logits[index])
 
-        cascade = self.cascade
-        if part == "whole" or cascade is None:
+        if part == "whole":
             return whole(np.arange(len(logits)))
-        return cascade.predict(logits, whole)  # with no cut, every document's whole combination (calibrated)
+        return policy.probabilities(logits, whole)  # the network reads only what the policy says it must
 
     def attention(self, x, batch_size=32):
         """The network's probabilities and attention weights for id arrays, in input order.

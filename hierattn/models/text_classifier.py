@@ -3,28 +3,28 @@
 import sys
 
 import keras
+import numpy as np
 from keras import ops
 
-from hierattn.data.dataset import LabelMap
+from hierattn.data.dataset import LabelMap, validation_pair
 from hierattn.data.ids import ngram_ids, token_ids
-from hierattn.decision import activation_of
+from hierattn.decision import activation_of, check_network
 from hierattn.defaults import CASCADE, DECISION, MODELS, NGRAMS, PREPROCESSING, TRAINING, UNITS
 from hierattn.models.arguments import check_classifier_arguments, check_decision_metric, check_multi_label
 from hierattn.models.backbone import Backbone
 from hierattn.models.budget import decide_budget
-from hierattn.models.cascade import Cascading
 from hierattn.models.embeddings import initial_vectors
 from hierattn.models.han_backbone import HANBackbone
 from hierattn.models.inputs import as_texts, fit_datasets, split_validation
 from hierattn.models.legacy import backbone_config
-from hierattn.models.offsets import Offsets
 from hierattn.models.rnn_backbone import RNNBackbone
 from hierattn.models.task import Task
 from hierattn.models.text_preprocessor import TextPreprocessor
-from hierattn.models.thresholds import Thresholds
 from hierattn.models.transformer_backbone import TransformerBackbone
 from hierattn.ngrams.logits import NgramLogits
 from hierattn.ngrams.part import NgramPart
+from hierattn.policy import MULTI, SINGLE, DecisionPolicy
+from hierattn.tuning import ValidationScores, cascade_line, offset_line, tune, untuned
 
 # The backbone class of each architecture name.
 BACKBONE_CLASSES = {"han": HANBackbone, "transformer": TransformerBackbone, "rnn": RNNBackbone}
@@ -46,7 +46,7 @@ def _architecture(backbone, options):
 
 
 @keras.saving.register_keras_serializable(package="hierattn")
-class TextClassifier(NgramPart, Thresholds, Offsets, Cascading, Task):
+class TextClassifier(NgramPart, Task):
     """A document classifier that takes raw strings: preprocessor + backbone (+ n-gram part) + label names.
 
     The Task of keras-hub's Task / Preprocessor / Backbone split. The
@@ -62,8 +62,10 @@ class TextClassifier(NgramPart, Thresholds, Offsets, Cascading, Task):
     `LogLinearCombination`: `softmax(a log p_backbone + b z_ngrams)`; see
     `hierattn.ngrams.mixing`). With `network="auto"` (the default) the
     network reads only the documents the n-gram part is not sure of, under
-    a cut chosen on the validation texts (`cascade`, `choose_cut`); the
-    n-gram part decides the rest.
+    a cut chosen on the validation texts (`cascade`); the n-gram part
+    decides the rest. How part outputs become probabilities and answers is
+    the classifier's `policy` (`hierattn.policy.DecisionPolicy`), tuned on
+    the validation texts in one pass of the network (`tune`).
 
     Keras's verbs take raw texts (in the forms `hierattn.models.inputs`
     lists) and keep Keras's contract: `predict` gives class probabilities,
@@ -71,8 +73,8 @@ class TextClassifier(NgramPart, Thresholds, Offsets, Cascading, Task):
     Keras's own (`hierattn.models.task.Task`). `predict_labels` gives class
     names and `explain` explanations. The first `fit` adapts the classifier
     (`adapt`); every `fit` trains the backbone, then fits the n-gram part
-    (`fit_ngrams`), weighs the two parts (`choose_weights`) and chooses the
-    cascade's cut (`choose_cut`): steps Keras has no verb for, which can
+    (`fit_ngrams`) and tunes the decision policy (`tune`: the parts'
+    weights, thresholds, the cascade's cut and temperatures, offsets): steps Keras has no verb for, which can
     also be called alone (without validation texts, see `fit`).
     `save` writes one `.keras` file holding all of it (and refuses
     Keras's legacy `.h5`), which `keras.saving.load_model` reads back
@@ -97,17 +99,18 @@ class TextClassifier(NgramPart, Thresholds, Offsets, Cascading, Task):
             `TextPreprocessor` settings (when `preprocessor` is `None`).
         multi_label: Each document has a set of labels (possibly empty): a sigmoid per label (binary
             cross-entropy), one linear model per label in the n-gram part, the two combined on each label's
-            log-odds, each label's threshold chosen on the validation texts (`hierattn.models.thresholds`).
+            log-odds, each label's threshold chosen on the validation texts (`hierattn.tuning`).
         network: `"auto"`: the network reads only the documents the n-gram part is not sure of
-            (`hierattn.models.cascade`); `"always"`: every document (the whole combination). Settable.
+            (`hierattn.tuning`); `"always"`: every document (the whole combination). Settable.
         decision_metric: What a single-label classifier decides for: `"accuracy"` (the most probable class) or
-            `"macro_f1"` (offsets on the log-probabilities chosen last in `fit`; `hierattn.models.offsets`).
+            `"macro_f1"` (offsets on the log-probabilities chosen last in `fit`; `hierattn.tuning`).
         text_units: What the classifier reads (`hierattn.data.units`): `"words"`, `"characters"`, `"subwords"`
             (learned from the training texts), or `"auto"` (chosen from them: words for spaced scripts; for
             Chinese, Japanese, Thai..., the better of characters and subwords on texts held out; recorded in
             `preprocessor.units_report`).
-        ngram_logits, thresholds, cascade, offsets: The n-gram part, the thresholds (multi-label), the cut and
-            the offsets, as fitted and chosen before (when loading a saved classifier).
+        ngram_logits, policy: The n-gram part and the decision policy (`DecisionPolicy.to_dict`), as fitted
+            and tuned before (when loading a saved classifier).
+        thresholds, cascade, offsets: The same as a `.keras` file saved before the policy holds them.
         **kwargs: Arguments of the backbone class (e.g. `embedding_dim`, `num_layers`, `attention`), and Keras's
             `name`, `trainable` and `dtype`: with `dtype="mixed_float16"` the backbone computes in float16 with
             float32 weights (the class probabilities, and the softmax inside each attention layer, are computed in
@@ -147,6 +150,7 @@ class TextClassifier(NgramPart, Thresholds, Offsets, Cascading, Task):
         decision_metric=DECISION["metric"],
         offsets=None,
         text_units=UNITS["units"],
+        policy=None,
         **kwargs,
     ):
         super().__init__(**{"name": "text_classifier", **{k: kwargs.pop(k) for k in _MODEL_KWARGS if k in kwargs}})
@@ -163,8 +167,10 @@ class TextClassifier(NgramPart, Thresholds, Offsets, Cascading, Task):
         )
         check_multi_label(backbone, multi_label)
         self.multi_label = multi_label
-        self.thresholds, self.offsets = (None if a is None else [float(v) for v in a] for a in (thresholds, offsets))
-        self.network, self.cascade_report = network, cascade
+        self.network = network
+        self.cascade_report = cascade  # what tuning measured: the cut's report, and the policy of a file before it
+        self._legacy = {"thresholds": thresholds, "offsets": offsets}
+        self._policy = None if policy is None else DecisionPolicy.from_dict(policy)
         self.decision_metric = check_decision_metric(decision_metric, multi_label)
         self.architecture, input_rank = _architecture(backbone, options)
         self.backbone_options = options
@@ -186,8 +192,10 @@ class TextClassifier(NgramPart, Thresholds, Offsets, Cascading, Task):
         self.embedding_source = None  # what `adapt` initialised the embeddings from
         self.ngrams = bool(ngrams)
         self.ngram_logits = self.combination = None
-        self.ngram_report = None  # what `fit_ngrams` and `choose_weights` last measured
-        self.threshold_report = None  # how `choose_thresholds` last chose (multi-label)
+        self.ngram_report = None  # what `fit_ngrams` and `tune` last measured of the n-gram part
+        self.threshold_report = None  # how tuning last chose the thresholds (multi-label)
+        self.offset_report = None  # how tuning last chose the offsets (decision_metric="macro_f1")
+        self.validation_scores = None  # what the parts said of the validation texts the last `tune` read
         self._network_only = False  # True while fit trains the backbone
         self._with_ngram_logits = False  # True while exporting: `call` gives the n-gram logits too
         if ngram_logits is not None:  # loading a saved classifier
@@ -271,7 +279,7 @@ class TextClassifier(NgramPart, Thresholds, Offsets, Cascading, Task):
         unlabeled=None,
         **kwargs,
     ):
-        """Keras `fit` of the backbone on raw texts and labels, then `fit_ngrams`, `choose_weights`, `choose_cut`.
+        """Keras `fit` of the backbone on raw texts and labels, then `fit_ngrams` and `tune`.
 
         The first call adapts the classifier (`adapt`) to the training part.
         Keras's fit trains the backbone alone, on batches of similar length
@@ -279,9 +287,9 @@ class TextClassifier(NgramPart, Thresholds, Offsets, Cascading, Task):
         epoch across all replicas and workers). Unless `callbacks` holds an
         `EarlyStopping`, training with validation data stops when the
         validation loss has not improved for 2 epochs and keeps the best
-        epoch's weights. Then the n-gram part's steps, a multi-label
-        classifier's `choose_thresholds`, and the cascade's cut, on the
-        validation texts; without them a further `fit` keeps what an earlier
+        epoch's weights. Then the n-gram part is fitted (`fit_ngrams`) and
+        the decision policy tuned (`tune`: one pass of the network over the
+        validation texts); without them a further `fit` keeps what an earlier
         one chose (the first takes `NGRAMS["fallback"]` and
         `NGRAMS["weights"]`, and no cut). With `verbose`, a line per step.
 
@@ -338,15 +346,150 @@ class TextClassifier(NgramPart, Thresholds, Offsets, Cascading, Task):
         return history
 
     def _fit_after_network(self, x_fit, labels, validation, verbose):
-        """`fit`'s steps after Keras's: the n-gram part, thresholds (multi-label), the cascade's cut, offsets."""
+        """`fit`'s steps after Keras's: the n-gram part fitted, then the decision policy tuned (`tune`)."""
         if self.ngram_logits is not None:
-            self._fit_ngram_part(x_fit, labels, validation, verbose)
+            self._fit_ngrams(x_fit, labels, validation, progress=bool(verbose))
+        self.tune(validation, verbose=verbose)
+
+    # The decision policy
+
+    @property
+    def network(self):
+        """`"auto"`: the network reads only documents the n-gram part is not sure of; `"always"`: every document.
+
+        The classifier's own setting (saved with it). To ask one question another way, pass
+        `policy.for_network(...)` where a verb takes a policy, rather than changing it.
+        """
+        return self._network
+
+    @network.setter
+    def network(self, value):
+        self._network = check_network(value)
+
+    @property
+    def policy(self):
+        """How part outputs become probabilities and answers (`hierattn.policy.DecisionPolicy`), at `network`.
+
+        Tuned by `fit` (`tune`); settable, e.g. `clf.policy = clf.policy.replace(cut=None)`.
+        """
+        policy = self._policy_as_saved() if self._policy is None else self._policy
+        if self.ngram_logits is not None:  # the weights are the graph's own variable: the policy holds its values
+            mixing = tuple(float(w) for w in np.asarray(self.combination.mixing))
+            policy = policy if policy.weights == mixing else policy.replace(weights=mixing)
+        return policy.for_network(self.network)
+
+    @policy.setter
+    def policy(self, policy):
+        if policy.label_names != tuple(self.label_names or ()) or policy.multi_label != bool(self.multi_label):
+            raise ValueError(f"a policy for {list(policy.label_names)} does not fit this classifier's labels")
+        if (policy.weights is None) != (self.ngram_logits is None):
+            raise ValueError("a policy with weights is for a classifier with an n-gram part, and only for one")
+        if policy.weights is not None:
+            self.combination.mixing.assign(np.array(policy.weights, np.float32))
+        self._policy = policy.for_network("auto")
+
+    @property
+    def thresholds(self):
+        """A multi-label classifier's thresholds, one per label (None before tuning chose them)."""
+        found = self.policy.thresholds if self.label_names is not None else self._legacy["thresholds"]
+        return None if found is None else list(found)
+
+    @property
+    def offsets(self):
+        """A single-label classifier's offsets of the decision rule for macro-F1 (None: the most probable class)."""
+        found = self.policy.offsets if self.label_names is not None else self._legacy["offsets"]
+        return None if found is None else list(found)
+
+    @property
+    def cascade(self):
+        """Which documents the network reads (`hierattn.decision.Cascade`, of `policy`), None without an n-gram part."""
+        return self.policy.cascade
+
+    def _policy_as_saved(self):
+        """The policy of a classifier not tuned here: a file saved before the policy, or one not yet tuned."""
+        weights = None
+        if self.ngram_logits is not None:
+            weights = tuple(float(w) for w in np.asarray(self.combination.mixing))
+        report = self.cascade_report or {}
+        return DecisionPolicy(
+            self.label_names or (),
+            MULTI if self.multi_label else SINGLE,
+            weights=weights,
+            cut=report.get("cut"),
+            ngram_scale=None if self.multi_label else report.get("ngram_scale"),
+            temperature=report.get("temperature"),
+            temperature_always=report.get("temperature_always"),
+            thresholds=self._legacy["thresholds"],
+            offsets=self._legacy["offsets"],
+        )
+
+    def tune(self, validation_data=None, verbose=0):
+        """Tunes the decision policy on validation texts, in one pass of the network (`fit`'s last step).
+
+        The network and the n-gram part read the validation texts once
+        (`part_outputs`); `hierattn.tuning.tune` then chooses, in order, the
+        combination's weights, a multi-label classifier's thresholds, the
+        cascade's cut and temperatures, and with `decision_metric="macro_f1"`
+        the offsets. Without validation texts, what was chosen before is
+        kept, or the defaults (`hierattn.defaults.NGRAMS["weights"]`, no cut,
+        thresholds of `MULTILABEL["threshold"]`). `ngram_report`,
+        `threshold_report`, `cascade_report` and `offset_report` then say
+        what each step measured.
+
+        Args:
+            validation_data: `(texts, labels)`, `(ids, labels)` or a dataset of `(texts, labels)`, or None.
+            verbose: Print a line per step: the weights, the thresholds, the cut and temperature, the offsets.
+
+        Returns:
+            The policy (`policy`). `validation_scores` keeps what the parts said of the validation texts
+            (`hierattn.tuning.ValidationScores`), for a caller that scores them too without reading them again.
+        """
+        if not self.adapted:
+            raise ValueError("this classifier has no labels or network to tune yet: fit or adapt it first")
+        x = None
+        if validation_data is not None:
+            x, labels = self._ids_and_label_ids(*validation_pair(validation_data), "validation_data")
+        kind = MULTI if self.multi_label else SINGLE
+        if x is not None and len(labels):
+            network, logits = self.part_outputs(x)
+            self.validation_scores = ValidationScores(labels, network, logits)
+            tuning = tune(self.validation_scores, self.policy.for_network("auto"), self.decision_metric)
+            why = "chosen on validation"
+        else:
+            chosen = self._policy is not None or self._weights_chosen() or self.cascade_report is not None
+            tuning = untuned(self.policy if chosen else None, self.ngram_logits is not None, (self.label_names, kind))
+            why = "kept (no validation texts)" if chosen else "the defaults (no validation texts)"
+        self._apply(tuning, why, verbose)
+        return self.policy
+
+    def _weights_chosen(self):
+        """Whether the combination's weights were chosen before (a file saved before the policy: not `(1, 0)`)."""
+        if self.ngram_logits is None:
+            return False
+        if "network_weight" in (self.ngram_report or {}):
+            return True
+        return [float(w) for w in np.asarray(self.combination.mixing)] != [1.0, 0.0]
+
+    def _apply(self, tuning, why, verbose):
+        """Makes a tuning the classifier's: its policy, and its reports (with a line each if `verbose`)."""
+        self.policy = tuning.policy
+        lines = []
+        if self.ngram_logits is not None:
+            a, b = tuning.policy.weights
+            self._set_weights_report(dict(self._fit_report(), **(tuning.weights or {})), a, b, why)
+            lines.append(self._ngram_line())
         if self.multi_label:
-            self.choose_thresholds(validation, verbose=verbose)
-        if self.ngram_logits is not None and (validation is not None or self.cascade_report is None):
-            self.choose_cut(validation, verbose=verbose)  # (and the offsets); without validation texts, kept
-        elif self.decision_metric == "macro_f1":
-            self.choose_offsets(validation, verbose=verbose)
+            report = tuning.thresholds or dict(self.threshold_report or {}, how="kept (no validation texts)")
+            self.threshold_report = report
+            lines.append(f"thresholds: {report['how']}")
+        if tuning.cascade is not None:
+            self.cascade_report = tuning.cascade
+            lines.append(cascade_line(self.cascade_report))
+        if tuning.offsets is not None:
+            self.offset_report = tuning.offsets
+            lines.append(offset_line(self.offset_report))
+        if verbose:
+            print("\n".join(lines))
 
     def _fit_inputs(self, x, y, validation_split, validation_data, unlabeled, verbose):
         """`fit`'s training texts, labels and validation data (a share held out), the classifier adapted and compiled."""
@@ -378,13 +521,15 @@ class TextClassifier(NgramPart, Thresholds, Offsets, Cascading, Task):
                 "backbone_options": dict(self.backbone_options) if self.backbone is None else {},
             }
         )
-        if self.multi_label:  # single-label files stay as they were
-            config.update(multi_label=True, thresholds=self.thresholds)
+        if self.multi_label:
+            config["multi_label"] = True
         if self.network != CASCADE["network"]:
             config["network"] = self.network
-        if self.offsets is not None or self.decision_metric != DECISION["metric"]:  # single-label files as they were
-            config.update(decision_metric=self.decision_metric, offsets=self.offsets)
-        if self.cascade_report is not None:  # the cut, once chosen
+        if self.decision_metric != DECISION["metric"]:
+            config["decision_metric"] = self.decision_metric
+        if self.adapted:
+            config["policy"] = self.policy.to_dict()  # the numbers that decide (`DecisionPolicy`)
+        if self.cascade_report is not None:  # what choosing the cut measured
             config["cascade"] = self.cascade_report
         chosen = {key: value for key, value in (self.ngram_report or {}).items() if key in _SAVED_REPORT}
         if "recipe" in chosen:  # what a further `fit` without validation texts keeps (only once chosen)

@@ -5,8 +5,8 @@ NB-weighted or TF-IDF logistic regression, is chosen on validation texts:
 `recipes`) is combined with the network's log-probabilities by a log-linear
 combination (`LogLinearCombination`, its weights chosen on validation:
 `mixing`), as Mesnil et al. (2015) combined NB-SVM with a neural network.
-`NgramPart` gives the classifier these steps as methods (`fit_ngrams`,
-`choose_weights`).
+`NgramPart` gives the classifier its fitting as a method (`fit_ngrams`);
+the weights are tuned with the rest of the decision policy (`hierattn.tuning`).
 
 * `logits`: `NgramLogits`, the layer (its tables are Keras weights).
 * `combination`: `LogLinearCombination`, the layer combining the two parts.

@@ -19,7 +19,7 @@ where a lopsided one is more accurate; BENCHMARKS.md).
 
 `TextClassifier.fit` takes these steps in turn: Keras's fit of the network,
 `TextClassifier.fit_ngrams` (`hierattn.ngrams.recipes.fit_recipes`) and
-`TextClassifier.choose_weights` (`mixing_on_validation`); the last two can
+`hierattn.tuning.tune` (`mixing_on_validation`); the last two can
 also be called alone.
 
 A multi-label classifier combines each label alone, on its log-odds:

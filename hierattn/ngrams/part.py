@@ -11,15 +11,12 @@ z_ngrams)`; `hierattn.ngrams.mixing` has the method and the NumPy side.
 import time
 
 import keras
-import numpy as np
 
 from hierattn.data.dataset import validation_pair
-from hierattn.data.ids import ngram_ids, token_ids
+from hierattn.data.ids import ngram_ids
 from hierattn.decision import activation_of
-from hierattn.defaults import NGRAMS
 from hierattn.ngrams.combination import LogLinearCombination
 from hierattn.ngrams.logits import NgramLogits
-from hierattn.ngrams.mixing import mixing_on_validation, ngram_logits
 from hierattn.ngrams.recipes import fit_recipes
 from hierattn.utils.keras_compat import drop_untracked_attribute, untracked_attribute
 
@@ -29,8 +26,8 @@ class NgramPart:
 
     Example:
 
-    Refit the n-gram part of a trained classifier on more texts, then choose
-    its weight against the network again on held-out texts:
+    Refit the n-gram part of a trained classifier on more texts, then tune
+    its weight against the network (and the rest of the policy) again on held-out texts:
 
     >>> import hierattn
     >>> texts = ["A great film. I loved it.", "Dull and far too long.", "Wonderful acting!", "A boring, slow plot."] * 5
@@ -40,7 +37,7 @@ class NgramPart:
     >>> _ = clf.fit_ngrams(texts + ["Great fun.", "Slow and dull."], labels + ["pos", "neg"])
     >>> clf.ngram_report["recipe"]["weighting"]   # no validation texts: the recipe chosen before
     'tfidf'
-    >>> a, b = clf.choose_weights((["A wonderful film.", "So boring."], ["pos", "neg"]))
+    >>> a, b = clf.tune((["A wonderful film.", "So boring."], ["pos", "neg"])).weights
     >>> clf.ngram_report["network_weight"] == a and clf.ngram_report["ngram_weight"] == b
     True
     """
@@ -66,7 +63,7 @@ class NgramPart:
         validation texts, the recipe chosen before (by an earlier fit, and
         saved with the classifier) is fitted again to these texts, or
         `NGRAMS["fallback"]` when none was chosen. The combination's weights
-        stay as they are until `choose_weights`. `ngram_report` then holds
+        stay as they are until `tune`. `ngram_report` then holds
         `recipe`, `candidates` (each recipe fitted, with its validation
         scores), `train_documents` and `training_seconds`.
 
@@ -113,66 +110,6 @@ class NgramPart:
         self.ngram_report = report
         drop_untracked_attribute(self, "_ngram_choices")
         untracked_attribute(self, "_ngram_choices", dict)["recipe"] = _why(validation is not None, before is not None)
-
-    def choose_weights(self, validation_data=None, verbose=0):
-        """Chooses the weights `(a, b)` of `softmax(a log p_backbone + b z_ngrams)` on validation texts.
-
-        `fit`'s last step: the weights with the smallest validation log-loss
-        (`hierattn.ngrams.mixing.choose_mixing`), or without validation texts
-        `hierattn.defaults.NGRAMS["weights"]` (`fit` without validation
-        texts does not call it once weights were chosen: it keeps them).
-        `ngram_report` then holds `network_weight` (`a`), `ngram_weight`
-        (`b`), `network_share` (`a / (a + b)`) and, with validation texts,
-        `validation_accuracy` (each part alone and combined) and `shares`
-        (each share tried).
-
-        Args:
-            validation_data: `(texts, labels)`, `(ids, labels)` or a dataset
-                of `(texts, labels)`; `None` for the default weights.
-            verbose: Print one line: the weights chosen, and how.
-
-        Returns:
-            The weights `(a, b)`.
-        """
-        layer = self._ngram_part()
-        report = self._fit_report()
-        x = None
-        if validation_data is not None:
-            x, labels = self._ids_and_label_ids(*validation_pair(validation_data), "validation_data")
-        if x is not None and len(token_ids(x)):
-            probabilities = self.predict_ids(token_ids(x), part="network")
-            (a, b), measured = mixing_on_validation(probabilities, ngram_logits(layer, ngram_ids(x)), labels)
-            report.update(measured)
-            why = "chosen on validation"
-        else:
-            (a, b), why = NGRAMS["weights"], "the defaults (no validation texts)"
-        self.combination.mixing.assign(np.array([a, b], np.float32))
-        self._set_weights_report(report, a, b, why)
-        if verbose:
-            print(self._ngram_line(recipe=False))
-        return float(a), float(b)
-
-    def _fit_ngram_part(self, x, labels, validation, verbose):
-        """`fit`'s n-gram steps: `fit_ngrams`, then `choose_weights`, or the weights chosen before kept without validation."""
-        keep = validation is None and self._weights_chosen()  # decided before fit_ngrams writes a new report
-        a, b = (float(w) for w in np.asarray(self.combination.mixing))
-        self._fit_ngrams(x, labels, validation, progress=bool(verbose))
-        if keep:
-            self._set_weights_report(self._fit_report(), a, b, "kept (no validation texts)")
-        else:
-            self.choose_weights(validation)
-        if verbose:
-            print(self._ngram_line())
-
-    def _weights_chosen(self):
-        """Whether the combination's weights were chosen (by `fit` or `choose_weights`, or saved so).
-
-        A file saved before the report was kept has none: its weights count
-        as chosen when they are not the combination's starting `(1, 0)`.
-        """
-        if "network_weight" in (self.ngram_report or {}):
-            return True
-        return [float(w) for w in np.asarray(self.combination.mixing)] != [1.0, 0.0]
 
     def _fit_report(self):
         """What `fit_ngrams` measured, of `ngram_report` (without the weights' entries)."""

@@ -52,7 +52,7 @@ def run_baseline(texts, labels, names, evaluate):
     Multi-label data (multi-hot `labels`): one logistic regression per label
     (one-vs-rest; a label without positives, or without negatives, predicts
     its constant), each label's threshold chosen on the `"validation"` split
-    as a multi-label classifier's are (`hierattn.models.thresholds`).
+    as a multi-label classifier's are (`hierattn.tuning`).
 
     Args:
         texts: Training texts (the model's training split).
@@ -111,7 +111,7 @@ def _run_one(features, texts, labels, names, evaluate):
             result[split] = classification_metrics(split_labels, model.predict(list(split_texts)), names)
         return result
     from hierattn.decision import over_thresholds
-    from hierattn.models.thresholds import choose_thresholds
+    from hierattn.tuning import choose_thresholds
 
     probabilities = {split: model(list(split_texts)) for split, (split_texts, _) in evaluate.items()}
     thresholds, _ = choose_thresholds(probabilities["validation"], evaluate["validation"][1])

@@ -39,7 +39,17 @@ FLAT_FORMAT = "hierattn.train-config/2"  # flat settings, the classifier's among
 RUN_SETTINGS = ("epochs", "batch_size", "learning_rate", "patience", "validation_split", "limit", "baseline")
 
 # The parts of a classifier's config that are not settings: Keras's, and what training makes.
-_NOT_SETTINGS = ("name", "trainable", "label_names", "ngram_logits", "cascade", "network", "thresholds", "offsets")
+_NOT_SETTINGS = (
+    "name",
+    "trainable",
+    "label_names",
+    "ngram_logits",
+    "cascade",
+    "network",
+    "thresholds",
+    "offsets",
+    "policy",
+)
 
 
 def length_settings(model, max_length):

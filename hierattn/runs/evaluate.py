@@ -20,12 +20,13 @@ from hierattn.errors import ArgumentError, DataError
 from hierattn.metrics import classification_metrics, multilabel_metrics
 from hierattn.runs.data_record import data_changes
 from hierattn.runs.run import Run
+from hierattn.tuning import outcomes
 
 # The scores of the whole combination shown beside the classifier's.
 SCORES = ("accuracy", "micro_f1", "macro_f1")
 
 
-def evaluate_classifier(classifier, dataset, batch_size=32, progress=True, min_confidence=None):
+def evaluate_classifier(classifier, dataset, batch_size=32, progress=True, min_confidence=None, policy=None):
     """Accuracy, macro-F1 and confusion matrix of a classifier on a labelled `TextDataset` (in its classes).
 
     A multi-label classifier: `hierattn.metrics.multilabel_metrics` of the labels over its thresholds.
@@ -34,7 +35,9 @@ def evaluate_classifier(classifier, dataset, batch_size=32, progress=True, min_c
     network reading every document); with an n-gram part, `calibration`
     (`TextClassifier.calibration_report`: ECE, log-loss, Brier score and
     accuracy by coverage, before and after the classifier's temperature).
-    With `min_confidence`, `abstention` (`abstention`'s report).
+    With `min_confidence`, `abstention` (`abstention`'s report). `policy`: the
+    `DecisionPolicy` to decide with (None: the classifier's), e.g. `policy.for_network("always")`.
+    The network reads the documents once; every score comes from that pass (`hierattn.tuning.outcomes`).
     """
     names = list(classifier.label_names)
     if list(dataset.label_map.names) != names:
@@ -42,18 +45,20 @@ def evaluate_classifier(classifier, dataset, batch_size=32, progress=True, min_c
     if dataset.multi_label != classifier.multi_label:
         kind = "label sets" if dataset.multi_label else "one class per text"
         raise DataError(f"the data has {kind}, the model is {'' if classifier.multi_label else 'not '}multi-label")
+    policy = policy or classifier.policy
     x = classifier.preprocess(dataset.texts, progress=progress)
-    probabilities, whole, share, calibration = classifier.predict_with_whole(x, batch_size, progress, dataset.labels)
+    found = outcomes(policy, *classifier.part_outputs(x, batch_size, progress), dataset.labels)
+    probabilities = found["probabilities"]
     score = multilabel_metrics if classifier.multi_label else classification_metrics
-    metrics = score(dataset.labels, classifier.decision.ids(probabilities), names)
-    if share is not None:
-        scores = score(dataset.labels, classifier.decision.ids(whole), names)
-        metrics["network_read"] = share
+    metrics = score(dataset.labels, policy.ids(probabilities), names)
+    if found["share"] is not None:
+        scores = score(dataset.labels, policy.ids(found["whole"]), names)
+        metrics["network_read"] = found["share"]
         metrics["whole"] = {key: scores[key] for key in SCORES if key in scores}
-    if calibration is not None:
-        metrics["calibration"] = calibration
+    if found["calibration"] is not None:
+        metrics["calibration"] = found["calibration"]
     if min_confidence is not None:
-        metrics["abstention"] = abstention(classifier.decision, probabilities, dataset.labels, min_confidence)
+        metrics["abstention"] = abstention(policy, probabilities, dataset.labels, min_confidence)
     return metrics
 
 
@@ -61,7 +66,7 @@ def abstention(decision, probabilities, labels, min_confidence):
     """What a minimum confidence does on labelled documents: how many it answers, and how well.
 
     Args:
-        decision: The classifier's `hierattn.decision.Decision`.
+        decision: The classifier's `hierattn.policy.DecisionPolicy`.
         probabilities: Its probabilities of the documents.
         labels: Their class ids, or multi-hot rows.
         min_confidence: The probability under which a decision is no answer.
@@ -72,9 +77,9 @@ def abstention(decision, probabilities, labels, min_confidence):
         documents answered, those with words left for a person, the share
         of all answered, and the score of the answered ones (NaN if none).
 
-    >>> from hierattn.decision import Decision
+    >>> from hierattn.policy import DecisionPolicy
     >>> p = np.array([[0.95, 0.05], [0.6, 0.4], [0.2, 0.8], [np.nan, np.nan]])   # the last without words
-    >>> abstention(Decision(["neg", "pos"]), p, np.array([0, 1, 0, 0]), 0.75)
+    >>> abstention(DecisionPolicy(["neg", "pos"]), p, np.array([0, 1, 0, 0]), 0.75)
     {'min_confidence': 0.75, 'answered': 2, 'left': 1, 'coverage': 0.5, 'accuracy': 0.5}
     """
     check_min_confidence(min_confidence)
@@ -259,11 +264,10 @@ def evaluate_run(
     run = Run.open(run_dir)
     chosen = evaluation_data(run, data, split, text_column, label_column, encoding, log=log)
     classifier = run.load().classifier  # loaded now (a damaged run refused): TensorFlow starts once the data is checked
-    if network is not None:
-        classifier.network = network
     if log:
         log(run.line)
     dataset, report = chosen.load(classifier.label_names, classifier.multi_label)
     if report is not None and on_table is not None:
         on_table(chosen.path, report)
-    return evaluate_classifier(classifier, dataset, min_confidence=min_confidence)
+    policy = classifier.policy.for_network(network)
+    return evaluate_classifier(classifier, dataset, min_confidence=min_confidence, policy=policy)

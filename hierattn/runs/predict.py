@@ -25,8 +25,8 @@ import os
 
 from hierattn.data.progress import tqdm
 from hierattn.data.text_files import iter_text_chunks
-from hierattn.decision import check_k, check_min_confidence
 from hierattn.errors import DataError
+from hierattn.policy import PredictOptions
 from hierattn.runs.run import Run
 from hierattn.runs.table import PredictionTable, left_line, prediction_columns, wordless_line
 from hierattn.utils.atomic import atomic_open, check_new_file
@@ -53,7 +53,7 @@ def predict_text(text, run_dir=None, log=None, network=None):
     return predict_one(text, run_dir, log=log, network=network)["probabilities"]
 
 
-def predict_one(text, run_dir=None, top_k=None, log=None, network=None, min_confidence=None):
+def predict_one(text, run_dir=None, top_k=None, log=None, network=None, min_confidence=None, options=None):
     """One text's prediction: its class (or a multi-label model's label set) and every class's probability.
 
     Args:
@@ -64,7 +64,8 @@ def predict_one(text, run_dir=None, top_k=None, log=None, network=None, min_conf
             the summary of texts without words (`score_to_csv`).
         network: `"auto"` or `"always"` (`Run.predictor`).
         min_confidence: A probability: a decision less sure than it is no
-            answer (`hierattn.decision.Decision.answered`).
+            answer (`hierattn.policy.DecisionPolicy.answered`).
+        options: The three above as one `hierattn.policy.PredictOptions`, checked already (instead of them).
 
     Returns:
         A dict: `label` (the most probable class) or, for a multi-label
@@ -82,21 +83,22 @@ def predict_one(text, run_dir=None, top_k=None, log=None, network=None, min_conf
         RunError: No such run, or a run that cannot be loaded.
         DataError: The text has no word to read (only markup, symbols or spaces).
     """
-    if top_k is not None:
-        check_k(top_k, "top_k")
-    check_min_confidence(min_confidence)
-    model = load_predictor(run_dir, log, network)
+    options = options or PredictOptions(top_k, min_confidence, network)
+    model = _model(Run.open(run_dir), log, options)
     texts_with_words(model, [text])
-    (answer,) = PredictionTable(
-        model.decision, model.predict_texts([text]), top_k, min_confidence=min_confidence
-    ).answers()
-    return answer
+    return PredictionTable.of(model, model.predict_texts([text]), options).answers()[0]
 
 
-def load_predictor(run_dir=None, log=None, network=None):
-    """The run's model to predict with (`Run.predictor`), the run found once; `log` is told which run answers."""
-    run = Run.open(run_dir)
-    model = run.predictor(log=log, network=network)
+def load_predictor(run_dir=None, log=None, options=None):
+    """The run's model to predict with (`Run.predictor`), the run found once; `log` is told which run answers.
+
+    `options`: a `hierattn.policy.PredictOptions`, whose `network` the model predicts with.
+    """
+    return _model(Run.open(run_dir), log, options or PredictOptions())
+
+
+def _model(run, log, options):
+    model = run.predictor(log=log, network=options.network)
     if log:
         log(run.line)
     return model
@@ -114,6 +116,7 @@ def predict_file(
     top_k=None,
     network=None,
     min_confidence=None,
+    options=None,
 ):
     """Scores every text of a file (or of a stream) into a CSV of predictions (see `score_to_csv`).
 
@@ -138,6 +141,7 @@ def predict_file(
         min_confidence: A probability: a decision less sure than it is no
             answer (an empty `predicted`, and a `confidence` column); `log`
             is told how many texts were left for a person.
+        options: `top_k`, `network` and `min_confidence` as one `hierattn.policy.PredictOptions` (instead).
 
     Returns:
         The number of texts scored (those without words are not counted).
@@ -149,22 +153,20 @@ def predict_file(
         DataError: The input is missing or cannot be read, or holds no text.
         RunError: No such run, or a run that cannot be loaded.
     """
-    if top_k is not None:
-        check_k(top_k, "top_k")
-    check_min_confidence(min_confidence)
+    options = options or PredictOptions(top_k, min_confidence, network)
     if isinstance(output, (str, os.PathLike)):
         check_new_file(output)
     chunks = iter_text_chunks(source, text_column, stream=stream, encoding=encoding)  # reads the first chunk
     run = Run.open(run_dir)
-    model = load_predictor(run, log, network)
+    model = _model(run, log, options)
     separator = run.label_separator if model.multi_label else None
-    return score_to_csv(model, chunks, output, progress, top_k, separator, min_confidence, log)
+    return score_to_csv(model, chunks, output, progress, options, separator, log)
 
 
 __all__ = ["predict_file", "predict_one", "predict_text"]
 
 
-def score_to_csv(classifier, chunks, output, progress=True, top_k=None, separator=None, min_confidence=None, log=None):
+def score_to_csv(classifier, chunks, output, progress=True, options=None, separator=None, log=None):
     """Writes one CSV row per text: row number, id and label (if a table has them), prediction, probabilities.
 
     The columns: `row`, the id and label columns when a table has them (by its names for them), `predicted`,
@@ -186,10 +188,10 @@ def score_to_csv(classifier, chunks, output, progress=True, top_k=None, separato
         chunks: Iterable of lists of texts (see `iter_text_chunks`).
         output: Path of the CSV, or a writable text stream.
         progress: Show a progress bar.
-        top_k: With a number, the ranked columns.
+        options: A `hierattn.policy.PredictOptions`: with `top_k`, the ranked columns; with `min_confidence`,
+            a decision less sure than it is no answer.
         separator: What joins a multi-label model's labels (default
             `hierattn.defaults.MULTILABEL["separator"]`).
-        min_confidence: A probability: a decision less sure than it is no answer.
         log: Told in one line how many texts had no words (when some had
             none), and with `min_confidence` how many were left for a person.
 
@@ -199,36 +201,33 @@ def score_to_csv(classifier, chunks, output, progress=True, top_k=None, separato
     Raises:
         DataError: Every text was blank (no file is left behind).
     """
+    options = options or PredictOptions()
     chunks = iter(chunks)
     first = next(chunks, None)
     chunks = itertools.chain([] if first is None else [first], chunks)
     carried = list(getattr(first, "columns", {}))  # "id", "label"
     named = [first.names[role] for role in carried]  # as the table names them ("labels", "review_id")
-    if top_k is not None:
-        check_k(top_k, "top_k")
     names = [str(n) for n in classifier.label_names]
-    header = ["row", *named, *prediction_columns(names, top_k, min_confidence is not None)]
+    header = ["row", *named, *prediction_columns(names, options.top_k, options.min_confidence is not None)]
     to_file = isinstance(output, (str, os.PathLike))
     with atomic_open(output, newline="", overwrite=False) if to_file else contextlib.nullcontext(output) as handle:
-        count, left, rows = _score_rows(
-            classifier, chunks, handle, header, (top_k, separator, min_confidence), carried, progress
-        )
+        count, left, rows = _score_rows(classifier, chunks, handle, header, (options, separator), carried, progress)
     if rows > count and log:
         log(wordless_line(rows - count, rows))
-    if min_confidence is not None and log:
-        log(left_line(left, count, min_confidence))
+    if options.min_confidence is not None and log:
+        log(left_line(left, count, options.min_confidence))
     return count
 
 
 def _score_rows(classifier, chunks, handle, header, settings, carried, progress):
-    top_k, separator, min_confidence = settings
+    options, separator = settings
     count = rows = left = 0
     writer = csv.writer(handle)
     writer.writerow(header)
     with tqdm(desc="scoring", unit="doc", disable=not progress) as bar:
         for texts in chunks:
             probabilities = score_texts(classifier, texts)
-            table = PredictionTable(classifier.decision, probabilities, top_k, separator, min_confidence)
+            table = PredictionTable.of(classifier, probabilities, options, separator)
             for i, cells in enumerate(table.csv_cells()):
                 writer.writerow([rows + i, *(texts.columns[c][i] for c in carried), *cells])
             rows += len(texts)

@@ -153,7 +153,8 @@ class Run:
                 wrote, by run.json's sha256, or is a multi-label run's exported
                 before bundles said so): the Keras classifier predicts instead.
             network: `"auto"` or `"always"`: the predictor's `network`
-                setting (None: as it is, `"auto"` when loaded).
+                setting (None: as loaded, `"auto"`); a bundle's other setting is another predictor on
+                the same session (`Predictor.with_network`), the loaded one unchanged.
 
         Raises:
             RunError: Without a usable bundle, the run cannot be loaded
@@ -161,8 +162,11 @@ class Run:
         """
         if self._predictor is None:
             self._predictor = self._bundle_predictor(threads, log, network) or self.load().classifier
-        if network is not None:
-            self._predictor.network = network
+        if network is None or network == self._predictor.network:
+            return self._predictor
+        if hasattr(self._predictor, "with_network"):  # a bundle: another predictor on its session, this one unchanged
+            return self._predictor.with_network(network)
+        self._predictor.network = network  # the run's own classifier
         return self._predictor
 
     @property

@@ -11,24 +11,46 @@ import dataclasses
 import pathlib
 from collections.abc import Callable
 
-from hierattn.data.dataset import random_split, sample, stratified_split
+import numpy as np
+
+from hierattn.data.dataset import grouped_split, random_split, sample, stratified_split
 
 
 @dataclasses.dataclass(frozen=True)
 class Split:
     """A run's training texts cut into the part fitted and the part validated on, with their class ids.
 
+    `groups`, for a split of whole groups (`RunData.split`), counts the
+    texts and the groups on each side: `{"fit": {"texts": 1800, "groups":
+    250}, "validation": {...}}` (run.json's `validation_groups`, with what
+    the groups are); `None` for a split by class alone.
+
     Example:
 
     >>> split = Split(["a", "b"], np.array([0, 1]), ["c"], np.array([1]))
-    >>> len(split.fit_texts), split.val_labels.tolist()
-    (2, [1])
+    >>> len(split.fit_texts), split.val_labels.tolist(), split.groups
+    (2, [1], None)
     """
 
     fit_texts: list
     fit_labels: object  # class ids (a NumPy array; multi-hot rows for multi-label data)
     val_texts: list
     val_labels: object
+    groups: dict = None
+
+    def groups_text(self, by=None):
+        """The grouped split in words, for the log: what is held out, of how many groups (`by`: what they are).
+
+        >>> sides = {"fit": {"texts": 1800, "groups": 250}, "validation": {"texts": 200, "groups": 31}}
+        >>> Split([], None, [], None, sides).groups_text("author")
+        'validation: 200 texts (10.0%) of 31 groups by author, fitted: 1,800 of 250; no author on both sides'
+        """
+        fit, validation = self.groups["fit"], self.groups["validation"]
+        share = validation["texts"] / (validation["texts"] + fit["texts"])
+        return (
+            f"validation: {validation['texts']:,} texts ({share:.1%}) of {validation['groups']:,} groups by "
+            f"{by or 'group'}, fitted: {fit['texts']:,} of {fit['groups']:,}; no {by or 'group'} on both sides"
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,9 +97,20 @@ class RunData:
 
         Stratified by class; multi-label data (label sets), which no one class
         stratifies, is split at random (`hierattn.data.dataset.random_split`).
+        Training texts with groups (`TextDataset.groups`: IMDB's films, a
+        table's group column) are split into whole groups, stratified as
+        whole groups allow (`hierattn.data.dataset.grouped_split`), and the
+        `Split` counts the groups on each side.
         """
-        train = self.train
-        if train.multi_label:
+        train, groups = self.train, None
+        if train.groups is not None:
+            keys = np.asarray(train.groups).astype(str)
+            fit, validation = grouped_split(train.labels, keys, share, seed, train.label_map.names)
+            groups = {
+                side: {"texts": len(indices), "groups": len(np.unique(keys[indices]))}
+                for side, indices in (("fit", fit), ("validation", validation))
+            }
+        elif train.multi_label:
             fit, validation = random_split(len(train), share, seed)
         else:
             fit, validation = stratified_split(train.labels, share, seed, train.label_map.names)
@@ -86,6 +119,7 @@ class RunData:
             train.labels[fit],
             [train.texts[i] for i in validation],
             train.labels[validation],
+            groups,
         )
 
 

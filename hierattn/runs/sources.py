@@ -17,6 +17,7 @@ run = hierattn.runs.sources.resume_run("runs/han-reviews-20261124-101500")  # af
 ```
 """
 
+import dataclasses
 import functools
 import pathlib
 
@@ -24,9 +25,9 @@ from hierattn.data import load_imdb, load_table, locate_imdb
 from hierattn.data.decoding import DEFAULT_ENCODING, codec_name
 from hierattn.data.tables import rows_text
 from hierattn.data.text_files import read_texts
-from hierattn.defaults import MULTILABEL
+from hierattn.defaults import GROUPS, MULTILABEL
 from hierattn.distribute import is_chief_in_tf_config
-from hierattn.errors import ArgumentError
+from hierattn.errors import ArgumentError, DataError
 from hierattn.runs.config import TrainConfig, load_config
 from hierattn.runs.data_record import data_to_resume, describe_source
 from hierattn.runs.directory import (
@@ -62,11 +63,25 @@ class TrainingInterrupted(KeyboardInterrupt):
         self.resumable = resumable
 
 
-def train_imdb(source=None, settings=None, output=None, resume=None, distribute=None, log=print, verbose="auto"):
+def train_imdb(
+    source=None,
+    settings=None,
+    output=None,
+    resume=None,
+    distribute=None,
+    log=print,
+    verbose="auto",
+    group=GROUPS["imdb"],
+):
     """Trains on IMDB: its train split (validation held out of it), its test split evaluated once.
 
     The 50,000 unlabelled reviews feed word2vec (when the classifier's
-    `embeddings` is `"word2vec"`, the default).
+    `embeddings` is `"word2vec"`, the default). The validation part holds
+    whole films (`group="film"`, the default): no film has reviews on both
+    sides, as none has in the train and test splits, so what is chosen on
+    validation is chosen on films the network never read. An archive or
+    folder without the urls files that name the films (`load_imdb`) is
+    split by class alone, and the log says so.
 
     Args:
         source: aclImdb_v1.tar.gz or an aclImdb/ folder; `None`: the data/
@@ -83,6 +98,9 @@ def train_imdb(source=None, settings=None, output=None, resume=None, distribute=
             (see `hierattn.runs.train.train`).
         log: Function printing progress messages.
         verbose: Keras `fit` verbosity.
+        group: What the validation part keeps whole: `"film"`, or `None`
+            (split by class alone). Resuming, the run splits as it recorded
+            (config.json's `data.group`), whatever is given.
 
     Returns:
         The finished `hierattn.runs.run.Run`.
@@ -92,16 +110,42 @@ def train_imdb(source=None, settings=None, output=None, resume=None, distribute=
             that cannot be read; in one line.
         TrainingInterrupted: Ctrl-C.
     """
+    if group not in (GROUPS["imdb"], None):
+        raise ArgumentError(f"{{argument}} for IMDB is {GROUPS['imdb']!r} or None; got {group!r}", argument="group")
     config = _checked(settings, output, resume, distribute)
     if resume is not None:
         return resume_run(resume, imdb=source, distribute=distribute, log=log, verbose=verbose)
     located = locate_imdb(source)
-    config = config.with_data({"imdb": describe_source(located)})
     splits = ("train", "test", "unsup") if config.uses_unlabeled else ("train", "test")
     datasets = load_imdb(located, splits=splits)  # train() cuts every part to the limit
+    train = _imdb_groups(datasets["train"], group, located, log)
+    config = config.with_data(
+        {"imdb": describe_source(located), **({"group": group} if train.groups is not None else {})}
+    )
     unlabeled = datasets["unsup"].texts if "unsup" in datasets else None
-    data = RunData(datasets["train"], datasets["test"], unlabeled, "imdb")
+    data = RunData(train, datasets["test"], unlabeled, "imdb")
     return _train(config, data, output=output, distribute=distribute, log=log, verbose=verbose)
+
+
+def _imdb_groups(train, group, source, log=None):
+    """IMDB's training reviews with their films as groups when `group` is "film" (else none), as the run records it.
+
+    Without urls files the reviews are split by class alone: said in `log` for a new run (`log` given); a run
+    resumed that recorded films (no `log`) is refused.
+    """
+    if group is None:
+        return dataclasses.replace(train, groups=None)
+    if train.groups is None:
+        if log is None:
+            raise DataError(
+                f"{source} has no train/urls_pos.txt and urls_neg.txt, which name the film of each review: the run "
+                "held out whole films for validation, and cannot split its reviews again without them"
+            )
+        log(
+            f"{source} has no train/urls_pos.txt and urls_neg.txt, which name the film of each review: the "
+            "validation part is split by class alone, with reviews of one film on both sides"
+        )
+    return train
 
 
 def train_table(
@@ -119,11 +163,14 @@ def train_table(
     verbose="auto",
     on_table=None,
     label_separator=None,
+    group_column=None,
 ):
     """Trains on a table of texts and labels (CSV, TSV or JSON lines), a validation part held out of it.
 
     With the setting `multi_label`, a label cell holds a document's labels
-    joined by `label_separator` (default `|`; an empty cell: none).
+    joined by `label_separator` (default `|`; an empty cell: none). With
+    `group_column`, the validation part holds whole groups (all the rows of
+    one product, author or film: `hierattn.data.dataset.grouped_split`).
 
     Args:
         path: The training table.
@@ -147,6 +194,10 @@ def train_table(
             rows used and skipped, `hierattn.data.load_table`); `None`: their
             counts go to `log`.
         label_separator: What joins a document's labels (multi-label runs only).
+        group_column: The column of each text's group, or `None` (the
+            validation part is stratified by class alone). Every row used
+            needs its group. Resuming, the run splits as it recorded; one
+            given again must be the recorded one.
 
     Returns:
         The finished `hierattn.runs.run.Run`.
@@ -171,11 +222,12 @@ def train_table(
             log=log,
             verbose=verbose,
             on_table=on_table,
+            group_column=group_column,
         )
     separator = _table_options(config, unlabeled, label_separator)
     files = {"train": path, "test": test, "unlabeled": unlabeled}
     recorded = {name: describe_source(f) for name, f in files.items() if f}
-    columns = (text_column, label_column, encoding, on_table, log, separator)
+    columns = (text_column, label_column, encoding, on_table, log, separator, group_column)
     train_data, test_data, columns = _read_tables(path, test, *columns)
     texts = read_texts(unlabeled, text_column, encoding=encoding) if unlabeled else None
     if texts:
@@ -212,6 +264,7 @@ def resume_run(
     log=print,
     verbose="auto",
     on_table=None,
+    group_column=None,
 ):
     """Continues an interrupted run with what it recorded: its settings, its data files, columns and encoding.
 
@@ -239,6 +292,10 @@ def resume_run(
             encoding, given again; `None`: the recorded ones.
         distribute, log, verbose: As for `train_imdb`.
         on_table: As for `train_table`.
+        group_column: A table run's group column, given again: it must be
+            the one the run recorded (`None`: the recorded one, or none).
+            The validation part is split as the run recorded
+            (config.json's `data.group`), so it is the same.
 
     Returns:
         The finished `hierattn.runs.run.Run`.
@@ -262,6 +319,14 @@ def resume_run(
             name: _as_recorded(run_dir, config.data, name, value)
             for name, value in (("text_column", text_column), ("label_column", label_column), ("encoding", encoding))
         }
+        if group_column is not None and group_column != config.data.get("group"):
+            was = config.data.get("group")
+            raise ArgumentError(
+                f"cannot resume {run_dir} with {{argument}} {group_column!r}: it split its validation part "
+                + (f"by {was!r}" if was else "without groups")
+                + "; leave {argument} out to resume as it split",
+                argument="group_column",
+            )
         log("resuming on the data the run recorded: " + ", ".join(f"{k} {v}" for k, v in files.items()))
         data = _resumed_data(run_dir, config, files, options, again, on_table, log)
         return _train(config, data, resume=run_dir, distribute=distribute, log=log, verbose=verbose)
@@ -278,10 +343,17 @@ def _resumed_data(run_dir, config, files, options, again, on_table, log):
     """The `RunData` a run resumes on: its recorded files read (the unlabelled texts too when `again`)."""
     if "imdb" in files:
         datasets = load_imdb(files["imdb"], splits=("train", "test", "unsup") if again else ("train", "test"))
-        train_data, test_data = datasets["train"], datasets["test"]
+        train_data, test_data = (
+            _imdb_groups(datasets["train"], config.data.get("group"), files["imdb"]),
+            datasets["test"],
+        )
         extra = datasets["unsup"].texts if again else None
     else:
-        options = {**options, "label_separator": config.data.get("label_separator")}
+        options = {
+            **options,
+            "label_separator": config.data.get("label_separator"),
+            "group_column": config.data.get("group"),
+        }
         train_data, test_data, _ = _read_tables(
             files["train"], files.get("test"), **options, on_table=on_table, log=log
         )
@@ -351,14 +423,18 @@ def _as_recorded(run_dir, recorded, name, given):
     return value if value is not None else given
 
 
-def _read_tables(path, test, text_column, label_column, encoding, on_table, log, label_separator=None):
+def _read_tables(
+    path, test, text_column, label_column, encoding, on_table, log, label_separator=None, group_column=None
+):
     """The training and test tables (`load_table`, each reported to `on_table`), and the columns they were read from.
 
-    With `label_separator`, label cells are label sets (multi-label), and the separator is recorded with the columns.
+    With `label_separator`, label cells are label sets (multi-label), and the separator is recorded with the columns;
+    with `group_column`, the training texts' groups are read from it (the test table's are not), and the column is
+    recorded as the run's `group`.
     """
     on_table = on_table or functools.partial(_log_rows, log)
     read = functools.partial(load_table, encoding=encoding, label_separator=label_separator)
-    train_data, report = read(path, text_column, label_column)
+    train_data, report = read(path, text_column, label_column, group_column=group_column)
     on_table(path, report)
     test_data = None
     if test:
@@ -369,6 +445,8 @@ def _read_tables(path, test, text_column, label_column, encoding, on_table, log,
         columns["detected_encoding"] = report["detected_encoding"]
     if label_separator is not None:
         columns["label_separator"] = label_separator
+    if group_column is not None:
+        columns["group"] = group_column
     return train_data, test_data, columns
 
 

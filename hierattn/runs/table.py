@@ -38,10 +38,10 @@ def prediction_columns(label_names, top_k=None, confidence=False):
 
 
 class PredictionTable:
-    """Rows of class probabilities with what a `hierattn.decision.Decision` says of them, in three shapes.
+    """Rows of class probabilities with what a `hierattn.policy.DecisionPolicy` says of them, in three shapes.
 
     Args:
-        decision: The classifier's decision (`classifier.decision`).
+        decision: The classifier's `policy` (a `DecisionPolicy`, or a `hierattn.decision.Decision`).
         probabilities: Rows of probabilities `(n, classes)`; a row of NaN
             is a text without words.
         top_k: With a number, rank each row's `min(top_k, classes)` most
@@ -54,20 +54,25 @@ class PredictionTable:
 
     Example:
 
-    >>> from hierattn.decision import Decision
-    >>> table = PredictionTable(Decision(["neg", "pos"]), np.array([[0.25, 0.75], [np.nan, np.nan]]), top_k=1)
+    >>> from hierattn.policy import DecisionPolicy
+    >>> table = PredictionTable(DecisionPolicy(["neg", "pos"]), np.array([[0.25, 0.75], [np.nan, np.nan]]), top_k=1)
     >>> table.columns
     ['predicted', 'p_neg', 'p_pos', 'top_1', 'p_top_1']
     >>> table.csv_cells()
     [['pos', '0.250000', '0.750000', 'pos', '0.750000'], ['', '', '', '', '']]
     >>> table.answers()[0]
     {'label': 'pos', 'probabilities': {'neg': 0.25, 'pos': 0.75}, 'top_k': [['pos', 0.75]]}
-    >>> unsure = PredictionTable(Decision(["neg", "pos"]), np.array([[0.25, 0.75], [0.05, 0.95]]), min_confidence=0.9)
+    >>> unsure = PredictionTable(DecisionPolicy(["neg", "pos"]), np.array([[0.25, 0.75], [0.05, 0.95]]), min_confidence=0.9)
     >>> unsure.csv_cells(), unsure.left
     ([['', '0.750000', '0.250000', '0.750000'], ['pos', '0.950000', '0.050000', '0.950000']], 1)
     >>> unsure.answers()[0]
     {'label': None, 'answered': False, 'confidence': 0.75, 'probabilities': {'neg': 0.25, 'pos': 0.75}}
     """
+
+    @classmethod
+    def of(cls, model, probabilities, options, separator=None):
+        """The table of a model's probabilities as `options` (a checked `hierattn.policy.PredictOptions`) ask."""
+        return cls(options.policy_of(model), probabilities, options.top_k, separator, options.min_confidence)
 
     def __init__(self, decision, probabilities, top_k=None, separator=None, min_confidence=None):
         self.names = [str(name) for name in decision.label_names]

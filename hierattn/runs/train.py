@@ -18,11 +18,9 @@ import time
 import keras
 
 from hierattn.data.progress import busy
-from hierattn.decision import Decision
 from hierattn.distribute import is_chief, make_strategy
 from hierattn.errors import HierattnError, ResourceError
 from hierattn.metrics import label_metrics
-from hierattn.models.thresholds import choose_thresholds
 from hierattn.runs.baseline import NAME, run_baseline
 from hierattn.runs.config import load_config, size_settings
 from hierattn.runs.data_record import check_same_data
@@ -32,6 +30,7 @@ from hierattn.runs.export import write_bundle
 from hierattn.runs.network import fit_network, prepare_classifier
 from hierattn.runs.run import METRICS_FORMAT, Run
 from hierattn.runs.run_context import RunContext, RunData
+from hierattn.tuning import choose_thresholds, ngram_alone, outcomes
 from hierattn.utils.atomic import atomic_path, is_temporary, is_write_failure, write_error
 from hierattn.utils.jsonfile import save_json
 
@@ -183,8 +182,13 @@ def _train(data, config, context, bundle=True):
     if config.limit:  # the whole run small: training, test and unlabelled texts
         data = data.limited(config.limit, config.seed)
         context.log(f"limit {config.limit:,}: a seeded sample of {data.sizes()} texts")
-    split = data.split(config.validation_split, config.seed)
+    split = data.split(config.validation_split, config.seed)  # of whole groups when the texts have groups
+    by = config.data.get("group")
+    if split.groups:
+        context.log(split.groups_text(by))
     with claim_run_dir(context.output, context.resume), resource_errors(config, context.output):
+        if split.groups:  # run.json's record of the groups on each side
+            write_status(context.output, validation_groups={"by": by, **split.groups})
         return _train_owned(data, split, config, context, bundle)
 
 
@@ -193,15 +197,15 @@ def _train_owned(data, split, config, context, bundle=True):
     keras.utils.set_random_seed(config.seed)
     classifier, record = prepare_classifier(data, split, config, context)
     metrics = fit_network(classifier, data, split, config, context)
-    x_val = classifier.preprocessor(split.val_texts)
+    validation = _validation_outputs(classifier, split)
     metrics["validation"] = label_metrics(
-        split.val_labels, classifier.decision.ids(classifier.predict_ids(x_val)), data.train.label_map.names
+        split.val_labels, classifier.policy.ids(validation.probabilities), data.train.label_map.names
     )
     if not context.chief:
         return Run(context.output, classifier, record, metrics)
     preprocessor = classifier.preprocessor
     metrics["units"] = preprocessor.units_report or {"units": preprocessor.tokenizer.units, "reason": "as set"}
-    _evaluate(classifier, data, split, config, context, metrics, x_val)
+    _evaluate(classifier, data, split, config, context, metrics, validation)
     with busy("saving model.keras" + (" and model.onnx" if bundle else ""), disable=not context.verbose):
         with atomic_path(context.output / "model.keras") as partial:
             save_without_optimizer(classifier, partial)
@@ -215,67 +219,99 @@ def _train_owned(data, split, config, context, bundle=True):
     return Run(context.output, classifier, record, metrics)
 
 
-def _evaluate(classifier, data, split, config, context, metrics, x_val):
-    """Adds to `metrics` the test evaluation (with `data.test`), each part alone (`parts`) and the baseline."""
-    names, test = data.train.label_map.names, data.test
-    evaluate = {"validation": (x_val, split.val_labels)}
+@dataclasses.dataclass(frozen=True)
+class _SplitOutputs:
+    """What the parts said of one split's documents, from one pass of the network, and what the policy makes of it."""
+
+    labels: object
+    network: object
+    logits: object
+    outcomes: dict
+
+    @property
+    def probabilities(self):
+        return self.outcomes["probabilities"]
+
+
+def _split_outputs(classifier, labels, network, logits):
+    return _SplitOutputs(labels, network, logits, outcomes(classifier.policy, network, logits, labels))
+
+
+def _validation_outputs(classifier, split):
+    """The validation split's outputs: those `fit`'s tuning read (`TextClassifier.validation_scores`), else read now."""
+    scores = classifier.validation_scores
+    if scores is None or len(scores) != len(split.val_labels):  # e.g. a resumed run whose tuning read none
+        scores = classifier.part_outputs(classifier.preprocessor(split.val_texts))
+        return _split_outputs(classifier, split.val_labels, *scores)
+    return _split_outputs(classifier, split.val_labels, scores.network, scores.ngram_logits)
+
+
+def _evaluate(classifier, data, split, config, context, metrics, validation):
+    """Adds to `metrics` the test evaluation (with `data.test`), each part alone (`parts`) and the baseline.
+
+    The network reads the test split once: the classifier's answers, the whole combination's and each part's
+    come from that pass (`hierattn.tuning.outcomes`).
+    """
+    names, test, policy = data.train.label_map.names, data.test, classifier.policy
+    evaluate = {"validation": validation}
     if test is not None and len(test):
         x_test = classifier.preprocessor(test.texts, progress=True)
         started = time.perf_counter()
-        probabilities = classifier.predict_ids(x_test, progress=True)
+        outputs = _split_outputs(classifier, test.labels, *classifier.part_outputs(x_test, progress=True))
         seconds = time.perf_counter() - started
-        metrics["test"] = label_metrics(test.labels, classifier.decision.ids(probabilities), names)
+        metrics["test"] = label_metrics(test.labels, policy.ids(outputs.probabilities), names)
         metrics["test"]["prediction_reviews_per_second"] = round(len(test) / seconds, 1)
-        evaluate["test"] = (x_test, test.labels)
-    if classifier.offsets is not None:  # the decision rule for macro-F1, with the most probable class's test scores
-        metrics["decision"] = dict(classifier.offset_report or {}, offsets=classifier.offsets)
+        evaluate["test"] = outputs
+    if policy.offsets is not None:  # the decision rule for macro-F1, with the most probable class's test scores
+        metrics["decision"] = dict(classifier.offset_report or {}, offsets=list(policy.offsets))
         if "test" in metrics:
-            argmax = label_metrics(test.labels, Decision(names).ids(probabilities), names)
+            argmax = label_metrics(test.labels, policy.argmax_ids(evaluate["test"].probabilities), names)
             metrics["decision"]["test"] = {"argmax": {key: argmax[key] for key in ("accuracy", "macro_f1")}}
     if classifier.ngram_logits is not None:
         metrics["parts"] = _parts(classifier, evaluate)
         metrics["calibration"] = metrics["parts"].pop("calibration")
     if config.baseline:
         context.log(f"fitting the {NAME} baseline on the same {len(split.fit_texts):,} training documents")
-        evaluate = {"validation": (split.val_texts, split.val_labels)}
+        texts = {"validation": (split.val_texts, split.val_labels)}
         if "test" in metrics:
-            evaluate["test"] = (test.texts, test.labels)
+            texts["test"] = (test.texts, test.labels)
         with busy(f"{NAME} baseline", disable=not context.verbose):
-            metrics["baseline"] = run_baseline(split.fit_texts, split.fit_labels, names, evaluate)
+            metrics["baseline"] = run_baseline(split.fit_texts, split.fit_labels, names, texts)
 
 
 def _parts(classifier, evaluate):
     """Each part of a classifier with an n-gram part scored alone: `{part: {split: metrics}}`, and the weights.
 
     A multi-label classifier's parts each get their own thresholds, chosen on
-    the validation texts as the classifier's are (`part_thresholds`). Beside
+    the validation texts as the classifier's are (`choose_thresholds`). Beside
     them: `whole` (the network reading every document), `network_read` (the
     share of each split's documents the network read) and `cascade` (the cut).
     """
-    report = classifier.ngram_report
+    report, policy = classifier.ngram_report, classifier.policy
     parts = {key: report[key] for key in ("network_weight", "ngram_weight", "network_share")}
     parts["ngram_training_seconds"] = report["training_seconds"]
     parts["shares_tried"] = report.get("shares")  # validation log-loss and accuracy of each share
     parts["ngram_recipe"] = report.get("recipe")
     parts["recipes_tried"] = report.get("candidates")  # validation accuracy, macro-F1, log-loss of each
     parts["cascade"] = classifier.cascade_report  # the cut, and the validation share the network read
-    for split, (x, labels) in evaluate.items():
-        _, whole, share, calibration = classifier.predict_with_whole(x, labels=labels)
-        parts.setdefault("calibration", {})[split] = calibration
+    for split, outputs in evaluate.items():
+        found = outputs.outcomes
+        parts.setdefault("calibration", {})[split] = found["calibration"]
         parts.setdefault("whole", {})[split] = label_metrics(
-            labels, classifier.decision.ids(whole), classifier.label_names
+            outputs.labels, policy.ids(found["whole"]), classifier.label_names
         )
-        parts.setdefault("network_read", {})[split] = 1.0 if share is None else share
+        parts.setdefault("network_read", {})[split] = 1.0 if found["share"] is None else found["share"]
     for part in ("network", "ngrams"):
-        probabilities = {split: classifier.predict_ids(x, part=part) for split, (x, _) in evaluate.items()}
+        probabilities = {
+            split: outputs.network if part == "network" else ngram_alone(outputs.logits, policy)
+            for split, outputs in evaluate.items()
+        }
         thresholds = None
         if classifier.multi_label:
-            thresholds, _ = choose_thresholds(probabilities["validation"], evaluate["validation"][1])
+            thresholds, _ = choose_thresholds(probabilities["validation"], evaluate["validation"].labels)
         parts[part] = {
-            split: label_metrics(
-                labels, classifier.decision.ids(probabilities[split], thresholds), classifier.label_names
-            )
-            for split, (_, labels) in evaluate.items()
+            split: label_metrics(outputs.labels, policy.ids(probabilities[split], thresholds), classifier.label_names)
+            for split, outputs in evaluate.items()
         }
         if thresholds is not None:
             parts[part]["thresholds"] = thresholds

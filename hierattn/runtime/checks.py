@@ -154,7 +154,7 @@ def _check_ngram_part(metadata, labels, ids, check):
     """The cascade's numbers (finite) and the n-gram part's settings (whole numbers, its sizes the bundle's)."""
     cascade, part = metadata.get("cascade"), metadata["ngram_part"]
     check(isinstance(cascade, dict) and isinstance(part, dict), "cascade and ngram_part must be objects")
-    for name in ("cut", "ngram_weight", "ngram_scale"):
+    for name in ("cut", "ngram_weight", "network_weight", "ngram_scale"):  # network_weight: None before the policy
         value = cascade.get(name)
         good = _finite(value) or (value is None and name != "ngram_weight")
         check(good, f"the cascade's {name} must be a finite number, not {_short(value)}")

@@ -1,6 +1,7 @@
 """`Predictor`: an exported bundle run by onnxruntime and NumPy, without TensorFlow or Keras."""
 
 import concurrent.futures
+import copy
 import os
 
 import numpy as np
@@ -11,10 +12,11 @@ from hierattn.data.ids import take_documents
 from hierattn.data.progress import tqdm
 from hierattn.data.text import Tokenizer
 from hierattn.data.vocabulary import Vocabulary
-from hierattn.decision import Cascade, Decision, check_k, check_network
+from hierattn.decision import check_k, check_network
 from hierattn.defaults import CASCADE
 from hierattn.errors import ArgumentError, DataError, first_line
 from hierattn.ngrams import twin
+from hierattn.policy import DecisionPolicy
 from hierattn.runtime.bundle import read_metadata
 from hierattn.runtime.checks import as_texts, check_graph, check_metadata
 from hierattn.runtime.threads import Inline, check_threads, cores
@@ -63,8 +65,8 @@ def load(path, threads=None, network=CASCADE["network"]):
     metadata = read_metadata(session.get_modelmeta().custom_metadata_map, path)
     check_metadata(metadata, path)
     try:
-        predictor = Predictor(session, metadata, path)
-        [predictor._cascade_of(setting) for setting in CASCADE["networks"]]  # a damaged cascade refuses it now
+        predictor = Predictor(session, metadata, path, network)
+        [predictor.policy.for_network(setting) for setting in CASCADE["networks"]]  # a damaged one refuses it now
     except (KeyError, TypeError, ValueError) as error:
         raise DataError(f"{path}: its hierattn metadata is damaged ({type(error).__name__}: {error})") from None
     names = {node.name for node in session.get_inputs()}
@@ -76,7 +78,6 @@ def load(path, threads=None, network=CASCADE["network"]):
     ):
         raise DataError(f"{path}: its hierattn metadata names inputs or an output its graph does not have")
     check_graph(session, metadata, path)
-    predictor.network = network
     return predictor
 
 
@@ -101,10 +102,13 @@ class Predictor:
             `label_names` order (None for a single-label one).
         offsets: A single-label bundle's offsets of the decision rule for
             macro-F1, one per class (None: the most probable class).
-        decision: How its probabilities become its answer (`hierattn.decision.Decision`).
+        policy: How its part outputs become probabilities and answers
+            (`hierattn.policy.DecisionPolicy`, from the bundle's metadata).
+        decision: The same (`policy`).
         network: `"auto"`: the network reads only the documents the n-gram
             part is not sure of (`cascade`); `"always"`: every document.
-            Settable. Bundles exported before the cascade read every document.
+            `with_network` gives a predictor of the other setting, sharing
+            this one's session. Bundles exported before the cascade read every document.
         cascade: How each document is decided (`hierattn.decision.Cascade`),
             None for a bundle without an n-gram part or exported before.
         architecture: The backbone's name (`"han"`, ...), as the bundle records it.
@@ -123,14 +127,17 @@ class Predictor:
     ```
     """
 
-    def __init__(self, session, metadata, path):
+    def __init__(self, session, metadata, path, network=CASCADE["network"]):
         self.path = path
         self.metadata = metadata
-        self.label_names = list(metadata["label_names"])
-        self.multi_label = bool(metadata.get("multi_label", False))
-        self.thresholds = [float(t) for t in metadata["thresholds"]] if self.multi_label else None
-        self.offsets = None if self.multi_label or metadata.get("offsets") is None else list(metadata["offsets"])
-        Decision(self.label_names, self.multi_label, self.thresholds, self.offsets)  # refuses bad thresholds, offsets
+        policy = dict(metadata)
+        if "ngram_part" not in metadata:  # a bundle without an n-gram part, or exported before the cascade
+            policy.pop("cascade", None)
+        self.policy = DecisionPolicy.from_dict(policy, check_network(network))  # refuses bad numbers
+        self.label_names = list(self.policy.label_names)
+        self.multi_label = self.policy.multi_label
+        self.thresholds = None if self.policy.thresholds is None else list(self.policy.thresholds)
+        self.offsets = None if self.policy.offsets is None else list(self.policy.offsets)
         self.architecture = metadata.get("architecture")
         settings = metadata["preprocessor"]
         vocabulary = metadata["vocabulary"]
@@ -148,30 +155,25 @@ class Predictor:
         self._output = metadata["output"]
         self._session = session
         self._ngram_output = metadata.get("ngram_output", self._output)
-        self._cascade = metadata.get("cascade") if "ngram_part" in metadata else None
         self._tables = None  # the n-gram part's, read from the graph when first needed
         self._input_nodes = {node.name: node for node in session.get_inputs()}
-        self.network = CASCADE["network"]
 
     @property
     def network(self):
-        return self._network
-
-    @network.setter
-    def network(self, value):
-        self._network = check_network(value)
+        """`"auto"` or `"always"`: the network reads the documents the n-gram part is not sure of, or every one."""
+        return self.policy.network
 
     @property
     def cascade(self):
-        return self._cascade_of(self.network)
+        return self.policy.cascade
 
-    def _cascade_of(self, network):
-        if self._cascade is None:
-            return None
-        auto = network == "auto"
-        cut, scale = self._cascade["cut"] if auto else None, self._cascade.get("ngram_scale")
-        temperature = self._cascade.get("temperature" if auto else "temperature_always")
-        return Cascade(cut, self._cascade["ngram_weight"], self.multi_label, self.thresholds, scale, temperature)
+    def with_network(self, network):
+        """This predictor with the other `network` setting: a new one sharing its session (this one is unchanged)."""
+        if check_network(network) == self.network:
+            return self
+        other = copy.copy(self)
+        other.policy = self.policy.for_network(network)
+        return other
 
     def _ngram_logits(self, ngram_ids):
         """The n-gram part's logits `(n, classes)` of its ids, in NumPy from the bundle's tables (`hierattn.ngrams.twin`).
@@ -187,8 +189,8 @@ class Predictor:
 
     @property
     def decision(self):
-        """How the probabilities become labels (`hierattn.decision.Decision`), from `thresholds` (`offsets`) as they are now."""
-        return Decision(self.label_names, self.multi_label, self.thresholds, self.offsets)
+        """How the probabilities become labels: the predictor's `policy`."""
+        return self.policy
 
     def preprocess(self, texts, progress=False, workers=None):
         """The ids of raw texts the graph reads: `{"token_ids": ..., "ngram_ids": ...}` (the latter with an n-gram part).
@@ -270,8 +272,8 @@ class Predictor:
         """
         spread = workers is not None and workers > 1
         workers, progress = (workers, progress) if spread else (1, False)
-        cascade = self.cascade
-        if cascade is None or cascade.cut is None:
+        policy = self.policy
+        if policy.reads_all:
             x = self.preprocess(texts, progress=progress, workers=workers)
             ids = x["token_ids"]
         else:
@@ -281,10 +283,10 @@ class Predictor:
             x, ids = {"ngram_ids": whole}, whole
         result = np.full((len(texts), len(self.label_names)), np.nan, np.float32)
         index = np.flatnonzero(ids.reshape(len(ids), -1).any(axis=1)) if wordless else np.arange(len(ids))
-        if cascade is None or cascade.cut is None:
+        if policy.reads_all:
             read, x = index, take_documents(x, index)
         else:
-            result[index], read = cascade.split(self._ngram_logits(x["ngram_ids"][index]))
+            result[index], read = policy.split(self._ngram_logits(x["ngram_ids"][index]))
             read = index[read]
             tokens = self.encoder.encode([texts[i] for i in read], mode=self._mode, workers=workers)
             x = {"token_ids": tokens, "ngram_ids": x["ngram_ids"][read]}
@@ -293,23 +295,24 @@ class Predictor:
         def finish():
             if future is not None:
                 found = future.result()
-                result[read] = found if cascade is None else cascade.whole_probabilities(found)
+                result[read] = policy.calibrate(found)
             return result
 
         return finish
 
-    def predict_labels(self, texts, batch_size=32):
-        """The predicted class names of raw texts (the most probable class of each).
+    def predict_labels(self, texts, batch_size=32, min_confidence=None):
+        """The predicted class names of raw texts (the most probable class of each, after any offsets).
 
         A multi-label bundle gives each text a list of label names: those
         whose probability is over their threshold (`thresholds`), in
         `label_names` order (possibly none), as `TextClassifier.predict_labels`.
+        With `min_confidence`, a text whose decision is less sure than that gets None.
         """
-        return self.decision.labels(self.predict(texts, batch_size))
+        return self.policy.labels(self.predict(texts, batch_size), min_confidence)
 
     def over_thresholds(self, probabilities):
         """Multi-hot rows (int8) of the labels over their thresholds, for a multi-label bundle's probabilities."""
-        return self.decision.over_thresholds(probabilities)
+        return self.policy.over_thresholds(probabilities)
 
     def predict_top_k(self, texts, k, batch_size=32):
         """The `k` most probable classes of each text with their probabilities, most probable first.
@@ -322,7 +325,7 @@ class Predictor:
             classes)` long (ties in `label_names` order).
         """
         check_k(k)
-        return self.decision.top_k(self.predict(texts, batch_size), k)
+        return self.policy.top_k(self.predict(texts, batch_size), k)
 
     def predict_ids(self, x, batch_size=32, progress=False):
         """Class probabilities of ids as `preprocess` gives them, in input order.
@@ -333,13 +336,11 @@ class Predictor:
         """
         if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
             raise ArgumentError(f"batch_size must be a whole number of at least 1, not {batch_size!r}")
-        cascade = self.cascade
-        if cascade is None or not len(x["token_ids"]):
-            return self._run(self._session, x, self._output, batch_size, progress)
-        if cascade.cut is None:  # every document's whole combination, as the classifier gives it (calibrated)
-            return cascade.whole_probabilities(self._run(self._session, x, self._output, batch_size, progress))
+        policy = self.policy
+        if policy.reads_all or not len(x["token_ids"]):  # every document's (whole combination's, calibrated)
+            return policy.calibrate(self._run(self._session, x, self._output, batch_size, progress))
         logits = self._ngram_logits(x["ngram_ids"])
-        return cascade.predict(
+        return policy.probabilities(
             logits, lambda index: self._run(self._session, take_documents(x, index), self._output, batch_size, progress)
         )
 

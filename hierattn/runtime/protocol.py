@@ -17,26 +17,23 @@ class TextPredictor(Protocol):
     Attributes:
         label_names: The classes, in the order of the probabilities' columns.
         multi_label: Whether the columns are independent label probabilities.
-        thresholds: A multi-label classifier's thresholds (None for a single-label one).
-        decision: How probabilities become labels (`hierattn.decision.Decision`).
+        policy: How part outputs become probabilities and answers (`hierattn.policy.DecisionPolicy`): the
+            thresholds, offsets, cut, temperatures and `network` setting (`"auto"`: the network reads only the
+            documents the n-gram part is not sure of; `"always"`: every one).
         architecture: The backbone's name (`"han"`, `"transformer"`, `"rnn"`).
-        network: `"auto"` (the network reads only the documents the n-gram
-            part is not sure of) or `"always"`; settable.
-        cascade: Which documents the network reads (`hierattn.decision.Cascade`), None without an n-gram part.
 
     Example:
 
     >>> import numpy as np
-    >>> from hierattn.decision import Decision
+    >>> from hierattn.policy import DecisionPolicy
     >>> class Constant:  # any object with these names is one
-    ...     label_names, multi_label, thresholds, architecture = ["neg", "pos"], False, None, "none"
-    ...     network, cascade = "always", None
-    ...     decision = Decision(["neg", "pos"])
+    ...     label_names, multi_label, architecture = ["neg", "pos"], False, "none"
+    ...     policy = DecisionPolicy(["neg", "pos"])
     ...     def preprocess(self, texts, progress=False, workers=None): return {"token_ids": np.ones((len(texts), 1))}
     ...     def predict_ids(self, x, batch_size=32, progress=False): return np.full((len(x["token_ids"]), 2), 0.5)
     ...     def predict_texts(self, texts, batch_size=32, progress=False, workers=None): return np.full((len(texts), 2), 0.5)
     ...     def has_words(self, text): return bool(text.strip())
-    ...     def predict_labels(self, texts, batch_size=None): return ["pos"] * len(texts)
+    ...     def predict_labels(self, texts, batch_size=None, min_confidence=None): return ["pos"] * len(texts)
     ...     def predict_top_k(self, texts, k, batch_size=None): return [[("pos", 0.5)]] * len(texts)
     >>> isinstance(Constant(), TextPredictor)
     True
@@ -44,14 +41,8 @@ class TextPredictor(Protocol):
 
     label_names: list
     multi_label: bool
-    thresholds: list | None
     architecture: str
-    network: str
-    cascade: object
-
-    @property
-    def decision(self):
-        """How probabilities become labels: a `hierattn.decision.Decision`."""
+    policy: object
 
     def preprocess(self, texts, progress=False, workers=None):
         """The ids of a list of texts, as `predict_ids` reads them.
@@ -73,11 +64,14 @@ class TextPredictor(Protocol):
     def has_words(self, text):
         """Whether the tokenizer keeps any word of `text` (markup, symbols and spaces have none)."""
 
-    def predict_labels(self, texts, batch_size=None):
-        """Each text's answer (`decision.labels`): a class name, or a multi-label classifier's list of labels."""
+    def predict_labels(self, texts, batch_size=None, min_confidence=None):
+        """Each text's answer (`policy.labels`): a class name, or a multi-label classifier's list of labels.
+
+        With `min_confidence`, None for a text whose decision is less sure than that (left for a person).
+        """
 
     def predict_top_k(self, texts, k, batch_size=None):
-        """Each text's `k` most probable `(class, probability)` pairs (`decision.top_k`), most probable first."""
+        """Each text's `k` most probable `(class, probability)` pairs (`policy.top_k`), most probable first."""
 
 
 __all__ = ["TextPredictor"]

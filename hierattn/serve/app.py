@@ -32,6 +32,7 @@ from starlette.requests import ClientDisconnect
 
 from hierattn import __version__
 from hierattn.defaults import SERVE
+from hierattn.policy import PredictOptions
 from hierattn.serve.batcher import Overloaded, Stopped
 from hierattn.serve.guard import Gate, Guard, problem
 from hierattn.serve.page import POLICY, page
@@ -113,7 +114,7 @@ def _routes(app, service):
         """Class probabilities of one text or a list of texts, in input order; a multi-label model's label sets."""
         texts = texts_of(body, service)
         probabilities = await _unless_gone(request, service.predict(texts))
-        return JSONResponse(service.answers(probabilities, body.top_k, body.min_confidence))
+        return JSONResponse(service.answers(probabilities, PredictOptions(body.top_k, body.min_confidence)))
 
     @api.post("/v1/explain", responses={200: EXPLANATION, **ERRORS})
     async def explain(body: ExplainRequest, request: Request):

@@ -93,7 +93,8 @@ class Service:
         self.backbone = self.model.architecture
         self.label_names = [str(name) for name in self.model.label_names]
         self.multi_label = self.model.multi_label
-        self.thresholds = [float(t) for t in self.model.thresholds] if self.multi_label else None
+        self.policy = self.model.policy
+        self.thresholds = self.policy.default_thresholds if self.multi_label else None
         self.has_words = self.model.has_words
         self.metrics = _metrics(self.run, self.log)
         self.explain_state = "loading" if explain else "off"
@@ -154,19 +155,19 @@ class Service:
             ) from None
         return result
 
-    def answers(self, probabilities, top_k=None, min_confidence=None):
+    def answers(self, probabilities, options):
         """`/v1/predict`'s body for rows of probabilities (`predict`'s): `{"predictions": [...]}`.
 
         One prediction per row (`PredictionTable.answers`): `{"label",
         "probabilities"}`, or for a multi-label model `{"labels",
-        "probabilities"}`; with `top_k`, also `"top_k": [{"label",
-        "probability"}, ...]`, most probable first. With `min_confidence`,
+        "probabilities"}`; with `options.top_k`, also `"top_k": [{"label",
+        "probability"}, ...]`, most probable first. With `options.min_confidence`,
         each also `answered` and `confidence`, and the body `left`: how many
-        got no answer.
+        got no answer. `options`: the request's `hierattn.policy.PredictOptions`, checked where it came in.
         """
-        table = PredictionTable(self.model.decision, probabilities, top_k or None, min_confidence=min_confidence)
+        table = PredictionTable.of(self.model, probabilities, options)
         found = {"predictions": table.answers(api=True)}
-        if min_confidence is not None:
+        if options.min_confidence is not None:
             found["left"] = table.left
         return found
 
@@ -234,9 +235,10 @@ class Service:
         `thresholds` (`{label: threshold}`, None for a single-label model)
         when each label is predicted; `offsets` (`{class: offset}`, None
         without) a single-label model's decision rule for macro-F1
-        (`hierattn.models.offsets`). `network` is `"auto"` (the network
+        (`hierattn.tuning`). `network` is `"auto"` (the network
         reads only the texts the n-gram part is not sure of: under `cut`) or
-        `"always"`.
+        `"always"`. `policy` is the model's decision policy as its bundle and
+        `.keras` file hold it (`hierattn.policy.DecisionPolicy.to_dict`): every number that decides.
 
         Each queue's counts: the texts `waiting` now, and since it started the
         `batches` run and the texts `dropped` because their client went away
@@ -248,11 +250,12 @@ class Service:
             "classes": self.label_names,
             "multi_label": self.multi_label,
             "thresholds": dict(zip(self.label_names, self.thresholds)) if self.multi_label else None,
-            "offsets": None if self.model.offsets is None else dict(zip(self.label_names, self.model.offsets)),
+            "offsets": None if self.policy.offsets is None else dict(zip(self.label_names, self.policy.offsets)),
             "predictions_from": BUNDLE_FILE if self.from_bundle else "model.keras",
-            "network": self.model.network,
-            "cut": None if self.model.cascade is None else self.model.cascade.cut,
-            "temperature": None if self.model.cascade is None else self.model.cascade.temperature,
+            "network": self.policy.network,
+            "cut": None if self.policy.cascade is None else self.policy.cascade.cut,
+            "temperature": None if self.policy.cascade is None else self.policy.cascade.temperature,
+            "policy": _json_ready(self.policy.to_dict()),
             "explanations": self.explain_state,
             "metrics": self.metrics,
             "hierattn_version": __version__,
@@ -274,3 +277,8 @@ def _counts(batcher):
     if batcher is None:
         return None
     return {"waiting": batcher.waiting, "batches": batcher.batches, "dropped": batcher.dropped}
+
+
+def _json_ready(policy):
+    """A policy's dict with its class names as the server shows them (strings)."""
+    return dict(policy, label_names=[str(name) for name in policy["label_names"]])

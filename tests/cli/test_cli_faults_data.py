@@ -11,7 +11,6 @@ import json
 import os
 import shutil
 
-import keras
 import pytest
 
 from conftest import compressed, invoke_cli, mini_imdb, refused, tiny_args, write_file
@@ -28,10 +27,15 @@ TINY = tiny_args()
         ("comment,stars\ngood,1\nbad,0\n", "no text column found"),
         ("text,stars\ngood,1\nbad,0\n", "no label column found"),
         ("text,label\n" + "good film,pos\n" * 10, "at least two classes"),
-        ("text,label\n" + "".join(f"film number {i},{i}\n" for i in range(20)), "every label occurs once"),
-        (
+        pytest.param(  # refused once training begins (hierattn.runs.train): with Keras
+            "text,label\n" + "".join(f"film number {i},{i}\n" for i in range(20)),
+            "every label occurs once",
+            marks=pytest.mark.keras,
+        ),
+        pytest.param(
             "text,label\ngood,pos\nbad,neg\nfine,pos\n",
             "every class needs at least 2 documents .*; too few: 'neg' \\(1\\)",
+            marks=pytest.mark.keras,
         ),
         ("text,label\n", "no usable rows"),
         ("", "No columns to parse|no usable rows"),
@@ -116,8 +120,52 @@ def test_nan_labels_are_skipped_not_a_class_and_latin1_reads_with_its_encoding(t
     )
     assert result.exit_code == 130, result.output  # stopped as fit began (stop_before_fit)
     assert "skipped 0 without text, 2 without a label" in result.output
+    import keras  # here: the file's other tests are in the fast tier (tests/conftest.py)
+
     classifier = keras.saving.load_model(tmp_path / "run" / "checkpoints" / "adapted.keras")  # as fit began
     assert classifier.label_names == ["neg", "pos"] and "café" in classifier.preprocessor.vocabulary
+
+
+@pytest.mark.parametrize(
+    "groups, option, message",
+    [
+        ("abcdefgh" * 2, "writer", r"^Error: no group column 'writer' in .*; the columns are: text, label, author\. "),
+        ("ab-defgh" + "abcdef-h", "author", r"^Error: the group column 'author' is empty .* in 2 of the 16 rows used "),
+        pytest.param(  # refused once the data is split, after TensorFlow loads: not in the fast tier
+            "a" * 16,
+            "author",
+            r"^Error: the validation part holds whole groups, and the 16 training documents are of ",
+            marks=pytest.mark.keras,
+        ),
+        pytest.param(
+            "aabbccdd" + "eeeeeeee",
+            "author",
+            r"^Error: every class needs documents in at least 2 groups .*'pos' \('e'\)",
+            marks=pytest.mark.keras,
+        ),
+        ("abcdefgh" * 2, "", r"^Error: no group column '' in "),
+    ],
+    ids=["unknown-column", "missing-groups", "one-group", "class-in-one-group", "empty-name"],
+)
+def test_bad_group_columns(tmp_path, groups, option, message):
+    import re
+
+    rows = "".join(
+        f"{'a great' if i >= 8 else 'an awful'} film {i},{'pos' if i >= 8 else 'neg'},{'' if g == '-' else g}\n"
+        for i, g in enumerate(groups)
+    )
+    path = write_file(tmp_path / "data.csv", "text,label,author\n" + rows)
+    error = refused("train", "csv", path, "--group", option, "--output", tmp_path / "run", *TINY, folders=[tmp_path])
+    assert re.search(message, error), error
+    assert not (tmp_path / "run").exists()
+
+
+def test_train_imdb_groups_by_film_or_by_nothing(tmp_path):
+    archive = mini_imdb(tmp_path / "aclImdb_v1.tar.gz")
+    error = refused("train", "imdb", archive, "--group", "author", *TINY, folders=[tmp_path])
+    assert "Invalid value for '--group': 'author' is not one of 'film', 'none'" in error
+    error = refused("train", "imdb", "--resume", tmp_path, "--group", "none", folders=[tmp_path])
+    assert error == "Error: --resume splits the validation part as the run recorded: give no --group"
 
 
 # Tables as users have them: compressed, or a spreadsheet ---------------------------------------------------------------
@@ -238,6 +286,7 @@ def test_missing_side_files_are_refused_when_the_options_are_read(workdir, tiny_
     assert "give a labelled .csv/.tsv" in error
 
 
+@pytest.mark.keras  # the ragged file is read once training begins
 def test_a_file_that_is_not_word_vectors_is_refused_before_the_data_and_leaves_no_run(tiny_csv, tmp_path):
     (tmp_path / "vectors.bin").write_bytes(b"3 2\nfilm\x00\x01\x02\x03\x04\x05\x06\x07great\x08\x09\x10\x11")
     error = refused(
@@ -289,6 +338,7 @@ def test_every_setting_is_checked_before_any_data_is_read(tmp_path, settings, me
     assert message in error and "missing.csv" not in error
 
 
+@pytest.mark.keras
 def test_an_impossible_size_ends_in_one_line_naming_the_settings(tiny_csv, tmp_path):
     config = write_file(tmp_path / "huge.json", '{"embedding_dim": 100000000000}')
     error = refused(
@@ -311,5 +361,7 @@ def test_a_chinese_table_in_gb18030_is_read_without_its_encoding_and_says_so(tmp
     assert caplog.messages == [f"{path} is not UTF-8: read as GB18030 (gb18030), the encoding detected"]
     data = json.loads((tmp_path / "run" / "config.json").read_text())["data"]
     assert data["encoding"] is None and data["detected_encoding"] == "gb18030"
+    import keras
+
     classifier = keras.saving.load_model(tmp_path / "run" / "checkpoints" / "adapted.keras")
     assert "送" in classifier.preprocessor.vocabulary  # the characters as written, not mojibake

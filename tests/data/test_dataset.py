@@ -1,9 +1,9 @@
-"""Tests for hierattn.data.dataset: label maps, datasets, stratified splits."""
+"""Tests for hierattn.data.dataset: label maps, datasets, stratified, random and grouped splits (NumPy only)."""
 
 import numpy as np
 import pytest
 
-from hierattn.data.dataset import LabelMap, TextDataset, stratified_split
+from hierattn.data.dataset import LabelMap, TextDataset, grouped_split, stratified_split
 from hierattn.errors import DataError
 
 
@@ -77,12 +77,19 @@ def test_stratified_split_refuses_what_cannot_be_split(labels, message):
 
 def test_subset_keeps_fields_aligned():
     data = TextDataset(
-        ["a", "b", "c"], np.array([0, 1, 0]), LabelMap(["x", "y"]), ["i0", "i1", "i2"], np.array([1, 9, 2])
+        ["a", "b", "c"],
+        np.array([0, 1, 0]),
+        LabelMap(["x", "y"]),
+        ["i0", "i1", "i2"],
+        np.array([1, 9, 2]),
+        np.array(["g0", "g1", "g0"]),
     )
     part = data.subset([2, 1])
     assert part.texts == ["c", "b"] and part.ids == ["i2", "i1"]
     np.testing.assert_array_equal(part.labels, [0, 1])
     np.testing.assert_array_equal(part.ratings, [2, 9])
+    assert part.groups.tolist() == ["g0", "g1"] and data.subset([0]).groups.tolist() == ["g0"]
+    assert TextDataset(["a"], np.array([0]), LabelMap(["x", "y"]), [0]).subset([0]).groups is None
 
 
 def test_multi_hot_rows_and_back():
@@ -110,3 +117,108 @@ def test_random_split_is_seeded_and_sized():
 def test_a_multi_label_dataset_subsets_its_rows():
     data = TextDataset(["a", "b", "c"], np.array([[1, 0], [0, 0], [1, 1]], np.int8), LabelMap(["x", "y"]), [0, 1, 2])
     assert data.multi_label and data.subset([2, 0]).labels.tolist() == [[1, 1], [1, 0]]
+
+
+# Grouped splits ------------------------------------------------------------------------------------------------------
+
+
+def films(count=400, reviews=(1, 30), seed=0, positive=0.5):
+    """Labels and groups as IMDB's: films of 1 to 30 reviews, each film's reviews mostly of one class."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(reviews[0], reviews[1] + 1, count)
+    groups = np.repeat([f"tt{i:07d}" for i in range(count)], sizes)
+    leaning = np.repeat(rng.random(count) < positive, sizes)
+    labels = np.where(rng.random(len(groups)) < 0.8, leaning, ~leaning).astype(int)
+    return labels, groups
+
+
+def test_grouped_split_keeps_every_group_on_one_side_seeded_sized_and_balanced():
+    labels, groups = films()
+    fit, validation = grouped_split(labels, groups, 0.1, seed=3)
+    assert sorted([*fit, *validation]) == list(range(len(labels)))
+    assert not set(groups[fit]) & set(groups[validation])  # no film on both sides
+    assert abs(len(validation) - 0.1 * len(labels)) <= 5  # about the share asked, in films of up to 30
+    for c in (0, 1):  # each class about its share, as a stratified split's
+        assert abs((labels[validation] == c).sum() - 0.1 * (labels == c).sum()) <= 5
+    again = grouped_split(labels, groups, 0.1, seed=3)
+    assert again[1].tolist() == validation.tolist() and again[0].tolist() == fit.tolist()
+    assert grouped_split(labels, groups, 0.1, seed=4)[1].tolist() != validation.tolist()
+    shuffled = np.random.default_rng(0).permutation(len(labels))  # the same groups, whatever the rows' order
+    _, moved = grouped_split(labels[shuffled], groups[shuffled], 0.1, seed=3)
+    assert sorted(set(groups[shuffled][moved])) == sorted(set(groups[validation]))
+
+
+def test_grouped_split_of_singletons_is_a_stratified_split():
+    labels = np.array([0] * 900 + [1] * 100)
+    fit, validation = grouped_split(labels, np.arange(1000), 0.1, seed=0)
+    assert len(validation) == 100 and labels[validation].sum() == 10
+
+
+def test_grouped_split_keeps_every_class_on_both_sides():
+    # the rare class's groups are large: no greedy step takes one (each overshoots), so the part is given the smallest
+    labels = np.array([0] * 200 + [1] * 30)
+    groups = np.array([f"common{i // 4}" for i in range(200)] + ["rare-a"] * 20 + ["rare-b"] * 10)
+    fit, validation = grouped_split(labels, groups, 0.05, seed=0)
+    assert set(labels[validation]) == {0, 1} and set(labels[fit]) == {0, 1}
+    assert set(groups[validation]) & {"rare-a", "rare-b"} == {"rare-b"}  # the smaller of the two
+    assert not set(groups[fit]) & set(groups[validation])
+
+
+def test_grouped_split_of_multi_label_rows_balances_the_documents():
+    rng = np.random.default_rng(0)
+    rows = (rng.random((300, 4)) < 0.3).astype(np.int8)
+    groups = np.repeat(np.arange(60), 5)
+    fit, validation = grouped_split(rows, groups, 0.1, seed=0)
+    assert len(validation) == 30 and not set(groups[fit]) & set(groups[validation])
+    _, validation = grouped_split(rows[:20], np.repeat([0, 1], 10), 0.1, seed=0)
+    assert len(validation) == 10  # two groups: one of them, however large
+
+
+@pytest.mark.parametrize(
+    "labels, groups, fraction, message",
+    [
+        (
+            [0, 1, 0, 1],
+            ["a", "a", "a", "a"],
+            0.1,
+            r"the 4 training documents are of one group \(all in 'a'\): it needs",
+        ),
+        (
+            [0, 0, 1, 1, 0, 0],
+            ["a", "b", "c", "c", "a", "b"],
+            0.1,
+            r"every class needs documents in at least 2 groups .*in one group only: 'pos' \('c'\)\.$",
+        ),
+        (  # the rare class's groups are both large: the part that holds one holds over half the documents
+            [0] * 11 + [1] + [0] * 11 + [1] + [0] * 4,
+            ["big-a"] * 12 + ["big-b"] * 12 + ["s1", "s2", "s3", "s4"],
+            0.1,
+            (
+                r"^the groups are too few or too large for a validation part of about 10%: .* it holds 15 of the 28 "
+                r"training documents \(54%\); give data of more groups, or split without them\.$"
+            ),
+        ),
+        ([0, 1, 0, 1], ["a", "a", "b", "b"], 1.5, "between 0 and 1"),
+    ],
+    ids=["one-group", "class-in-one-group", "over-half", "bad-fraction"],
+)
+def test_grouped_split_refuses_what_whole_groups_cannot_split(labels, groups, fraction, message):
+    with pytest.raises(DataError, match=message):
+        grouped_split(labels, groups, fraction, seed=0, names=["neg", "pos"])
+
+
+def test_grouped_split_of_two_groups_holds_out_one_of_them():
+    labels, groups = np.array([0, 1] * 6), np.array(["a"] * 6 + ["b"] * 6)
+    fit, validation = grouped_split(labels, groups, 0.1, seed=0)  # half of the documents: the most accepted
+    assert len(validation) == 6 and len(set(groups[validation])) == 1 and set(labels[validation]) == {0, 1}
+
+
+def test_grouped_split_needs_no_tensorflow_nor_scikit_learn():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from hierattn.data.dataset import grouped_split; grouped_split([0, 1, 0, 1], list('aabb'), 0.5); "
+        "print(sorted({'tensorflow', 'keras', 'sklearn'} & set(sys.modules)))"
+    )
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "[]"

@@ -64,6 +64,53 @@ def test_archive_and_folder_give_the_same_data(mini_archive, mini_folder):
             assert from_folder[split].ids == from_archive[split].ids
 
 
+URLS = {  # line i: the film page of review i_*.txt (1 and 2 of pos, 0 of unsup have none: 10_9.txt needs line 11)
+    "aclImdb/train/urls_pos.txt": "".join(f"http://www.imdb.com/title/tt{i % 3:07d}/usercomments\n" for i in range(11)),
+    "aclImdb/train/urls_neg.txt": "".join(f"http://www.imdb.com/title/tt10{i:05d}/usercomments\n" for i in range(6)),
+    "aclImdb/train/urls_unsup.txt": "http://www.imdb.com/title/tt0453418/usercomments\n",
+}
+
+
+def write_archive(path, files):
+    with tarfile.open(path, "w:gz") as archive:
+        for name, data in files.items():
+            data = data if isinstance(data, bytes) else data.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return path
+
+
+def test_the_urls_files_give_each_review_its_film(tmp_path):
+    archive = write_archive(tmp_path / imdb.ARCHIVE_NAME, {**URLS, **REVIEWS})  # the urls files before the reviews
+    data = imdb.load_imdb(archive, splits=("train", "test", "unsup"), download=False, progress=False)
+    train = data["train"]  # neg/1_4, neg/5_1, pos/10_9, pos/2_7
+    assert train.groups.tolist() == ["tt1000001", "tt1000005", "tt0000001", "tt0000002"]
+    assert data["unsup"].groups.tolist() == ["tt0453418"]
+    assert data["test"].groups is None  # no test/urls_*.txt
+    folder = tmp_path / "extracted"
+    for name, content in {**REVIEWS, **URLS}.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(content if isinstance(content, bytes) else content.encode())
+    from_folder = imdb.load_imdb(folder, download=False, progress=False)["train"]
+    assert from_folder.groups.tolist() == train.groups.tolist()
+
+
+def test_reviews_without_their_films_have_no_groups_or_are_refused(tmp_path, mini_archive):
+    assert imdb.load_imdb(mini_archive, download=False, progress=False)["train"].groups is None
+    one_file = {name: urls for name, urls in URLS.items() if "neg" not in name}  # urls_neg.txt missing
+    archive = write_archive(tmp_path / "one.tar.gz", {**REVIEWS, **one_file})
+    assert imdb.load_imdb(archive, download=False, progress=False)["train"].groups is None
+    short = {**URLS, "aclImdb/train/urls_pos.txt": "http://www.imdb.com/title/tt0000001/usercomments\n" * 3}
+    archive = write_archive(tmp_path / "short.tar.gz", {**REVIEWS, **short})
+    with pytest.raises(
+        DataError,
+        match=r"train/urls_pos.txt has 3 lines, and none for the review train/pos/10_9.txt \(line 11\): is it the "
+        "urls file of these reviews",
+    ):
+        imdb.load_imdb(archive, download=False, progress=False)
+
+
 def test_source_order_explicit_path_then_cache_then_download(tmp_path, mini_archive, monkeypatch):
     cache = tmp_path / "cache"
     assert imdb.locate_imdb(mini_archive, cache_dir=cache) == mini_archive

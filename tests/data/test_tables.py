@@ -64,6 +64,40 @@ def test_missing_columns_name_the_columns_found(tmp_path):
         load_table(path, text_column="comment", label_column="rating")
 
 
+def test_a_group_column_gives_each_row_used_its_group_as_text(tmp_path):
+    path = tmp_path / "reviews.csv"
+    path.write_text("text,label,author\ngood,pos,3\n,neg,7\nbad,neg, ann\nfine,pos,3\n")
+    with pytest.warns(DataWarning):
+        data, report = load_table(path, group_column="author")
+    assert data.groups.tolist() == ["3", "ann", "3"] and data.subset([1]).groups.tolist() == ["ann"]
+    assert report["group_column"] == "author"
+    assert rows_text(path, report)[0].endswith("(text column 'text', label column 'label', group column 'author')")
+    assert load_table(path)[0].groups is None and "group_column" not in load_table(path)[1]
+    frame = pd.DataFrame({"text": ["a", "b", "c"], "label": [0, 1, 1], "film": [12, 13.0, 12.0]})  # numbers
+    assert load_table(frame, group_column="film")[0].groups.tolist() == ["12", "13", "12"]
+
+
+def test_a_group_column_that_is_not_there_or_has_gaps_is_refused(tmp_path):
+    path = tmp_path / "reviews.csv"
+    path.write_text("text,label,author\n" + "".join(f"text {i},{i % 2},a{i % 3}\n" for i in range(8)))
+    with pytest.raises(
+        DataError, match=rf"^no group column 'writer' in {path}; the columns are: text, label, author\. Name one with "
+    ) as unknown:
+        load_table(path, group_column="writer")
+    assert unknown.value.argument == "group_column" and unknown.value.naming("--group").endswith("with --group.")
+    gaps = tmp_path / "gaps.csv"
+    gaps.write_text("text,label,author\ngood,pos,a\nbad,neg,\nok,pos,NA\nnone,,\nfine,neg,b\n")
+    with (
+        pytest.warns(DataWarning),
+        pytest.raises(
+            DataError,
+            match=r"^the group column 'author' is empty \(or NaN, NA, null, \.\.\.\) in 2 of the 4 rows used \(rows 2, 3, "
+            r"the first data row being 1\): give every row its group",
+        ),
+    ):
+        load_table(gaps, group_column="author")  # the row without a label is skipped, not counted
+
+
 def test_rows_without_text_or_label_are_counted_and_warned(tmp_path):
     path = tmp_path / "gaps.csv"
     path.write_text("text,label\ngood,pos\n,neg\n   ,pos\nbad,\nok,neg\n")

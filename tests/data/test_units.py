@@ -59,6 +59,7 @@ def test_proportional_spans_are_exact_when_lengths_fill_the_word_and_in_order_wh
     assert all(a <= b for a, b in spans) and all(b1 <= a2 for (_, b1), (a2, _) in zip(spans, spans[1:]))
 
 
+@pytest.mark.keras  # a TextPreprocessor
 def test_the_preprocessor_chooses_once_records_why_and_keeps_it(tmp_path):
     from hierattn.models import TextPreprocessor
 

@@ -158,19 +158,19 @@ def test_a_network_without_weight_gets_no_evidence_and_no_gradient_pass(han_run,
 def test_a_text_the_ngram_part_decides_alone_is_explained_by_it_without_a_gradient_pass(han_run, monkeypatch):
     import hierattn.explain.explainer
 
-    mixing, report = np.asarray(han_run.combination.mixing), han_run.cascade_report
+    mixing, policy = np.asarray(han_run.combination.mixing), han_run.policy
     try:
         han_run.combination.mixing.assign([0.5, 0.5])
-        han_run.cascade_report = {"cut": 1e9}  # every margin is under it: the network reads every text
+        han_run.policy = han_run.policy.replace(cut=1e9)  # every margin is under it: the network reads every text
         assert all(e.decision["network_read"] for e in Explainer(han_run).explain(TEXTS))
-        han_run.cascade_report = {"cut": 0.0}  # none is: the n-gram part decides every text
+        han_run.policy = han_run.policy.replace(cut=0.0)  # none is: the n-gram part decides every text
         monkeypatch.setattr(hierattn.explain.explainer, "integrated_gradients", None)  # it must not be called
         explanations = Explainer(han_run).explain(TEXTS)
         probabilities = han_run.predict(TEXTS, verbose=0)
         (asked,) = Explainer(han_run).explain(TEXTS[:1], attention=True)  # where it would read: one pass more
     finally:
+        han_run.policy = policy
         han_run.combination.mixing.assign(mixing)
-        han_run.cascade_report = report
     for e, p in zip(explanations, probabilities):
         d = e.decision
         assert not d["network_read"] and d["network"] == 0.0 and d["network_weight"] == 0.0

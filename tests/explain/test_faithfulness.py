@@ -41,6 +41,7 @@ def test_erasing_nothing_gives_back_predict_on_the_whole_text(han_run):
     np.testing.assert_allclose(predictor(han_run)([d.erase([]) for d in documents]), han_run.predict(TEXTS), rtol=1e-3)
 
 
+@pytest.mark.keras  # the runs, by name
 @pytest.mark.parametrize("fixture", ["han_run", "rnn_run"])
 def test_word_gradients_are_gradient_x_input_at_the_words_the_network_reads(fixture, request):
     classifier = request.getfixturevalue(fixture)
@@ -106,6 +107,7 @@ def trained_rnn(tiny_csv, tmp_path_factory):
     )
 
 
+@pytest.mark.keras
 def test_a_trained_model_s_evidence_is_faithful(trained_rnn):
     # Only the sentiment words carry the label in the generated corpus, so a
     # model that learned it depends on them: erasing the words with the most

@@ -263,14 +263,14 @@ def test_without_an_n_gram_part_a_label_s_margin_is_the_network_s_log_odds_over_
 
 
 def test_a_label_the_ngram_part_decides_alone_is_explained_by_it_against_its_threshold(multilabel_run):
-    report = multilabel_run.cascade_report
+    policy = multilabel_run.policy
     try:
-        multilabel_run.cascade_report = {"cut": 0.0}  # no margin is under it: the n-gram part decides every text
+        multilabel_run.policy = policy.replace(cut=0.0)  # no margin is under it: the n-gram part decides every text
         with weights(multilabel_run, [0.8, 0.6], network="auto"):
             explanations = Explainer(multilabel_run).explain(TEXTS)
             probabilities = multilabel_run.predict(TEXTS)
     finally:
-        multilabel_run.cascade_report = report
+        multilabel_run.policy = policy
     thresholds = multilabel_run.thresholds
     names = [str(n) for n in multilabel_run.label_names]
     for e in explanations:

@@ -91,6 +91,7 @@ def _texts(page):
     ]
 
 
+@pytest.mark.keras  # `chinese` trains a classifier
 def test_chinese_read_in_characters_is_shown_as_written(chinese):
     e = chinese
     assert [w.text for w in e.words] == [c for c in REVIEW if c not in "，。！"]  # every character a unit
@@ -244,6 +245,7 @@ def _without_chinese_fonts(tmp_path):
     return config
 
 
+@pytest.mark.keras
 @pytest.mark.skipif(
     not _font_files(":lang=zh"),
     reason="no Chinese font (fc-list :lang=zh finds none; Debian: apt-get install fonts-noto-cjk)",
@@ -289,6 +291,7 @@ _WIDTHS = """() => {
 }"""
 
 
+@pytest.mark.keras
 def test_adjacent_characters_are_laid_out_as_in_the_text(chinese, browser, tmp_path):
     tab = _open(browser, tmp_path, to_html([chinese]))
     sentence, shaded, plain = tab.evaluate(_WIDTHS)

@@ -1,4 +1,7 @@
-"""The decision rule for macro-F1 (`hierattn.models.offsets`): offsets chosen on validation, applied in every path."""
+"""The decision rule for macro-F1: offsets chosen on validation, applied in every path.
+
+The choice on synthetic scores: tests/test_tuning.py.
+"""
 
 import json
 import shutil
@@ -10,9 +13,8 @@ from fastapi.testclient import TestClient
 
 from hierattn import runtime
 from hierattn.batch import BatchPredictor
-from hierattn.decision import Decision
 from hierattn.errors import ArgumentError
-from hierattn.models.offsets import choose_offsets, macro_f1
+from hierattn.policy import DecisionPolicy
 from hierattn.runs.config import TrainConfig, read_settings
 from hierattn.runs.directory import BUNDLE_FILE, read_status, write_status
 from hierattn.runs.predict import predict_file
@@ -24,42 +26,6 @@ from conftest import make_reviews, make_run, rewrite_bundle_metadata
 TEXTS = ["a good and great film, a joy", "a bad and awful plot", "great", "awful awful awful. bad.", "fine", "ok"]
 
 
-def _imbalanced(rng, n, shares=(0.8, 0.15, 0.05)):
-    """Probabilities of a classifier that under-answers the rare classes: true class id, and a softmax skewed to 0."""
-    labels = rng.choice(len(shares), size=n, p=shares)
-    scores = rng.normal(size=(n, len(shares))) + 2.5 * np.eye(len(shares))[labels]
-    scores[:, 0] += 2.5  # the common class is over-answered
-    e = np.exp(scores)
-    return e / e.sum(1, keepdims=True), labels
-
-
-def test_offsets_chosen_on_one_sample_raise_macro_f1_on_another(rng):
-    validation, labels = _imbalanced(rng, 3000)
-    offsets, report = choose_offsets(validation, labels)
-    test, test_labels = _imbalanced(rng, 3000)
-    plain, offset = Decision(range(3)), Decision(range(3), offsets=offsets)
-    assert macro_f1(offset.ids(test), test_labels, 3) > macro_f1(plain.ids(test), test_labels, 3) + 0.02
-    assert report["prior_weight"] > 0 and offsets[2] > offsets[1] > offsets[0]  # the rarer, the larger
-    assert report["validation"]["offsets"]["macro_f1"] > report["validation"]["argmax"]["macro_f1"]
-    # the offsets are -w log prior: add-one smoothed shares of the validation labels
-    prior = (np.bincount(labels, minlength=3) + 1) / (len(labels) + 3)
-    np.testing.assert_allclose(offsets, -report["prior_weight"] * np.log(prior), atol=1e-6)
-
-
-def test_balanced_classes_keep_the_most_probable_class(rng):
-    scores = rng.normal(size=(400, 2))
-    labels = scores.argmax(1)
-    offsets, report = choose_offsets(np.exp(scores) / np.exp(scores).sum(1, keepdims=True), labels)
-    assert report["prior_weight"] == 0.0 and offsets == [0.0, 0.0]  # ties go to the smallest weight
-
-
-def test_macro_f1_is_scikit_learns(rng):
-    from sklearn.metrics import f1_score
-
-    decided, labels = rng.integers(0, 4, 200), rng.integers(0, 3, 200)  # a class predicted that is never true
-    assert macro_f1(decided, labels, 4) == pytest.approx(f1_score(labels, decided, average="macro", labels=range(4)))
-
-
 def test_a_run_for_macro_f1_chooses_and_keeps_its_offsets(tiny_csv, tmp_path):
     texts, labels = make_reviews(200, seed=3)
     kept = [i for i, label in enumerate(labels) if label == "pos" or i % 5 == 0]  # neg is rare
@@ -67,13 +33,15 @@ def test_a_run_for_macro_f1_chooses_and_keeps_its_offsets(tiny_csv, tmp_path):
     pd.DataFrame({"text": [texts[i] for i in kept], "label": [labels[i] for i in kept]}).to_csv(table, index=False)
     classifier = make_run((table, None), tmp_path / "run", "han", bundle=True, decision_metric="macro_f1")
     assert classifier.decision_metric == "macro_f1" and len(classifier.offsets) == 2
-    assert classifier.decision.offsets == classifier.offsets
+    assert list(classifier.policy.offsets) == classifier.offsets
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert metrics["decision"]["offsets"] == classifier.offsets and metrics["decision"]["metric"] == "macro_f1"
     settings = read_settings(tmp_path / "run" / "config.json")  # a run's config.json is a settings file
     assert TrainConfig.from_dict(settings).classifier["decision_metric"] == "macro_f1"
     predictor = runtime.load(tmp_path / "run" / BUNDLE_FILE)
-    assert predictor.offsets == pytest.approx(classifier.offsets) and predictor.decision.offsets == predictor.offsets
+    assert (
+        predictor.offsets == pytest.approx(classifier.offsets) and list(predictor.policy.offsets) == predictor.offsets
+    )
     with pytest.raises(ArgumentError, match="decision_metric must be one of accuracy, macro_f1"):
         type(classifier)("han", decision_metric="f1")
     with pytest.raises(ArgumentError, match="applies to a single-label classifier"):
@@ -89,8 +57,8 @@ def test_offsets_are_applied_the_same_in_every_path(han_run, han_run_dir, tmp_pa
     # there would tie, and a tie keeps the first class)
     gaps = np.log(probabilities[:, 0]) - np.log(probabilities[:, 1])
     offsets[1] = float(np.median(gaps)) + 1e-3
-    expected = Decision(names, offsets=offsets).labels(probabilities)
-    assert expected != Decision(names).labels(probabilities)  # the offsets matter here
+    expected = DecisionPolicy(names, offsets=offsets).labels(probabilities)
+    assert expected != DecisionPolicy(names).labels(probabilities)  # the offsets matter here
     run = tmp_path / "run"
     shutil.copytree(han_run_dir, run)
     rewrite_bundle_metadata(han_run_dir / BUNDLE_FILE, run / BUNDLE_FILE, lambda m: m.update(offsets=offsets))
@@ -143,5 +111,5 @@ def test_load_run_keeps_the_offsets(tmp_path, han_run_dir, han_run):
     loaded = hierattn.load_classifier(tmp_path / "model.keras")
     assert loaded.offsets == [0.0, 0.25] and loaded.decision_metric == "macro_f1"
     chosen = type(han_run)("han", label_names=["neg", "pos"], offsets=[0.0, 0.7])  # set by hand, the default metric
-    assert type(han_run).from_config(chosen.get_config()).decision.offsets == [0.0, 0.7]
+    assert list(type(han_run).from_config(chosen.get_config()).policy.offsets) == [0.0, 0.7]
     assert load_run(han_run_dir).classifier.offsets is None  # the run on disk is untouched

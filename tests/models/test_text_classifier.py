@@ -325,7 +325,7 @@ def test_a_classifier_saved_by_hierattn_0_5_loads_with_its_weights(fitted, revie
 
 
 @pytest.mark.usefixtures("eager")
-def test_fit_is_keras_fit_of_the_network_then_fit_ngrams_then_choose_weights(reviews):
+def test_fit_is_keras_fit_of_the_network_then_fit_ngrams_then_tune(reviews):
     from hierattn.models.inputs import split_validation
 
     texts, labels = reviews
@@ -338,7 +338,7 @@ def test_fit_is_keras_fit_of_the_network_then_fit_ngrams_then_choose_weights(rev
     clf.ngram_logits.set_tables([], [], np.zeros((0, 2)), np.zeros(2), 1.0)
     (fit_texts, fit_labels), validation = split_validation(texts[:96], labels[:96], 0.25, clf.seed)
     assert clf.fit_ngrams(fit_texts, fit_labels, validation_data=validation) is clf
-    assert clf.choose_weights(validation) == (report["network_weight"], report["ngram_weight"])
+    assert clf.tune(validation).weights == (report["network_weight"], report["ngram_weight"])
     np.testing.assert_array_equal(np.asarray(clf.ngram_logits.kernel), kernel)
     np.testing.assert_array_equal(clf.predict_ids(probe), probabilities)
 
@@ -351,7 +351,7 @@ def test_fit_is_keras_fit_of_the_network_then_fit_ngrams_then_choose_weights(rev
     assert set(report["validation_accuracy"]) == {"network", "ngrams", "combined"}
 
 
-def test_fit_ngrams_and_choose_weights_alone(reviews):
+def test_fit_ngrams_and_tune_alone(reviews):
     from hierattn.defaults import NGRAMS
     from hierattn.ngrams.mixing import combine, ngram_logits
 
@@ -370,21 +370,23 @@ def test_fit_ngrams_and_choose_weights_alone(reviews):
     np.testing.assert_allclose(before, network, atol=1e-5)
     clf.fit_ngrams(x, np.eye(2)[clf.label_ids(labels[:100])])  # ids and one-hot labels
     assert set(clf.ngram_report) == {"recipe", "candidates", "train_documents", "training_seconds"}
-    np.testing.assert_allclose(np.asarray(clf.combination.mixing), [1.0, 1.0])  # left to choose_weights
+    np.testing.assert_allclose(np.asarray(clf.combination.mixing), [1.0, 1.0])  # left to tune
     expected = combine(network, ngram_logits(clf.ngram_logits, rest["ngram_ids"]), 1.0, 1.0)
     assert np.abs(expected - network).max() > 0.1
     np.testing.assert_allclose(clf.predict(texts[100:]), expected, atol=1e-5)
-    assert clf.choose_weights() == pytest.approx(NGRAMS["weights"])  # no validation texts: the defaults
+    assert clf.tune().weights == (1.0, 1.0)  # no validation texts: the weights as they are (set above)
+    clf.combination.mixing.assign([1.0, 0.0])  # as made: none chosen yet
+    assert clf.tune().weights == pytest.approx(NGRAMS["weights"])  # no validation texts: the defaults
     assert clf.ngram_report["network_share"] == pytest.approx(0.35) and "shares" not in clf.ngram_report
 
     import tensorflow as tf
 
-    weights = clf.choose_weights(tf.data.Dataset.from_tensor_slices((texts[100:], labels[100:])))
-    assert weights == clf.choose_weights((rest, labels[100:])) == clf.choose_weights((texts[100:], labels[100:]))
+    weights = clf.tune(tf.data.Dataset.from_tensor_slices((texts[100:], labels[100:]))).weights
+    assert weights == clf.tune((rest, labels[100:])).weights == clf.tune((texts[100:], labels[100:])).weights
     assert clf.ngram_report["network_weight"] == weights[0] and len(clf.ngram_report["shares"]) == 21
     np.testing.assert_allclose(np.asarray(clf.combination.mixing), weights)
     assert clf.ngram_report["train_documents"] == 100  # kept from fit_ngrams
-    assert clf.choose_weights(([], [])) == pytest.approx(NGRAMS["weights"]) and "shares" not in clf.ngram_report
+    assert clf.tune(([], [])).weights == weights and "shares" not in clf.ngram_report  # kept, none measured
 
     with pytest.raises(DataError, match="fit_ngrams needs the texts' labels"):
         clf.fit_ngrams(texts[:4], None)
@@ -395,10 +397,10 @@ def test_fit_ngrams_and_choose_weights_alone(reviews):
     with pytest.raises(DataError, match="4 documents but 3 labels"):
         clf.fit_ngrams(take_documents(x, slice(0, 4)), labels[:3])
     with pytest.raises(DataError, match="labels not seen in training: meh"):
-        clf.choose_weights((take_documents(x, slice(0, 2)), ["pos", "meh"]))
+        clf.tune((take_documents(x, slice(0, 2)), ["pos", "meh"]))
     plain = hierattn.TextClassifier("han", embeddings="none", min_count=1, ngrams=False, **TINY_OPTIONS["han"])
-    with pytest.raises(ValueError, match=r"no n-gram part \(it was made with ngrams=False\)"):
-        plain.choose_weights()
+    with pytest.raises(ValueError, match="fit or adapt it first"):
+        plain.tune()
 
 
 def test_each_argument_is_refused_when_the_classifier_is_constructed():
@@ -435,9 +437,7 @@ def test_integer_labels_are_class_ids_or_the_integer_class_names(fitted, reviews
     one_hot = np.eye(3)[[clf.label_names.index(star) for star in stars[:40]]]
     assert clf.evaluate(texts[:40], one_hot, verbose=0, return_dict=True) == pytest.approx(by_star)
     assert clf.evaluate(texts[:40], pd.Series(stars[:40]), verbose=0, return_dict=True) == pytest.approx(by_star)
-    assert clf.choose_weights((texts[96:], stars[96:])) == clf.choose_weights(
-        (texts[96:], np.eye(3)[clf.label_ids(stars[96:])])
-    )
+    assert clf.tune((texts[96:], stars[96:])) == clf.tune((texts[96:], np.eye(3)[clf.label_ids(stars[96:])]))
     with pytest.raises(DataError, match=r"labels not seen in training: 0 \(known: 1, 2, 5\)"):
         clf.evaluate(texts[:2], [0, 5], verbose=0)
 
@@ -571,7 +571,7 @@ def test_multilabel_thresholds_without_validation_texts(topics):
     clf = hierattn.TextClassifier("han", multi_label=True, embeddings="none", min_count=1, **TINY_OPTIONS["han"])
     clf.fit(texts[:100], labels[:100], epochs=1, verbose=0)
     assert clf.thresholds == [0.5, 0.5, 0.5] and "default" in clf.threshold_report["how"]
-    chosen = clf.choose_thresholds((texts[100:], labels[100:]))
+    chosen = list(clf.tune((texts[100:], labels[100:])).thresholds)
     assert chosen == clf.thresholds and "chosen on 60 validation documents" in clf.threshold_report["how"]
     clf.fit(texts[:100], labels[:100], epochs=1, verbose=0)  # no validation texts: the chosen ones are kept
     assert clf.thresholds == chosen and "kept" in clf.threshold_report["how"]
@@ -580,9 +580,7 @@ def test_multilabel_thresholds_without_validation_texts(topics):
 def test_single_label_classifiers_have_no_thresholds_and_rank_the_top_k(fitted, reviews):
     texts, _ = reviews
     assert not fitted.multi_label and fitted.thresholds is None
-    assert "multi_label" not in fitted.get_config()  # single-label files stay as they were
-    with pytest.raises(ValueError, match="multi-label"):
-        fitted.choose_thresholds()
+    assert "multi_label" not in fitted.get_config() and "thresholds" not in fitted.get_config()["policy"]
     top = fitted.predict_top_k(texts[:3], 2)
     probabilities = fitted.predict(texts[:3], verbose=0)
     for row, p in zip(top, probabilities):

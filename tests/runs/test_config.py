@@ -135,6 +135,7 @@ def test_max_length_of_the_wrong_form_is_refused(model, text):
         length_settings(model, text)
 
 
+@pytest.mark.keras  # a TextClassifier's config
 def test_flat_settings_of_a_classifier_config_in_either_form():
     from hierattn.models import TextClassifier
 

@@ -2,7 +2,6 @@
 
 import shutil
 
-import keras
 import numpy as np
 import pytest
 
@@ -76,6 +75,8 @@ def test_errors_for_missing_incomplete_and_corrupt_runs(finished_run, tmp_path):
 def test_safe_mode_refuses_code_in_a_model_file(finished_run, tmp_path):
     unsafe = tmp_path / "unsafe"
     shutil.copytree(finished_run, unsafe)
+    import keras  # here: the file's tests without a run are in the fast tier (tests/conftest.py)
+
     inputs = keras.Input((None,), dtype="int32")
     outputs = keras.layers.Lambda(lambda x: keras.ops.one_hot(x[:, 0] % 2, 2))(inputs)
     keras.Model(inputs, outputs).save(unsafe / "model.keras")

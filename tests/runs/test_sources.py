@@ -188,3 +188,99 @@ def test_a_run_stopped_while_word2vec_trains_resumes_it_with_the_unlabelled_text
     assert np.array_equal(*vectors)  # word2vec and the training after it as in the run never stopped
     status = json.loads((run / "run.json").read_text())
     assert status["embeddings"]["source"] == "word2vec on the training texts and unlabelled texts"
+
+
+# Validation parts of whole groups ------------------------------------------------------------------------------------
+
+
+def imdb_with_films(path, urls=True):
+    """A tiny aclImdb_v1.tar.gz as `conftest.mini_imdb`'s, with train/urls_pos.txt and urls_neg.txt (`urls`): 30
+    reviews per class of 10 films each, three reviews a film, films 5 to 9 with reviews of both classes."""
+    import io
+    import tarfile
+
+    mini_imdb(path)
+    with tarfile.open(path, "r:gz") as tar:
+        members = [(member, tar.extractfile(member).read()) for member in tar.getmembers()]
+    pages = {
+        label: "".join(f"http://www.imdb.com/title/tt{i // 3 + shift:07d}/usercomments\n" for i in range(30))
+        for label, shift in (("pos", 0), ("neg", 5))
+    }
+    with tarfile.open(path, "w:gz") as tar:
+        for member, data in members:
+            tar.addfile(member, io.BytesIO(data))
+        for label, text in pages.items() if urls else ():
+            info = tarfile.TarInfo(f"aclImdb/train/urls_{label}.txt")
+            info.size = len(text.encode())
+            tar.addfile(info, io.BytesIO(text.encode()))
+    return path
+
+
+def test_train_imdb_holds_out_whole_films_records_them_and_resumes_split_the_same(tmp_path, stop_before_fit):
+    from hierattn.runs.sources import TrainingInterrupted
+
+    archive = imdb_with_films(tmp_path / "aclImdb_v1.tar.gz")
+    lines, settings = [], {**TINY, **TINY_OPTIONS["han"], "limit": 40}
+    with pytest.raises(TrainingInterrupted):  # stopped as fit began: the split made and recorded
+        train_imdb(archive, settings, output=tmp_path / "run", log=lines.append, verbose=0)
+    said = [line for line in lines if line.startswith("validation:")]
+    assert said == ["validation: 3 texts (7.5%) of 2 groups by film, fitted: 37 of 12; no film on both sides"], lines
+    assert json.loads((tmp_path / "run" / "config.json").read_text())["data"]["group"] == "film"
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["validation_groups"] == {
+        "by": "film",
+        "fit": {"texts": 37, "groups": 12},
+        "validation": {"texts": 3, "groups": 2},
+    }
+    again = []
+    with pytest.raises(TrainingInterrupted):
+        resume_run(tmp_path / "run", log=again.append, verbose=0)
+    assert [line for line in again if line.startswith("validation:")] == said  # the recorded group, the same split
+    config = json.loads((tmp_path / "run" / "config.json").read_text())
+    config["data"]["imdb"] = describe_source(mini_imdb(tmp_path / "no-films.tar.gz"))  # as if it had been this one
+    (tmp_path / "run" / "config.json").write_text(json.dumps(config))
+    with pytest.raises(HierattnError, match="no train/urls_pos.txt and urls_neg.txt, .*cannot split its reviews again"):
+        resume_run(tmp_path / "run", log=lambda line: None, verbose=0)
+
+
+@pytest.mark.parametrize("urls, group", [(False, "film"), (True, None)], ids=["no-urls-files", "group-none"])
+def test_train_imdb_without_films_splits_by_class_and_says_why(tmp_path, stop_before_fit, urls, group):
+    from hierattn.runs.sources import TrainingInterrupted
+
+    archive = imdb_with_films(tmp_path / "aclImdb_v1.tar.gz", urls=urls)
+    lines = []
+    with pytest.raises(TrainingInterrupted):
+        train_imdb(archive, {**TINY, **TINY_OPTIONS["han"]}, output=tmp_path / "run", log=lines.append, group=group)
+    said = (
+        f"{archive} has no train/urls_pos.txt and urls_neg.txt, which name the film of each review: the validation "
+        "part is split by class alone, with reviews of one film on both sides"
+    )
+    assert [line for line in lines if "urls_neg.txt" in line] == ([] if urls else [said])
+    assert not [line for line in lines if line.startswith("validation:")]
+    assert "group" not in json.loads((tmp_path / "run" / "config.json").read_text())["data"]
+    assert "validation_groups" not in json.loads((tmp_path / "run" / "run.json").read_text())
+    with pytest.raises(ArgumentError, match="^group for IMDB is 'film' or None; got 'author'$"):
+        train_imdb(archive, group="author")
+
+
+def test_train_table_with_a_group_column_resumes_with_it_and_refuses_another(tmp_path, stop_before_fit):
+    import pandas as pd
+
+    from hierattn.runs.sources import TrainingInterrupted
+
+    folder = write_corpus(tmp_path, train=80, test=20)
+    frame = pd.read_csv(folder / "train.csv")
+    frame["author"] = [f"author {i % 16}" for i in range(len(frame))]
+    frame.to_csv(folder / "train.csv", index=False)
+    lines, settings = [], {**TINY, **TINY_OPTIONS["han"]}
+    with pytest.raises(TrainingInterrupted):
+        train_table(folder / "train.csv", settings, group_column="author", output=tmp_path / "run", log=lines.append)
+    assert lines[0].endswith("80 of 80 rows used (text column 'text', label column 'label', group column 'author')")
+    said = [line for line in lines if line.startswith("validation:")]
+    assert len(said) == 1 and said[0].endswith("no author on both sides")
+    assert json.loads((tmp_path / "run" / "config.json").read_text())["data"]["group"] == "author"
+    with pytest.raises(ArgumentError, match=r"with group_column 'label': it split its validation part by 'author'; "):
+        resume_run(tmp_path / "run", group_column="label")
+    again = []
+    with pytest.raises(TrainingInterrupted):
+        train_table(None, resume=tmp_path / "run", group_column="author", log=again.append, verbose=0)
+    assert [line for line in again if line.startswith("validation:")] == said

@@ -52,7 +52,7 @@ def _cut_through_the_middle(clf, texts):
     margins = np.unique(clf.cascade.margins(ngram_logits(clf.ngram_logits, x["ngram_ids"])))
     cut = float(margins[len(margins) // 2 - 1 : len(margins) // 2 + 1].mean())
     # the n-gram part's own scale (not the combination's), and the whole combination's temperatures
-    clf.cascade_report = {"cut": cut, "ngram_scale": 1.7, "temperature": 1.4, "temperature_always": 0.7}
+    clf.policy = clf.policy.replace(cut=cut, ngram_scale=1.7, temperature=1.4, temperature_always=0.7)
     read = clf.cascade.needs_network(ngram_logits(clf.ngram_logits, x["ngram_ids"]))
     assert 0 < read.sum() < len(texts)
 
@@ -96,11 +96,13 @@ def test_the_runtime_gives_the_classifiers_answers(exported, monkeypatch):
     found = predictor.predict_texts(texts, batch_size=7)
     np.testing.assert_allclose(found, clf.predict_texts(texts), rtol=0, atol=1e-5)
     assert np.isnan(found).any(axis=1).tolist() == [not clf.has_words(text) for text in texts]
-    predictor.network = "always"  # the whole combination (at its temperature), the network reading every text
+    always = predictor.with_network("always")  # the whole combination (at its temperature), every text read
     whole = calibrated(clf.predict_ids(clf.preprocessor(texts), part="whole"), 0.7)
-    np.testing.assert_allclose(predictor.predict(texts), whole, rtol=0, atol=1e-5)
-    assert runtime.load(path, network="always").cascade.cut is None
-    predictor.network = "auto"
+    np.testing.assert_allclose(always.predict(texts), whole, rtol=0, atol=1e-5)
+    assert runtime.load(path, network="always").cascade.cut is None and always.policy == predictor.policy.for_network(
+        "always"
+    )
+    assert predictor.network == "auto" and predictor.with_network("auto") is predictor  # this one unchanged
     assert predictor.label_names == list(clf.label_names)
     assert predictor.predict_labels(texts) == clf.predict_labels(texts)
     assert predictor.predict([]).shape == (0, len(clf.label_names))
@@ -108,7 +110,7 @@ def test_the_runtime_gives_the_classifiers_answers(exported, monkeypatch):
     # processes, all tokenized first: the same answers.
     monkeypatch.setattr(predictor_module, "PIPELINE_TEXTS", 4)
     for network, without_nan in (("auto", clf.predict(texts, verbose=0)), ("always", whole)):
-        predictor.network = network
+        predictor = predictor.with_network(network)
         expected = predictor.predict_texts(texts, workers=2)
         assert np.isnan(expected).any(axis=1).tolist() == [not clf.has_words(text) for text in texts]
         for batch_size in (1, 64):

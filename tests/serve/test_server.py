@@ -200,9 +200,21 @@ def _in_flight(server):
     return server.client.get("/v1/model").json()["requests_in_flight"] - 1  # not counting this one
 
 
+def _worker_begun(server):
+    """Whether the explanation worker has begun: it ignores SIGINT from then on (`hierattn.serve.explaining.begin`),
+    and the server, which has its process id, can end it."""
+    try:
+        status = pathlib.Path(f"/proc/{_worker_pid(server.process.pid)}/status").read_text()
+    except (AssertionError, OSError):  # not started yet, or just gone
+        return False
+    (ignored,) = [int(line.split()[1], 16) for line in status.splitlines() if line.startswith("SigIgn:")]
+    return bool(ignored & 1 << (signal.SIGINT - 1))
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])
 def test_a_stop_signal_lets_requests_in_flight_finish_and_exits_0(han_run_dir, start_server, sig):
-    server = start_server(han_run_dir, "--batch-wait-ms", "200")  # explanations loading: the worker ends too
+    server = start_server(han_run_dir, "--batch-wait-ms", "200")
+    server.wait_until(lambda: _worker_begun(server), 120)  # explanations loading in a worker the stop must end too
     held = [_hold(server, TEXTS[i]) for i in range(4)]  # in flight, whatever the machine's load, until finished
     server.wait_until(lambda: _in_flight(server) == 4, 30)
     server.process.send_signal(sig)

@@ -1,10 +1,10 @@
-"""`hierattn.models.cut`: the cascade's cut, chosen on validation decisions, and what validation can show of it."""
+"""`hierattn.cut`: the cascade's cut, chosen on validation decisions, and what validation can show of it."""
 
 import numpy as np
 import pytest
 from sklearn.metrics import f1_score
 
-from hierattn.models.cut import cascade_scores, choose_cut, harm_bound
+from hierattn.cut import cascade_scores, choose_cut, harm_bound
 
 
 def test_the_scores_of_every_cascade_are_scikit_learns(rng):

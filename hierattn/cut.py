@@ -2,7 +2,7 @@
 
 NumPy only: the decisions of the validation documents (the whole
 combination's, the n-gram part's alone) along the n-gram part's margins in,
-the cut and a report out (`choose_cut`). `hierattn.models.cascade` calls it
+the cut and a report out (`choose_cut`). `hierattn.tuning` calls it
 from `TextClassifier.choose_cut`.
 """
 
