@@ -374,10 +374,11 @@ def test_fit_ngrams_and_tune_alone(reviews):
     expected = combine(network, ngram_logits(clf.ngram_logits, rest["ngram_ids"]), 1.0, 1.0)
     assert np.abs(expected - network).max() > 0.1
     np.testing.assert_allclose(clf.predict(texts[100:]), expected, atol=1e-5)
-    assert clf.tune().weights == (1.0, 1.0)  # no validation texts: the weights as they are (set above)
     clf.combination.mixing.assign([1.0, 0.0])  # as made: none chosen yet
     assert clf.tune().weights == pytest.approx(NGRAMS["weights"])  # no validation texts: the defaults
     assert clf.ngram_report["network_share"] == pytest.approx(0.35) and "shares" not in clf.ngram_report
+    clf.combination.mixing.assign([1.0, 1.0])
+    assert clf.tune().weights == (1.0, 1.0)  # no validation texts: the weights chosen before (set by hand) kept
 
     import tensorflow as tf
 
