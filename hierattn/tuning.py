@@ -63,6 +63,7 @@ class Tuning:
     Attributes:
         policy: The `DecisionPolicy`.
         weights: The weights' report (`mixing_on_validation`'s: `shares`, `validation_accuracy`).
+        chosen_weights: The weights as chosen, before the policy holds them at float32 (what reports say).
         thresholds: The thresholds' report (`choose_thresholds`'s, with `how`).
         cascade: The cascade's report (`choose_cut`'s, with `ngram_scale`, `calibration`, the temperatures).
         offsets: The offsets' report (`choose_offsets`'s).
@@ -80,6 +81,7 @@ class Tuning:
 
     policy: DecisionPolicy
     weights: dict = None
+    chosen_weights: tuple = None
     thresholds: dict = None
     cascade: dict = None
     offsets: dict = None
@@ -101,8 +103,8 @@ def tune(scores, policy, decision_metric=DECISION["metric"], tolerance=CASCADE["
     logits, labels, multi = scores.ngram_logits, np.asarray(scores.labels), policy.multi_label
     found = {}
     if policy.weights is not None and logits is not None:
-        weights, found["weights"] = mixing_on_validation(scores.network, logits, labels)
-        weights = as_float32(weights)  # as the graph's combination holds them
+        found["chosen_weights"], found["weights"] = mixing_on_validation(scores.network, logits, labels)
+        weights = as_float32(found["chosen_weights"])  # as the graph's combination holds them
         policy = policy.replace(weights=weights, cut=None, ngram_scale=None, temperature=None, temperature_always=None)
     policy = policy.replace(offsets=None, network="auto")
     whole = policy.combine(scores.network, logits)  # the whole combination's, before any temperature
@@ -142,7 +144,8 @@ def untuned(policy, has_ngrams, before=None):
         if policy.multi_label:
             policy = policy.replace(thresholds=policy.default_thresholds)
             thresholds = {"shared": MULTILABEL["threshold"], "tuned": 0, "how": "the default (no validation texts)"}
-        return Tuning(policy, thresholds=thresholds, cascade=cascade)
+        chosen = NGRAMS["weights"] if has_ngrams else None
+        return Tuning(policy, chosen_weights=chosen, thresholds=thresholds, cascade=cascade)
     return Tuning(policy)
 
 

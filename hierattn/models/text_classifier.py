@@ -394,11 +394,22 @@ class TextClassifier(NgramPart, Task):
         found = self.policy.thresholds if self.label_names is not None else self._legacy["thresholds"]
         return None if found is None else list(found)
 
+    @thresholds.setter
+    def thresholds(self, values):
+        self.policy = self.policy.replace(thresholds=values)
+
     @property
     def offsets(self):
-        """A single-label classifier's offsets of the decision rule for macro-F1 (None: the most probable class)."""
+        """A single-label classifier's offsets of the decision rule for macro-F1 (None: the most probable class).
+
+        Settable, as `thresholds` are: `clf.offsets = [...]` is `clf.policy = clf.policy.replace(offsets=[...])`.
+        """
         found = self.policy.offsets if self.label_names is not None else self._legacy["offsets"]
         return None if found is None else list(found)
+
+    @offsets.setter
+    def offsets(self, values):
+        self.policy = self.policy.replace(offsets=values)
 
     @property
     def cascade(self):
@@ -475,7 +486,7 @@ class TextClassifier(NgramPart, Task):
         self.policy = tuning.policy
         lines = []
         if self.ngram_logits is not None:
-            a, b = tuning.policy.weights
+            a, b = tuning.chosen_weights or tuning.policy.weights
             self._set_weights_report(dict(self._fit_report(), **(tuning.weights or {})), a, b, why)
             lines.append(self._ngram_line())
         if self.multi_label:
@@ -529,6 +540,8 @@ class TextClassifier(NgramPart, Task):
             config["decision_metric"] = self.decision_metric
         if self.adapted:
             config["policy"] = self.policy.to_dict()  # the numbers that decide (`DecisionPolicy`)
+        else:  # not built yet: the thresholds or offsets it was given, as it was given them
+            config.update({key: value for key, value in self._legacy.items() if value is not None})
         if self.cascade_report is not None:  # what choosing the cut measured
             config["cascade"] = self.cascade_report
         chosen = {key: value for key, value in (self.ngram_report or {}).items() if key in _SAVED_REPORT}

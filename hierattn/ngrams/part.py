@@ -38,7 +38,7 @@ class NgramPart:
     >>> clf.ngram_report["recipe"]["weighting"]   # no validation texts: the recipe chosen before
     'tfidf'
     >>> a, b = clf.tune((["A wonderful film.", "So boring."], ["pos", "neg"])).weights
-    >>> clf.ngram_report["network_weight"] == a and clf.ngram_report["ngram_weight"] == b
+    >>> abs(clf.ngram_report["network_weight"] - a) < 1e-6 and abs(clf.ngram_report["ngram_weight"] - b) < 1e-6
     True
     """
 

@@ -54,7 +54,7 @@ def test_tune_chooses_the_cut_on_validation_texts_only(classifier):
         assert {k: classifier.cascade_report[k] for k in expected} == expected
         assert classifier.cascade.temperature == classifier.cascade_report["temperature"]
         assert classifier.cascade_report["calibration"]["temperature"]["documents"] == read.sum()
-        assert "validation texts" in cascade_line(classifier.cascade_report)
+        assert "60 validation documents" in cascade_line(classifier.cascade_report)
         # what the parts said of the validation texts is kept: one pass of the network served every step
         x, _ = _ids_and_margins(classifier, texts)
         np.testing.assert_allclose(classifier.validation_scores.network, classifier.predict_ids(x, part="network"))

@@ -338,7 +338,7 @@ def test_fit_is_keras_fit_of_the_network_then_fit_ngrams_then_tune(reviews):
     clf.ngram_logits.set_tables([], [], np.zeros((0, 2)), np.zeros(2), 1.0)
     (fit_texts, fit_labels), validation = split_validation(texts[:96], labels[:96], 0.25, clf.seed)
     assert clf.fit_ngrams(fit_texts, fit_labels, validation_data=validation) is clf
-    assert clf.tune(validation).weights == (report["network_weight"], report["ngram_weight"])
+    assert clf.tune(validation).weights == pytest.approx((report["network_weight"], report["ngram_weight"]))
     np.testing.assert_array_equal(np.asarray(clf.ngram_logits.kernel), kernel)
     np.testing.assert_array_equal(clf.predict_ids(probe), probabilities)
 
@@ -384,7 +384,7 @@ def test_fit_ngrams_and_tune_alone(reviews):
 
     weights = clf.tune(tf.data.Dataset.from_tensor_slices((texts[100:], labels[100:]))).weights
     assert weights == clf.tune((rest, labels[100:])).weights == clf.tune((texts[100:], labels[100:])).weights
-    assert clf.ngram_report["network_weight"] == weights[0] and len(clf.ngram_report["shares"]) == 21
+    assert clf.ngram_report["network_weight"] == pytest.approx(weights[0]) and len(clf.ngram_report["shares"]) == 21
     np.testing.assert_allclose(np.asarray(clf.combination.mixing), weights)
     assert clf.ngram_report["train_documents"] == 100  # kept from fit_ngrams
     assert clf.tune(([], [])).weights == weights and "shares" not in clf.ngram_report  # kept, none measured
