@@ -499,7 +499,7 @@ class TextClassifier(NgramPart, Task):
         if tuning.offsets is not None:
             self.offset_report = tuning.offsets
             lines.append(offset_line(self.offset_report))
-        if verbose:
+        if verbose and lines:
             print("\n".join(lines))
 
     def _fit_inputs(self, x, y, validation_split, validation_data, unlabeled, verbose):
