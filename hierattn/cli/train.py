@@ -60,30 +60,21 @@ def train(ctx, resume, distribute):
 
 @train.command("imdb")
 @click.argument("source", required=False, type=click.Path())
-@click.option(
-    "--group",
-    type=click.Choice([GROUPS["imdb"], "none"]),
-    default=GROUPS["imdb"],
-    show_default=True,
-    help="What the validation part keeps whole: film (no film has reviews on both sides, as in the train and "
-    "test splits; from the archive's train/urls_*.txt, else by class alone), or none (by class alone).",
-)
 @train_options
 @friendly_errors
-def train_imdb(source, group, config_file, output, resume, distribute, **settings):
+def train_imdb(source, config_file, output, resume, distribute, **settings):
     """Train on IMDB: official train split (validation carved out of it), test split evaluated once.
 
     SOURCE is aclImdb_v1.tar.gz or an aclImdb/ folder (default: the data/
     cache, else the official download, checksum verified). The 50,000
     unlabelled reviews feed word2vec. The validation part holds whole
-    films. With --resume, a run resumes on the data it recorded, whichever
-    it was, split as it was.
+    films (from the archive's train/urls_*.txt; an archive without them is
+    split by class alone, and the run says so). With --resume, a run
+    resumes on the data it recorded, whichever it was, split as it was.
     """
     # imported when the command runs: --help, and refusing bad input, come before pandas and TensorFlow load
     from hierattn.runs import sources as train_sources
 
-    if resume and given("group"):
-        raise click.UsageError("--resume splits the validation part as the run recorded: give no --group")
     config = _config(_settings(settings, config_file, output, resume, distribute))
     with _interrupts(distribute):
         if resume:
@@ -97,7 +88,7 @@ def train_imdb(source, group, config_file, output, resume, distribute, **setting
                 output=output,
                 distribute=distribute,
                 log=click.echo,
-                group=None if group == "none" else group,
+                group=GROUPS["imdb"],
             )
     _report(run)
 
