@@ -78,6 +78,18 @@ def temperature_text(temperature):
     return f"per label, {min(temperature):.3g} to {max(temperature):.3g}"
 
 
+def calibration_temperature(calibration):
+    """The temperature of a calibration report (`hierattn.tuning.calibration_of`), as a line shows it.
+
+    The evaluation page (`hierattn.runs.evaluation_page`) and the text (`hierattn.cli.render.calibration_text`)
+    show it alike (`temperature_text`).
+
+    >>> calibration_temperature({"temperature": 0.7981}), calibration_temperature({"temperature": [0.9, 1.2]})
+    ('0.798', 'per label, 0.9 to 1.2')
+    """
+    return temperature_text(calibration["temperature"])
+
+
 def fit_temperature(probabilities, labels, multi_label=False):
     """The temperature with the smallest log-loss of `calibrated(probabilities, T)` on `labels`.
 

@@ -20,9 +20,15 @@ needs: the n-gram part scores every document, and the network reads only
 those the n-gram part is not sure of (their margin under a cut chosen on the
 validation texts, `hierattn.tuning`); both the Keras classifier and
 the runtime predict through it (as their policy's `cascade`).
+
+`rule_problem` and `cascade_problem` say what is wrong with a policy's
+numbers as its data holds them (`DecisionPolicy.to_dict`: a bundle's
+metadata), so that the runtime's checks need not know them.
 """
 
+import math
 import numbers
+import reprlib
 
 import numpy as np
 
@@ -245,6 +251,65 @@ def check_network(network):
     return network
 
 
+def _finite(value):
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _finite_numbers(values, count):
+    return isinstance(values, list) and len(values) == count and all(_finite(v) for v in values)
+
+
+def rule_problem(data):
+    """What is wrong with a policy's decision rule as its data (`DecisionPolicy.to_dict`, a bundle's metadata) holds it.
+
+    A multi-label policy's `thresholds` must be numbers between 0 and 1,
+    one per label; a single-label one's `offsets`, where it has some,
+    finite numbers, one per class. Its `label_names` (a list) and
+    `multi_label` (a bool) are taken as checked before.
+
+    Returns:
+        One line saying the first thing wrong, or None.
+
+    Example:
+
+    >>> rule_problem({"label_names": ["sport", "money"], "multi_label": True, "thresholds": [0.5, 1.5]})
+    'thresholds must be 2 numbers between 0 and 1, one per label, not [0.5, 1.5]'
+    >>> rule_problem({"label_names": ["neg", "pos"], "offsets": [0.0, 0.3]}) is None
+    True
+    """
+    count = len(data["label_names"])
+    if data.get("multi_label", False):
+        thresholds = data.get("thresholds")
+        if not (_finite_numbers(thresholds, count) and all(0 < t < 1 for t in thresholds)):
+            return f"thresholds must be {count} numbers between 0 and 1, one per label, not {reprlib.repr(thresholds)}"
+    elif data.get("offsets") is not None and not _finite_numbers(data["offsets"], count):
+        return f"offsets must be {count} finite numbers, not {reprlib.repr(data['offsets'])}"
+    return None
+
+
+def cascade_problem(cascade):
+    """What is wrong with the cascade's numbers as a policy's data holds them (`to_dict`'s `"cascade"`).
+
+    The cut, the parts' weights and the n-gram part's scale must be finite
+    numbers; all but `ngram_weight` may be null (`network_weight` is, in
+    bundles exported before the policy). The temperatures are checked where
+    the policy is made (`Cascade`).
+
+    Returns:
+        One line saying the first thing wrong, or None.
+
+    Example:
+
+    >>> cascade_problem({"cut": float("nan"), "ngram_weight": 4.0})
+    "the cascade's cut must be a finite number, not nan"
+    """
+    for name in ("cut", "ngram_weight", "network_weight", "ngram_scale"):
+        value = cascade.get(name)
+        if not (_finite(value) or (value is None and name != "ngram_weight")):
+            return f"the cascade's {name} must be a finite number, not {reprlib.repr(value)}"
+    return None
+
+
 class Cascade:
     """Which documents the network reads: those the n-gram part is not sure of. The rest the n-gram part decides.
 
@@ -380,10 +445,12 @@ __all__ = [
     "Cascade",
     "Decision",
     "activation_of",
+    "cascade_problem",
     "check_k",
     "check_min_confidence",
     "check_network",
     "over_thresholds",
+    "rule_problem",
     "thresholds_at",
     "top_k",
 ]

@@ -26,7 +26,10 @@ What it holds:
 `probabilities` is the one function from part outputs to the probabilities
 a classifier gives; `ids`, `labels`, `confidence`, `answered` and `top_k`
 turn those into answers (`hierattn.decision.Decision`; the cascade's
-arithmetic is `hierattn.decision.Cascade`).
+arithmetic is `hierattn.decision.Cascade`). An explanation of a decision
+asks it for the rest (`decided_order`, `offset_term`,
+`weights_at_temperature`, `label_scales`, ...), rather than reading the
+cut, the temperatures or the offsets itself.
 
 Example:
 
@@ -48,11 +51,11 @@ import numbers
 
 import numpy as np
 
-from hierattn.decision import Cascade, Decision, activation_of, check_k, check_min_confidence, check_network
+from hierattn.decision import Cascade, Decision, check_k, check_min_confidence, check_network
 from hierattn.defaults import CASCADE, MULTILABEL
+from hierattn.kinds import MULTI, SINGLE, Kind, kind_of
 from hierattn.ngrams.mixing import combine
 
-SINGLE, MULTI = "single-label", "multi-label"
 # The cascade's numbers in the schema (`to_dict`): those a document's probabilities depend on.
 CASCADE_KEYS = ("cut", "network_weight", "ngram_weight", "ngram_scale", "temperature", "temperature_always")
 # The combination's floor on the network's probabilities (`LogLinearCombination`'s epsilon).
@@ -83,7 +86,7 @@ class DecisionPolicy:
 
     Args:
         label_names: The classes (labels), in the order of the probabilities' columns.
-        kind: `SINGLE` or `MULTI`.
+        kind: `SINGLE` or `MULTI` (`hierattn.kinds`; or its name).
         weights: The combination's `(a, b)`; None: no n-gram part (the network's probabilities are the answer's).
         cut: The cascade's cut (None: the network reads every document).
         ngram_scale: The n-gram part's own scale for the documents it decides (single-label; None: `b`).
@@ -103,7 +106,7 @@ class DecisionPolicy:
     """
 
     label_names: tuple
-    kind: str = SINGLE
+    kind: Kind = SINGLE
     weights: tuple = None
     cut: float = None
     ngram_scale: float = None
@@ -116,8 +119,9 @@ class DecisionPolicy:
     def __post_init__(self):
         set_ = object.__setattr__
         set_(self, "label_names", tuple(self.label_names))
-        if self.kind not in (SINGLE, MULTI):
-            raise ValueError(f"kind must be {SINGLE!r} or {MULTI!r}, not {self.kind!r}")
+        if not isinstance(self.kind, (Kind, str)):
+            raise ValueError(f"kind must be {SINGLE.name!r} or {MULTI.name!r}, not {self.kind!r}")
+        set_(self, "kind", kind_of(self.kind))
         set_(self, "weights", _floats(self.weights))
         set_(self, "cut", None if self.cut is None else float(self.cut))
         set_(self, "ngram_scale", None if self.ngram_scale is None else float(self.ngram_scale))
@@ -144,12 +148,12 @@ class DecisionPolicy:
     @property
     def multi_label(self):
         """Whether the columns are independent label probabilities (`kind == MULTI`)."""
-        return self.kind == MULTI
+        return self.kind.multi_label
 
     @property
     def activation(self):
         """The output activation: `"softmax"` or `"sigmoid"`."""
-        return activation_of(self.multi_label)
+        return self.kind.activation
 
     @property
     def decision(self):
@@ -223,6 +227,12 @@ class DecisionPolicy:
             return None, np.arange(len(logits))
         return self._cascade.split(logits)
 
+    def needs_network(self, logits):
+        """Whether the network reads each document, `(n,)` bool: those the n-gram part is not sure of, or every one."""
+        if self.reads_all:
+            return np.ones(len(logits), bool)
+        return self._cascade.needs_network(logits)
+
     def calibrate(self, whole):
         """What a document the network reads gets, from the whole combination's: at the temperature."""
         return whole if self._cascade is None else self._cascade.whole_probabilities(whole)
@@ -258,6 +268,74 @@ class DecisionPolicy:
     def over_thresholds(self, probabilities, thresholds=None):
         """Multi-hot rows of the labels over their thresholds (`Decision.over_thresholds`)."""
         return self._decision.over_thresholds(probabilities, thresholds)
+
+    # What an explanation of its decisions asks of it (`hierattn.explain`)
+
+    @property
+    def weights_at_temperature(self):
+        """The combination's weights `(a, b)` as a document the network reads is decided with, temperature included.
+
+        A single-label classifier's temperature divides every class's score alike: `(a / T, b / T)`. A
+        multi-label classifier's are one per label: its `(a, b)` as they are, each label's terms then
+        multiplied by its own `label_scales`. None without an n-gram part.
+
+        >>> DecisionPolicy("ab", weights=(1.0, 0.5), temperature=2.0).weights_at_temperature
+        (0.5, 0.25)
+        """
+        if self.weights is None:
+            return None
+        temperature = 1.0 if self.multi_label else self._cascade.temperature
+        return tuple(float(v) / temperature for v in self.weights)
+
+    @property
+    def label_scales(self):
+        """What each class's (label's) terms are multiplied by after `weights_at_temperature`, `(classes,)` float64.
+
+        A multi-label classifier's `1 / T_l`, each label's temperature (1 without an n-gram part); a
+        single-label classifier's 1 (its temperature is in the weights already).
+
+        >>> DecisionPolicy("ab", MULTI, weights=(1.0, 0.5), temperature=(2.0, 0.5)).label_scales
+        array([0.5, 2. ])
+        """
+        temperature = 1.0 if self._cascade is None or not self.multi_label else self._cascade.temperature
+        return 1.0 / np.broadcast_to(np.asarray(temperature), (len(self.label_names),))
+
+    def temperature_entries(self):
+        """What a decision's record says of a document the network reads beside its weights: the temperature
+        they were divided by (`weights_at_temperature`, `{"temperature": T}`) where there is one other than 1;
+        else nothing (`{}`).
+        """
+        temperature = 1.0 if self._cascade is None or self.multi_label else self._cascade.temperature
+        return {} if temperature == 1.0 else {"temperature": temperature}
+
+    def cut_text(self):
+        """The cut in words, for a note on why the network did not read a document (the n-gram part was surer).
+
+        >>> DecisionPolicy("ab", weights=(1.0, 0.5), cut=0.51234).cut_text()
+        'the cut chosen on the texts held out in training (0.512)'
+        """
+        return f"the cut chosen on the texts held out in training ({self.cut:.3g})"
+
+    def decided_order(self, probabilities):
+        """Each row's classes, the one decided first (`ids`: by the offsets, if any), then by probability.
+
+        Ties keep the classes' order. A decision rule for macro-F1 (`offsets`) may decide a class that
+        is not the most probable; the next is then the runner-up it was decided against.
+
+        >>> DecisionPolicy("abc", offsets=(0.0, 0.0, 1.0)).decided_order(np.array([[0.5, 0.3, 0.2]])).tolist()
+        [[2, 0, 1]]
+        """
+        scores = np.asarray(probabilities)
+        if self.offsets is not None:  # the decision rule's offsets, on the log-probabilities (as `ids`)
+            with np.errstate(divide="ignore"):
+                scores = np.log(scores.astype(np.float64)) + self.offsets
+        return np.argsort(-scores, axis=1, kind="stable")
+
+    def offset_term(self, decided, versus):
+        """What the offsets add to the margin of class `decided` over `versus`: their difference (None without any)."""
+        if self.offsets is None:
+            return None
+        return float(self.offsets[decided] - self.offsets[versus])
 
     # The schema
 
@@ -304,7 +382,7 @@ class DecisionPolicy:
         cascade = cascade or {}
         return cls(
             data["label_names"],
-            MULTI if multi else SINGLE,
+            kind_of(multi),
             weights=weights,
             cut=cascade.get("cut"),
             ngram_scale=cascade.get("ngram_scale"),
@@ -316,7 +394,7 @@ class DecisionPolicy:
         )
 
     def __repr__(self):
-        parts = [f"{len(self.label_names)} {'labels' if self.multi_label else 'classes'}", self.kind]
+        parts = [f"{len(self.label_names)} {self.kind.nouns}", self.kind.name]
         if self.weights is not None:
             parts.append(f"weights {self.weights[0]:.3g}/{self.weights[1]:.3g}, cut {self.cut}, network {self.network}")
         if self.thresholds is not None:
@@ -369,4 +447,4 @@ def _plain(temperature):
     return list(temperature) if isinstance(temperature, tuple) else temperature
 
 
-__all__ = ["CASCADE_KEYS", "MULTI", "SINGLE", "DecisionPolicy", "PredictOptions"]
+__all__ = ["CASCADE_KEYS", "MULTI", "SINGLE", "DecisionPolicy", "Kind", "PredictOptions"]

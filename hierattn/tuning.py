@@ -489,6 +489,18 @@ def offset_line(report):
     )
 
 
+def decision_record(policy, report):
+    """What a run's metrics record of the decision rule (`metrics.json`'s `decision`): how tuning chose it
+    (`report`: `choose_offsets`'s), and the policy's offsets; None where the policy has none (the most probable class).
+
+    >>> decision_record(DecisionPolicy(["neg", "pos"], offsets=(0.0, 0.4)), {"prior_weight": 0.5})
+    {'prior_weight': 0.5, 'offsets': [0.0, 0.4]}
+    """
+    if policy.offsets is None:
+        return None
+    return dict(report or {}, offsets=list(policy.offsets))
+
+
 __all__ = [
     "MULTI",
     "Tuning",
@@ -497,6 +509,7 @@ __all__ = [
     "cascade_line",
     "choose_offsets",
     "choose_thresholds",
+    "decision_record",
     "ngram_alone",
     "ngram_scale",
     "offset_line",

@@ -11,10 +11,12 @@ from hierattn.decision import (
     Cascade,
     Decision,
     activation_of,
+    cascade_problem,
     check_k,
     check_min_confidence,
     check_network,
     over_thresholds,
+    rule_problem,
     thresholds_at,
     top_k,
 )
@@ -99,6 +101,26 @@ def test_the_decision_and_the_activation_are_written_once():
     assert [line.split(":")[0] for line in thresholds] == ["hierattn/decision.py"], thresholds
     label_argmax = _code_lines(r"label_names\[i\] for i in .*argmax|argmax\(axis=1\)")
     assert [line.split(":")[0] for line in label_argmax] == ["hierattn/decision.py"], label_argmax
+
+
+def test_a_policys_numbers_as_its_data_holds_them_are_checked_here():
+    """What the runtime's checks of a bundle ask of its metadata's decision rule and cascade (the core knows them)."""
+    topics = {"label_names": ["sport", "money"], "multi_label": True}
+    assert rule_problem(dict(topics, thresholds=[0.5, 0.3])) is None
+    for thresholds in (None, [0.5], [0.5, 1.0], [0.0, 0.5], [0.5, "0.5"], [0.5, float("nan")], (0.5, 0.5)):
+        found = rule_problem(dict(topics, thresholds=thresholds))
+        assert found == f"thresholds must be 2 numbers between 0 and 1, one per label, not {thresholds!r}", found
+    reviews = {"label_names": ["neg", "pos"]}
+    assert rule_problem(reviews) is None and rule_problem(dict(reviews, offsets=[0.0, -0.4])) is None
+    assert (
+        rule_problem(dict(reviews, offsets=[0.0, float("inf")])) == "offsets must be 2 finite numbers, not [0.0, inf]"
+    )
+    assert rule_problem(dict(topics, thresholds=[0.5, 0.5], offsets=[0.0])) is None  # a multi-label rule has none
+    assert cascade_problem({"ngram_weight": 4.0}) is None  # the others may be null (network_weight: before the policy)
+    assert cascade_problem({"cut": 0.5, "network_weight": 1, "ngram_weight": 4.0, "ngram_scale": 11.2}) is None
+    assert cascade_problem({"cut": 0.5}) == "the cascade's ngram_weight must be a finite number, not None"
+    assert cascade_problem({"cut": True, "ngram_weight": 1.0}) == "the cascade's cut must be a finite number, not True"
+    assert cascade_problem({"ngram_weight": 1.0, "ngram_scale": "11"}).startswith("the cascade's ngram_scale must")
 
 
 def test_a_cascade_margin_is_the_gap_of_the_ngram_scores_or_the_nearest_threshold():

@@ -16,7 +16,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "hierattn"
 
 # Lowest first. A module may import its own part and any part on a lower layer, never a higher one.
 LAYERS = [
-    {"errors", "defaults", "utils", "calibration"},  # shared leaves
+    {"errors", "defaults", "utils", "calibration", "kinds"},  # shared leaves
     {"metrics", "callbacks", "distribute", "decision", "cut"},  # shared leaves that use the ones above
     {"layers"},  # the library: Keras layers,
     {"data"},  # datasets, tokenizer, encoding,

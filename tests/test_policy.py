@@ -79,6 +79,35 @@ def test_numbers_a_policy_cannot_decide_with_are_refused():
         DecisionPolicy("ab", kind="several")
 
 
+def test_the_policy_says_what_an_explanation_needs_of_its_temperature_cut_and_offsets():
+    """Explanations ask the policy for these numbers rather than reading them (issue #66)."""
+    policy = _policy()
+    assert policy.weights_at_temperature == (0.6 / 1.4, 0.8 / 1.4)  # one temperature divides every class's score
+    assert policy.label_scales.tolist() == [1.0, 1.0, 1.0]  # ... so nothing more is divided per class
+    assert (
+        policy.temperature_entries() == {"temperature": 1.4} and _policy(temperature=None).temperature_entries() == {}
+    )
+    assert policy.for_network("always").weights_at_temperature == (0.6 / 0.7, 0.8 / 0.7)
+    labels = DecisionPolicy("abc", MULTI, weights=(1.0, 0.5), cut=0.2, temperature=(0.5, 2.0, 1.0))
+    assert labels.weights_at_temperature == (1.0, 0.5) and labels.temperature_entries() == {}
+    np.testing.assert_allclose(labels.label_scales, [2.0, 0.5, 1.0])  # each label's own temperature
+    assert DecisionPolicy("ab").label_scales.tolist() == [1.0, 1.0] and DecisionPolicy("ab").temperature_entries() == {}
+    assert policy.cut_text() == "the cut chosen on the texts held out in training (0.5)"
+    logits = np.array([[0.0, 4.0, 0.0], [0.1, 0.0, 0.0]])
+    assert policy.needs_network(logits).tolist() == [False, True]
+    assert policy.for_network("always").needs_network(logits).tolist() == [True, True]
+
+
+def test_the_decided_order_puts_the_class_decided_first_and_the_offsets_in_the_margin():
+    p = np.array([[0.5, 0.3, 0.2], [0.2, 0.2, 0.6]])
+    plain = DecisionPolicy("abc")
+    assert plain.decided_order(p).tolist() == [[0, 1, 2], [2, 0, 1]] and plain.offset_term(0, 1) is None
+    ruled = DecisionPolicy("abc", offsets=(0.0, 0.0, 1.0))
+    order = ruled.decided_order(p)
+    assert order[:, 0].tolist() == ruled.ids(p).tolist() == [2, 2]  # the decided class, as the answer is
+    assert order.tolist() == [[2, 0, 1], [2, 0, 1]] and ruled.offset_term(2, 0) == 1.0
+
+
 def test_answers_follow_the_offsets_and_the_thresholds():
     p = np.array([[0.55, 0.45], [0.05, 0.95]])
     policy = DecisionPolicy(["neg", "pos"], offsets=(0.0, 0.5))

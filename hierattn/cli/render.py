@@ -1,7 +1,8 @@
 """Text renderings of what the application returns: a prediction, a run's metrics, an evaluation, a corpus summary."""
 
-from hierattn.calibration import temperature_text
+from hierattn.calibration import calibration_temperature
 from hierattn.defaults import MULTILABEL
+from hierattn.kinds import kind_of
 from hierattn.runs.baseline import NAME
 
 
@@ -227,7 +228,7 @@ def calibration_text(calibration, score="accuracy"):
     before, after = calibration["before"], calibration["after"]
     coverage = " / ".join(f"{after['coverage'][k]:.2%}" for k in ("0.9", "0.8", "0.5"))
     return (
-        f"calibration (temperature {temperature_text(calibration['temperature'])}): expected calibration error "
+        f"calibration (temperature {calibration_temperature(calibration)}): expected calibration error "
         f"{before['ece']:.2%} -> {after['ece']:.2%}, log-loss {before['log_loss']:.4f} -> {after['log_loss']:.4f}, "
         f"Brier {before['brier']:.4f} -> {after['brier']:.4f}\n"
         f"{score} of the surest 90% / 80% / 50% of documents: {coverage} (all: {after['coverage']['1']:.2%})"
@@ -253,11 +254,7 @@ def corpus_text(summary, words=10):
     lines = [
         f"explained {summary.documents:,} documents"
         + (f" (skipped {summary.skipped_empty} without words)" if summary.skipped_empty else "")
-        + (
-            f"; {'exact-match ' if summary.multi_label else ''}accuracy {summary.accuracy:.4f}"
-            if summary.labelled
-            else ""
-        )
+        + (f"; {kind_of(summary).accuracy_name} {summary.accuracy:.4f}" if summary.labelled else "")
     ]
     where = " where it is predicted" if summary.multi_label else ""
     for label, count in sorted(summary.class_documents.items(), key=lambda item: str(item[0])):

@@ -173,14 +173,14 @@ def train_csv(
     # imported when the command runs: --help, and refusing bad input, come before pandas and TensorFlow load
     from hierattn.runs import sources as train_sources
 
-    if label_separator is not None and not multi_label:
-        raise click.UsageError("--label-separator applies with --multi-label")
-    if label_separator == "":
-        raise click.UsageError("--label-separator cannot be empty")
     if multi_label:
+        if label_separator == "":
+            raise click.UsageError("--label-separator cannot be empty")
         if resume:
             raise click.UsageError("--resume continues a run with its own settings: give no other training option")
         settings["multi_label"] = True
+    elif label_separator is not None:
+        raise click.UsageError("--label-separator applies with --multi-label")
     settings = _settings(settings, config_file, output, resume, distribute)
     if path is None and not resume:
         raise click.UsageError("Missing argument 'PATH': the training table (or --resume RUN_DIR).")

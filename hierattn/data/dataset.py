@@ -7,6 +7,7 @@ import numpy as np
 
 from hierattn.defaults import GROUPS
 from hierattn.errors import DataError
+from hierattn.kinds import MULTI, kind_of
 
 
 class LabelMap:
@@ -348,12 +349,12 @@ def grouped_split(labels, groups, validation_fraction=0.1, seed=0, names=None):
             f"the validation part holds whole groups, and the {len(labels):,} training documents are of one "
             f"group{one}: it needs at least 2 groups, one to train on and one to validate on."
         )
-    multi_label = labels.ndim == 2
+    kind = kind_of(labels.ndim == 2)  # multi-hot rows: label sets, spread over the groups as one class
     classes, class_of = (
-        (np.zeros(1), np.zeros(len(labels), int)) if multi_label else np.unique(labels, return_inverse=True)
+        (np.zeros(1), np.zeros(len(labels), int)) if kind is MULTI else np.unique(labels, return_inverse=True)
     )
     named = [str(names[c]) if names is not None else str(c) for c in classes]
-    if not multi_label and len(classes) < 2:
+    if len(classes) < kind.fewest_classes:
         raise DataError(f"a classifier needs at least two classes; the training data has one ({named[0]}).")
     pairs, sizes = np.unique(group_of.astype(np.int64) * len(classes) + class_of, return_counts=True)
     pair_group, pair_class = (pairs // len(classes)).tolist(), (pairs % len(classes)).tolist()

@@ -40,6 +40,7 @@ from hierattn.data.progress import tqdm
 from hierattn.data.tables import split_labels
 from hierattn.defaults import CORPUS_MIN_COUNT, MULTILABEL
 from hierattn.errors import ArgumentError
+from hierattn.kinds import MULTI, SINGLE
 from hierattn.utils.atomic import atomic_open
 
 WORD_COLUMNS = [
@@ -302,10 +303,14 @@ def _new_targets(output):
 
 
 def _explain_batch(explainer, batch, words, writer, summary, bar, chosen=None):
-    if explainer.classifier.multi_label:
-        _explain_labels(explainer, batch, words, writer, summary, chosen)
-        bar.update(len(batch))
-        return
+    """Explains a batch of `(number, text, label, id)` and counts it, as the explainer's kind of classifier does."""
+    explain = {SINGLE: _explain_classes, MULTI: _explain_labels}[explainer.policy.kind]
+    explain(explainer, batch, words, writer, summary, chosen)
+    bar.update(len(batch))
+
+
+def _explain_classes(explainer, batch, words, writer, summary, chosen):
+    """A single-label classifier's batch: each text's explanation counted for its predicted class."""
     explanations = explainer.explain([text for _, text, _, _ in batch])
     for (number, _, label, doc_id), explanation in zip(batch, explanations):
         summary.documents += 1
@@ -313,7 +318,6 @@ def _explain_batch(explainer, batch, words, writer, summary, bar, chosen=None):
             summary.labelled += 1
             summary.correct += int(str(label) == str(explanation.label))
         _count(words, writer, number, label, doc_id, explanation)
-    bar.update(len(batch))
 
 
 def _explain_labels(explainer, batch, words, writer, summary, chosen):

@@ -58,7 +58,6 @@ import numpy as np
 
 from hierattn.data.ids import token_ids
 from hierattn.data.vocabulary import OOV
-from hierattn.decision import activation_of
 from hierattn.defaults import EVIDENCE
 from hierattn.defaults import EXPLAIN_SHOWN as SHOWN
 from hierattn.errors import HierattnError
@@ -66,7 +65,7 @@ from hierattn.explain.attributions import integrated_gradients
 from hierattn.explain.explanation import Explanation, WordWeight, sentence_row
 from hierattn.explain.labels import LabelExplanations, logit
 from hierattn.explain.ngram_evidence import NgramEvidence
-from hierattn.ngrams.mixing import combine
+from hierattn.kinds import MULTI, SINGLE
 from hierattn.ngrams.twin import contributions
 
 
@@ -150,79 +149,56 @@ class Explainer(NgramEvidence, LabelExplanations):
             layer = self.classifier.ngram_logits
             ngram_inputs = [self._ngram_input(text, x[i], tokenized[i][0]) for i, text in enumerate(texts)]
             ngram_parts = [[v[0] for v in contributions(layer, ids[None])] for ids, _, _ in ngram_inputs]
-            a, b = self._combination_weights()
+            # the weights of a text the network reads, at the combination's temperature (`DecisionPolicy`)
+            a, b = self.policy.weights_at_temperature
             logits = np.stack([p[0] for p in ngram_parts])
-            read = self._network_reads(logits)
+            read = self.policy.needs_network(logits)  # all but those the n-gram part is sure of (`cascade`)
         # Where the network read, and its own probabilities: one pass over the texts it decides (all with
         # `attention`); the others get no attention and NaN probabilities.
         outputs = self._attention(x, read | attention)
         network_probabilities = outputs["probabilities"]
-        if ngram_parts is not None:
-            activation = activation_of(self.classifier.multi_label)
-            outputs["probabilities"] = combine(network_probabilities, logits, a, b, activation=activation)
-            if self.classifier.multi_label:  # its temperatures are per label (single-label: already in a and b)
-                outputs["probabilities"] = self.policy.cascade.whole_probabilities(outputs["probabilities"])
-            if not read.all():
-                outputs["probabilities"][~read] = self.policy.cascade.ngram_probabilities(logits[~read])
-        if self.classifier.multi_label:
-            explained = (texts, ids, labels, tokenized, x, outputs, network_probabilities, ngram_parts, a, b, read)
-            return self._explain_labels(chosen, *explained, ngram_inputs if ngram_parts is not None else None)
+        if ngram_parts is not None:  # the classifier's probabilities, as `predict` gives them from the same parts
+            whole = self.policy.combine(network_probabilities, logits)
+            outputs["probabilities"] = self.policy.probabilities(logits, whole)
+        explain = {SINGLE: self._explain_classes, MULTI: self._explain_labels}[self.policy.kind]
+        explained = (texts, ids, labels, tokenized, x, outputs, network_probabilities, ngram_parts, a, b, read)
+        return explain(chosen, *explained, ngram_inputs if ngram_parts is not None else None)
+
+    def _explain_classes(
+        self, chosen, texts, ids, labels, tokenized, x, outputs, network, ngram_parts, a, b, read, inputs
+    ):
+        """A single-label classifier's explanations: the class decided against the runner-up, one per text."""
         # The prediction and the runner-up of each text, and the network's share of the margin between them.
-        order, offsets = self._decided_order(outputs["probabilities"])
+        order = self.policy.decided_order(outputs["probabilities"])
         versus = order[:, min(1, order.shape[1] - 1)]
         evidence, baselines = self._network_evidence(x, order[:, 0], versus, a, read)
+        names = self.classifier.label_names
         explanations = []
         for i in range(len(texts)):
             slots = self.preprocessor.slots(tokenized[i][0])
+            outputs_i = {k: v[i] for k, v in outputs.items()}
             explanation = self._one(
-                texts[i], *tokenized[i], slots, x[i], {k: v[i] for k, v in outputs.items()}, evidence[i]
+                texts[i], *tokenized[i], slots, x[i], outputs_i, evidence[i], names[int(order[i, 0])]
             )
-            ngrams = (ngram_inputs[i], ngram_parts[i][1:]) if ngram_parts is not None else None
+            ngrams = (inputs[i], ngram_parts[i][1:]) if ngram_parts is not None else None
             classes = int(order[i, 0]), int(versus[i])
             # the weights in this text's decision: the combination's, or the n-gram part's own scale alone
             weights = (a, b) if read[i] else (0.0, self.policy.cascade.ngram_scale)
-            offset = None if offsets is None else float(offsets[classes[0]] - offsets[classes[1]])
-            self._account(explanation, classes, *weights, network_probabilities[i], float(baselines[i]), ngrams)
-            self._offset_term(explanation, offset)
+            self._account(explanation, classes, *weights, network[i], float(baselines[i]), ngrams)
+            self._offset_term(explanation, self.policy.offset_term(*classes))
             explanation.decision["network_read"] = bool(read[i])
-            temperature = 1.0 if self.policy.cascade is None else self.policy.cascade.temperature
-            if read[i] and temperature != 1.0:  # the weights above are the combination's divided by it
-                explanation.decision["temperature"] = temperature
+            if read[i]:  # the weights above are the combination's divided by its temperature, if any
+                explanation.decision.update(self.policy.temperature_entries())
             explanation.doc_id = None if ids is None else ids[i]
             explanation.true_label = None if labels is None else labels[i]
             explanations.append(explanation)
         return explanations
-
-    def _decided_order(self, probabilities):
-        """Each text's classes, the decided one first (by `offsets` plus the log-probabilities), and the offsets.
-
-        A decision rule for macro-F1 (`hierattn.tuning`) may decide a class that is not the most probable.
-        """
-        if self.policy.offsets is None:
-            return np.argsort(-probabilities, axis=1, kind="stable"), None
-        offsets = np.asarray(self.policy.offsets, np.float64)
-        with np.errstate(divide="ignore"):
-            return np.argsort(-(np.log(probabilities) + offsets), axis=1, kind="stable"), offsets
 
     @staticmethod
     def _offset_term(explanation, term):
         """A decision rule's offsets (the class's less the runner-up's): a constant term of the margin, if any."""
         if term is not None:
             explanation.decision.update(offset_term=term, margin=explanation.decision["margin"] + term)
-
-    def _combination_weights(self):
-        """The combination's weights `(a, b)` at its temperature: its scores divided by it, as the classifier gives them.
-
-        A multi-label classifier's temperatures are per label: its weights are divided label by label there.
-        """
-        temperature = 1.0 if self.classifier.multi_label else self.policy.cascade.temperature
-        return tuple(float(v) / temperature for v in self.policy.weights)
-
-    def _network_reads(self, logits):
-        """Which texts the network decides (`TextClassifier.cascade`): all but those the n-gram part is sure of."""
-        if self.policy.reads_all:
-            return np.ones(len(logits), bool)
-        return self.policy.cascade.needs_network(logits)
 
     def _attention(self, x, needed):
         """`TextClassifier.attention` of the texts `needed`; zero weights and NaN probabilities for the others."""
@@ -259,7 +235,8 @@ class Explainer(NgramEvidence, LabelExplanations):
                 raise HierattnError(f"cannot explain a text without words (only markup or symbols){which}")
         return tokenized
 
-    def _one(self, text, sentences, spans, slots, ids, outputs, evidence):
+    def _one(self, text, sentences, spans, slots, ids, outputs, evidence, label):
+        """The explanation of `label` in one text: its words, sentences and notes (the decision's account: `_account`)."""
         names = self.classifier.label_names
         probabilities = np.asarray(outputs["probabilities"], dtype=float)
         if len(outputs) > 1:
@@ -300,15 +277,15 @@ class Explainer(NgramEvidence, LabelExplanations):
                 weight = row_weight.get(s, 0.0)
             sentence_rows.append(sentence_row(text, s, spans[s], weight, s in rows))
         warnings = []
-        cut = sum(not w.used for w in words)
+        unread = sum(not w.used for w in words)  # the words shown that the network does not read
         unshown = 0  # the characters after the last shown sentence, if a word follows (not only markup or spaces)
         if spans and self.preprocessor.tokenizer.tokenize(text[spans[-1][1] :], max_tokens=1):
             unshown = len(text.rstrip()) - spans[-1][1]
-        if cut or unshown > 0:
+        if unread or unshown > 0:
             warnings.append(
                 "the text is longer than the model's limits: "
                 + ", and ".join(
-                    ([f"{cut:,} of the {len(words):,} words shown were not read by the network"] if cut else [])
+                    ([f"{unread:,} of the {len(words):,} words shown were not read by the network"] if unread else [])
                     + (
                         [
                             (
@@ -323,14 +300,13 @@ class Explainer(NgramEvidence, LabelExplanations):
             )
         if words and all(w.oov for w in words if w.used):
             warnings.append("none of the words is in the model's vocabulary; the prediction is uninformed")
-        best = int(probabilities.argmax() if self.classifier.multi_label else self.policy.ids(probabilities[None])[0])
         return Explanation(
             text=text,
-            label=names[best],
+            label=label,
             probabilities={str(n): float(p) for n, p in zip(names, probabilities)},
             words=words,
             sentences=sentence_rows,
-            cut_words=cut,
+            cut_words=unread,
             warnings=warnings,
             unshown_characters=max(unshown, 0),
         )

@@ -12,7 +12,7 @@ import dataclasses
 
 from hierattn.explain.picture import to_html
 from hierattn.explain.report import to_json, to_text
-from hierattn.explain.summaries import margin_parts, probability, top_evidence
+from hierattn.explain.summaries import kind, margin_parts, probability, top_evidence
 from hierattn.utils.jsonfile import dumps
 
 
@@ -174,6 +174,11 @@ class Explanation:
     threshold: float = None
     predicted_labels: list = None
     document: int = None
+
+    @property
+    def kind(self):
+        """What it explains (`hierattn.kinds`): `MULTI`, one label against its `threshold`; else `SINGLE`."""
+        return kind(self)
 
     def top_ngrams(self, k=10):
         """The `k` n-grams with the largest contributions to the decision, for either class, largest first.

@@ -77,19 +77,14 @@ class LabelExplanations:
         rows, classes = np.array([i for i, _ in pairs]), np.array([j for _, j in pairs])
         evidence, baselines = self._network_evidence(x[rows], classes, classes, a, read[rows], odds=True)
         # Each label's temperature divides its log-odds (`hierattn.decision.Cascade`): every term of its margin.
-        cascade = self.policy.cascade
-        scales = (
-            1.0 / np.broadcast_to(np.asarray(1.0 if cascade is None else cascade.temperature), (len(names),))[classes]
-        )
+        scales = self.policy.label_scales[classes]
         evidence = evidence * scales.reshape((-1,) + (1,) * (evidence.ndim - 1)).astype(evidence.dtype)
         baselines = baselines * scales.astype(baselines.dtype)
         explanations = []
         for k, (i, j) in enumerate(pairs):
             slots = self.preprocessor.slots(tokenized[i][0])
-            explanation = self._one(
-                texts[i], *tokenized[i], slots, x[i], {key: v[i] for key, v in outputs.items()}, evidence[k]
-            )
-            explanation.label = names[j]
+            outputs_i = {key: v[i] for key, v in outputs.items()}
+            explanation = self._one(texts[i], *tokenized[i], slots, x[i], outputs_i, evidence[k], names[j])
             explanation.threshold = float(thresholds[j])
             explanation.predicted_labels = [names[m] for m in np.flatnonzero(over[i])]
             explanation.document = i

@@ -42,10 +42,9 @@ class NgramEvidence:
         """Why a text's decision is the n-gram part's alone: the network has no weight, or the cascade did not need it."""
         if self.policy.weights[0] != 0.0:
             return (
-                "the n-gram part decided this text alone: it was surer of it than the cut chosen on the texts held "
-                f"out in training ({self.policy.cascade.cut:.3g}), where reading such texts with the network "
-                "changed too few decisions to be worth its cost, so the network did not read it (with "
-                'network="always" it reads every text)'
+                f"the n-gram part decided this text alone: it was surer of it than {self.policy.cut_text()}, where "
+                "reading such texts with the network changed too few decisions to be worth its cost, so the "
+                'network did not read it (with network="always" it reads every text)'
             )
         return (
             "this classifier decides from its n-gram part alone (the words and short phrases it scores): "

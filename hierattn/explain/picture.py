@@ -31,16 +31,18 @@ import html
 
 from hierattn.explain.summaries import (
     PART_NAMES,
+    kind,
     margin_parts,
     margin_sentence,
     margin_shares,
-    multi_label,
     prediction_words,
     runner_up,
     shows_attention,
     signed,
     top_ngrams,
+    wording,
 )
+from hierattn.kinds import MULTI, SINGLE
 
 ROOT = "hierattn-x"
 # The classes' colours, "r,g,b", by the class's position among the classifier's labels: Okabe & Ito's
@@ -123,11 +125,10 @@ def evidence_colours(explanation):
     A multi-label classifier's label is measured against its threshold:
     evidence against it is grey (`AGAINST`, no class's colour).
     """
-    mine = class_colour(explanation, explanation.label)
-    if multi_label(explanation):
+    mine, versus = class_colour(explanation, explanation.label), runner_up(explanation)
+    if versus is None:  # a multi-label classifier's label, against its threshold: no class
         return mine, AGAINST
-    versus = runner_up(explanation)
-    theirs = mine if versus is None else class_colour(explanation, versus)
+    theirs = class_colour(explanation, versus)
     if theirs == mine:
         theirs = CLASS_COLOURS[(CLASS_COLOURS.index(mine) + 1) % len(CLASS_COLOURS)]
     return mine, theirs
@@ -157,7 +158,7 @@ def _words_html(e, s, colour):
 
 def _evidence_colour(e, strongest):
     (mine, theirs), label, versus = evidence_colours(e), str(e.label), str(runner_up(e))
-    sides = (f"for {label}", f"against {label}") if multi_label(e) else (f"towards {label}", f"towards {versus}")
+    sides = [side.format(label=label, versus=versus) for side in wording(e).sides]
 
     def colour(w):
         towards = (mine, sides[0]) if w.evidence >= 0 else (theirs, sides[1])
@@ -175,22 +176,15 @@ def _scale(*stops):
 
 
 def _evidence_legend(e, strongest):
-    several = multi_label(e)
+    words = wording(e)
     if not strongest:
-        return (
-            f'<p class="x-legend">No word has evidence for {"or against the label" if several else "either class"}.</p>'
-        )
+        return f'<p class="x-legend">No word has evidence for {words.no_evidence}.</p>'
     (mine, theirs), label, versus = evidence_colours(e), html.escape(str(e.label)), html.escape(str(runner_up(e)))
-    sides = (
-        f"pushes <b>{label}</b> up (towards predicting it){_key(theirs)}pushes it down (towards not predicting it)"
-        if several
-        else f"pushes towards <b>{label}</b> (the prediction){_key(theirs)}pushes towards <b>{versus}</b> (the runner-up)"
-    )
+    sides = [side.format(label=f"<b>{label}</b>", versus=f"<b>{versus}</b>") for side in words.legend]
     return (
-        f'<p class="x-legend">{_key(mine, first=True)}{sides}. The deeper the shade, the stronger the '
-        "word's evidence (hover over a word for its value). Underlined: not in the vocabulary; grey"
-        + (" text" if several else "")
-        + ": beyond the network's length limits.</p>"
+        f'<p class="x-legend">{_key(mine, first=True)}{sides[0]}{_key(theirs)}{sides[1]}. The deeper the shade, the '
+        f"stronger the word's evidence (hover over a word for its value). Underlined: not in the vocabulary; "
+        f"{words.grey}: beyond the network's length limits.</p>"
     )
 
 
@@ -205,7 +199,7 @@ def _parts_html(e):
         f"{signed(parts[key], 2)}{f' ({shares[key]}%)' if shares else ''}</span>"
         for key, name in PART_NAMES.items()
     )
-    versus = "its threshold" if multi_label(e) else html.escape(str(parts["versus"]))
+    versus = wording(e).over.format(versus=html.escape(str(parts["versus"])))
     plain = "" if shares else " (no percentages: the parts pull against each other, so shares of this margin mislead)"
     plain += ". Striped, after the line: what pulls against the decision" if against else ""
     return (
@@ -284,24 +278,33 @@ def _ngrams_html(e, k):
     )
 
 
+def _class_truth(e):
+    """The true class beside the prediction: right, or wrong."""
+    right = str(e.true_label) == str(e.label)
+    return (
+        f' <span class="{"x-right" if right else "x-wrong"}">(true label: {html.escape(str(e.true_label))}'
+        f"{'' if right else ', wrong'})</span>"
+    )
+
+
+def _labels_truth(e):
+    """A text's true labels beside one of its labels: shown as they are."""
+    return f" (true labels: {html.escape(str(e.true_label))})"
+
+
+_TRUTH = {SINGLE: _class_truth, MULTI: _labels_truth}
+
+
 def _document_html(e, number, name_it, top_k):
     parts = [f'<div class="x-doc" id="x-doc-{number}">']
-    several = multi_label(e)
-    if name_it:
-        place = e.document if several and e.document is not None else number
+    words = wording(e)
+    if name_it:  # by its id, else its place (a multi-label classifier's label: its text's, `document`)
+        place = e.document if e.document is not None else number
         name = html.escape(str(e.doc_id if e.doc_id is not None else place + 1))
-        parts.append(f"<h3>Document {name}{f': {html.escape(str(e.label))}' if several else ''}</h3>")
-    truth = ""
-    if several and e.true_label is not None:  # a text's labels: shown as they are
-        truth = f" (true labels: {html.escape(str(e.true_label))})"
-    elif e.true_label is not None:
-        right = str(e.true_label) == str(e.label)
-        truth = (
-            f' <span class="{"x-right" if right else "x-wrong"}">(true label: {html.escape(str(e.true_label))}'
-            f"{'' if right else ', wrong'})</span>"
-        )
+        parts.append(f"<h3>{words.title.format(name=name, label=html.escape(str(e.label)))}</h3>")
+    truth = "" if e.true_label is None else _TRUTH[kind(e)](e)
     label, rest = html.escape(str(e.label)), html.escape(prediction_words(e)[len(str(e.label)) :])
-    parts.append(f'<p class="x-pred">{"Label" if several else "Predicted"} <b>{label}</b>{rest}{truth}</p>')
+    parts.append(f'<p class="x-pred">{words.heading.capitalize()} <b>{label}</b>{rest}{truth}</p>')
     parts += [f'<p class="x-note">{html.escape(warning)}</p>' for warning in e.warnings]
     strongest = max((abs(w.evidence) for w in e.words), default=0.0)
     colour = _evidence_colour(e, strongest) if strongest else lambda w: ("255,255,255", 0.0, "no evidence")

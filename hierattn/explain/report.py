@@ -6,10 +6,10 @@ import textwrap
 
 from hierattn.explain.picture import to_html
 from hierattn.explain.summaries import (
+    kind,
     margin_parts,
     margin_sentence,
     margin_shares,
-    multi_label,
     parts_words,
     prediction_words,
     probability,
@@ -19,7 +19,9 @@ from hierattn.explain.summaries import (
     signed,
     top_evidence,
     top_ngrams,
+    wording,
 )
+from hierattn.kinds import KINDS, MULTI, SINGLE
 from hierattn.utils.jsonfile import dumps
 
 CSV_COLUMNS = [
@@ -46,6 +48,8 @@ CSV_COLUMNS = [
 ]
 # A multi-label classifier's explanations add these (`predicted` is then the text's labels, joined by "|").
 MULTI_LABEL_COLUMNS = ["label", "probability", "threshold"]
+# The columns each kind of explanation adds to `CSV_COLUMNS` (its cells: `_KIND_CELLS`).
+_KIND_COLUMNS = {SINGLE: [], MULTI: MULTI_LABEL_COLUMNS}
 
 
 def weights_text(decision):
@@ -100,30 +104,27 @@ def to_text(explanation, top_k=10, show_sentences=True):
     where the network read (attention, not evidence; sentence:word, characters):
         1.0000  Great  s0:w0  [0:5]
     """
-    several = multi_label(explanation)  # one label of a multi-label classifier, against its threshold
+    said = wording(explanation)  # the prediction against the runner-up, or a label against its threshold
     lines = [] if explanation.doc_id is None else [f"document: {explanation.doc_id}"]
-    lines.append(f"{'label' if several else 'predicted'}: {prediction_words(explanation)}")
+    lines.append(f"{said.heading}: {prediction_words(explanation)}")
     if explanation.true_label is not None:
-        lines.append(f"true label{'s' if several else ''}: {explanation.true_label}")
+        lines.append(f"{said.true_heading}: {explanation.true_label}")
     label, versus = explanation.label, runner_up(explanation)
     evidence = [w for w in top_evidence(explanation, len(explanation.words)) if shown(w.evidence, 4)]
     mine, theirs = [w for w in evidence if w.evidence > 0], [w for w in evidence if w.evidence < 0]
-    for heading, words in zip(_evidence_headings(label, versus, several), (mine, theirs)):
+    for heading, words in zip(said.evidence_headings, (mine, theirs)):
         if words:
-            lines.append(heading)
+            lines.append(heading.format(label=label, versus=versus))
             lines += [_word_line(w, f"{signed(w.evidence, 4):>8}") for w in words[:top_k]]
     parts = margin_parts(explanation)
     if parts is not None:
         d = explanation.decision
         plain = "" if margin_shares(parts) else " (no percentages: the parts pull against each other)"
-        over = "its threshold" if several else parts["versus"]
+        over = said.over.format(versus=parts["versus"])
         lines.append(f"margin of {label} over {over}: {signed(parts['margin'], 4)} = {parts_words(parts)}{plain}")
         lines += textwrap.wrap(margin_sentence(explanation), 100, initial_indent="  ", subsequent_indent="  ")
-        threshold = (
-            f"threshold (-logit {explanation.threshold:.2f}) {signed(d.get('threshold_term', 0.0), 4)}, "
-            if several
-            else ""
-        )
+        term = signed(d.get("threshold_term", 0.0), 4)
+        threshold = said.threshold_term.format(threshold=explanation.threshold, term=term)
         offset = f"decision rule's offsets {signed(d['offset_term'], 4)}, " if "offset_term" in d else ""
         lines.append(
             f"  constant terms: network baseline {signed(d.get('network_baseline', 0.0), 4)}, integration error "
@@ -140,7 +141,7 @@ def to_text(explanation, top_k=10, show_sentences=True):
                 lines.append(f"  {s['weight']:8.4f}  {snippet}" + ("" if s["used"] else "  (cut)"))
     grams = top_ngrams(explanation, top_k, digits=4)
     if grams:
-        towards = f"+ for {label}, - against it" if several else f"+ towards {label}, - towards {versus}"
+        towards = said.signs.format(label=label, versus=versus)
         lines.append(f"n-grams (exact contribution to the margin: {towards}):")
         lines += [
             f"  {signed(g.contribution, 4):>8}  {g.text}  [{g.start}:{g.end}]"
@@ -149,19 +150,6 @@ def to_text(explanation, top_k=10, show_sentences=True):
         ]
     lines += [f"note: {warning}" for warning in explanation.warnings]
     return "\n".join(lines)
-
-
-def _evidence_headings(label, versus, several):
-    """The headings of `to_text`'s two lists of evidence: for and against (a label's, or the prediction's)."""
-    if several:
-        return (
-            f"evidence for {label} (each word's part of its margin over the threshold; * = not in the vocabulary):",
-            f"evidence against {label} (negative: it lowers the margin):",
-        )
-    return (
-        f"evidence for {label}, the prediction (each word's part of the margin; * = not in the vocabulary):",
-        f"evidence for {versus}, the runner-up (negative: it lowers the margin):",
-    )
 
 
 def to_rows(explanations, start_index=0):
@@ -179,20 +167,15 @@ def to_rows(explanations, start_index=0):
     """
     for number, explanation in enumerate(explanations, start=start_index):
         parts = margin_parts(explanation) or {"versus": None, "margin": None, "constant": None}
-        several = multi_label(explanation)
-        if several:
-            number = start_index + explanation.document if explanation.document is not None else number
-            extra = {
-                "label": explanation.label,
-                "probability": round(probability(explanation, explanation.label), 8),
-                "threshold": explanation.threshold,
-            }
+        if explanation.document is not None:  # a multi-label classifier's text: its labels' rows share its number
+            number = start_index + explanation.document
+        predicted, extra = _KIND_CELLS[kind(explanation)](explanation)
         for w in explanation.words:
             yield {
                 "document": number,
                 "id": explanation.doc_id,
                 "true_label": explanation.true_label,
-                "predicted": "|".join(map(str, explanation.predicted_labels or [])) if several else explanation.label,
+                "predicted": predicted,
                 "sentence": w.sentence,
                 "word": w.index,
                 "start": w.start,
@@ -209,8 +192,26 @@ def to_rows(explanations, start_index=0):
                 "versus": parts["versus"],
                 "margin": None if parts["margin"] is None else round(parts["margin"], 8),
                 "constant_terms": None if parts["constant"] is None else round(parts["constant"], 8),
-                **(extra if several else {}),
+                **extra,
             }
+
+
+def _class_cells(explanation):
+    """A single-label classifier's explanation's `predicted` cell (the class), and no more cells."""
+    return explanation.label, {}
+
+
+def _label_cells(explanation):
+    """A multi-label classifier's: `predicted`, the text's labels joined by `|`, and `MULTI_LABEL_COLUMNS`' cells."""
+    extra = {
+        "label": explanation.label,
+        "probability": round(probability(explanation, explanation.label), 8),
+        "threshold": explanation.threshold,
+    }
+    return "|".join(map(str, explanation.predicted_labels or [])), extra
+
+
+_KIND_CELLS = {SINGLE: _class_cells, MULTI: _label_cells}
 
 
 def to_json(explanations, top_k=10):
@@ -229,7 +230,8 @@ def to_csv(explanations):
     A multi-label classifier's explanations add `MULTI_LABEL_COLUMNS`.
     """
     explanations = list(explanations)
-    columns = CSV_COLUMNS + (MULTI_LABEL_COLUMNS if any(multi_label(e) for e in explanations) else [])
+    kinds = {kind(e) for e in explanations}
+    columns = CSV_COLUMNS + [column for k in KINDS if k in kinds for column in _KIND_COLUMNS[k]]  # each kind's
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=columns)
     writer.writeheader()

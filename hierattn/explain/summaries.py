@@ -15,15 +15,17 @@ summaries defined here:
   read"), is worth showing (not when the network has no weight).
 
 Evidence is measured between two classes, the prediction and the runner-up
-(`runner_up`); a multi-label classifier's explanation (`multi_label`)
-measures one label's evidence against its threshold instead (its
-`runner_up` is `None`).
+(`runner_up`); a multi-label classifier's explanation (its `kind` is
+`MULTI`) measures one label's evidence against its threshold instead (its
+`runner_up` is `None`). What the views say differently of the two kinds is
+their `wording`.
 """
 
 import dataclasses
 import math
 
 from hierattn.defaults import MARGIN_SHARES_UP_TO
+from hierattn.kinds import MULTI, SINGLE
 
 
 def probability(explanation, label):
@@ -32,9 +34,148 @@ def probability(explanation, label):
     return probabilities.get(str(label), probabilities.get(label, 0.0))
 
 
+def kind(explanation):
+    """What `explanation` explains (`hierattn.kinds`): `MULTI`, one label of a multi-label classifier against its
+    threshold (the explanation has one); else `SINGLE`, the prediction against the runner-up.
+    """
+    return MULTI if getattr(explanation, "threshold", None) is not None else SINGLE
+
+
 def multi_label(explanation):
     """Whether `explanation` explains one label of a multi-label classifier (against its threshold)."""
-    return getattr(explanation, "threshold", None) is not None
+    return kind(explanation).multi_label
+
+
+class ClassWording:
+    """What the views say of a single-label classifier's explanation: the prediction against the runner-up.
+
+    `wording(explanation)` gives an explanation's (`LabelWording` for a multi-label classifier's label). The
+    attributes are `str.format` templates of `label` (the class explained), `versus` (the runner-up) and, for
+    `threshold_term`, `threshold` and `term`; the methods give whole phrases.
+
+    Example:
+
+    >>> from hierattn.explain import Explanation
+    >>> e = Explanation("Fine.", "pos", {"neg": 0.1, "pos": 0.9}, [], [], 0, [])
+    >>> words = ClassWording()
+    >>> words.prediction_words(e), words.evidence_headings[1].format(label="pos", versus=words.runner_up(e))
+    ('pos, probability 0.90 (runner-up: neg, 0.10)', 'evidence for neg, the runner-up (negative: it lowers the margin):')
+    """
+
+    kind = SINGLE
+    heading = "predicted"  # what the explained class is, before `prediction_words`
+    true_heading = "true label"
+    over = "{versus}"  # what the margin is of the class over
+    evidence_headings = (
+        "evidence for {label}, the prediction (each word's part of the margin; * = not in the vocabulary):",
+        "evidence for {versus}, the runner-up (negative: it lowers the margin):",
+    )
+    sides = ("towards {label}", "towards {versus}")  # where positive, and negative, evidence pushes
+    signs = "+ towards {label}, - towards {versus}"
+    threshold_term = ""  # the threshold's constant term: none
+    title = "Document {name}"  # a document's heading among several
+    no_evidence = "either class"  # "No word has evidence for ..."
+    legend = ("pushes towards {label} (the prediction)", "pushes towards {versus} (the runner-up)")
+    grey = "grey"  # what marks the words beyond the network's limits
+
+    def runner_up(self, explanation):
+        """The decision's `versus`, else the second most probable class."""
+        versus = (explanation.decision or {}).get("versus")
+        if versus is None:
+            others = [name for name in explanation.probabilities if str(name) != str(explanation.label)]
+            versus = max(others, key=explanation.probabilities.get, default=None)
+        return versus
+
+    def prediction_words(self, explanation):
+        text = f"{explanation.label}, probability {probability(explanation, explanation.label):.2f}"
+        versus = self.runner_up(explanation)
+        if versus is not None:
+            text += f" (runner-up: {versus}, {probability(explanation, versus):.2f})"
+        return text
+
+    def margin_sentence(self, explanation, parts):
+        label, versus = explanation.label, parts["versus"]
+        return (
+            f"The margin is how far {label} is ahead of {versus}, in log-odds: 0 is a tie, +0.69 means {label} is "
+            f"twice as likely as {versus}, +2.30 ten times as likely (here {label} is {_times(parts['margin'])} "
+            f"{versus}). Each word's evidence is its part of the margin (+ towards {label}, - towards {versus}); the "
+            "constant terms are the part no word owns: what the classifier gives a text without words, and its "
+            "bias (with the calculation's small error and any words not shown)."
+        )
+
+
+class LabelWording(ClassWording):
+    """What the views say of one label of a multi-label classifier's explanation: the label against its threshold.
+
+    Example:
+
+    >>> from hierattn.explain import Explanation
+    >>> e = Explanation("Fine.", "sport", {"sport": 0.7, "money": 0.2}, [], [], 0, [], threshold=0.4)
+    >>> e.predicted_labels = ["sport"]
+    >>> words = LabelWording()
+    >>> words.prediction_words(e)
+    "sport, probability 0.70, over its threshold 0.40: predicted (the text's labels: sport)"
+    >>> words.runner_up(e), words.evidence_headings[1].format(label="sport")
+    (None, 'evidence against sport (negative: it lowers the margin):')
+    """
+
+    kind = MULTI
+    heading = "label"
+    true_heading = "true labels"
+    over = "its threshold"
+    evidence_headings = (
+        "evidence for {label} (each word's part of its margin over the threshold; * = not in the vocabulary):",
+        "evidence against {label} (negative: it lowers the margin):",
+    )
+    sides = ("for {label}", "against {label}")
+    signs = "+ for {label}, - against it"
+    threshold_term = "threshold (-logit {threshold:.2f}) {term}, "
+    title = "Document {name}: {label}"  # a text has one explanation per label explained
+    no_evidence = "or against the label"
+    legend = ("pushes {label} up (towards predicting it)", "pushes it down (towards not predicting it)")
+    grey = "grey text"  # evidence against the label is grey too
+
+    def runner_up(self, explanation):
+        """None: the label is measured against its threshold."""
+        return None
+
+    def prediction_words(self, explanation):
+        label, predicted = explanation.label, [str(name) for name in explanation.predicted_labels or []]
+        over = str(label) in predicted
+        return (
+            f"{label}, probability {probability(explanation, label):.2f}, {'over' if over else 'not over'} its "
+            f"threshold {explanation.threshold:.2f}: {'predicted' if over else 'not predicted'} ("
+            + (f"the text's labels: {', '.join(predicted)})" if predicted else "no label is over its threshold)")
+        )
+
+    def margin_sentence(self, explanation, parts):
+        label = explanation.label
+        return (
+            f"The margin is how far {label}'s log-odds are above those of its threshold ({explanation.threshold:.2f}), "
+            f"the probability over which it is predicted: above 0 {label} is predicted, +0.69 means its odds are "
+            f"twice those at the threshold, +2.30 ten times (here {_odds(parts['margin'])}). Each word's evidence "
+            f"is its part of the margin (+ for {label}, - against it); the constant terms are the part no word "
+            "owns: what the classifier gives a text without words, its bias and the threshold (with the "
+            "calculation's small error and any words not shown)."
+        )
+
+
+WORDINGS = {SINGLE: ClassWording(), MULTI: LabelWording()}
+
+
+def wording(explanation):
+    """What the views say of `explanation`, by its `kind`: a `ClassWording`, or a multi-label classifier's
+    `LabelWording`.
+
+    >>> from hierattn.explain import Explanation
+    >>> e = Explanation("Fine.", "pos", {"neg": 0.1, "pos": 0.9}, [], [], 0, [])
+    >>> wording(e).over.format(versus="neg"), wording(e).sides[1].format(label="pos", versus="neg")
+    ('neg', 'towards neg')
+    >>> e.threshold = 0.5    # one label of a multi-label classifier, against its threshold
+    >>> wording(e).over, wording(e).sides[1].format(label="pos", versus=None)
+    ('its threshold', 'against pos')
+    """
+    return WORDINGS[kind(explanation)]
 
 
 def runner_up(explanation):
@@ -42,13 +183,7 @@ def runner_up(explanation):
 
     `None` for a multi-label classifier's label, measured against its threshold.
     """
-    if multi_label(explanation):
-        return None
-    versus = (explanation.decision or {}).get("versus")
-    if versus is None:
-        others = [name for name in explanation.probabilities if str(name) != str(explanation.label)]
-        versus = max(others, key=explanation.probabilities.get, default=None)
-    return versus
+    return wording(explanation).runner_up(explanation)
 
 
 def prediction_words(explanation):
@@ -57,19 +192,7 @@ def prediction_words(explanation):
     A multi-label classifier's label: e.g. ``"sport, probability 0.93, over its threshold 0.40: predicted (the
     text's labels: sport, money)"``.
     """
-    if multi_label(explanation):
-        label, predicted = explanation.label, [str(name) for name in explanation.predicted_labels or []]
-        over = str(label) in predicted
-        return (
-            f"{label}, probability {probability(explanation, label):.2f}, {'over' if over else 'not over'} its "
-            f"threshold {explanation.threshold:.2f}: {'predicted' if over else 'not predicted'} ("
-            + (f"the text's labels: {', '.join(predicted)})" if predicted else "no label is over its threshold)")
-        )
-    text = f"{explanation.label}, probability {probability(explanation, explanation.label):.2f}"
-    versus = runner_up(explanation)
-    if versus is not None:
-        text += f" (runner-up: {versus}, {probability(explanation, versus):.2f})"
-    return text
+    return wording(explanation).prediction_words(explanation)
 
 
 def shown(value, digits):
@@ -228,25 +351,7 @@ def margin_sentence(explanation):
     shown).
     """
     parts = margin_parts(explanation)
-    if parts is None:
-        return None
-    label, versus = explanation.label, parts["versus"]
-    if multi_label(explanation):
-        return (
-            f"The margin is how far {label}'s log-odds are above those of its threshold ({explanation.threshold:.2f}), "
-            f"the probability over which it is predicted: above 0 {label} is predicted, +0.69 means its odds are "
-            f"twice those at the threshold, +2.30 ten times (here {_odds(parts['margin'])}). Each word's evidence "
-            f"is its part of the margin (+ for {label}, - against it); the constant terms are the part no word "
-            "owns: what the classifier gives a text without words, its bias and the threshold (with the "
-            "calculation's small error and any words not shown)."
-        )
-    return (
-        f"The margin is how far {label} is ahead of {versus}, in log-odds: 0 is a tie, +0.69 means {label} is twice "
-        f"as likely as {versus}, +2.30 ten times as likely (here {label} is {_times(parts['margin'])} {versus}). "
-        f"Each word's evidence is its part of the margin (+ towards {label}, - towards {versus}); the constant "
-        "terms are the part no word owns: what the classifier gives a text without words, and its bias (with the "
-        "calculation's small error and any words not shown)."
-    )
+    return None if parts is None else wording(explanation).margin_sentence(explanation, parts)
 
 
 def shows_attention(explanation):
@@ -256,6 +361,10 @@ def shows_attention(explanation):
 
 __all__ = [
     "PART_NAMES",
+    "WORDINGS",
+    "ClassWording",
+    "LabelWording",
+    "kind",
     "margin_parts",
     "multi_label",
     "margin_sentence",
@@ -270,4 +379,5 @@ __all__ = [
     "top_evidence",
     "whole_words",
     "top_ngrams",
+    "wording",
 ]

@@ -80,7 +80,7 @@ def export_bundle(classifier, filepath, verbose=True, overwrite=True):
         onnx.helper.set_model_props(model, {METADATA_KEY: json.dumps(metadata)})
         model.doc_string = (
             f"hierattn {metadata['architecture']} text classifier ({', '.join(map(str, classifier.label_names))}): "
-            f"token ids in, {'label' if classifier.multi_label else 'class'} probabilities out; "
+            f"token ids in, {classifier.kind.noun} probabilities out; "
             "the tokenizer is described in the 'hierattn' metadata"
         )
         onnx.checker.check_model(model)

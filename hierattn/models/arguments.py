@@ -18,6 +18,7 @@ import os
 
 from hierattn.defaults import BACKBONES, CHOICES, DECISION, MODELS, PREPROCESSING, UNITS
 from hierattn.errors import ArgumentError
+from hierattn.kinds import kind_of
 from hierattn.models.embeddings import check_vectors_file
 
 # The length limits of each architecture's preprocessing: sentences x words
@@ -216,9 +217,9 @@ def _check_own(backbone, arguments):
 def check_multi_label(backbone, multi_label):
     """Refuses a `multi_label` that is not a bool, or that a given backbone's output activation contradicts."""
     check_bool("multi_label", multi_label)
-    made = getattr(backbone, "multi_label", None)  # a Backbone object (a name says nothing yet)
-    if made is not None and made != multi_label:
+    made, wanted = getattr(backbone, "kind", None), kind_of(multi_label)  # a Backbone's kind (a name says nothing yet)
+    if made is not None and made is not wanted:
         raise ValueError(
-            f"the backbone's output is a {'sigmoid' if made else 'softmax'}: give multi_label={made} with it "
-            f"(or a backbone made with activation={'sigmoid' if multi_label else 'softmax'!r})"
+            f"the backbone's output is a {made.activation}: give multi_label={made.multi_label} with it "
+            f"(or a backbone made with activation={wanted.activation!r})"
         )

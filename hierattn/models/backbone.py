@@ -4,6 +4,7 @@ import contextvars
 
 import keras
 
+from hierattn.kinds import kind_of
 from hierattn.layers._attention_utils import check_positive_int
 from hierattn.models.arguments import check_backbone_arguments
 
@@ -89,6 +90,11 @@ class Backbone(keras.Model):
     def multi_label(self):
         """Whether the outputs are independent label probabilities (a sigmoid head) rather than a softmax."""
         return getattr(self, "activation", "softmax") == "sigmoid"
+
+    @property
+    def kind(self):
+        """`MULTI` for a sigmoid head (independent label probabilities), else `SINGLE` (`hierattn.kinds`)."""
+        return kind_of(self.multi_label)
 
     @property
     def num_classes(self):

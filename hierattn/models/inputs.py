@@ -18,6 +18,7 @@ from hierattn.data.dataset import LabelMap, random_split, stratified_split, vali
 from hierattn.data.ids import token_ids
 from hierattn.defaults import TRAINING
 from hierattn.errors import DataError
+from hierattn.kinds import MULTI, SINGLE, kind_of
 from hierattn.runtime.checks import as_texts as texts_of
 
 
@@ -131,11 +132,21 @@ def split_validation(texts, labels, share, seed, multi_label=False):
     no one class stratifies, `hierattn.data.dataset.random_split`); Keras's
     own `validation_split` takes the last share instead.
     """
-    if multi_label:
-        fit_index, val_index = random_split(len(labels), share, seed)
-    else:
-        fit_index, val_index = stratified_split(LabelMap.from_labels(labels).to_ids(labels), share, seed)
+    fit_index, val_index = _SPLITS[kind_of(multi_label)](labels, share, seed)
     return tuple(([texts[i] for i in index], [labels[i] for i in index]) for index in (fit_index, val_index))
+
+
+def _stratified(labels, share, seed):
+    return stratified_split(LabelMap.from_labels(labels).to_ids(labels), share, seed)
+
+
+def _at_random(labels, share, seed):
+    return random_split(len(labels), share, seed)
+
+
+# How each kind's labels are split (`split_validation`): classes stratified; label sets, which no one class
+# stratifies, at random.
+_SPLITS = {SINGLE: _stratified, MULTI: _at_random}
 
 
 def label_values(y, label_names=None, multi_label=False):
@@ -147,8 +158,11 @@ def label_values(y, label_names=None, multi_label=False):
         y = y.numpy()
     if hasattr(y, "to_numpy"):  # pandas
         y = y.to_numpy()
-    if multi_label:
-        return _label_sets(y, label_names)
+    return _LABEL_VALUES[kind_of(multi_label)](y, label_names)
+
+
+def _classes(y, label_names=None):
+    """`label_values` of a single-label classifier: each document's class, and the column count of one-hot rows."""
     array = np.asarray(y)
     if array.ndim == 2:
         if array.dtype.kind not in "biuf" or not np.all((array == 0) | (array == 1)) or not np.all(array.sum(1) == 1):
@@ -187,6 +201,10 @@ def _label_sets(y, label_names=None):
             )
         sets.append(sorted({_decode(label) for label in labels}, key=str))
     return sets, None
+
+
+# How each kind reads labels (`label_values`): one class per text, or a set of labels.
+_LABEL_VALUES = {SINGLE: _classes, MULTI: _label_sets}
 
 
 def fit_datasets(classifier, texts, labels, validation_data, batch_size, initial_epoch, verbose, callbacks):

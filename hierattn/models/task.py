@@ -7,6 +7,7 @@ classifier, whatever made and fitted it. Its verbs take texts in the forms
 they are Keras's own.
 """
 
+import functools
 import sys
 
 import keras
@@ -19,6 +20,7 @@ from hierattn.decision import check_k
 from hierattn.defaults import CLIPNORM, TRAINING
 from hierattn.distribute import step_logs_for
 from hierattn.errors import DataError
+from hierattn.kinds import MULTI, SINGLE, kind_of
 from hierattn.models.examples_seen import ExamplesSeen
 from hierattn.models.inference import batched_outputs, predict_batches
 from hierattn.models.inputs import (
@@ -35,6 +37,16 @@ from hierattn.utils.keras_compat import BuildFromKnownShapes, drop_untracked_att
 def default_optimizer(learning_rate=TRAINING["learning_rate"]):
     """The tuned optimizer: Adam with gradients clipped to norm 1."""
     return keras.optimizers.Adam(learning_rate, clipnorm=CLIPNORM)
+
+
+# Each kind's training defaults (`Task.compile`): the loss, and the metric its `metric` names.
+LOSSES = {SINGLE: keras.losses.CategoricalCrossentropy, MULTI: keras.losses.BinaryCrossentropy}
+METRICS = {
+    SINGLE: keras.metrics.CategoricalAccuracy,
+    MULTI: functools.partial(keras.metrics.F1Score, average="micro", threshold=0.5),
+}
+# How each kind's labels become what its loss reads: class ids, or multi-hot rows.
+_LABEL_IDS = {SINGLE: LabelMap.class_ids, MULTI: LabelMap.multi_hot}
 
 
 class Task(BuildFromKnownShapes, keras.Model):
@@ -67,6 +79,11 @@ class Task(BuildFromKnownShapes, keras.Model):
 
     multi_label = False  # set by a subclass whose outputs are independent label probabilities (sigmoid)
     policy = None  # a subclass's `hierattn.policy.DecisionPolicy`: how part outputs become answers
+
+    @property
+    def kind(self):
+        """`SINGLE` or `MULTI` (`hierattn.kinds`): one class per text, or a set of labels (`multi_label`)."""
+        return kind_of(self.multi_label)
 
     @property
     def adapted(self):
@@ -112,9 +129,7 @@ class Task(BuildFromKnownShapes, keras.Model):
         `DataError` naming them. A multi-label classifier's labels are label
         sets (lists of labels read so): it gets multi-hot rows `(n, labels)`.
         """
-        if self.multi_label:
-            return LabelMap(self.label_names).multi_hot(list(labels))
-        return LabelMap(self.label_names).class_ids(list(labels))
+        return _LABEL_IDS[self.kind](LabelMap(self.label_names), list(labels))
 
     def __call__(self, inputs, *args, **kwargs):
         # Texts are tokenized (in Python) first; ids go straight to Keras.
@@ -132,14 +147,9 @@ class Task(BuildFromKnownShapes, keras.Model):
         classifier: binary cross-entropy and micro-F1 over 0.5 instead.
         """
         if metrics == "auto":
-            quality = (
-                keras.metrics.F1Score(average="micro", threshold=0.5, name="micro_f1")
-                if self.multi_label
-                else keras.metrics.CategoricalAccuracy(name="accuracy")
-            )
-            metrics = [quality, ExamplesSeen()]
+            metrics = [METRICS[self.kind](name=self.kind.metric), ExamplesSeen()]
         if loss == "auto":
-            loss = keras.losses.BinaryCrossentropy() if self.multi_label else keras.losses.CategoricalCrossentropy()
+            loss = LOSSES[self.kind]()
         super().compile(
             optimizer=default_optimizer() if optimizer == "auto" else optimizer,
             loss=loss,

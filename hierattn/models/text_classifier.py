@@ -8,7 +8,7 @@ from keras import ops
 
 from hierattn.data.dataset import LabelMap, validation_pair
 from hierattn.data.ids import ngram_ids, token_ids
-from hierattn.decision import activation_of, check_network
+from hierattn.decision import check_network
 from hierattn.defaults import CASCADE, DECISION, MODELS, NGRAMS, PREPROCESSING, TRAINING, UNITS
 from hierattn.models.arguments import check_classifier_arguments, check_decision_metric, check_multi_label
 from hierattn.models.backbone import Backbone
@@ -30,6 +30,8 @@ from hierattn.tuning import ValidationScores, cascade_line, offset_line, tune, u
 BACKBONE_CLASSES = {"han": HANBackbone, "transformer": TransformerBackbone, "rnn": RNNBackbone}
 _MODEL_KWARGS = ("name", "trainable", "dtype")
 _SAVED_REPORT = ("recipe", "network_weight", "ngram_weight", "network_share")  # `ngram_report`'s, saved with it
+# The class names each kind takes from its training labels (sorted): of the classes, or of the label sets.
+_LABEL_MAPS = {SINGLE: LabelMap.from_labels, MULTI: LabelMap.from_label_sets}
 
 
 def _architecture(backbone, options):
@@ -224,8 +226,7 @@ class TextClassifier(NgramPart, Task):
         """
         texts = as_texts(texts)
         if self.label_names is None:
-            make = LabelMap.from_label_sets if self.multi_label else LabelMap.from_labels
-            self.label_names = make(list(labels)).names
+            self.label_names = _LABEL_MAPS[self.kind](list(labels)).names
         if not self.preprocessor.adapted:
             self.preprocessor.adapt(texts, None if self.multi_label else labels, progress=bool(verbose))
         vocabulary_size, num_classes = len(self.preprocessor.vocabulary), len(self.label_names)
@@ -233,7 +234,7 @@ class TextClassifier(NgramPart, Task):
             options = dict(self.backbone_options)
             if self.architecture == "transformer":
                 options["sequence_length"] = self.preprocessor.sequence_length
-            options["activation"] = activation_of(self.multi_label)
+            options["activation"] = self.kind.activation
             self.backbone = BACKBONE_CLASSES[self.architecture](
                 vocabulary_size, num_classes, dtype=self.dtype_policy.name, **options
             )
@@ -380,7 +381,7 @@ class TextClassifier(NgramPart, Task):
 
     @policy.setter
     def policy(self, policy):
-        if policy.label_names != tuple(self.label_names or ()) or policy.multi_label != bool(self.multi_label):
+        if policy.label_names != tuple(self.label_names or ()) or policy.kind is not self.kind:
             raise ValueError(f"a policy for {list(policy.label_names)} does not fit this classifier's labels")
         if (policy.weights is None) != (self.ngram_logits is None):
             raise ValueError("a policy with weights is for a classifier with an n-gram part, and only for one")
@@ -424,7 +425,7 @@ class TextClassifier(NgramPart, Task):
         report = self.cascade_report or {}
         return DecisionPolicy(
             self.label_names or (),
-            MULTI if self.multi_label else SINGLE,
+            self.kind,
             weights=weights,
             cut=report.get("cut"),
             ngram_scale=None if self.multi_label else report.get("ngram_scale"),
@@ -460,7 +461,6 @@ class TextClassifier(NgramPart, Task):
         x = None
         if validation_data is not None:
             x, labels = self._ids_and_label_ids(*validation_pair(validation_data), "validation_data")
-        kind = MULTI if self.multi_label else SINGLE
         if x is not None and len(labels):
             network, logits = self.part_outputs(x)
             self.validation_scores = ValidationScores(labels, network, logits)
@@ -468,7 +468,9 @@ class TextClassifier(NgramPart, Task):
             why = "chosen on validation"
         else:
             chosen = self._policy is not None or self._weights_chosen() or self.cascade_report is not None
-            tuning = untuned(self.policy if chosen else None, self.ngram_logits is not None, (self.label_names, kind))
+            tuning = untuned(
+                self.policy if chosen else None, self.ngram_logits is not None, (self.label_names, self.kind)
+            )
             why = "kept (no validation texts)" if chosen else "the defaults (no validation texts)"
         self._apply(tuning, why, verbose)
         return self.policy

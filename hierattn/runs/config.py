@@ -30,6 +30,7 @@ from hierattn.models.arguments import (
     check_classifier_arguments,
     check_whole,
 )
+from hierattn.policy import DecisionPolicy
 from hierattn.utils.jsonfile import load_json, read_json_object
 
 CONFIG_FORMAT = "hierattn.train-config/3"
@@ -38,17 +39,16 @@ FLAT_FORMAT = "hierattn.train-config/2"  # flat settings, the classifier's among
 # The settings only a run has (beside `data`), in config.json's order.
 RUN_SETTINGS = ("epochs", "batch_size", "learning_rate", "patience", "validation_split", "limit", "baseline")
 
-# The parts of a classifier's config that are not settings: Keras's, and what training makes.
+# The parts of a classifier's config that are not settings: Keras's, and what training makes: the n-gram part, the
+# cascade's report and the decision policy, with the policy's own fields (label names, network, thresholds, ...) that
+# a config holds apart (one saved before the policy, or a classifier's not built yet).
 _NOT_SETTINGS = (
     "name",
     "trainable",
-    "label_names",
     "ngram_logits",
     "cascade",
-    "network",
-    "thresholds",
-    "offsets",
     "policy",
+    *(field.name for field in dataclasses.fields(DecisionPolicy)),
 )
 
 

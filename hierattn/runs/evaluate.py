@@ -17,7 +17,8 @@ from hierattn.data.text_files import TABLE_SUFFIXES
 from hierattn.decision import check_min_confidence
 from hierattn.defaults import MULTILABEL
 from hierattn.errors import ArgumentError, DataError
-from hierattn.metrics import classification_metrics, multilabel_metrics
+from hierattn.kinds import kind_of
+from hierattn.metrics import label_metrics
 from hierattn.runs.data_record import data_changes
 from hierattn.runs.run import Run
 from hierattn.tuning import outcomes
@@ -42,17 +43,18 @@ def evaluate_classifier(classifier, dataset, batch_size=32, progress=True, min_c
     names = list(classifier.label_names)
     if list(dataset.label_map.names) != names:
         raise DataError(f"the data's classes {dataset.label_map.names} differ from the model's {names}")
-    if dataset.multi_label != classifier.multi_label:
-        kind = "label sets" if dataset.multi_label else "one class per text"
-        raise DataError(f"the data has {kind}, the model is {'' if classifier.multi_label else 'not '}multi-label")
+    data, model = kind_of(dataset), kind_of(classifier)
+    if data is not model:
+        raise DataError(
+            f"the data has {data.labels_are}, the model is {'' if model.multi_label else 'not '}multi-label"
+        )
     policy = policy or classifier.policy
     x = classifier.preprocess(dataset.texts, progress=progress)
     found = outcomes(policy, *classifier.part_outputs(x, batch_size, progress), dataset.labels)
     probabilities = found["probabilities"]
-    score = multilabel_metrics if classifier.multi_label else classification_metrics
-    metrics = score(dataset.labels, policy.ids(probabilities), names)
+    metrics = label_metrics(dataset.labels, policy.ids(probabilities), names)
     if found["share"] is not None:
-        scores = score(dataset.labels, policy.ids(found["whole"]), names)
+        scores = label_metrics(dataset.labels, policy.ids(found["whole"]), names)
         metrics["network_read"] = found["share"]
         metrics["whole"] = {key: scores[key] for key in SCORES if key in scores}
     if found["calibration"] is not None:
@@ -90,7 +92,7 @@ def abstention(decision, probabilities, labels, min_confidence):
         "answered": int(answered.sum()),
         "left": int((~answered & ~np.isnan(np.asarray(probabilities, float)).any(axis=1)).sum()),
         "coverage": round(float(answered.mean()), 5) if len(answered) else float("nan"),
-        "micro_f1" if decision.multi_label else "accuracy": round(found, 5),
+        kind_of(decision).metric: round(found, 5),
     }
 
 

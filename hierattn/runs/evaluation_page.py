@@ -17,7 +17,7 @@ and the score of the surest share of documents at each coverage.
 
 import html
 
-from hierattn.calibration import temperature_text
+from hierattn.calibration import calibration_temperature
 from hierattn.utils.atomic import atomic_open
 
 # A reliability bin of fewer documents (multi-label: document-label pairs) than this is drawn hollow and left out
@@ -75,7 +75,7 @@ def evaluation_html(metrics, title):
     if calibration:
         before, after = calibration["before"], calibration["after"]
         parts.append(
-            f"<p>Calibration (temperature {temperature_text(calibration['temperature'])}): expected calibration error "
+            f"<p>Calibration (temperature {calibration_temperature(calibration)}): expected calibration error "
             f"<span class='before'>{before['ece']:.2%}</span> &rarr; <span class='after'>{after['ece']:.2%}</span>, "
             f"log-loss {before['log_loss']:.4f} &rarr; {after['log_loss']:.4f}, "
             f"Brier {before['brier']:.4f} &rarr; {after['brier']:.4f}.</p>"

@@ -159,8 +159,7 @@ def predict_file(
     chunks = iter_text_chunks(source, text_column, stream=stream, encoding=encoding)  # reads the first chunk
     run = Run.open(run_dir)
     model = _model(run, log, options)
-    separator = run.label_separator if model.multi_label else None
-    return score_to_csv(model, chunks, output, progress, options, separator, log)
+    return score_to_csv(model, chunks, output, progress, options, run.label_separator, log)  # joins a label set
 
 
 __all__ = ["predict_file", "predict_one", "predict_text"]

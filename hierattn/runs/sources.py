@@ -245,10 +245,11 @@ def _table_options(config, unlabeled, label_separator):
             "{argument} texts would go unused: only word2vec embeddings use them, and the run's are not",
             argument="unlabeled",
         )
-    multi_label = config.classifier.get("multi_label", False)
-    if label_separator is not None and not multi_label:
-        raise ArgumentError("{argument} applies to multi-label data only", argument="label_separator")
-    return (label_separator or MULTILABEL["separator"]) if multi_label else None
+    if not config.classifier.get("multi_label", False):
+        if label_separator is not None:
+            raise ArgumentError("{argument} applies to multi-label data only", argument="label_separator")
+        return None
+    return label_separator or MULTILABEL["separator"]
 
 
 def resume_run(

@@ -19,6 +19,7 @@ import numpy as np
 
 from hierattn.decision import check_min_confidence
 from hierattn.defaults import MULTILABEL
+from hierattn.kinds import kind_of
 
 
 def top_k_columns(k):
@@ -76,6 +77,7 @@ class PredictionTable:
 
     def __init__(self, decision, probabilities, top_k=None, separator=None, min_confidence=None):
         self.names = [str(name) for name in decision.label_names]
+        self.kind = kind_of(decision)
         self.multi_label = decision.multi_label
         self.thresholds = decision.thresholds
         self.probabilities = np.asarray(probabilities, np.float32).reshape(-1, len(self.names))
@@ -106,9 +108,7 @@ class PredictionTable:
 
     def predicted(self):
         """Each row's `predicted` cell: a class, a multi-label classifier's joined labels, or None (no words, unsure)."""
-        if not self.multi_label:
-            return list(self.labels)
-        return [None if labels is None else self.separator.join(labels) for labels in self.labels]
+        return [self.separator.join(label) if isinstance(label, list) else label for label in self.labels]
 
     def csv_cells(self):
         """Each row's cells as text, in `columns` order (probabilities to 6 decimals; all empty without words)."""
@@ -148,7 +148,7 @@ class PredictionTable:
         thresholds = dict(zip(self.names, self.thresholds)) if self.multi_label and not api else None
         answers = []
         for i, label in enumerate(self.labels):
-            answer = {"labels": label} if self.multi_label else {"label": label}
+            answer = {self.kind.answer_key: label}
             if thresholds is not None:
                 answer["thresholds"] = thresholds
             if self.min_confidence is not None and not self.missing[i]:

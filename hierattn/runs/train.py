@@ -30,7 +30,7 @@ from hierattn.runs.export import write_bundle
 from hierattn.runs.network import fit_network, prepare_classifier
 from hierattn.runs.run import METRICS_FORMAT, Run
 from hierattn.runs.run_context import RunContext, RunData
-from hierattn.tuning import choose_thresholds, ngram_alone, outcomes
+from hierattn.tuning import choose_thresholds, decision_record, ngram_alone, outcomes
 from hierattn.utils.atomic import atomic_path, is_temporary, is_write_failure, write_error
 from hierattn.utils.jsonfile import save_json
 
@@ -262,8 +262,9 @@ def _evaluate(classifier, data, split, config, context, metrics, validation):
         metrics["test"] = label_metrics(test.labels, policy.ids(outputs.probabilities), names)
         metrics["test"]["prediction_reviews_per_second"] = round(len(test) / seconds, 1)
         evaluate["test"] = outputs
-    if policy.offsets is not None:  # the decision rule for macro-F1, with the most probable class's test scores
-        metrics["decision"] = dict(classifier.offset_report or {}, offsets=list(policy.offsets))
+    decision = decision_record(policy, classifier.offset_report)
+    if decision is not None:  # the decision rule for macro-F1, with the most probable class's test scores
+        metrics["decision"] = decision
         if "test" in metrics:
             argmax = label_metrics(test.labels, policy.argmax_ids(evaluate["test"].probabilities), names)
             metrics["decision"]["test"] = {"argmax": {key: argmax[key] for key in ("accuracy", "macro_f1")}}

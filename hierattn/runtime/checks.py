@@ -2,8 +2,10 @@
 
 A bundle's metadata can be edited and its file swapped, so `load` believes
 neither. `check_metadata` checks each value's type and range: whole-number
-length limits of at least 1, unique class names, finite thresholds in
-(0, 1), a vocabulary of unique words. `check_graph` then asks the graph
+length limits of at least 1, unique class names, the decision policy's
+numbers (thresholds in (0, 1), finite offsets and cascade numbers: the core
+checks them, `hierattn.decision.rule_problem` and `cascade_problem`), a
+vocabulary of unique words. `check_graph` then asks the graph
 itself, on a few one-word probe documents: how many columns its output
 has (one per class named), how many ids its embedding holds (the
 vocabulary's, with padding and unknown) and whether its columns are a
@@ -17,14 +19,15 @@ array, Series, iterator); never a single string, a dict or a set.
 """
 
 import collections.abc
-import math
 import numbers
 import reprlib
 
 import numpy as np
 
 from hierattn.data.vocabulary import OOV_TOKEN, PAD_TOKEN
+from hierattn.decision import cascade_problem, rule_problem
 from hierattn.errors import DataError, first_line
+from hierattn.kinds import MULTI, SINGLE, kind_of
 
 MODES = ("hierarchical", "flat")
 # The length limits a mode's ids are cut to (the others may be null).
@@ -33,18 +36,16 @@ TRAINED_UNITS = ("words", "characters", "subwords")  # what a trained tokenizer 
 NGRAM_SETTINGS = ("vocabulary_size", "num_classes", "ngram_max", "num_buckets")
 # How far from 1 a softmax's row sums may be, in float32.
 SOFTMAX_TOLERANCE = 1e-4
+# What is wrong with a bundle of each kind whose graph is the other kind's.
+_WRONG_GRAPH = {
+    MULTI: "it says multi_label, but its graph is a single-label classifier's (a softmax)",
+    SINGLE: "its graph is a multi-label classifier's (its rows do not sum to 1), "
+    "but it is a bundle without its thresholds (export it again)",
+}
 
 
 def _whole(value):
     return isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1
-
-
-def _finite(value):
-    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _numbers(values, count):
-    return isinstance(values, list) and len(values) == count and all(_finite(v) for v in values)
 
 
 def _strings(values):
@@ -80,19 +81,13 @@ def check_metadata(metadata, path):
 
     multi_label = metadata.get("multi_label", False)
     check(isinstance(multi_label, bool), f"multi_label must be true or false, not {multi_label!r}")
-    names = metadata["label_names"]
-    fewest = 1 if multi_label else 2
+    names, fewest = metadata["label_names"], kind_of(multi_label).fewest_classes
     check(_strings(names) and all(names), f"label_names must be a list of non-empty strings, not {_short(names)}")
     twice = _twice(names)
     check(twice is None, f"label_names: {twice!r} appears twice")
     check(len(names) >= fewest, f"label_names: {len(names)} for a classifier of at least {fewest}")
-    if multi_label:
-        thresholds = metadata.get("thresholds")
-        good = _numbers(thresholds, len(names)) and all(0 < t < 1 for t in thresholds)
-        check(good, f"thresholds must be {len(names)} numbers between 0 and 1, one per label, not {_short(thresholds)}")
-    elif metadata.get("offsets") is not None:
-        offsets = metadata["offsets"]
-        check(_numbers(offsets, len(names)), f"offsets must be {len(names)} finite numbers, not {_short(offsets)}")
+    problem = rule_problem(metadata)  # the thresholds, or the offsets (`hierattn.decision`)
+    check(problem is None, problem)
     inputs, outputs = metadata["inputs"], [metadata["output"], metadata.get("ngram_output", "")]
     good = isinstance(inputs, dict) and "token_ids" in inputs and set(inputs) <= {"token_ids", "ngram_ids"}
     check(good and _strings([*inputs.values(), *outputs]), "inputs and outputs must name the graph's")
@@ -154,10 +149,8 @@ def _check_ngram_part(metadata, labels, ids, check):
     """The cascade's numbers (finite) and the n-gram part's settings (whole numbers, its sizes the bundle's)."""
     cascade, part = metadata.get("cascade"), metadata["ngram_part"]
     check(isinstance(cascade, dict) and isinstance(part, dict), "cascade and ngram_part must be objects")
-    for name in ("cut", "ngram_weight", "network_weight", "ngram_scale"):  # network_weight: None before the policy
-        value = cascade.get(name)
-        good = _finite(value) or (value is None and name != "ngram_weight")
-        check(good, f"the cascade's {name} must be a finite number, not {_short(value)}")
+    problem = cascade_problem(cascade)  # its numbers (`hierattn.decision`)
+    check(problem is None, problem)
     for name in NGRAM_SETTINGS:
         check(_whole(part.get(name)), f"the n-gram part's {name} must be a whole number, not {_short(part.get(name))}")
     check(part["num_classes"] == labels, f"the n-gram part has {part['num_classes']} classes for {labels} labels")
@@ -214,13 +207,10 @@ def _check_activation(probabilities, metadata, path):
     if not np.isfinite(probabilities).all():
         raise DataError(f"{path}: its graph gives probabilities that are not finite numbers")
     sums_to_one = np.allclose(probabilities.sum(axis=1), 1.0, rtol=0, atol=SOFTMAX_TOLERANCE)
-    if metadata.get("multi_label") and sums_to_one and probabilities.shape[1] > 1:
-        raise DataError(f"{path}: it says multi_label, but its graph is a single-label classifier's (a softmax)")
-    if not metadata.get("multi_label") and not sums_to_one:
-        raise DataError(
-            f"{path}: its graph is a multi-label classifier's (its rows do not sum to 1), "
-            "but it is a bundle without its thresholds (export it again)"
-        )
+    softmax = sums_to_one and probabilities.shape[1] > 1  # one label's sigmoid may give 1: it says nothing
+    said = kind_of(metadata.get("multi_label", False))
+    if said is not (SINGLE if softmax else MULTI):
+        raise DataError(f"{path}: {_WRONG_GRAPH[said]}")
 
 
 def as_texts(texts):

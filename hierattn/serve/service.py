@@ -249,7 +249,7 @@ class Service:
             "backbone": self.backbone,
             "classes": self.label_names,
             "multi_label": self.multi_label,
-            "thresholds": dict(zip(self.label_names, self.thresholds)) if self.multi_label else None,
+            "thresholds": None if self.thresholds is None else dict(zip(self.label_names, self.thresholds)),
             "offsets": None if self.policy.offsets is None else dict(zip(self.label_names, self.policy.offsets)),
             "predictions_from": BUNDLE_FILE if self.from_bundle else "model.keras",
             "network": self.policy.network,

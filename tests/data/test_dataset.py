@@ -199,8 +199,9 @@ def test_grouped_split_of_multi_label_rows_balances_the_documents():
             ),
         ),
         ([0, 1, 0, 1], ["a", "a", "b", "b"], 1.5, "between 0 and 1"),
+        ([0, 0, 0, 0], ["a", "a", "b", "b"], 0.5, r"^a classifier needs at least two classes; .* has one \(neg\)\.$"),
     ],
-    ids=["one-group", "class-in-one-group", "over-half", "bad-fraction"],
+    ids=["one-group", "class-in-one-group", "over-half", "bad-fraction", "one-class"],
 )
 def test_grouped_split_refuses_what_whole_groups_cannot_split(labels, groups, fraction, message):
     with pytest.raises(DataError, match=message):

@@ -122,3 +122,26 @@ def test_subword_pieces_are_joined_into_the_words_the_user_wrote():
         for t in Tokenizer().with_units("characters").tokenize("很好")[0]
     ]
     assert whole_words(characters) == characters  # characters of a script without words stay apart
+
+
+def test_each_kind_of_explanation_has_its_own_wording():
+    """A class against the runner-up, or one label of a multi-label classifier against its threshold: asked, not tested."""
+    from hierattn.explain.summaries import WORDINGS, kind, multi_label, wording
+    from hierattn.kinds import MULTI, SINGLE
+
+    e = sample()
+    assert kind(e) is SINGLE and e.kind is SINGLE and not multi_label(e) and wording(e) is WORDINGS[SINGLE]
+    assert wording(e).over.format(versus="neg") == "neg" and prediction_words(e).endswith("(runner-up: neg, 0.10)")
+    label = sample()
+    label.threshold, label.predicted_labels, label.document = 0.4, ["pos"], 0
+    label.decision.update(versus=None, threshold=0.4, threshold_term=0.405)
+    assert kind(label) is MULTI and label.kind is MULTI and multi_label(label) and runner_up(label) is None
+    assert wording(label).over == "its threshold" and wording(label).kind is MULTI
+    assert (
+        prediction_words(label) == "pos, probability 0.90, over its threshold 0.40: predicted (the text's labels: pos)"
+    )
+    assert margin_sentence(label).startswith("The margin is how far pos's log-odds are above those of its threshold")
+    for e in (sample(), label):  # every kind says each thing the views ask for
+        words = wording(e)
+        assert len(words.evidence_headings) == len(words.sides) == len(words.legend) == 2
+        assert all(isinstance(getattr(words, name), str) for name in ("heading", "true_heading", "title", "grey"))

@@ -30,6 +30,7 @@ def test_the_bundle_is_a_checked_onnx_model_with_its_metadata(han_run, tmp_path)
     onnx.checker.check_model(model)
     props = {p.key: p.value for p in model.metadata_props}
     assert METADATA_KEY in props and "tokenizer" in model.doc_string
+    assert "(neg, pos): token ids in, class probabilities out;" in model.doc_string
     assert sorted(os.listdir(tmp_path)) == ["model.onnx"]  # no temporary file left
 
 

@@ -1,12 +1,17 @@
 """Tests for hierattn.models.arguments: the checks of a classifier's arguments, one place for each."""
 
+import types
+
 import pytest
 
 from hierattn.defaults import BACKBONES
+from hierattn.kinds import MULTI, SINGLE
 from hierattn.models.arguments import (
     check_backbone_arguments,
     check_classifier_arguments,
+    check_decision_metric,
     check_fraction,
+    check_multi_label,
     check_preprocessor_arguments,
     check_whole,
 )
@@ -48,3 +53,24 @@ def test_preprocessor_and_classifier_arguments():
     check_classifier_arguments("han", backbone_options={"word_units": 3}, min_count=2, name="clf", dtype="float32")
     with pytest.raises(ValueError, match="^word_units must be a whole number"):
         check_classifier_arguments("han", backbone_options={"word_units": 0})
+
+
+def test_a_backbone_of_the_other_kind_is_refused_with_what_to_give_instead():
+    sigmoids, softmax = types.SimpleNamespace(kind=MULTI), types.SimpleNamespace(kind=SINGLE)  # what a Backbone says
+    check_multi_label(sigmoids, True)
+    check_multi_label(softmax, False)
+    check_multi_label("han", True)  # a name says nothing yet
+    message = r"^the backbone's output is a sigmoid: give multi_label=True with it \(or a backbone made with "
+    message += r"activation='softmax'\)$"
+    with pytest.raises(ValueError, match=message):
+        check_multi_label(sigmoids, False)
+    with pytest.raises(ValueError, match="^the backbone's output is a softmax: give multi_label=False with it"):
+        check_multi_label(softmax, True)
+    with pytest.raises(ValueError, match="^multi_label must be True or False"):
+        check_multi_label("han", 1)
+
+
+def test_the_decision_metric_applies_to_a_single_label_classifier():
+    assert check_decision_metric("macro_f1") == "macro_f1" and check_decision_metric("accuracy", True) == "accuracy"
+    with pytest.raises(ValueError, match="^decision_metric applies to a single-label classifier"):
+        check_decision_metric("macro_f1", multi_label=True)

@@ -6,6 +6,7 @@ import pytest
 from keras import ops
 
 from hierattn.defaults import RNN_ATTENTIONS as ATTENTIONS
+from hierattn.kinds import MULTI, SINGLE
 from hierattn.models import Backbone, HANBackbone, RNNBackbone, TransformerBackbone
 
 from layer_checks import assert_attention_distribution, assert_keras_round_trip
@@ -85,6 +86,11 @@ def test_han_round_trip_keeps_explanations(han, rng, tmp_path):
     before, after = han.attention_model()(ids), reloaded.attention_model()(ids)
     for key in before:
         np.testing.assert_allclose(before[key], after[key], atol=1e-6)
+
+
+def test_a_backbone_says_its_kind_by_its_head(han):
+    sigmoids = HANBackbone(30, 3, embedding_dim=8, word_units=4, sentence_units=4, activation="sigmoid")
+    assert (han.kind, han.multi_label, sigmoids.kind, sigmoids.multi_label) == (SINGLE, False, MULTI, True)
 
 
 def test_bad_arguments():

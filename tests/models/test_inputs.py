@@ -4,8 +4,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from hierattn.data.dataset import random_split
 from hierattn.errors import DataError
-from hierattn.models.inputs import as_texts, label_values
+from hierattn.kinds import MULTI
+from hierattn.models.inputs import as_texts, label_values, split_validation
 
 
 def test_texts_come_from_a_list_array_or_string_tensor_utf8_bytes_decoded():
@@ -33,6 +35,27 @@ def test_undecodable_label_bytes_are_refused_in_one_line():
     assert label_values(np.array([b"pos", b"neg"]))[0] == ["pos", "neg"]
     with pytest.raises(DataError, match=r"^label b'caf\\xe9' is not UTF-8"):
         label_values(np.array([b"pos", b"caf\xe9"], dtype=object))
+
+
+def test_each_kind_reads_its_own_labels():
+    assert label_values(["pos", "neg"]) == (["pos", "neg"], None)
+    assert label_values(np.array([[0, 1], [1, 0]]), ["neg", "pos"]) == (["pos", "neg"], 2)  # one-hot rows
+    assert label_values([("sport", "food"), []], multi_label=True) == ([["food", "sport"], []], None)
+    assert label_values(np.array([[1, 1], [0, 0]]), ["a", "b"], multi_label=MULTI) == ([["a", "b"], []], 2)
+    with pytest.raises(DataError, match="labels given as rows must be one-hot"):
+        label_values(np.array([[1, 1], [0, 0]]), ["a", "b"])
+    with pytest.raises(DataError, match="a multi-label classifier takes each text's labels as a list"):
+        label_values(["sport"], multi_label=True)
+
+
+def test_each_kind_splits_its_own_labels():
+    texts = [f"text {i}" for i in range(20)]
+    classes = ["pos"] * 16 + ["neg"] * 4
+    (fit_texts, fit_labels), (held_texts, held_labels) = split_validation(texts, classes, 0.25, seed=3)
+    assert sorted(held_labels) == ["neg"] + ["pos"] * 4 and sorted(fit_texts + held_texts) == sorted(texts)
+    label_sets = [["sport"]] * 20
+    _, (held_texts, _) = split_validation(texts, label_sets, 0.25, seed=3, multi_label=True)  # no class stratifies
+    assert held_texts == [texts[i] for i in random_split(20, 0.25, 3)[1]]
 
 
 def test_fit_to_a_file_writes_lines_within_each_epoch(capfd):

@@ -4,6 +4,7 @@ import keras
 import numpy as np
 
 import hierattn
+from hierattn.kinds import MULTI, SINGLE
 from hierattn.models.task import Task
 
 from conftest import TINY_OPTIONS, make_reviews
@@ -46,3 +47,19 @@ def test_evaluate_writes_one_plain_line_to_a_file_as_fit_does(han_run, tiny_csv,
     han_run.evaluate(table["text"].tolist()[:20], table["label"].tolist()[:20])  # verbose="auto", stdout a file
     printed = capfd.readouterr().out
     assert "\x1b[" not in printed and "\r" not in printed and len(printed.strip().splitlines()) == 1, printed
+
+
+def test_each_kind_compiles_with_its_own_loss_and_metric(monkeypatch):
+    """The `"auto"` defaults: cross-entropy over the classes and accuracy, or per label and micro-F1 over 0.5."""
+    given = {}
+    monkeypatch.setattr(keras.Model, "compile", lambda self, **kwargs: given.update(kwargs))
+    expected = {
+        SINGLE: (keras.losses.CategoricalCrossentropy, "accuracy"),
+        MULTI: (keras.losses.BinaryCrossentropy, "micro_f1"),
+    }
+    for kind, (loss, metric) in expected.items():
+        clf = hierattn.TextClassifier("han", multi_label=kind.multi_label, embeddings="none")
+        clf.compile()
+        assert clf.kind is kind and isinstance(given["loss"], loss)
+        assert [m.name for m in given["metrics"]] == [metric, "examples"]
+    assert given["metrics"][0].average == "micro" and given["metrics"][0].threshold == 0.5
