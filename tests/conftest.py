@@ -116,6 +116,7 @@ FAST = (
     "test_doc_examples.py",
     "test_errors.py",
     "test_imports.py",
+    "test_kinds.py",
     "test_main.py",
     "test_metrics.py",
     "test_package.py",
@@ -417,7 +418,8 @@ def eagerly():
     """Keras functions run eagerly inside: a tiny fit takes a second or two instead of tracing graphs for ten.
 
     For tests that need a trained classifier, or test what fit does with its arguments, not how a graph trains: the
-    runs (tests/runs/test_train.py, the session runs, the CLI's) train in graphs, as users' do.
+    session runs, the CLI's and tests/runs/test_train.py's of training itself (saving, reloading, seeds, strategies)
+    train in graphs, as users' do. A run of few batches is faster eagerly; one of many HAN or RNN batches is not.
     """
     import warnings
 

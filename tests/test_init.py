@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import TINY_OPTIONS, make_reviews
+from conftest import TINY_OPTIONS, eagerly, make_reviews
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -113,11 +113,13 @@ print(json.dumps([type(classifier).__name__, classifier.predict(["A great film."
 
 @pytest.fixture(scope="module")
 def saved_classifier(tmp_path_factory):
+    """A saved classifier and its probabilities; fitted eagerly (`eagerly`): what is tested is loading it."""
     import hierattn
 
     texts, labels = make_reviews(48)
     clf = hierattn.TextClassifier("rnn", embeddings="none", min_count=1, ngrams=False, **TINY_OPTIONS["rnn"])
-    clf.fit(texts, labels, epochs=1, verbose=0)
+    with eagerly():
+        clf.fit(texts, labels, epochs=1, verbose=0)
     path = tmp_path_factory.mktemp("saved") / "clf.keras"
     clf.save(path)
     return path, clf.predict(["A great film."], verbose=0).tolist()

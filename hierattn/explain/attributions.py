@@ -12,11 +12,18 @@ What the attention says of each token is the backbone's own
   baseline (the network's part of a word's evidence).
 """
 
+import itertools
+
 import numpy as np
 
 from hierattn.data.batching import sort_batches_by_length, trim_padding
 from hierattn.errors import HierattnError
 from hierattn.utils.keras_compat import untracked_attribute
+
+# The calls of a model's first single batch that run eagerly before the rest go to the traced function
+# (`_path_function`): tracing costs about 6 to 10 eager calls of a small network, and a first pass of the path
+# (`steps` + 2 points) takes at most 18 calls on the smallest vocabularies, one call on most.
+EAGER_CALLS = 16
 
 
 def gradient_times_input(model, x, classes, batch_size=32):
@@ -182,7 +189,11 @@ def _path_function(model, rank, single=False, odds=False):
     `hierattn.models.inference` does for prediction). A model's first
     `single` batch (e.g. the CLI explaining one text) runs eagerly instead:
     tracing the HAN's costs the CLI about 2 s of its cold start
-    (BENCHMARKS.md, "Word evidence that adds up").
+    (BENCHMARKS.md, "Word evidence that adds up"). Only its first
+    `EAGER_CALLS` calls, though: a path that takes more (a small vocabulary
+    holds few points per call, and `tolerance` may double them) goes on in
+    the traced function (a transformer's test path of 258 calls: 84 s
+    eagerly, 9 s so).
     """
     import keras  # not at the top: the CLI imports this package before it needs Keras
     import tensorflow as tf
@@ -228,8 +239,20 @@ def _path_function(model, rank, single=False, odds=False):
         tf.TensorSpec((None,), tf.float32),
         float_spec,
     ]
-    if eager:
-        cache["eager", key] = True
-        return lambda *arguments: path(*(tf.convert_to_tensor(a) for a in arguments))
-    cache[key] = tf.function(path, input_signature=signature, reduce_retracing=True)
-    return cache[key]
+
+    def traced():
+        if key not in cache:
+            cache[key] = tf.function(path, input_signature=signature, reduce_retracing=True)
+        return cache[key]
+
+    if not eager:
+        return traced()
+    cache["eager", key] = True
+    calls = itertools.count()
+
+    def first_eagerly(*arguments):
+        if next(calls) < EAGER_CALLS:
+            return path(*(tf.convert_to_tensor(a) for a in arguments))
+        return traced()(*arguments)
+
+    return first_eagerly

@@ -469,7 +469,7 @@ def test_error_paths(trained, tiny_csv, tmp_path):
     assert not (tmp_path / "opt").exists()  # refused before anything was written
 
 
-def test_train_imdb_on_a_mini_archive(tmp_path):
+def test_train_imdb_on_a_mini_archive(tmp_path, eager):
     import io
     import tarfile
 

@@ -31,7 +31,7 @@ def test_train_table_reads_the_data_trains_and_records_it(tiny_csv, tmp_path):
     assert set(config["data"]) >= {"train", "test"}
 
 
-def test_train_imdb_takes_a_train_config_too(tmp_path):
+def test_train_imdb_takes_a_train_config_too(tmp_path, eager):
     archive = mini_imdb(tmp_path / "aclImdb_v1.tar.gz")
     config = TrainConfig.from_dict({**TINY, **TINY_OPTIONS["han"]})
     run = train_imdb(archive, config, output=tmp_path / "run", log=lambda line: None, verbose=0)
@@ -161,8 +161,9 @@ def test_a_run_stopped_while_word2vec_trains_resumes_it_with_the_unlabelled_text
     write_corpus(folder)
     rng = np.random.default_rng(0)
     words = [f"word{i}" for i in range(400)]
-    unlabeled = tmp_path / "unlabelled.txt"  # a text file, one text per line: enough for word2vec epochs of a second
-    unlabeled.write_text("\n".join(" ".join(rng.choice(words, 40)) for _ in range(12000)) + "\n")
+    # A text file, one text per line. Its size does not matter: the interrupt lands as the first checkpoint is written.
+    unlabeled = tmp_path / "unlabelled.txt"
+    unlabeled.write_text("\n".join(" ".join(rng.choice(words, 40)) for _ in range(2000)) + "\n")
     settings = {**TINY, **TINY_OPTIONS["han"], "embeddings": "word2vec", "embedding_dim": 16, "pretrain_epochs": 6}
     tables = {"test": folder / "test.csv", "unlabeled": unlabeled, "log": lambda line: None, "verbose": 0}
     whole = train_table(folder / "train.csv", settings, output=tmp_path / "whole", **tables)

@@ -145,7 +145,7 @@ def test_seed_makes_runs_reproducible(data, seeded_runs):
     np.testing.assert_allclose(first.classifier.predict(texts), second.classifier.predict(texts), atol=1e-6)
 
 
-def test_interrupted_run_resumes_and_never_overwrites(data, tmp_path, monkeypatch):
+def test_interrupted_run_resumes_and_never_overwrites(data, tmp_path, monkeypatch, eager):
     import hierattn.data.pipeline as pipeline  # where `fit_datasets` takes it from
 
     train_data, test_data = data
@@ -426,7 +426,7 @@ def test_train_batches_are_reshuffled_per_epoch_and_resume_where_they_stopped():
     assert firsts(make_train_dataset(x, y, 4, 7, 2, first_epoch=1), 2) == fresh[1:]
 
 
-def test_limit_cuts_training_test_and_unlabelled_texts_alike(data, tmp_path, monkeypatch):
+def test_limit_cuts_training_test_and_unlabelled_texts_alike(data, tmp_path, monkeypatch, eager):
     train_data, test_data = data
     unlabeled = [f"an unlabelled text number {i}" for i in range(100)]
     seen = {}
@@ -453,7 +453,7 @@ def test_limit_cuts_training_test_and_unlabelled_texts_alike(data, tmp_path, mon
     assert sample(list(range(100)), 5, 1) == sample(list(range(100)), 5, 1) == sorted(sample(list(range(100)), 5, 1))
 
 
-def test_a_diverging_loss_stops_training_and_leaves_the_run_unfinished(data, tmp_path):
+def test_a_diverging_loss_stops_training_and_leaves_the_run_unfinished(data, tmp_path, eager):
     from hierattn.errors import TrainingDiverged
 
     with pytest.raises(TrainingDiverged, match=r"the loss became (nan|inf) at epoch 1, batch \d+; .* stays unfinished"):
@@ -496,7 +496,7 @@ def test_pretrained_vectors_are_rescaled_only_for_the_sinusoidal_embedding(data,
             assert np.std(film) > 0.2
 
 
-def test_mixed_precision_setting_reaches_the_saved_classifier(data, tmp_path):
+def test_mixed_precision_setting_reaches_the_saved_classifier(data, tmp_path, eager):
     train_data, _ = data
     run = train(
         train_data,
