@@ -149,3 +149,18 @@ def test_predict_options_are_checked_once_where_they_enter():
     ]:
         with pytest.raises(ArgumentError, match=message):
             PredictOptions(**arguments)
+
+
+def test_a_policy_says_what_it_holds_and_refuses_a_kind_that_is_no_kind():
+    policy = _policy(offsets=(0.0, 0.1, -0.1))
+    assert repr(policy) == (
+        "<DecisionPolicy 3 classes, single-label, weights 0.6/0.8, cut 0.5, network auto, offsets [0.0, 0.1, -0.1]>"
+    )
+    labels = DecisionPolicy(["sport", "money"], MULTI, thresholds=(0.5, 0.3))
+    assert repr(labels) == "<DecisionPolicy 2 labels, multi-label, thresholds [0.5, 0.3]>"
+    assert labels.decision.multi_label and labels.weights_at_temperature is None
+    logits = np.zeros((3, 2))
+    probabilities, read = labels.split(logits)  # no n-gram part: the network reads every document
+    assert probabilities is None and read.tolist() == [0, 1, 2]
+    with pytest.raises(ValueError, match="kind must be 'single-label' or 'multi-label', not 3"):
+        DecisionPolicy(["a", "b"], 3)

@@ -21,8 +21,10 @@ from hierattn.tuning import (
     choose_offsets,
     choose_thresholds,
     cut_line,
+    decision_record,
     macro_f1,
     ngram_scale,
+    offset_line,
     outcomes,
     temperature_line,
     tune,
@@ -304,3 +306,10 @@ def test_outcomes_answer_every_question_from_one_pass(rng):
     always = outcomes(policy.for_network("always"), scores.network, scores.ngram_logits)
     assert always["share"] is None and always["calibration"] is None
     np.testing.assert_allclose(always["probabilities"], calibrated(whole, 0.7), atol=1e-6)
+
+
+def test_without_offsets_the_rule_is_the_most_probable_class_and_metrics_record_no_decision():
+    policy = DecisionPolicy(["neg", "pos"])
+    assert offset_line(None) == "decision rule: the most probable class"
+    assert decision_record(policy, {"prior_weight": 0.5}) is None
+    assert decision_record(policy.replace(offsets=(0.0, 0.2)), None) == {"offsets": [0.0, 0.2]}
