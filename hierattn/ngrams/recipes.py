@@ -48,6 +48,7 @@ import numpy as np
 from hierattn.data.batching import trim_padding
 from hierattn.data.progress import tqdm
 from hierattn.defaults import NGRAMS
+from hierattn.errors import DataError
 from hierattn.metrics import classification_metrics, multilabel_metrics
 from hierattn.ngrams.mixing import scored_at_best_scale
 from hierattn.ngrams.onevsrest import fit_one_vs_rest
@@ -176,16 +177,16 @@ def _class_weights(labels):
 
 
 def _checked_labels(labels):
-    """`labels` as an array, refused (`ValueError`) when no model can be fitted to them."""
+    """`labels` as an array, refused (`DataError`, a `ValueError`) when no model can be fitted to them."""
     labels = np.asarray(labels)
     if labels.ndim == 2:
         counts = labels.sum(axis=0)
         if not np.any((counts > 0) & (counts < len(labels))):
-            raise ValueError("the n-gram part needs a label that some training documents have and others lack")
+            raise DataError("the n-gram part needs a label that some training documents have and others lack")
         return labels
     present = np.unique(labels)
     if len(present) < 2:
-        raise ValueError(
+        raise DataError(
             f"the n-gram part needs two or more classes in its training labels. Received: {present.tolist()}"
         )
     return labels
@@ -216,7 +217,7 @@ def fit_recipes(layer_factory, x, labels, validation=None, recipes=None, progres
         fit seconds) and `train_documents`.
 
     Raises:
-        ValueError: Fewer than two classes in `labels` (multi-label: no
+        DataError: Fewer than two classes in `labels` (multi-label: no
             label both present and absent).
     """
     labels = _checked_labels(labels)

@@ -14,7 +14,7 @@ from hierattn.data.text import Tokenizer
 from hierattn.data.vocabulary import Vocabulary
 from hierattn.decision import check_k, check_network
 from hierattn.defaults import CASCADE
-from hierattn.errors import ArgumentError, DataError, first_line
+from hierattn.errors import DataError, first_line
 from hierattn.ngrams import twin
 from hierattn.policy import DecisionPolicy
 from hierattn.runtime.bundle import read_metadata
@@ -232,7 +232,8 @@ class Predictor:
 
         Args:
             texts: A list (or array, Series, tuple) of strings.
-            batch_size: Documents per batch.
+            batch_size: Documents per batch: a whole number of at least 1
+                (else `ArgumentError`, as for `workers`).
             progress: Show a progress bar.
             workers: Processes that tokenize: with more than one, every
                 text is tokenized first, spread over them; by default, in
@@ -241,6 +242,9 @@ class Predictor:
                 the model says of them (of padding), as `predict` gives.
         """
         texts = as_texts(texts)
+        check_k(batch_size, "batch_size")  # before any text is read, whatever the texts
+        if workers is not None:
+            check_k(workers, "workers")
         if not texts:
             return np.zeros((0, len(self.label_names)), np.float32)
         spread = workers is not None and workers > 1  # every text tokenized first, in processes: one chunk
@@ -334,8 +338,7 @@ class Predictor:
         padding; every axis keeps at least one position (onnxruntime refuses
         empty axes, and padding changes nothing).
         """
-        if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-            raise ArgumentError(f"batch_size must be a whole number of at least 1, not {batch_size!r}")
+        check_k(batch_size, "batch_size")
         policy = self.policy
         if policy.reads_all or not len(x["token_ids"]):  # every document's (whole combination's, calibrated)
             return policy.calibrate(self._run(self._session, x, self._output, batch_size, progress))

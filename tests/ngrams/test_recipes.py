@@ -9,6 +9,7 @@ import sys
 import numpy as np
 import pytest
 
+from hierattn.errors import DataError
 from hierattn.ngrams.logits import NgramLogits
 from hierattn.ngrams.mixing import ngram_logits
 from hierattn.ngrams.recipes import count_matrices, fit_recipes
@@ -145,7 +146,7 @@ def test_without_validation_texts_the_fallback_recipe_is_fitted(rng):
 
 def test_refuses_one_class(rng):
     ids, _ = corpus(rng)
-    with pytest.raises(ValueError, match="two or more classes"):
+    with pytest.raises(DataError, match="two or more classes"):  # hierattn's error (a ValueError), not a bare one
         fit_recipes(make_layer, ids, np.zeros(len(ids), int))
 
 
@@ -228,7 +229,7 @@ def test_multilabel_recipes_fit_one_binary_model_per_label(rng, weighting):
 
 def test_multilabel_refuses_labels_no_document_has(rng):
     ids, y = multilabel_corpus(rng)
-    with pytest.raises(ValueError, match="some training documents have and others lack"):
+    with pytest.raises(DataError, match="some training documents have and others lack"):
         fit_recipes(make_layer, ids, np.zeros_like(y))
 
 

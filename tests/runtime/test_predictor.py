@@ -15,7 +15,7 @@ import pytest
 import hierattn.runtime.predictor as predictor_module
 from hierattn import runtime
 from hierattn.calibration import calibrated
-from hierattn.errors import DataError
+from hierattn.errors import ArgumentError, DataError
 from hierattn.ngrams.mixing import ngram_logits
 from hierattn.runs.directory import BUNDLE_FILE
 
@@ -218,6 +218,17 @@ def test_predict_refuses_what_is_not_a_list_of_texts(exported):
         predictor.predict_texts(["fine", b"caf\xe9"])
     assert predictor.predict([b"A fine film."]).shape == (1, 2)
     assert predictor.has_words("A film.") and not predictor.has_words("<br />")
+    # a batch size, or a number of workers, that is no whole number of at least 1: refused before any text is read,
+    # on every path (texts or none, the network reading them or not)
+    for batch_size in (0, -1, 2.5, "8", True, None):
+        for texts in (["A fine film."], [""], []):
+            with pytest.raises(
+                ArgumentError, match=rf"^batch_size must be a whole number of at least 1, not {batch_size!r}$"
+            ):
+                predictor.predict(texts, batch_size=batch_size)
+    with pytest.raises(ArgumentError, match=r"^workers must be a whole number of at least 1, not 0$"):
+        predictor.predict_texts(["A fine film."], workers=0)
+    assert predictor.predict(["A fine film."], batch_size=np.int64(8)).shape == (1, 2)
 
 
 def test_readme_export_runs_as_written(han_run, tmp_path, monkeypatch, capsys):
