@@ -62,7 +62,8 @@ def calibrated(probabilities, temperature, multi_label=False):
 
 def sigmoid_at(log_odds, temperature):
     """`sigmoid(log_odds / T)` in float64 (`T` a number, or one per column)."""
-    return 1.0 / (1.0 + np.exp(-np.asarray(log_odds, np.float64) / np.asarray(temperature, np.float64)))
+    with np.errstate(over="ignore"):  # exp past float range: inf, and the probability 0, as it is
+        return 1.0 / (1.0 + np.exp(-np.asarray(log_odds, np.float64) / np.asarray(temperature, np.float64)))
 
 
 def temperature_text(temperature):

@@ -28,7 +28,7 @@ class HierattnError(Exception):
     ...     LabelMap.from_labels(["pos", "pos"])
     ... except HierattnError as error:   # the user can fix it: one line, no traceback
     ...     print(f"Error: {error}")
-    Error: a classifier needs at least two classes; found 1: ['pos'].
+    Error: a classifier needs at least two classes; found 1: pos.
     >>> error = DataError("texts.txt is not valid utf-8 text; pass its encoding with {argument}", argument="encoding")
     >>> str(error), error.naming("--encoding")
     ('texts.txt is not valid utf-8 text; pass its encoding with encoding', 'texts.txt is not valid utf-8 text; pass its encoding with --encoding')
@@ -170,3 +170,29 @@ def first_line(error):
     """
     text = str(error).strip()
     return text.splitlines()[0] if text else type(error).__name__
+
+
+# What a message shows of a list of names (a table's columns, a data set's classes): so many, each so long.
+SHOWN_NAMES, SHOWN_CHARACTERS = 20, 40
+
+
+def names_text(names, noun="names"):
+    """Names for a one-line message: `a, b, c`; the first `SHOWN_NAMES` of many, each cut to `SHOWN_CHARACTERS`.
+
+    A name that is not printable (a line break, a control character) is
+    shown as Python writes it, so the message stays one line however
+    hostile the names.
+
+    >>> names_text(["pos", "neg"]), names_text(["x" * 50])
+    ('pos, neg', 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...')
+    >>> names_text([f"c{i}" for i in range(5000)], "columns")[-34:]
+    'c17, c18, c19, ... (5,000 columns)'
+    """
+    names = [str(name) for name in names]
+
+    def shown(name):
+        cut = name[:SHOWN_CHARACTERS] + ("..." if len(name) > SHOWN_CHARACTERS else "")
+        return cut if cut.isprintable() else repr(cut)
+
+    text = ", ".join(shown(name) for name in names[:SHOWN_NAMES])
+    return text + (f", ... ({len(names):,} {noun})" if len(names) > SHOWN_NAMES else "")

@@ -30,6 +30,14 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
+# The hostile-input properties' Hypothesis profiles (tests/hostile.py): `short` in `make test`, `fuzz` under
+# benchmarks/fuzz.py.
+from hypothesis import settings  # noqa: E402
+
+from hostile import PROFILE  # noqa: E402
+
+settings.load_profile(PROFILE)
+
 # The serving tests need the serve extra (FastAPI, uvicorn), which `make test` installs with the test extras.
 try:
     import fastapi  # noqa: F401
@@ -83,7 +91,9 @@ FAST = (
     "data/test_imdb.py",
     "data/test_progress.py",
     "data/test_tables.py",
+    "data/test_tables_properties.py",
     "data/test_text.py",
+    "data/test_text_properties.py",
     "data/test_units.py",
     "data/test_vocabulary.py",
     "explain/test_corpus.py",
@@ -121,6 +131,7 @@ FAST = (
     "test_metrics.py",
     "test_package.py",
     "test_policy.py",
+    "test_policy_properties.py",
     "test_tuning.py",
     "utils/test_atomic.py",
     "utils/test_jsonfile.py",

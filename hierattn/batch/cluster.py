@@ -1,7 +1,8 @@
 """The Ray cluster of a batch job: its address checked before joining it, the workers it can place, and SIGTERM.
 
 `ray.init` waits a minute or more for a cluster address where nothing
-answers, and a pool of more workers than the cluster can run waits for
+answers, or where something that is not Ray does (or that a stale record
+of `ray start` names), and a pool of more workers than the cluster can run waits for
 room forever: `check_address` and `check_placeable` refuse both within
 seconds, as one line. `stop_on_sigterm` turns a SIGTERM (as systemd or
 Slurm send it to a job's processes) into `Stopped`, so the job is undone in
@@ -15,7 +16,10 @@ import contextlib
 import os
 import signal
 import socket
+import sys
+import tempfile
 import threading
+import time
 
 from hierattn.decision import check_k
 from hierattn.defaults import BATCH
@@ -43,23 +47,30 @@ class Stopped(SystemExit):
 
 
 def check_address(address, timeout=BATCH["connect_seconds"]):
-    """Refuses, within `timeout` seconds, a Ray cluster address where nothing answers.
+    """Refuses, within `timeout` seconds, a Ray cluster address where no Ray cluster answers.
 
-    The address `ray.init(address)` would join (`address`; for None or
-    `"auto"`, the `RAY_ADDRESS` environment variable when it is set) is
-    tried with one TCP connection to its host and port (the GCS port, or
-    Ray Client's with `ray://`). `"auto"` without `RAY_ADDRESS`, `"local"`
-    and None start or find a cluster on this machine: nothing to try.
+    The address `ray.init(address)` would join is tried: `address`; for
+    None or `"auto"`, the `RAY_ADDRESS` environment variable when it is
+    set, else the cluster that `ray start` last recorded on this machine
+    (the file `ray_current_cluster` in Ray's temporary folder,
+    `ray_address_file`), which Ray joins as it would an address given. A
+    Ray cluster's GCS (or, with `ray://`, its Ray Client server) speaks
+    gRPC: the address must take a TCP connection and answer an HTTP/2
+    greeting with HTTP/2 settings (`_not_grpc`). A port where something
+    else listens (a web server, a database, a program that never answers)
+    made `ray.init` wait 25 to 100 s, and a stale recorded cluster minutes.
+    `"local"`, and None or `"auto"` with nothing recorded, start or find a
+    cluster on this machine: nothing to try.
 
     Raises:
         ArgumentError: `address` is not `HOST:PORT` or `ray://HOST:PORT`,
-            or nothing answers there.
-        HierattnError: The same, for the address `RAY_ADDRESS` names.
+            or no Ray cluster answers there.
+        HierattnError: The same, for the address `RAY_ADDRESS` names or the
+            cluster recorded.
 
     Example:
 
-    >>> check_address(None), check_address("local")
-    (None, None)
+    >>> check_address("local")
     >>> try:
     ...     check_address("head-node")
     ... except ArgumentError as error:
@@ -67,29 +78,93 @@ def check_address(address, timeout=BATCH["connect_seconds"]):
     address must be auto, HOST:PORT or ray://HOST:PORT; got 'head-node'
     """
     environment = os.environ.get("RAY_ADDRESS") if address in (None, "auto") else None
-    target = environment or address
+    recorded = _recorded_address() if address in (None, "auto") and not environment else None
+    target = environment or recorded or address
     if target in (None, "auto", "local"):
         return
-    host, port = _host_port(target, environment)
+    source = "RAY_ADDRESS" if environment else ray_address_file() if recorded else None
+    host, port = _host_port(target, source)
+    deadline = time.monotonic() + timeout
     try:
-        with socket.create_connection((host, port), timeout=timeout):
-            return
+        with socket.create_connection((host, port), timeout=timeout) as connection:
+            why = _not_grpc(connection, max(0.1, deadline - time.monotonic()))
     except TimeoutError:
         why = f"no answer within {timeout:g} s"
     except socket.gaierror:
         why = f"no such host: {host}"
     except OSError as error:
         why = reason(error)
+    if why is None:
+        return
     if environment:
         raise HierattnError(f"no Ray cluster answers at {target} (RAY_ADDRESS): {why}; start it or change RAY_ADDRESS")
+    if recorded:
+        raise HierattnError(
+            f"no Ray cluster answers at {target}, the cluster last started on this machine ({source}): {why}; "
+            f"start one (`ray start` on a head node), delete {source} if it is gone for good, or give {{argument}}",
+            argument="address",
+        )
     raise ArgumentError(
         f"no Ray cluster answers at {target}: {why}; start it (`ray start` on its head node) or check {{argument}}",
         argument="address",
     )
 
 
-def _host_port(address, environment):
-    """`(host, port)` of `HOST:PORT`, `ray://HOST:PORT` or `[IPv6]:PORT`."""
+# What an HTTP/2 client says first: the connection preface, then its (empty) SETTINGS frame. A gRPC server answers
+# with a SETTINGS frame of its own: 3 bytes of length, its type (4), flags, stream 0.
+_HTTP2_GREETING = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+_HTTP2_SETTINGS = 4
+
+
+def _not_grpc(connection, timeout):
+    """Why what answers on `connection` is not a gRPC (HTTP/2) server such as Ray's GCS, or None when it is one."""
+    connection.settimeout(timeout)
+    try:
+        connection.sendall(_HTTP2_GREETING)
+        head = b""
+        while len(head) < 9:
+            chunk = connection.recv(9 - len(head))
+            if not chunk:
+                return "something listens there but closed the connection: it is not a Ray cluster"
+            head += chunk
+    except TimeoutError:
+        return f"something listens there but gave no HTTP/2 answer within {timeout:.2g} s: it is not a Ray cluster"
+    except OSError as error:
+        return f"something listens there but {reason(error)}: it is not a Ray cluster"
+    if head[3] != _HTTP2_SETTINGS:
+        shown = head.decode("ascii", "replace").split("\r")[0].split("\n")[0]
+        return f"something else listens there (it answered {shown!r}, not HTTP/2): it is not a Ray cluster"
+    return None
+
+
+def ray_address_file():
+    """The file where `ray start` records the cluster that `ray.init()` and `ray.init("auto")` join.
+
+    `<RAY_TMPDIR or TMPDIR or /tmp>/ray/ray_current_cluster`, as Ray finds it
+    (`ray._common.utils.get_ray_address_file`), without importing Ray.
+    """
+    if "RAY_TMPDIR" in os.environ:
+        root = os.environ["RAY_TMPDIR"]
+    elif sys.platform.startswith("linux") and "TMPDIR" in os.environ:
+        root = os.environ["TMPDIR"]
+    elif sys.platform.startswith(("linux", "darwin")):
+        root = "/tmp"
+    else:
+        root = tempfile.gettempdir()
+    return os.path.join(root, "ray", "ray_current_cluster")
+
+
+def _recorded_address():
+    """The address in `ray_address_file()`, or None (no such file, or an empty one)."""
+    try:
+        with open(ray_address_file(), encoding="utf-8", errors="replace") as f:
+            return f.read(1000).strip() or None
+    except OSError:
+        return None
+
+
+def _host_port(address, source):
+    """`(host, port)` of `HOST:PORT`, `ray://HOST:PORT` or `[IPv6]:PORT`; `source`: where it came from, if not given."""
     rest = str(address).removeprefix("ray://").rstrip("/")
     host, colon, port = rest.rpartition(":")
     if host.startswith("[") and host.endswith("]"):  # an IPv6 address
@@ -98,8 +173,9 @@ def _host_port(address, environment):
         host = ""
     if colon and host and port.isdigit() and 0 < int(port) < 2**16:
         return host, int(port)
-    if environment:
-        raise HierattnError(f"RAY_ADDRESS must be auto, HOST:PORT or ray://HOST:PORT; got {address!r}")
+    if source:
+        must = "must be auto," if source == "RAY_ADDRESS" else "must hold"
+        raise HierattnError(f"{source} {must} HOST:PORT or ray://HOST:PORT; got {address!r}")
     raise ArgumentError(f"{{argument}} must be auto, HOST:PORT or ray://HOST:PORT; got {address!r}", argument="address")
 
 

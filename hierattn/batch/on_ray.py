@@ -9,7 +9,7 @@ that dies is restarted and its batch retried (Ray Data's own settings for
 actor pools: without a limit);
 a batch's rows reach the output only from a task that finished, so every
 row is written once. The cluster is checked before any work
-(`hierattn.batch.cluster`): an address where nothing answers, or more
+(`hierattn.batch.cluster`): an address where no Ray cluster answers, or more
 workers than it has CPUs, is one error within seconds; SIGTERM undoes the
 job before the process ends.
 """
@@ -199,8 +199,9 @@ def predict_files(
         workers: Actors that score (default: one per CPU of the cluster; at most that).
         address: The Ray cluster ("auto", "HOST:PORT", "ray://HOST:PORT"); default: the one this process is
             connected to, else the one `ray.init()` finds (`RAY_ADDRESS`, or the latest `ray start` on this
-            machine), else a new local one, shut down at the end. An address where nothing answers within
-            `BATCH["connect_seconds"]` is refused before Ray is asked to join it.
+            machine), else a new local one, shut down at the end. An address (given, in `RAY_ADDRESS`, or
+            recorded by `ray start`) where no Ray cluster answers within `BATCH["connect_seconds"]` (nothing
+            listens, or something that is not Ray) is refused before Ray is asked to join it.
         output_format: "parquet" or "csv".
         progress: Show a progress bar (in rows).
         log: Called with lines naming the run and the cluster.
@@ -302,7 +303,7 @@ def _connect(ray, address, log):
         if address and log:
             log(f"ray: this process is already connected to a cluster; address {address} is not used")
         return False
-    check_address(address)  # ray.init waits a minute or more where nothing answers
+    check_address(address)  # ray.init waits a minute or more where nothing, or something not Ray, answers
     try:  # quiet: an error in a task reaches the caller as one exception, not as the workers' logs
         ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False)
     except SystemExit as error:  # SIGTERM, by Ray's own handler (sys.exit(15)), while it started: a stop

@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from hierattn.defaults import GROUPS
-from hierattn.errors import DataError
+from hierattn.errors import DataError, names_text
 from hierattn.kinds import MULTI, kind_of
 
 
@@ -41,9 +41,11 @@ class LabelMap:
     def __init__(self, names):
         names = list(names)
         if len(names) < 2:
-            raise DataError(f"a classifier needs at least two classes; found {len(names)}: {names}.")
+            raise DataError(
+                f"a classifier needs at least two classes; found {len(names)}: {names_text(names, 'classes')}."
+            )
         if len(set(map(str, names))) != len(names):
-            raise DataError(f"class names must be unique: {names}.")
+            raise DataError(f"class names must be unique: {names_text(names, 'classes')}.")
         self.names = names
         self._ids = {str(name): i for i, name in enumerate(names)}
 
@@ -101,8 +103,8 @@ class LabelMap:
                 unknown.add(str(label))
             ids.append(i)
         if unknown:
-            shown = ", ".join(sorted(unknown)[:10])
-            raise DataError(f"labels not seen in training: {shown} (known: {', '.join(map(str, self.names))}).")
+            shown = names_text(sorted(unknown), "labels")
+            raise DataError(f"labels not seen in training: {shown} (known: {names_text(self.names, 'classes')}).")
         return np.asarray(ids, dtype=np.int32)
 
     @property
@@ -255,7 +257,7 @@ def stratified_split(labels, validation_fraction=0.1, seed=0, names=None):
     classes, counts = np.unique(labels, return_counts=True)
     named = [str(names[c]) if names is not None else str(c) for c in classes]
     if len(classes) < 2:
-        raise DataError(f"a classifier needs at least two classes; the training data has one ({', '.join(named)}).")
+        raise DataError(f"a classifier needs at least two classes; the training data has one ({names_text(named)}).")
     if counts.max() == 1:
         raise DataError(
             f"every label occurs once ({len(labels)} documents, {len(classes)} labels): is the label column right?"

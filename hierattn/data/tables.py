@@ -9,6 +9,7 @@ being given when it is detected (see `hierattn.data.decoding`); the frame's
 """
 
 import contextlib
+import csv
 import io
 import json
 import math
@@ -28,7 +29,7 @@ from hierattn.data.decoding import (
     open_bytes,
 )
 from hierattn.defaults import ID_COLUMNS, LABEL_COLUMNS, TEXT_COLUMNS  # noqa: F401  (re-exported)
-from hierattn.errors import DataError, first_line
+from hierattn.errors import SHOWN_CHARACTERS, DataError, first_line, names_text
 from hierattn.utils.shell import pip_install
 
 # Label values that mean "no label" (pandas' own missing-value spellings).
@@ -52,6 +53,8 @@ MISSING_LABELS = frozenset(
         "<NA>",
     }
 )
+# The most columns a CSV/TSV table may have (`_check_width`): reading more takes pandas seconds (2 s for 10,000).
+MAX_COLUMNS = 10_000
 # Table formats by suffix (under a compression suffix: `reviews.tsv.gz` is TSV).
 FORMATS = {
     ".csv": "csv",
@@ -145,22 +148,26 @@ def read_table(source, fmt=None, encoding=None, **kwargs):
     encoding = check_text_file(path, encoding, "table file")  # the one given, or the one detected
     codec = codec_name(encoding)
     log_detected(path, encoding)
+    if fmt in ("csv", "tsv"):
+        _check_width(path, "\t" if fmt == "tsv" else ",", codec)
     stream = open_bytes(path)
     try:
         with _read_errors(path, fmt, encoding):
             if fmt == "jsonl":
                 result = pd.read_json(stream, lines=True, dtype=False, encoding=codec, **kwargs)
             else:
-                result = pd.read_csv(
-                    stream,
-                    sep="\t" if fmt == "tsv" else ",",
-                    dtype=object,
-                    keep_default_na=False,
-                    na_values=[""],
-                    encoding=codec,
-                    encoding_errors="strict",
-                    **kwargs,
-                )
+                with _rows_no_wider_than_the_header():
+                    result = pd.read_csv(
+                        stream,
+                        sep="\t" if fmt == "tsv" else ",",
+                        dtype=object,
+                        keep_default_na=False,
+                        na_values=[""],
+                        encoding=codec,
+                        encoding_errors="strict",
+                        index_col=False,
+                        **kwargs,
+                    )
     except BaseException:
         stream.close()
         raise
@@ -170,11 +177,51 @@ def read_table(source, fmt=None, encoding=None, **kwargs):
     return _mark_detected(result, encoding)
 
 
+def _check_width(path, separator, codec):
+    """Refuses a CSV/TSV header of more than `MAX_COLUMNS` columns, before pandas reads it.
+
+    pandas takes 0.2 ms a column to read one (16 s for 100,000): a header of
+    millions of columns was a wait of minutes, for a table no text
+    classifier reads. A header the `csv` module cannot read (a field over
+    its size limit, bytes the codec refuses) is left to pandas to refuse.
+    """
+    try:
+        with io.TextIOWrapper(open_bytes(path), encoding=codec, errors="replace", newline="") as f:
+            header = next(csv.reader(f, delimiter=separator), [])
+    except (csv.Error, UnicodeError):
+        return
+    if len(header) > MAX_COLUMNS:
+        raise DataError(
+            f"{path} has {len(header):,} columns: at most {MAX_COLUMNS:,} are read; keep the text and label "
+            "columns (and the few others needed) and pass that file"
+        )
+
+
 def _chunks(reader, stream, path, fmt, encoding):
     """The chunks of a pandas reader of `stream`, with its errors translated as `read_table` does."""
     with stream, reader, _read_errors(path, fmt, encoding):
-        for chunk in reader:
+        while True:
+            with _rows_no_wider_than_the_header():  # around reading a chunk only: not while the caller has it
+                chunk = next(reader, None)
+            if chunk is None:
+                return
             yield _mark_detected(chunk, encoding)
+
+
+@contextlib.contextmanager
+def _rows_no_wider_than_the_header():
+    """pandas' warning of a CSV/TSV row with more fields than the header, as the error it is (`_read_errors`).
+
+    Left to itself pandas would make the extra leading fields of such rows
+    the index (`index_col=None`): the columns shifted silently, and a row of
+    thousands of extra fields an index of as many levels, built in minutes.
+    With `index_col=False` it warns instead; the warning is made an error.
+    """
+    import pandas as pd
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", "Length of header or names", pd.errors.ParserWarning)
+        yield
 
 
 def _mark_detected(frame, encoding):
@@ -210,10 +257,12 @@ def _read_errors(path, fmt, encoding):
         yield
     except UnicodeDecodeError:
         raise locate_decode_error(path, encoding) from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, TypeError) as error:
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, pd.errors.ParserWarning, ValueError, TypeError) as error:
         if isinstance(error, DataError):
             raise
         first = first_line(error)
+        if isinstance(error, pd.errors.ParserWarning):  # `_rows_no_wider_than_the_header`
+            first = "a row has more fields than the header has columns (a separator in an unquoted text?)"
         if fmt == "jsonl":
             first = _bad_json_line(path, encoding) or first
         elif fmt == "csv" and _looks_tab_separated(path, encoding):
@@ -223,23 +272,47 @@ def _read_errors(path, fmt, encoding):
 
 def _bad_json_line(path, encoding):
     """`"line N: problem"` for the first line of a JSON-lines file that is not a JSON object."""
-    with io.TextIOWrapper(open_bytes(path), encoding=codec_name(encoding)) as f:
-        for number, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line)
-            except json.JSONDecodeError as error:
-                return f"line {number} is not valid JSON ({error.msg} at column {error.colno})"
-            if not isinstance(value, dict):
-                return f"line {number} is a JSON {type(value).__name__}, not an object of named fields"
+    try:
+        with io.TextIOWrapper(open_bytes(path), encoding=codec_name(encoding)) as f:
+            for number, line in enumerate(f, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    value = json.loads(line)
+                except json.JSONDecodeError as error:
+                    return f"line {number} is not valid JSON ({error.msg} at column {error.colno})"
+                if not isinstance(value, dict):
+                    return f"line {number} is a JSON {type(value).__name__}, not an object of named fields"
+    except UnicodeError:  # e.g. UTF-16 without a byte-order mark: the pandas error says it
+        return None
     return None
 
 
 def _looks_tab_separated(path, encoding):
-    with io.TextIOWrapper(open_bytes(path), encoding=codec_name(encoding), errors="replace") as f:
-        header = f.readline()
+    try:
+        with io.TextIOWrapper(open_bytes(path), encoding=codec_name(encoding), errors="replace") as f:
+            header = f.readline()
+    except UnicodeError:  # UTF-16 without a byte-order mark fails whatever `errors` says
+        return False
     return header.count("\t") > header.count(",")
+
+
+# A table's columns named in an error: at most this many, each cut to this many characters (a header of thousands of
+# columns, or a 1 MB one, made a message of megabytes).
+
+
+def _cut(name):
+    """A column name cut for a message ("..." says it was)."""
+    return name[:SHOWN_CHARACTERS] + ("..." if len(name) > SHOWN_CHARACTERS else "")
+
+
+def columns_text(columns):
+    """A table's columns for a message, on one line (`hierattn.errors.names_text`).
+
+    >>> columns_text(["text", "stars"])
+    'text, stars'
+    """
+    return names_text(columns, "columns")
 
 
 def pick_column(columns, wanted, defaults, role):
@@ -247,7 +320,7 @@ def pick_column(columns, wanted, defaults, role):
     columns = [str(c) for c in columns]
     if wanted is not None:
         if wanted not in columns:
-            raise DataError(f"no {role} column {wanted!r}; the columns are: {', '.join(columns)}.")
+            raise DataError(f"no {role} column {_cut(str(wanted))!r}; the columns are: {columns_text(columns)}.")
         return wanted
     lowered = {c.lower(): c for c in columns}
     for name in defaults:
@@ -255,7 +328,7 @@ def pick_column(columns, wanted, defaults, role):
             return lowered[name]
     tabs = " (the file looks tab-separated: name it .tsv)" if any("\t" in c for c in columns) else ""
     raise DataError(
-        f"no {role} column found (tried {', '.join(defaults)}); the columns are: {', '.join(columns)}"
+        f"no {role} column found (tried {', '.join(defaults)}); the columns are: {columns_text(columns)}"
         f"{tabs}. Name it with {{argument}}.",
         argument=f"{role}_column",
     )
@@ -269,11 +342,19 @@ def find_column(columns, defaults):
 
 def cell_text(value):
     """A table cell as text: missing values empty, whole floats (NaN-widened ints) without ".0"."""
-    if value is None or value != value:
+    if _missing(value):
         return ""
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
+
+
+def _missing(value):
+    """Whether a cell is missing: None, NaN or pandas' NA (which, as a list cell, failed `value != value`)."""
+    try:
+        return value is None or bool(value != value)
+    except (TypeError, ValueError):  # pandas.NA compares as NA; a list or an array as many truths
+        return type(value).__name__ == "NAType"
 
 
 def load_table(
@@ -335,11 +416,11 @@ def load_table(
     if group_column is not None and group_column not in [str(c) for c in frame.columns]:
         raise DataError(
             f"no group column {group_column!r} in {_named(source)}; the columns are: "
-            f"{', '.join(map(str, frame.columns))}. Name one with {{argument}}.",
+            f"{columns_text(frame.columns)}. Name one with {{argument}}.",
             argument="group_column",
         )
-    texts = frame[text_column]
-    labels = frame[label_column]
+    texts = column_cells(frame, text_column, source)
+    labels = column_cells(frame, label_column, source)
     missing_text = texts.isna().to_numpy() | texts.astype(str).str.strip().eq("").to_numpy()
     missing_label = (labels.isna().to_numpy() | labels.map(_missing_label).to_numpy(bool)) & ~missing_text
     if label_separator is not None:  # multi-label: an empty cell is a document without a label
@@ -381,11 +462,58 @@ def load_table(
         label_ids,
         label_map,
         [int(i) for i in np.flatnonzero(keep)],
-        groups=None if group_column is None else _groups(frame[group_column], keep, group_column),
+        groups=None if group_column is None else _groups(column_cells(frame, group_column, source), keep, group_column),
     )
     if group_column is not None:
         report["group_column"] = group_column
     return dataset, report
+
+
+def column_cells(frame, name, source=None):
+    """The cells of `frame`'s column `name` (as `pick_column` names it, in text), checked to be one value each.
+
+    Raises:
+        DataError: The column is there twice or more (a Parquet file or
+            DataFrame can have that), or a cell holds a JSON array or
+            object, or bytes (a JSON-lines or Parquet table): a text or a
+            label is one string or number. Read as text they became
+            `"['a', 'b']"` or `"b'...'"`, or failed with a `TypeError`.
+    """
+    matches = [i for i, column in enumerate(frame.columns) if str(column) == name]
+    if len(matches) != 1:
+        raise DataError(
+            f"{_named(source)} has {len(matches)} columns named {_cut(name)!r}: give each column its own name"
+            if matches
+            else f"no column {_cut(name)!r} in {_named(source)}; the columns are: {columns_text(frame.columns)}."
+        )
+    cells = frame.iloc[:, matches[0]]
+    if cells.dtype != object or not any(issubclass(kind, _NOT_VALUES) for kind in set(map(type, cells.to_numpy()))):
+        return cells  # a text table's: strings and NaN (looked at once per type)
+    for row, value in enumerate(cells):
+        kind = _not_a_value(value)
+        if kind:
+            raise DataError(
+                f"the column {_cut(name)!r} of {_named(source)} holds {kind} in row {row + 1} (the first data row "
+                "being 1): each cell must hold one text, label or group (a string or a number)"
+            )
+    return cells
+
+
+# What a cell of a JSON-lines or Parquet table (or a DataFrame) may hold that is not one text, label or group.
+_NOT_VALUES = (list, tuple, np.ndarray, dict, bytes, bytearray, set, frozenset)
+
+
+def _not_a_value(value):
+    """What a cell holds when it is not one value (`"a JSON array"`, `"bytes"`, ...), else None."""
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return "a list (a JSON array)"
+    if isinstance(value, dict):
+        return "a JSON object"
+    if isinstance(value, (bytes, bytearray)):
+        return "bytes, not text,"
+    if isinstance(value, (set, frozenset)):
+        return "a set"
+    return None
 
 
 def _groups(cells, keep, column):

@@ -23,6 +23,7 @@ right in ~0.08 ms, which is what fits the 20 s budget for 50,000 reviews.
 """
 
 import html
+import itertools
 import re
 import sys
 import unicodedata
@@ -61,6 +62,8 @@ def _mark_class():
 
 _MARK = _mark_class()
 _CLUSTER = re.compile(rf"[^{_MARK}][{_MARK}]*|[{_MARK}]+")  # a character and the combining marks on it
+# The most letters one subword unit covers: SentencePiece's longest piece (its max_sentencepiece_length, 16).
+_PIECE_LETTERS = 16
 
 # Words: initialisms (U.S., e.g.), words with inner apostrophes or hyphens
 # (didn't, well-made), numbers with decimals (3.50, 1,000), emoji, and "!"/"?";
@@ -351,10 +354,16 @@ class Tokenizer:
         """The units of word forms, in order."""
         return forms if self.units == "words" else [unit for units in self._pieces(forms) for unit in units]
 
-    def _unit_tokens(self, text, tokens, sentence):
-        """Word `Token`s as tokens of this tokenizer's units, each with its span of the original text."""
+    def _unit_tokens(self, text, tokens, sentence, most=sys.maxsize):
+        """Word `Token`s as tokens of this tokenizer's units, each with its span of the original text.
+
+        Only a word's first `most` units are wanted: a longer word is first
+        cut to the letters they can come from, with room to spare, so a word
+        of a million letters costs no more than a short one.
+        """
         if self.units == "words" or not tokens:
             return tokens
+        tokens = [self._shortened(token, most) for token in tokens]
         pieces = self._pieces([t.form for t in tokens])
 
         result = []
@@ -364,6 +373,19 @@ class Tokenizer:
             for unit, (a, b) in zip(units, spans):
                 result.append(Token(text[a:b], unit, a, b, sentence, len(result)))
         return result
+
+    def _letters(self, most):
+        """How many letters (each with its marks) of a word its first `most` units come from, two more to spare."""
+        return (most + 2) * (_PIECE_LETTERS if self.units == "subwords" else 1)
+
+    def _shortened(self, token, most):
+        """`token` cut to the letters its first `most` units come from (`_letters`)."""
+        if len(token.text) != token.end - token.start:  # an HTML entity: the form is not of these characters
+            return token
+        kept = _first_letters(token.text, self._letters(most))
+        if len(kept) == len(token.text):
+            return token
+        return Token(kept, self._form(kept), token.start, token.start + len(kept), token.sentence, token.index)
 
     def _cluster_spans(self, token, lengths):
         """Spans of a word's units from the characters they came from, or `None` where that cannot be told.
@@ -443,6 +465,8 @@ class Tokenizer:
             tokens = [self._form(t) for t in _TOKEN.findall(cleaned)]
         if max_tokens is not None:
             tokens = tokens[:max_tokens]  # each word gives at least one unit: the first units come from these
+            if self.units != "words":
+                tokens = [_first_letters(form, self._letters(max_tokens)) for form in tokens]
         tokens = self._split(tokens)
         return tokens if max_tokens is None else tokens[:max_tokens]
 
@@ -486,7 +510,7 @@ class Tokenizer:
                     Token(text[m.start() : m.end()], self._form(m.group(0)), m.start(), m.end(), len(result), i)
                     for i, m in zip(range(keep + 1), _TOKEN.finditer(cleaned, start, end))
                 ]
-            tokens = self._unit_tokens(text, tokens, len(result))  # a word gives at least one unit
+            tokens = self._unit_tokens(text, tokens, len(result), keep)  # a word gives at least one unit
             if len(tokens) > keep:  # the sentence goes on beyond the limits: its span ends at its last token kept
                 tokens = tokens[:keep]
                 end = tokens[-1].end
@@ -519,6 +543,14 @@ class Tokenizer:
             a, b = begins[m.start()], ends[m.end() - 1]
             tokens.append(Token(text[a:b], self._form(m.group(0)), a, b, sentence, i))
         return tokens
+
+
+def _first_letters(word, letters):
+    """The first `letters` letters of `word`, each with its combining marks (`word` itself when it has no more)."""
+    if len(word) <= letters:
+        return word
+    *_, last = itertools.islice(_CLUSTER.finditer(word), letters)
+    return word[: last.end()]
 
 
 def _as_text(text):

@@ -9,6 +9,7 @@ from hierattn.data.tables import (
     LABEL_COLUMNS,
     TEXT_COLUMNS,
     cell_text,
+    column_cells,
     find_column,
     pick_column,
     read_table,
@@ -55,6 +56,11 @@ def text_rows(chunks):
             yield from zip(chunk, *cells)
 
     return carried, rows()
+
+
+def _carried(frame, name):
+    """The cells of a carried column (`CARRIED`): the first of that name, when a Parquet file has it twice."""
+    return frame.iloc[:, [str(column) for column in frame.columns].index(name)]
 
 
 def _line_chunks(lines, chunk_size):
@@ -110,8 +116,8 @@ def _text_chunks(source, text_column, chunk_size, stream, encoding):
                 for role, names in (("id", ID_COLUMNS), ("label", LABEL_COLUMNS))
             }
             yield _TextChunk(
-                [cell_text(v) for v in frame[column]],
-                {role: [cell_text(v) for v in frame[name]] for role, name in extra.items() if name},
+                [cell_text(v) for v in column_cells(frame, column, path)],
+                {role: [cell_text(v) for v in _carried(frame, name)] for role, name in extra.items() if name},
                 {role: str(name) for role, name in extra.items() if name},
             )
         return

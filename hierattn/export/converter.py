@@ -24,7 +24,7 @@ from hierattn.defaults import CASCADE
 from hierattn.errors import ArgumentError, ExportError, first_line
 from hierattn.ngrams.twin import SETTINGS
 from hierattn.runtime import load
-from hierattn.runtime.bundle import FORMAT, METADATA_KEY
+from hierattn.runtime.bundle import DIGEST_KEY, FORMAT, METADATA_KEY, model_digest
 from hierattn.utils.atomic import atomic_path
 
 # The largest difference of a probability allowed between the exported graph and the classifier on the probe texts.
@@ -77,12 +77,14 @@ def export_bundle(classifier, filepath, verbose=True, overwrite=True):
             inputs["ngram_ids"] = next(n for n in names if n.endswith("ngram_ids"))
         outputs = [output.name for output in model.graph.output]
         metadata = bundle_metadata(classifier, inputs, outputs[0], *outputs[1:2], tables=outputs[2:])
-        onnx.helper.set_model_props(model, {METADATA_KEY: json.dumps(metadata)})
         model.doc_string = (
             f"hierattn {metadata['architecture']} text classifier ({', '.join(map(str, classifier.label_names))}): "
             f"token ids in, {classifier.kind.noun} probabilities out; "
             "the tokenizer is described in the 'hierattn' metadata"
         )
+        # The digest of the model without its metadata, as `onnx.save` writes it: `load` refuses a changed graph.
+        metadata[DIGEST_KEY] = model_digest(model.SerializeToString())[0]
+        onnx.helper.set_model_props(model, {METADATA_KEY: json.dumps(metadata)})
         onnx.checker.check_model(model)
         onnx.save(model, temporary)
         check_bundle(classifier, temporary)
@@ -127,7 +129,8 @@ def bundle_metadata(classifier, inputs, output, ngram_output=None, tables=()):
     (`ngram_output`, the graph's output of its logits), `cascade` (the cut,
     the parts' weights, the n-gram part's scale, the whole combination's
     temperatures), `ngram_output` and `ngram_part` (its settings, and the
-    outputs `tables` that give its tables).
+    outputs `tables` that give its tables). `export_bundle` adds the graph's
+    digest (`graph_sha256`) once the model is complete.
     """
     from hierattn import __version__
 

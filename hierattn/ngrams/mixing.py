@@ -63,7 +63,8 @@ def combine(probabilities, logits, a, b, epsilon=1e-7, activation="softmax"):
     scores = a * np.log(np.maximum(probabilities, epsilon)) + b * logits
     if activation == "sigmoid":
         scores = scores - a * np.log(np.maximum(1.0 - probabilities, epsilon))
-        return 1.0 / (1.0 + np.exp(-scores))
+        with np.errstate(over="ignore"):  # exp(-scores) past float range: inf, and the probability 0, as it is
+            return 1.0 / (1.0 + np.exp(-scores))
     scores = scores - scores.max(axis=1, keepdims=True)
     e = np.exp(scores)
     return e / e.sum(axis=1, keepdims=True)

@@ -17,8 +17,8 @@ from hierattn.defaults import CASCADE
 from hierattn.errors import DataError, first_line
 from hierattn.ngrams import twin
 from hierattn.policy import DecisionPolicy
-from hierattn.runtime.bundle import read_metadata
-from hierattn.runtime.checks import as_texts, check_graph, check_metadata
+from hierattn.runtime.bundle import DIGEST_KEY, file_digest, read_metadata
+from hierattn.runtime.checks import as_texts, check_digest, check_graph, check_metadata, check_ngram_part
 from hierattn.runtime.threads import Inline, check_threads, cores
 
 # Texts per chunk of `Predictor.predict_texts`: one is tokenized while the network computes the one before.
@@ -45,7 +45,9 @@ def load(path, threads=None, network=CASCADE["network"]):
         ArgumentError: `threads` or `network` is not one of their values.
         DataError: No such file, not a hierattn bundle onnxruntime can load,
             or one whose metadata is damaged or does not agree with its graph
-            (`hierattn.runtime.checks`): checked here, not at the first prediction.
+            (`hierattn.runtime.checks`), or whose graph is not the one it was
+            exported with (its `graph_sha256`, `hierattn.runtime.bundle`):
+            checked here, not at the first prediction.
     """
     check_network(network)
     threads = check_threads(threads)
@@ -54,6 +56,9 @@ def load(path, threads=None, network=CASCADE["network"]):
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise DataError(f"no bundle at {path}")
+    digest, recorded = file_digest(path)
+    if isinstance(recorded, str) and digest is not None:  # a changed graph refused before onnxruntime reads it
+        check_digest({DIGEST_KEY: recorded}, digest, path)
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = threads or max(1, cores() - (network == "auto"))
     options.log_severity_level = 3  # errors only: onnxruntime's warnings are about its own graph rewrites
@@ -62,7 +67,23 @@ def load(path, threads=None, network=CASCADE["network"]):
     except Exception as error:  # onnxruntime raises its own classes, not exported by name
         first = first_line(error)
         raise DataError(f"{path} is not an ONNX model onnxruntime can load ({first})") from None
-    metadata = read_metadata(session.get_modelmeta().custom_metadata_map, path)
+    try:  # onnxruntime gives its strings as Python's: a byte that is not UTF-8 raises when they are read
+        metadata_map = session.get_modelmeta().custom_metadata_map
+        [node.name for node in (*session.get_inputs(), *session.get_outputs())]
+    except UnicodeDecodeError as error:
+        raise DataError(
+            f"{path}: its metadata or graph names are not UTF-8 text "
+            f"(the byte 0x{error.object[error.start]:02x} at position {error.start} of one)"
+        ) from None
+    return _checked(session, metadata_map, path, network, digest)
+
+
+def _checked(session, metadata_map, path, network, digest):
+    """The `Predictor` of a loaded session whose metadata (`metadata_map`) and file digest (`file_digest`) pass every
+    check of `load`: what `load` does once onnxruntime has read the file (the property tests call it with edited
+    metadata on one session, sparing the 0.3 s onnxruntime takes to read the same graph again)."""
+    metadata = read_metadata(metadata_map, path)
+    check_digest(metadata, digest, path)
     check_metadata(metadata, path)
     try:
         predictor = Predictor(session, metadata, path, network)
@@ -73,11 +94,12 @@ def load(path, threads=None, network=CASCADE["network"]):
     outputs = {o.name for o in session.get_outputs()}
     tables = set(metadata.get("ngram_part", {}).get("tables", []))
     if (
-        set(predictor._inputs.values()) != names
-        or not {metadata["output"], predictor._ngram_output} | tables <= outputs
-    ):
-        raise DataError(f"{path}: its hierattn metadata names inputs or an output its graph does not have")
+        set(predictor._inputs.values()) != names or {metadata["output"], predictor._ngram_output} | tables != outputs
+    ):  # every output named: one left unsaid is a part (the n-gram part's) whose metadata was taken out
+        raise DataError(f"{path}: its hierattn metadata names inputs or outputs other than its graph's")
     check_graph(session, metadata, path)
+    if "ngram_part" in metadata:
+        check_ngram_part(predictor._read_tables(), metadata, session, path)
     return predictor
 
 
@@ -180,12 +202,16 @@ class Predictor:
 
         The graph's `ngram_output` gives them too (within float rounding), by a slower binary search of gathers.
         """
+        return twin.logits(self._read_tables(), ngram_ids)
+
+    def _read_tables(self):
+        """The n-gram part's tables (`hierattn.ngrams.twin.NgramTables`), read from the graph at their first use."""
         if self._tables is None:
             part = self.metadata["ngram_part"]
             feed = {name: np.ones((1,) * len(node.shape), np.int32) for name, node in self._input_nodes.items()}
             found = self._session.run(part["tables"], feed)  # constants of the graph: any input gives them
             self._tables = twin.NgramTables(part, *found)
-        return twin.logits(self._tables, ngram_ids)
+        return self._tables
 
     @property
     def decision(self):

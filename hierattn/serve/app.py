@@ -7,11 +7,12 @@
     GET  /             a page to paste a text and see its explanation (POST / with the form)
     GET  /healthz      alive;  GET /readyz: which verbs answer (503 until predictions do)
     GET  /v1/model     classes, backbone, the run's metrics, hierattn's version, limits, the load
-    GET  /openapi.json the API's OpenAPI description
+    GET  /openapi.json the API's OpenAPI description (the page's form and this server's limits on texts included)
 
 Every error is JSON, `{"error": "...", "status": N}`, with a 4xx status for
 anything a client sent (400 unreadable JSON, 413 a body over the limit, 415
-not JSON, 422 a body that is JSON but not a valid request, 404 and 405) and
+not JSON, 422 a body that is JSON but not a valid request, 404, and 405 with
+`Allow` naming every method of the path) and
 503 with `Retry-After` when the queue is full (without, when the server is
 stopping); a request that fails changes nothing. A request whose client disconnects is dropped before its texts
 reach the model.
@@ -39,10 +40,13 @@ from hierattn.serve.page import POLICY, page
 from hierattn.serve.requests import (
     ERRORS,
     EXPLANATION,
+    FORM,
+    FORM_ANSWERS,
     ExplainRequest,
     PredictRequest,
     PredictResponse,
     texts_of,
+    with_limits,
 )
 from hierattn.serve.service import Service, Unavailable
 
@@ -97,6 +101,14 @@ def create_app(run_dir=None, explain=True, cors_origins=(), log=None, **limits):
     app.state.service = service
     app.state.gate = Gate()  # the requests in flight, and the stop (`serve` drains it on SIGTERM)
     _routes(app, service)
+    described = app.openapi  # FastAPI's, which keeps what it builds in `app.openapi_schema`
+
+    def openapi():
+        if app.openapi_schema is None:
+            with_limits(described(), service.limits)
+        return app.openapi_schema
+
+    app.openapi = openapi
     _errors(app, service.log)
     app.add_middleware(Guard, max_body_bytes=service.limits["max_body_bytes"], gate=app.state.gate)
     if cors_origins:  # outermost, so that every answer, the guard's 413 included, carries the CORS headers
@@ -130,8 +142,9 @@ def _routes(app, service):
         """The page: paste a text and see its explanation."""
         return _page(service)
 
-    @app.post("/", response_class=HTMLResponse, include_in_schema=False)
+    @app.post("/", response_class=HTMLResponse, responses=FORM_ANSWERS, openapi_extra=FORM)
     async def explain_form(request: Request):
+        """The page's form posted back: the page again, with the text's explanation (or what is wrong, and a 4xx)."""
         if _media(request) != "application/x-www-form-urlencoded":
             return _page(service, error="send the form (application/x-www-form-urlencoded)", status=415)
         try:
@@ -169,6 +182,10 @@ def _routes(app, service):
 
     for path, endpoint in (("/", form), ("/healthz", healthz), ("/readyz", readyz), ("/v1/model", model)):
         app.add_api_route(path, endpoint, methods=["HEAD"], include_in_schema=False)  # GET's headers, no body
+    app.state.methods = {}  # each path's methods, for a 405's Allow
+    for route in [*api.routes, *app.routes]:
+        if getattr(route, "methods", None):
+            app.state.methods.setdefault(route.path, set()).update(route.methods)
 
 
 def _page(service, text="", picture="", error=None, status=200, retry=None):
@@ -182,7 +199,10 @@ def _errors(app, log):
 
     @app.exception_handler(HTTPException)
     async def http_error(request, error):
-        return problem(error.status_code, error.detail, error.headers)
+        headers = error.headers
+        if error.status_code == 405:  # every method of the path, not only the first route's (`/`: GET, HEAD, POST)
+            headers = {**(headers or {}), "Allow": ", ".join(_methods(request))}
+        return problem(error.status_code, error.detail, headers)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request, error):
@@ -274,6 +294,11 @@ def _first_problem(errors):
         message = first["msg"]
     field = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc).lstrip(".")
     return f"{field or 'the body'}: {message}"
+
+
+def _methods(request):
+    """The methods the request's path answers, over all its routes (Starlette's 405 names only the first route's)."""
+    return sorted(request.app.state.methods.get(request.url.path, ()))
 
 
 def _media(request):

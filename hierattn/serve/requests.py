@@ -158,6 +158,56 @@ EXPLANATION = {
 }
 
 
+# `POST /`, the page's form, described for what it is (the route reads the form itself, not a pydantic model): a
+# form with one field, `text`, answered with the page (HTML) whatever happened; only the guard's 413 is JSON.
+FORM = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/x-www-form-urlencoded": {
+                "schema": {
+                    "type": "object",
+                    "properties": {"text": {"type": "string", "description": "The text to explain."}},
+                    "required": ["text"],
+                }
+            }
+        },
+    }
+}
+_PAGE = {"text/html": {"schema": {"type": "string"}}}
+FORM_ANSWERS = {
+    200: {"description": "The page with the text's explanation", "content": _PAGE},
+    400: {"description": "Not a form with one field, text", "content": _PAGE},
+    413: {
+        "description": "The body is over the size limit",
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Problem"}}},
+    },
+    415: {"description": "Not a form (application/x-www-form-urlencoded)", "content": _PAGE},
+    422: {"description": "An empty or wordless text, or one over the limit", "content": _PAGE},
+    503: {"description": "Explanations are not ready, or too many are waiting", "content": _PAGE},
+}
+
+
+def with_limits(spec, limits):
+    """The OpenAPI description `spec` (changed in place) with this server's limits on texts, as `texts_of` checks them.
+
+    A text has 1 to `max_text_chars` characters, `texts` 1 to `max_texts`
+    of them: a client reads the limits there, and a generator of requests
+    (Schemathesis) tries their edges. A text must also have a word, which
+    no JSON schema can say.
+    """
+    schemas = spec["components"]["schemas"]
+    text = {"minLength": 1, "maxLength": limits["max_text_chars"]}
+    schemas["ExplainRequest"]["properties"]["text"].update(text)
+    predict = schemas["PredictRequest"]["properties"]
+    (one,) = [kind for kind in predict["text"]["anyOf"] if kind.get("type") == "string"]
+    one.update(text)
+    (many,) = [kind for kind in predict["texts"]["anyOf"] if kind.get("type") == "array"]
+    many.update(minItems=1, maxItems=limits["max_texts"])
+    many["items"].update(text)
+    return spec
+
+
 def texts_of(body, service):
     """The texts of a valid request body, checked against the model and the limits.
 

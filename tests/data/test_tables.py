@@ -16,6 +16,7 @@ import pytest
 
 from hierattn.data.dataset import LabelMap
 from hierattn.data.tables import DataWarning, load_table, read_table, rows_text, table_format
+from hierattn.data.text_files import iter_text_chunks
 from hierattn.errors import DataError
 from hierattn.utils.shell import pip_install
 
@@ -424,3 +425,56 @@ def test_a_table_in_the_encoding_detected_is_read_strictly(tmp_path):
         "column 8; pass the file's encoding with encoding"
     )
     assert broken.value.argument == "encoding" and "\n" not in str(broken.value)
+
+
+def test_cells_that_are_not_one_value_are_refused_in_one_line(tmp_path):
+    """JSON arrays and objects, Parquet lists and bytes: read as text they were "['a']" and "b'a'", as labels a
+    TypeError (issue #67)."""
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    (tmp_path / "list.jsonl").write_text('{"text": "a", "label": ["x"]}\n{"text": "b", "label": "y"}\n')
+    with pytest.raises(
+        DataError, match=r"^the column 'label' of .*list\.jsonl holds a list \(a JSON array\) in row 1 "
+    ):
+        load_table(tmp_path / "list.jsonl")
+    (tmp_path / "object.jsonl").write_text('{"text": {"a": 1}, "label": 1}\n{"text": "b", "label": 2}\n')
+    with pytest.raises(DataError, match=r"^the column 'text' of .*object\.jsonl holds a JSON object in row 1 "):
+        load_table(tmp_path / "object.jsonl")
+    with pytest.raises(DataError, match=r"holds a JSON object in row 1"):
+        list(iter_text_chunks(tmp_path / "object.jsonl"))
+    pq.write_table(pa.table({"text": pa.array([b"a", b"b"]), "label": ["x", "y"]}), tmp_path / "bytes.parquet")
+    with pytest.raises(DataError, match=r"^the column 'text' of .*bytes\.parquet holds bytes, not text, in row 1 "):
+        load_table(tmp_path / "bytes.parquet")
+    frame = pd.DataFrame([["a", "b", "x"], ["c", "d", "y"]], columns=["text", "text", "label"])
+    with pytest.raises(DataError, match=r"^the table has 2 columns named 'text': give each column its own name$"):
+        load_table(frame)
+    data, _ = load_table(pd.DataFrame({0: ["a", "b"], 1: ["x", "y"]}), text_column="0", label_column="1")
+    assert data.texts == ["a", "b"]  # columns named by numbers: a KeyError before
+
+
+def test_wide_headers_and_odd_column_names_give_short_one_line_errors(tmp_path):
+    """A header of 100,000 columns took pandas 16 s; a 1 MB column name made a 1 MB message (issue #67)."""
+    path = tmp_path / "wide.csv"
+    path.write_text("text,label," + ",".join(f"c{i}" for i in range(100_000)) + "\na,b\n")
+    with pytest.raises(DataError, match=r"wide\.csv has 100,002 columns: at most 10,000 are read; keep the text"):
+        load_table(path)
+    path.write_text("text,label," + ",".join(f"c{i}" for i in range(9_998)) + "\na,x\nb,y\n")
+    assert load_table(path)[0].texts == ["a", "b"]  # 10,000: read
+    (tmp_path / "names.csv").write_text('"a\nb",' + "x" * 1_000_000 + ",stars\n1,2,3\n")
+    with pytest.raises(DataError) as refused:
+        load_table(tmp_path / "names.csv")
+    assert str(refused.value).endswith(
+        "the columns are: 'a\\nb', " + "x" * 40 + "..., stars. Name it with text_column."
+    )
+
+
+def test_codecs_that_are_not_text_encodings_are_refused(tmp_path):
+    """`--encoding rot13` (hex, base64, zlib) raised pandas' LookupError; UTF-16 without a byte-order mark, a
+    UnicodeError (issue #67)."""
+    (tmp_path / "t.csv").write_text('text,label\n"a,b\n')
+    for codec in ("rot13", "hex", "base64", "zlib", "idna", "punycode"):
+        with pytest.raises(DataError, match=rf"^'{codec}' is not a text encoding \(e\.g\. utf-8, "):
+            load_table(tmp_path / "t.csv", encoding=codec)
+    with pytest.raises(DataError, match=r"^could not read .*t\.csv as csv: UTF-16 stream does not start with BOM$"):
+        load_table(tmp_path / "t.csv", encoding="utf-16")

@@ -11,7 +11,7 @@ import pytest
 from hierattn import runtime
 from hierattn.errors import ArgumentError, DataError
 from hierattn.runs.directory import BUNDLE_FILE
-from hierattn.runtime.bundle import FORMAT, METADATA_KEY, read_metadata
+from hierattn.runtime.bundle import DIGEST_KEY, FORMAT, METADATA_KEY, file_digest, read_metadata
 
 from conftest import rewrite_bundle_metadata
 
@@ -103,6 +103,30 @@ SINGLE_LABEL_EDITS = {
         lambda m: m["preprocessor"].update(max_sentences="3"),
         "max_sentences must be a whole number of at least 1, not '3'",
     ),
+    "max_sentences a billion (#67: loaded, then 89 GiB asked at the first prediction)": (
+        lambda m: m["preprocessor"].update(max_sentences=10**9),
+        "max_sentences must be at most 131,072, not 1,000,000,000",
+    ),
+    "the mode flat for a hierarchical graph (#67: onnxruntime's InvalidArgument at the first prediction)": (
+        lambda m: m["preprocessor"].update(mode="flat", sequence_length=50),
+        "its mode is flat, but its graph reads token ids of 3 axes, not 2",
+    ),
+    "the output named the n-gram part's (#67: its logits answered as probabilities)": (
+        lambda m: m.update(output=m["ngram_output"]),
+        "its hierattn metadata names inputs or outputs other than its graph's",
+    ),
+    "the n-gram part's normalize flipped (#67: its logits in NumPy other than the graph's)": (
+        lambda m: m["ngram_part"].update(normalize=not m["ngram_part"]["normalize"]),
+        r"its n-gram part's settings \(ngram_max, tf, normalize\) are not its graph's",
+    ),
+    "the n-gram part's num_buckets changed": (
+        lambda m: m["ngram_part"].update(num_buckets=1000),
+        "its n-gram part's num_buckets is 1000, its graph's 16777216",
+    ),
+    "the graph's digest changed": (
+        lambda m: m.update(graph_sha256="0" * 64),
+        r"its graph was changed after export \(its SHA-256 is not the graph_sha256 its metadata records\)",
+    ),
 }
 
 
@@ -167,3 +191,30 @@ def test_threads_are_checked_at_load_before_the_bundle(han_run_dir):
     with pytest.raises(ArgumentError, match="threads"):  # before looking for the file or starting onnxruntime
         runtime.load("no/such/model.onnx", threads=0)
     assert runtime.load(han_run_dir / BUNDLE_FILE, threads=1).label_names == ["neg", "pos"]
+
+
+@pytest.mark.slow
+def test_a_bundle_whose_graph_changed_after_export_is_refused(han_run_dir, tmp_path):
+    """The digest of everything but the metadata (#67): a changed weight answered otherwise, without a word."""
+    source = han_run_dir / BUNDLE_FILE
+    metadata = runtime.load(source).metadata
+    assert metadata[DIGEST_KEY] == file_digest(source)[0]
+    data = source.read_bytes()
+    target = tmp_path / "model.onnx"
+    for at in (len(data) // 3, len(data) // 2):  # inside the graph's weights
+        target.write_bytes(data[:at] + bytes([data[at] ^ 1]) + data[at + 1 :])
+        with pytest.raises(DataError, match=f"^{target}: its graph was changed after export .*; export it again$"):
+            runtime.load(target)
+    rewrite_bundle_metadata(source, target, lambda m: m.pop(DIGEST_KEY))  # as exported before #67: loads
+    assert runtime.load(target).label_names == ["neg", "pos"]
+
+
+@pytest.mark.slow
+def test_a_bundle_whose_metadata_is_not_utf8_is_refused(han_run_dir, tmp_path):
+    """#67: onnxruntime's metadata read as Python strings raised UnicodeDecodeError."""
+    data = (han_run_dir / BUNDLE_FILE).read_bytes()
+    assert data.count(b'"neg"') == 1
+    target = tmp_path / "model.onnx"
+    target.write_bytes(data.replace(b'"neg"', b'"n\x80g"'))
+    with pytest.raises(DataError, match=f"^{target}: its metadata or graph names are not UTF-8 text .the byte 0x80 "):
+        runtime.load(target)

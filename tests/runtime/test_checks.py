@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from hierattn.errors import ArgumentError, DataError
-from hierattn.runtime.checks import as_texts, check_metadata
+from hierattn.runtime.bundle import DIGEST_KEY
+from hierattn.runtime.checks import MAX_DOCUMENT_IDS, as_texts, check_digest, check_metadata
 from hierattn.runtime.threads import check_threads, max_threads
 
 GOOD = {
@@ -118,6 +119,67 @@ def test_a_limit_the_mode_does_not_use_may_be_null_but_not_wrong():
     check_metadata(_changed(GOOD, preprocessor__sequence_length=None), "m.onnx")
     with pytest.raises(DataError, match="sequence_length must be a whole number of at least 1, not -5"):
         check_metadata(_changed(GOOD, preprocessor__sequence_length=-5), "m.onnx")
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"preprocessor__max_sentences": 10**9}, "max_sentences must be at most 131,072, not 1,000,000,000"),
+        ({"preprocessor__max_words": MAX_DOCUMENT_IDS + 1}, "max_words must be at most 131,072, not 131,073"),
+        ({"preprocessor__sequence_length": 10**12}, "sequence_length must be at most 131,072"),  # unused, still bounded
+        ({"preprocessor__ngram_length": 2**40}, "ngram_length must be at most 131,072"),
+        (
+            {"preprocessor__max_sentences": 1000, "preprocessor__max_words": 1000},
+            "max_sentences x max_words must be at",
+        ),
+        (
+            {"embedding": {"ids": 5, "rows": 2**40}},
+            "the embedding's rows must be a whole number from 5 to 2,147,483,647",
+        ),
+        ({"ngram_part__num_buckets": 2**40}, "the n-gram part's num_buckets must be from 6 to 2,147,483,647"),
+        ({"ngram_part__num_buckets": 5}, "the n-gram part's num_buckets must be from 6 to"),
+        ({"ngram_part__ngram_max": 10**9}, "the n-gram part's ngram_max 1000000000 makes keys over 63 bits for 5 ids"),
+        ({"ngram_part__ngram_max": 28}, "the n-gram part's ngram_max 28 makes keys over 63 bits"),
+        ({"ngram_part__tf": "log"}, "the n-gram part's tf must be one of binary, sublinear"),
+        ({"ngram_part__normalize": "yes"}, "the n-gram part's normalize must be true or false"),
+        ({"ngram_output": None}, "inputs and outputs must name the graph's"),
+    ],
+)
+def test_every_size_in_a_bundle_has_an_upper_bound(changes, message):
+    """Each number that sizes an allocation is bounded (#67): an edited max_sentences of 1e9 is refused at load, not
+    when a prediction asks for gigabytes; a huge ngram_max is refused without computing vocabulary ** ngram_max."""
+    with pytest.raises(DataError, match="^m.onnx: its hierattn metadata is damaged .*" + message):
+        check_metadata(_changed(GOOD, **changes), "m.onnx")
+
+
+def test_the_limits_real_bundles_use_pass():
+    check_metadata(_changed(GOOD, preprocessor__max_sentences=30, preprocessor__max_words=40), "m.onnx")
+    check_metadata(_changed(GOOD, preprocessor__max_sentences=1, preprocessor__max_words=MAX_DOCUMENT_IDS), "m.onnx")
+    check_metadata(
+        _changed(GOOD, preprocessor__sequence_length=32768, preprocessor__ngram_length=MAX_DOCUMENT_IDS), "m.onnx"
+    )
+    check_metadata(
+        _changed(GOOD, ngram_part__num_buckets=2**31 - 1, ngram_part__ngram_max=27), "m.onnx"
+    )  # 5**27 < 2**63
+
+
+def test_an_ngram_part_and_its_output_go_together():
+    without = {k: v for k, v in GOOD.items() if k != "ngram_output"}
+    with pytest.raises(DataError, match="ngram_part and ngram_output go together"):
+        check_metadata(without, "m.onnx")
+
+
+def test_a_recorded_digest_must_be_the_files():
+    digest = "ab" * 32
+    check_digest(GOOD, "anything", "m.onnx")  # exported before #67: nothing to check
+    check_digest({**GOOD, DIGEST_KEY: digest}, digest, "m.onnx")
+    with pytest.raises(DataError, match=r"^m.onnx: its graph was changed after export .*; export it again$"):
+        check_digest({**GOOD, DIGEST_KEY: digest}, "cd" * 32, "m.onnx")
+    with pytest.raises(DataError, match=r"^m.onnx: its graph was changed after export"):
+        check_digest({**GOOD, DIGEST_KEY: digest}, None, "m.onnx")  # a file whose protobuf this cannot read
+    for bad in (None, 5, "short", ["ab" * 32]):
+        with pytest.raises(DataError, match=f"damaged .{DIGEST_KEY} must be a SHA-256, not "):
+            check_digest({**GOOD, DIGEST_KEY: bad}, digest, "m.onnx")
 
 
 def test_texts_are_strings_or_utf8_bytes_in_a_list_array_series_or_iterator():

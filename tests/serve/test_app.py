@@ -179,3 +179,35 @@ def test_a_minimum_confidence_leaves_unsure_texts_without_a_label(client, han_ru
     for bad in (1.5, "0.9", True):
         answer = client.post("/v1/predict", json={"texts": TEXTS, "min_confidence": bad})
         assert answer.status_code == 422 and answer.json()["error"].startswith("min_confidence: "), answer.json()
+
+
+@pytest.mark.parametrize(
+    "method, path, allowed",
+    [("OPTIONS", "/", "GET, HEAD, POST"), ("DELETE", "/healthz", "GET, HEAD"), ("GET", "/v1/predict", "POST")],
+)
+def test_a_405_allows_every_method_of_its_path(client, method, path, allowed):
+    # Found by Schemathesis (tests/serve/test_schema.py): `OPTIONS /` said `Allow: GET`, the first route's only.
+    answer = client.request(method, path)
+    assert answer.status_code == 405 and answer.headers["allow"] == allowed
+    assert answer.json() == {"error": "Method Not Allowed", "status": 405}
+
+
+def test_the_openapi_description_has_the_pages_form(client):
+    # Found by Schemathesis: `POST /` answered but was not described, so a client could not know it was there.
+    form = client.get("/openapi.json").json()["paths"]["/"]["post"]
+    body = form["requestBody"]["content"]["application/x-www-form-urlencoded"]["schema"]
+    assert body["required"] == ["text"] and body["properties"]["text"]["type"] == "string"
+    assert set(form["responses"]) == {"200", "400", "413", "415", "422", "503"}
+    assert form["responses"]["200"]["content"] == {"text/html": {"schema": {"type": "string"}}}
+
+
+def test_the_openapi_description_says_the_servers_limits_on_texts(han_run_dir):
+    # Schemathesis tries a description's edges: an empty list, a text one character over the limit.
+    with TestClient(create_app(han_run_dir, explain=False, max_texts=5, max_text_chars=300)) as limited:
+        spec = limited.get("/openapi.json").json()
+    limits = {"type": "string", "minLength": 1, "maxLength": 300}
+    explain = _request_body(spec, "/v1/explain")["properties"]["text"]
+    assert {key: explain[key] for key in limits} == limits
+    one, _ = _request_body(spec, "/v1/predict")["properties"]["text"]["anyOf"]
+    texts, _ = _request_body(spec, "/v1/predict")["properties"]["texts"]["anyOf"]
+    assert one == limits and (texts["minItems"], texts["maxItems"], texts["items"]) == (1, 5, limits)
