@@ -33,6 +33,7 @@ import re
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -97,11 +98,21 @@ def run_file(path, examples, timeout):
         "-o", "console_output_style=classic", "--tb=short", path,
     ]  # fmt: skip
     started = time.perf_counter()
-    try:
-        done = subprocess.run(command, cwd=ROOT, env=environment, capture_output=True, text=True, timeout=timeout)
-        output, hung = done.stdout + done.stderr, False
-    except subprocess.TimeoutExpired as error:
-        output, hung = (error.stdout or b"").decode(errors="replace"), True
+    with tempfile.TemporaryFile("w+") as log:
+        process = subprocess.Popen(command, cwd=ROOT, env=environment, stdout=log, stderr=subprocess.STDOUT, text=True)
+        hung = False
+        while process.poll() is None:  # a line a minute, so that a long file is never silent
+            try:
+                process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                elapsed = time.perf_counter() - started
+                print(f"  ... {elapsed / 60:.0f} min", flush=True)
+                if elapsed > timeout:
+                    process.kill()
+                    process.wait()
+                    hung = True
+        log.seek(0)
+        output = log.read()
     seconds = time.perf_counter() - started
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20  # GiB (ru_maxrss is in KiB on Linux)
     counts, current = {}, None

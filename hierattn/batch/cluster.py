@@ -78,6 +78,7 @@ def check_address(address, timeout=BATCH["connect_seconds"]):
     address must be auto, HOST:PORT or ray://HOST:PORT; got 'head-node'
     """
     environment = os.environ.get("RAY_ADDRESS") if address in (None, "auto") else None
+    environment = None if environment == "auto" else environment  # RAY_ADDRESS=auto: Ray reads the file too
     recorded = _recorded_address() if address in (None, "auto") and not environment else None
     target = environment or recorded or address
     if target in (None, "auto", "local"):
@@ -87,7 +88,10 @@ def check_address(address, timeout=BATCH["connect_seconds"]):
     deadline = time.monotonic() + timeout
     try:
         with socket.create_connection((host, port), timeout=timeout) as connection:
-            why = _not_grpc(connection, max(0.1, deadline - time.monotonic()))
+            # A cluster with TLS (RAY_USE_TLS) answers a greeting in plain text with an alert: a connection is all
+            # that is asked of it.
+            tls = os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true")
+            why = None if tls else _not_grpc(connection, max(0.1, deadline - time.monotonic()))
     except TimeoutError:
         why = f"no answer within {timeout:g} s"
     except socket.gaierror:

@@ -156,18 +156,16 @@ def read_table(source, fmt=None, encoding=None, **kwargs):
             if fmt == "jsonl":
                 result = pd.read_json(stream, lines=True, dtype=False, encoding=codec, **kwargs)
             else:
-                with _rows_no_wider_than_the_header():
-                    result = pd.read_csv(
-                        stream,
-                        sep="\t" if fmt == "tsv" else ",",
-                        dtype=object,
-                        keep_default_na=False,
-                        na_values=[""],
-                        encoding=codec,
-                        encoding_errors="strict",
-                        index_col=False,
-                        **kwargs,
-                    )
+                result = pd.read_csv(
+                    stream,
+                    sep="\t" if fmt == "tsv" else ",",
+                    dtype=object,
+                    keep_default_na=False,
+                    na_values=[""],
+                    encoding=codec,
+                    encoding_errors="strict",
+                    **kwargs,
+                )
     except BaseException:
         stream.close()
         raise
@@ -178,16 +176,22 @@ def read_table(source, fmt=None, encoding=None, **kwargs):
 
 
 def _check_width(path, separator, codec):
-    """Refuses a CSV/TSV header of more than `MAX_COLUMNS` columns, before pandas reads it.
+    """Refuses a CSV/TSV header of more than `MAX_COLUMNS` columns, or a first row of 2 fields or more past it.
 
     pandas takes 0.2 ms a column to read one (16 s for 100,000): a header of
     millions of columns was a wait of minutes, for a table no text
-    classifier reads. A header the `csv` module cannot read (a field over
-    its size limit, bytes the codec refuses) is left to pandas to refuse.
+    classifier reads. pandas also takes the fields of the first row past the
+    header's as the index (one field: R's row names, `write.table`'s
+    default, read as before), and makes an index of as many levels as there
+    are more: 17,339 levels took it 56 s, and shifted every column. A
+    header the `csv` module cannot read (a field over its size limit, bytes
+    the codec refuses) is left to pandas to refuse.
     """
     try:
         with io.TextIOWrapper(open_bytes(path), encoding=codec, errors="replace", newline="") as f:
-            header = next(csv.reader(f, delimiter=separator), [])
+            records = csv.reader(f, delimiter=separator)
+            header = next(records, [])
+            first = next(records, []) if len(header) <= MAX_COLUMNS else []
     except (csv.Error, UnicodeError):
         return
     if len(header) > MAX_COLUMNS:
@@ -195,33 +199,22 @@ def _check_width(path, separator, codec):
             f"{path} has {len(header):,} columns: at most {MAX_COLUMNS:,} are read; keep the text and label "
             "columns (and the few others needed) and pass that file"
         )
+    if len(first) > len(header) + 1:
+        fmt = "tsv" if separator == "\t" else "csv"
+        hint = (
+            "the file looks tab-separated: name it .tsv" if fmt == "csv" and _looks_tab_separated(path, codec) else ""
+        )
+        raise DataError(
+            f"could not read {path} as {fmt}: its first row has {len(first):,} fields where the header has "
+            f"{len(header):,} columns ({hint or 'a separator in an unquoted text?'})"
+        )
 
 
 def _chunks(reader, stream, path, fmt, encoding):
     """The chunks of a pandas reader of `stream`, with its errors translated as `read_table` does."""
     with stream, reader, _read_errors(path, fmt, encoding):
-        while True:
-            with _rows_no_wider_than_the_header():  # around reading a chunk only: not while the caller has it
-                chunk = next(reader, None)
-            if chunk is None:
-                return
+        for chunk in reader:
             yield _mark_detected(chunk, encoding)
-
-
-@contextlib.contextmanager
-def _rows_no_wider_than_the_header():
-    """pandas' warning of a CSV/TSV row with more fields than the header, as the error it is (`_read_errors`).
-
-    Left to itself pandas would make the extra leading fields of such rows
-    the index (`index_col=None`): the columns shifted silently, and a row of
-    thousands of extra fields an index of as many levels, built in minutes.
-    With `index_col=False` it warns instead; the warning is made an error.
-    """
-    import pandas as pd
-
-    with warnings.catch_warnings():
-        warnings.filterwarnings("error", "Length of header or names", pd.errors.ParserWarning)
-        yield
 
 
 def _mark_detected(frame, encoding):
@@ -257,12 +250,10 @@ def _read_errors(path, fmt, encoding):
         yield
     except UnicodeDecodeError:
         raise locate_decode_error(path, encoding) from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, pd.errors.ParserWarning, ValueError, TypeError) as error:
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, TypeError) as error:
         if isinstance(error, DataError):
             raise
         first = first_line(error)
-        if isinstance(error, pd.errors.ParserWarning):  # `_rows_no_wider_than_the_header`
-            first = "a row has more fields than the header has columns (a separator in an unquoted text?)"
         if fmt == "jsonl":
             first = _bad_json_line(path, encoding) or first
         elif fmt == "csv" and _looks_tab_separated(path, encoding):

@@ -375,17 +375,25 @@ class Tokenizer:
         return result
 
     def _letters(self, most):
-        """How many letters (each with its marks) of a word its first `most` units come from, two more to spare."""
-        return (most + 2) * (_PIECE_LETTERS if self.units == "subwords" else 1)
+        """How many letters (each with its marks) of a word's form its first `most` units come from."""
+        return most * (_PIECE_LETTERS if self.units == "subwords" else 1)
 
     def _shortened(self, token, most):
-        """`token` cut to the letters its first `most` units come from (`_letters`)."""
-        if len(token.text) != token.end - token.start:  # an HTML entity: the form is not of these characters
-            return token
-        kept = _first_letters(token.text, self._letters(most))
-        if len(kept) == len(token.text):
-            return token
-        return Token(kept, self._form(kept), token.start, token.start + len(kept), token.sentence, token.index)
+        """`token` cut to a first part whose form begins the word's form with its first `most` units and more.
+
+        Tried with twice the letters until it does (normalising can join
+        letters, `&eacute;` is one letter of the form): only a word far
+        longer than its units read is ever cut.
+        """
+        needed = self._letters(most + 1)
+        letters = needed + 2
+        while letters < len(token.text):
+            kept = _first_letters(token.text, letters)
+            form = self._form(kept)
+            if token.form.startswith(form) and len(_CLUSTER.findall(form)) > needed:
+                return Token(kept, form, token.start, token.start + len(kept), token.sentence, token.index)
+            letters *= 2
+        return token
 
     def _cluster_spans(self, token, lengths):
         """Spans of a word's units from the characters they came from, or `None` where that cannot be told.
@@ -466,7 +474,7 @@ class Tokenizer:
         if max_tokens is not None:
             tokens = tokens[:max_tokens]  # each word gives at least one unit: the first units come from these
             if self.units != "words":
-                tokens = [_first_letters(form, self._letters(max_tokens)) for form in tokens]
+                tokens = [_first_letters(form, self._letters(max_tokens + 2)) for form in tokens]
         tokens = self._split(tokens)
         return tokens if max_tokens is None else tokens[:max_tokens]
 

@@ -13,6 +13,7 @@ allocation of terabytes. What Keras then finds (a weight of another shape, a
 setting a constructor refuses) is reported in one line too.
 """
 
+import collections
 import json
 import math
 import numbers
@@ -37,6 +38,8 @@ TOKENIZER_SETTINGS = ("lower", "unescape_html", "units", "subwords")
 # bytes / 4, plus a margin of numbers for tiny files: an edited size asks for far more, and is refused before Keras
 # allocates it (at most 4 x the file and 64 MiB are allocated for an edited file).
 MEMORY_FACTOR, MEMORY_MARGIN = 4, 16 << 20
+# config.json holds settings and names, a few kilobytes (the vocabulary is an asset): more is an edited file.
+MAX_CONFIG_BYTES = 64 << 20
 
 
 def load_classifier(model_file):
@@ -124,7 +127,8 @@ def _check_all_weights_read(caught, model_file):
     """
     for warning in caught:
         message = " ".join(str(warning.message).split())
-        if "freshly-initialized weights" in message or "Skipping variable loading" in message:
+        if "freshly-initialized weights" in message:  # layers' weights; not the optimizer's ("Skipping variable
+            # loading"), which a model saved compiled but untrained, or with layers frozen since, has of another count
             raise RunError(
                 f"{model_file} could not be loaded (its {WEIGHTS_FILE} lacks weights of the model: "
                 f"{message.split(':', 1)[0]}): the file was edited or damaged"
@@ -143,8 +147,14 @@ def check_model_file(model_file):
     try:
         with zipfile.ZipFile(model_file) as archive:
             infos = archive.infolist()
+            sizes = {info.filename: info.file_size for info in infos}
+            if sizes.get(CONFIG_FILE, 0) > MAX_CONFIG_BYTES:  # before it is inflated: a zip bomb's is gigabytes
+                raise RunError(
+                    f"{model_file} could not be loaded (its {CONFIG_FILE} is {sizes[CONFIG_FILE]:,} bytes: at most "
+                    f"{MAX_CONFIG_BYTES:,})"
+                )
             damaged = archive.testzip()  # reads every entry: its header and its CRC
-            config = archive.read(CONFIG_FILE) if CONFIG_FILE in archive.namelist() else None
+            config = archive.read(CONFIG_FILE) if CONFIG_FILE in sizes else None
     except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError, RuntimeError, ValueError) as error:
         # zipfile's own (BadZipFile), a damaged deflate stream (zlib.error), an unknown compression method
         # (NotImplementedError) or an entry marked encrypted (RuntimeError), found in a header or an entry
@@ -152,7 +162,8 @@ def check_model_file(model_file):
     if damaged is not None:
         raise RunError(f"{model_file} is not a Keras model file: its entry {damaged} is damaged (its CRC differs)")
     names = [info.filename for info in infos]
-    twice = next((name for name in names if names.count(name) > 1), None)
+    counts = collections.Counter(names)
+    twice = next((name for name in names if counts[name] > 1), None)
     if twice is not None:
         raise RunError(f"{model_file} is not a Keras model file: it holds {twice} twice")
     missing = [name for name in (CONFIG_FILE, WEIGHTS_FILE) if name not in names]
@@ -188,7 +199,7 @@ def config_problem(config, weights_size):
     problem = _preprocessor_problem(preprocessor, config["config"].get("ngram_logits") is not None)
     if problem is not None:
         return problem
-    problem = _ngram_problem(_inner(config["config"].get("ngram_logits")), _inner(config["config"].get("backbone")))
+    problem = _ngram_problem(_inner(config["config"].get("ngram_logits")), _backbone(config["config"].get("backbone")))
     if problem is not None:
         return problem
     asked = numbers_asked(config["config"].get("backbone"))
@@ -246,9 +257,17 @@ def _ngram_problem(settings, backbone):
     if _number(longest) and longest >= 1 and not longest * math.log2(words) < 63:
         return f"the n-gram part's ngram_max {_short(longest)} makes keys over 63 bits for {_short(words)} ids"
     expected = (backbone or {}).get("num_classes")
-    if _number(classes) and classes != expected:
+    if _number(classes) and expected is not None and classes != expected:  # None: the backbone refused as it is read
         return f"the n-gram part has {_short(classes)} classes where the backbone has {_short(expected)}"
     return None
+
+
+def _backbone(config):
+    """A serialized backbone's settings (a 0.5 functional backbone read as its `Backbone`); None where not read here."""
+    try:
+        return _inner(backbone_config(config))
+    except (KeyError, TypeError, AttributeError, IndexError):  # refused as Keras reads it: nothing is built
+        return None
 
 
 def numbers_asked(backbone):

@@ -200,8 +200,9 @@ def _errors(app, log):
     @app.exception_handler(HTTPException)
     async def http_error(request, error):
         headers = error.headers
-        if error.status_code == 405:  # every method of the path, not only the first route's (`/`: GET, HEAD, POST)
-            headers = {**(headers or {}), "Allow": ", ".join(_methods(request))}
+        methods = _methods(request) if error.status_code == 405 else None
+        if methods:  # every method of the path, not only the first route's (`/`: GET, HEAD, POST)
+            headers = {**(headers or {}), "Allow": ", ".join(methods)}
         return problem(error.status_code, error.detail, headers)
 
     @app.exception_handler(RequestValidationError)

@@ -108,7 +108,9 @@ def test_a_port_that_answers_but_is_not_ray_is_refused_within_seconds(no_recorde
             start = time.monotonic()
             with pytest.raises(ArgumentError, match=rf"^no Ray cluster answers at {address}: {why}") as refused:
                 check_address(address, timeout=1)
-            assert time.monotonic() - start < 2 and "\n" not in str(refused.value)  # connecting and the answer: 1 s
+            assert time.monotonic() - start < 4 and "\n" not in str(
+                refused.value
+            )  # connecting and the answer: 1 s, and a loaded machine
     assert BATCH["connect_seconds"] < 10  # the default wait, all told
 
 

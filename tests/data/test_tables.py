@@ -478,3 +478,19 @@ def test_codecs_that_are_not_text_encodings_are_refused(tmp_path):
             load_table(tmp_path / "t.csv", encoding=codec)
     with pytest.raises(DataError, match=r"^could not read .*t\.csv as csv: UTF-16 stream does not start with BOM$"):
         load_table(tmp_path / "t.csv", encoding="utf-16")
+
+
+def test_r_row_names_are_read_and_a_first_row_far_wider_than_the_header_is_refused(tmp_path):
+    """R's `write.table` writes row names, one field more than its header: read as before, the names the index.
+
+    Two fields or more past the header pandas would take as an index of as many levels (17,339 took it 56 s, and
+    shifted every column): refused at once (issue #67).
+    """
+    r = tmp_path / "r.tsv"
+    r.write_text("text\tlabel\n1\tgood film\tpos\n2\tbad film\tneg\n")
+    data, _ = load_table(r)
+    assert list(data.texts) == ["good film", "bad film"]
+    wide = tmp_path / "wide.csv"
+    wide.write_text("text,label\n" + ",".join(["x"] * 5000) + "\nbye,neg\n")
+    with pytest.raises(DataError, match="its first row has 5,000 fields where the header has 2 columns"):
+        load_table(wide)

@@ -80,6 +80,10 @@ def test_the_three_ways_to_tokenize_give_the_same_units(tokenizers, units, text)
     max_tokens=st.none() | st.integers(0, 12),
 )
 @budget(25)
+# Found in review (issue #67): a long word was cut in its raw letters, so an entity (`&eacute;`) or letters that
+# normalising joins (NFD Hangul) gave other first units than the whole word's.
+@example(text="d&eacute;j&agrave;vu" + "x" * 10, max_sentences=1, max_words=3, max_tokens=None)
+@example(text="\u1112\u1161\u11ab\u1100\u116e\u11a8" * 10, max_sentences=1, max_words=4, max_tokens=None)
 def test_the_limits_hold_and_keep_the_first_units(tokenizers, units, text, max_sentences, max_words, max_tokens):
     tokenizer = tokenizers[units]
     cut = tokenizer.tokenize(text, max_sentences=max_sentences, max_words=max_words, max_tokens=max_tokens)
