@@ -238,7 +238,9 @@ def _temperature(value, multi_label, thresholds):
     values = list(value) if several else [value]
     good = all(not isinstance(t, bool) and isinstance(t, numbers.Real) and np.isfinite(t) and t > 0 for t in values)
     if not good or not values or (several and thresholds is not None and len(values) != len(thresholds)):
-        raise ValueError(f"temperature must be a positive number (multi-label: one per label), not {value!r}")
+        raise ValueError(
+            f"temperature must be a positive number (multi-label: one per label), not {reprlib.repr(value)}"
+        )
     return [float(t) for t in values] if several else float(value)
 
 
