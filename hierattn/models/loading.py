@@ -193,6 +193,8 @@ def config_problem(config, weights_size):
     """
     if not isinstance(config, dict) or not isinstance(config.get("config"), dict):
         return f"it must be an object with a config object, not {_short(config)}"
+    if config.get("class_name") != TextClassifier.__name__:  # another kind of model (code, say): Keras's to refuse
+        return None
     preprocessor = _inner(config["config"].get("preprocessor"))
     if preprocessor is None:  # a new preprocessor would be made, and the saved vocabulary read into it
         return f"its preprocessor must be a saved TextPreprocessor, not {_short(config['config'].get('preprocessor'))}"
