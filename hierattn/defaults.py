@@ -62,6 +62,13 @@ PREPROCESSING = {
     "max_vocab": 60000,
 }
 LENGTH_PERCENTILE = 95
+# The most ids one document may have: each length limit (`ngram_length` too) and max_sentences x max_words (#67).
+# A bundle's or `.keras` file's limits above it are refused at load (`hierattn.runtime.checks`,
+# `hierattn.models.loading`), so training refuses such a limit when given and keeps a percentile's within it. The
+# runtime encodes a chunk of 1,000 texts at once (`Predictor.predict_texts`), each padded to the limits: at 2**17
+# ids (512 KiB a document) a chunk's ids stay under 512 MiB, where an edited max_sentences of 1e9 would ask for
+# terabytes. Real classifiers stay far below: IMDB's HAN reads 30 x 40 ids, the n-gram part 5,000 (`NGRAMS`).
+MAX_DOCUMENT_IDS = 2**17
 
 # The units a classifier reads (`hierattn.data.units`): `"auto"` chooses words where under `unspaced_share` of
 # the training texts' letters (in the first `sample` texts) are in scripts written without spaces (Chinese,

@@ -11,6 +11,7 @@ import numpy as np
 from hierattn.data.progress import tqdm
 from hierattn.data.text import Tokenizer
 from hierattn.data.vocabulary import Vocabulary
+from hierattn.defaults import MAX_DOCUMENT_IDS
 
 # Below this many documents, worker processes cost more than they save.
 PARALLEL_THRESHOLD = 4000
@@ -222,6 +223,23 @@ def _lengths_from_stats(sentences, words, totals, percentile):
     return {"max_sentences": pick(sentences), "max_words": pick(words), "sequence_length": pick(totals)}
 
 
+def within_document_ids(sizes, given=()):
+    """Padding sizes kept within `MAX_DOCUMENT_IDS` ids a document, cutting only those not `given`.
+
+    A percentile of very long texts can pass the bound that loading a saved
+    classifier checks (`hierattn.defaults.MAX_DOCUMENT_IDS`): each size is
+    cut to it, then `max_sentences` (or, when it was given, `max_words`) so
+    that `max_sentences` x `max_words` stays within it. Given sizes were
+    checked when the preprocessor was made (`check_preprocessor_arguments`).
+    """
+    sizes = {k: v if k in given else min(v, MAX_DOCUMENT_IDS) for k, v in sizes.items()}
+    cut = "max_words" if "max_sentences" in given else "max_sentences"
+    other = "max_sentences" if cut == "max_words" else "max_words"
+    if cut not in given and sizes["max_sentences"] * sizes["max_words"] > MAX_DOCUMENT_IDS:
+        sizes[cut] = max(1, MAX_DOCUMENT_IDS // sizes[other])
+    return sizes
+
+
 def _empty(state, mode):
     if mode == "hierarchical":
         return np.zeros((0, state["max_sentences"], state["max_words"]), np.int32)
@@ -284,7 +302,8 @@ class TextEncoder:
         """Builds the vocabulary and padding sizes from training texts only.
 
         Sizes not given are the `percentile` of the training lengths (see
-        `suggest_lengths`).
+        `suggest_lengths`), kept within `MAX_DOCUMENT_IDS` ids a document
+        (`within_document_ids`).
 
         Args:
             texts: The training documents.
@@ -315,8 +334,8 @@ class TextEncoder:
         vocabulary = Vocabulary.build(counts, min_count=min_count, max_size=max_size)
         sizes = _lengths_from_stats(sentences, words, totals, percentile)
         given = {"max_sentences": max_sentences, "max_words": max_words, "sequence_length": sequence_length}
-        sizes.update({k: v for k, v in given.items() if v is not None})
-        return cls(vocabulary, tokenizer, **sizes)
+        given = {k: v for k, v in given.items() if v is not None}
+        return cls(vocabulary, tokenizer, **within_document_ids({**sizes, **given}, given))
 
     def encode(self, texts=None, mode="hierarchical", documents=None, workers=None, progress=False, whole_length=None):
         """Encodes raw `texts` (or already tokenized `documents`).

@@ -16,7 +16,7 @@ be and what it was given.
 import math
 import os
 
-from hierattn.defaults import BACKBONES, CHOICES, DECISION, MODELS, PREPROCESSING, UNITS
+from hierattn.defaults import BACKBONES, CHOICES, DECISION, MAX_DOCUMENT_IDS, MODELS, PREPROCESSING, UNITS
 from hierattn.errors import ArgumentError
 from hierattn.kinds import kind_of
 from hierattn.models.embeddings import check_vectors_file
@@ -140,8 +140,11 @@ def check_preprocessor_arguments(
 
     Raises:
         ValueError: A limit (`ngram_length` included) that is neither `None`
-            nor a whole number of at least 1, a `min_count` that is not one,
-            or a `max_vocab` (`None`: no cap) below 3.
+            nor a whole number of at least 1, a limit above
+            `hierattn.defaults.MAX_DOCUMENT_IDS` (also `max_sentences` x
+            `max_words`: a saved classifier's are refused at load above it),
+            a `min_count` that is not one, or a `max_vocab` (`None`: no cap)
+            below 3.
     """
     limits = {
         "max_sentences": max_sentences,
@@ -151,6 +154,13 @@ def check_preprocessor_arguments(
     }
     for name, value in limits.items():
         check_whole(name, value, allow_none=True)
+        if value is not None and value > MAX_DOCUMENT_IDS:
+            raise ValueError(f"{name} must be at most {MAX_DOCUMENT_IDS:,} (ids a document), not {value:,}")
+    if max_sentences is not None and max_words is not None and max_sentences * max_words > MAX_DOCUMENT_IDS:
+        raise ValueError(
+            f"max_sentences x max_words must be at most {MAX_DOCUMENT_IDS:,} ids a document, "
+            f"not {max_sentences:,} x {max_words:,} = {max_sentences * max_words:,}"
+        )
     check_whole("min_count", min_count)
     check_whole("max_vocab", max_vocab, minimum=3, allow_none=True)  # padding, out-of-vocabulary and a word
 

@@ -24,10 +24,11 @@ import zlib
 
 import keras
 
+from hierattn.defaults import MAX_DOCUMENT_IDS
 from hierattn.errors import RunError
 from hierattn.models.legacy import backbone_config
 from hierattn.models.text_classifier import TextClassifier
-from hierattn.runtime.checks import MAX_DOCUMENT_IDS, MODE_LIMITS, TRAINED_UNITS
+from hierattn.runtime.checks import MODE_LIMITS, TRAINED_UNITS
 
 CONFIG_FILE, WEIGHTS_FILE = "config.json", "model.weights.h5"
 # The preprocessor's length limits: the ids of one document, bounded as a bundle's are (`hierattn.runtime.checks`).

@@ -21,7 +21,7 @@ import dataclasses
 import math
 import pathlib
 
-from hierattn.defaults import BACKBONES, MODELS, PREPROCESSING, TRAINING, UNITS
+from hierattn.defaults import BACKBONES, MAX_DOCUMENT_IDS, MODELS, PREPROCESSING, TRAINING, UNITS
 from hierattn.errors import ArgumentError, DataError, HierattnError, RunError
 from hierattn.models.arguments import (
     CLASSIFIER_ARGUMENTS,
@@ -64,7 +64,8 @@ def length_settings(model, max_length):
         `{"max_sentences": S, "max_words": W}` for han, `{"sequence_length": N}` otherwise.
 
     Raises:
-        ArgumentError: A value of the wrong form for `model`, in one line.
+        ArgumentError: A value of the wrong form for `model`, or one of
+            more than `MAX_DOCUMENT_IDS` ids a document, in one line.
     """
     parts = str(max_length).lower().replace(" ", "").split("x")
     try:
@@ -75,6 +76,12 @@ def length_settings(model, max_length):
     if len(numbers) != (2 if hierarchical else 1) or min(numbers) < 1:
         form = "SENTENCESxWORDS, e.g. 30x40" if hierarchical else "a number of words, e.g. 400"
         raise ArgumentError(f"{{argument}} for the {model} model is {form}; got {max_length!r}", argument="max_length")
+    if math.prod(numbers) > MAX_DOCUMENT_IDS:  # a saved classifier's bound, checked at load (#67)
+        raise ArgumentError(
+            f"{{argument}} reads at most {MAX_DOCUMENT_IDS:,} ids a document; got {max_length!r} "
+            f"({math.prod(numbers):,})",
+            argument="max_length",
+        )
     if hierarchical:
         return {"max_sentences": numbers[0], "max_words": numbers[1]}
     return {"sequence_length": numbers[0]}

@@ -30,6 +30,7 @@ import numpy as np
 
 from hierattn.data.vocabulary import OOV_TOKEN, PAD_TOKEN
 from hierattn.decision import cascade_problem, rule_problem
+from hierattn.defaults import MAX_DOCUMENT_IDS
 from hierattn.errors import DataError, first_line
 from hierattn.kinds import MULTI, SINGLE, kind_of
 from hierattn.runtime.bundle import DIGEST_KEY
@@ -41,12 +42,6 @@ MODE_LIMITS = {"hierarchical": ("max_sentences", "max_words"), "flat": ("sequenc
 MODE_RANKS = {"hierarchical": 3, "flat": 2}
 TRAINED_UNITS = ("words", "characters", "subwords")  # what a trained tokenizer reads ("auto" is chosen before)
 NGRAM_SETTINGS = ("vocabulary_size", "num_classes", "ngram_max", "num_buckets")
-# The most ids one document may have: max_sentences x max_words, sequence_length, ngram_length (#67). The runtime
-# encodes a chunk of 1,000 texts at once (`Predictor.predict_texts`), each padded to the limits, so at 2**17 ids
-# (512 KiB a document) a chunk's ids stay under 512 MiB (a batch of 32 documents' under 16 MiB), where an edited
-# max_sentences of 1e9 would ask for terabytes. Real bundles stay far below: IMDB's HAN reads 30 x 40 ids, the
-# n-gram part 5,000 (`hierattn.defaults.NGRAMS`), a long-text flat model tens of thousands.
-MAX_DOCUMENT_IDS = 2**17
 # The most rows an embedding may have: ids are int32 in the graph (and in `check_graph`'s probes).
 MAX_EMBEDDING_ROWS = 2**31 - 1
 # The n-gram part's own limits (`hierattn.ngrams.logits.NgramLogits`): feature ids are 31-bit, an n-gram's key

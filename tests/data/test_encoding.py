@@ -11,8 +11,10 @@ from hierattn.data.encoding import (
     kept_positions,
     suggest_lengths,
     tokenize_corpus,
+    within_document_ids,
 )
 from hierattn.data.vocabulary import OOV, Vocabulary
+from hierattn.defaults import MAX_DOCUMENT_IDS
 
 CORPUS = [
     "A good film. I loved it!",
@@ -59,6 +61,18 @@ def test_suggest_lengths_uses_percentiles():
     # 1,4,9,16,1000 -> median 9.
     assert suggest_lengths(documents, percentile=50) == {"max_sentences": 3, "max_words": 52, "sequence_length": 9}
     assert suggest_lengths([], 95) == {"max_sentences": 1, "max_words": 1, "sequence_length": 1}
+
+
+def test_percentile_sizes_stay_within_the_ids_a_saved_classifier_may_have():
+    # A saved classifier's limits above MAX_DOCUMENT_IDS are refused at load (#67): fit cuts a percentile's to it,
+    # sentences first, and keeps sizes given (checked when the preprocessor was made).
+    encoder = TextEncoder.fit(["word " * 140_000] * 2 + ["a. " * 140_000], min_count=1, workers=1, progress=False)
+    assert encoder.max_words == encoder.sequence_length == MAX_DOCUMENT_IDS and encoder.max_sentences == 1
+    sizes = {"max_sentences": 3000, "max_words": 70, "sequence_length": 9}
+    assert within_document_ids(sizes) == {"max_sentences": 1872, "max_words": 70, "sequence_length": 9}
+    sizes = {"max_sentences": 100, "max_words": 2000, "sequence_length": 9}
+    assert within_document_ids(sizes, given={"max_sentences": 100})["max_words"] == 1310
+    assert within_document_ids({**sizes, "max_words": 20}) == {**sizes, "max_words": 20}
 
 
 def test_text_encoder_fit_and_encode():

@@ -135,6 +135,13 @@ def test_max_length_of_the_wrong_form_is_refused(model, text):
         length_settings(model, text)
 
 
+@pytest.mark.parametrize("model, text", [("han", "1000x1000"), ("transformer", "131073")])
+def test_max_length_past_the_ids_a_saved_classifier_may_read_is_refused(model, text):
+    with pytest.raises(ArgumentError, match="^max_length reads at most 131,072 ids a document; got '1"):
+        length_settings(model, text)
+    assert length_settings(model, "2x65536" if model == "han" else "131072")  # the bound itself
+
+
 @pytest.mark.keras  # a TextClassifier's config
 def test_flat_settings_of_a_classifier_config_in_either_form():
     from hierattn.models import TextClassifier

@@ -6,9 +6,10 @@ import itertools
 import numpy as np
 import pytest
 
+from hierattn.defaults import MAX_DOCUMENT_IDS
 from hierattn.errors import ArgumentError, DataError
 from hierattn.runtime.bundle import DIGEST_KEY
-from hierattn.runtime.checks import MAX_DOCUMENT_IDS, as_texts, check_digest, check_metadata
+from hierattn.runtime.checks import as_texts, check_digest, check_metadata
 from hierattn.runtime.threads import check_threads, max_threads
 
 GOOD = {

@@ -23,13 +23,6 @@ HOSTILE = 'A great film <script>alert("script")</script> and <img src=x onerror=
 
 
 @pytest.fixture(scope="module")
-def server(han_run_dir, start_server):
-    server = start_server(han_run_dir)
-    server.wait_for_explanations()
-    return server
-
-
-@pytest.fixture(scope="module")
 def browser():
     with playwright.sync_playwright() as driver:
         browser = driver.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])

@@ -48,13 +48,6 @@ KNOWN = ["a good and great film, a joy", "a bad and awful plot"]
 
 
 @pytest.fixture(scope="module")
-def server(han_run_dir, start_server):
-    server = start_server(han_run_dir)
-    server.wait_for_explanations()
-    return server
-
-
-@pytest.fixture(scope="module")
 def sent(request):
     """Requests sent and seconds spent, per operation or property: said at the end (benchmarks/fuzz.py reads it).
 
