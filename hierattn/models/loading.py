@@ -50,6 +50,11 @@ def load_classifier(model_file):
     its zip and CRCs, its config's limits and sizes), and its parts against
     each other once loaded: a vocabulary larger than the embedding, or a
     label list of another length than the outputs, is refused, not used.
+    Keras's warnings while it loads are recorded, to refuse a file whose
+    weights it skipped, and the others warned again. `warnings.catch_warnings`
+    does that for the whole process: another thread's warnings in that time
+    are warned again after it, and a filter another thread sets meanwhile is
+    undone (the server loads in a process of its own).
 
     Args:
         model_file: Path of a `.keras` file written by `TextClassifier.save`
