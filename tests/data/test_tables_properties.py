@@ -17,7 +17,7 @@ import json
 import warnings
 
 import pytest
-from hypothesis import example, given
+from hypothesis import event, example, given
 from hypothesis import strategies as st
 
 from hierattn.data.tables import DataWarning, load_table
@@ -305,9 +305,10 @@ def test_train_csv_refuses_a_hostile_table_before_it_writes_a_run(folder, header
             warnings.simplefilter("ignore", DataWarning)
             try:
                 load_table(path, label_separator="|" if multi_label else None)
+                event("read by load_table: not given to train csv")
                 return  # it would train
             except HierattnError:
-                pass
+                event("refused by load_table: given to train csv")
         output = folder / "run"
         result = invoke_cli(
             "train", "csv", path, *(["--multi-label"] if multi_label else []), "--output", output, *tiny_args()
