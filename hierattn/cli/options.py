@@ -21,6 +21,8 @@ from hierattn.defaults import (
     DECISION,
     DISTRIBUTE,
     EPOCH_BUDGET,
+    LENGTH_PERCENTILE,
+    MAX_DOCUMENT_IDS,
     MODELS,
     PREPROCESSING,
     TRAINING,
@@ -110,7 +112,7 @@ class _Embeddings(click.ParamType):
 def _shown(name):
     """How --help shows a default that depends on the model or on the data (hierattn.defaults)."""
     if name in PREPROCESSING:
-        return "95th percentile of the training texts"
+        return f"{LENGTH_PERCENTILE}th percentile of the training texts, within {MAX_DOCUMENT_IDS:,} ids"
     values = {}
     for model, defaults in BACKBONES.items():
         values.setdefault(defaults[name], []).append(model)
@@ -152,7 +154,7 @@ def _setting_options():
             metavar="SxW|N",
             show_default=_shown("max_sentences"),
             help="How much of each document is read: sentences x words per sentence for han (e.g. 30x40), "
-            "words for transformer and rnn (e.g. 400).",
+            f"words for transformer and rnn (e.g. 400); at most {MAX_DOCUMENT_IDS:,} ids a document.",
         ),
         click.option("--embedding-dim", type=click.IntRange(1), default=None, show_default=_shown("embedding_dim")),
         click.option(

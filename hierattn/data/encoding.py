@@ -223,15 +223,36 @@ def _lengths_from_stats(sentences, words, totals, percentile):
     return {"max_sentences": pick(sentences), "max_words": pick(words), "sequence_length": pick(totals)}
 
 
-def within_document_ids(sizes, given=()):
+def check_document_ids(**limits):
+    """Refuses (`ValueError`, one line) a length limit, or `max_sentences` x `max_words`, past `MAX_DOCUMENT_IDS`.
+
+    The bound a saved classifier's limits are checked against at load
+    (`hierattn.runtime.checks`, `hierattn.models.loading`), so a classifier
+    is refused such limits when it is made, not after it has trained.
+    `limits`: `{name: whole number or None}`.
+    """
+    for name, value in limits.items():
+        if value is not None and value > MAX_DOCUMENT_IDS:
+            raise ValueError(f"{name} must be at most {MAX_DOCUMENT_IDS:,} ids a document, not {value:,}")
+    sentences, words = limits.get("max_sentences"), limits.get("max_words")
+    if sentences is not None and words is not None and sentences * words > MAX_DOCUMENT_IDS:
+        raise ValueError(
+            f"max_sentences x max_words must be at most {MAX_DOCUMENT_IDS:,} ids a document, "
+            f"not {sentences:,} x {words:,} = {sentences * words:,}"
+        )
+
+
+def within_document_ids(sizes, given=None):
     """Padding sizes kept within `MAX_DOCUMENT_IDS` ids a document, cutting only those not `given`.
 
     A percentile of very long texts can pass the bound that loading a saved
     classifier checks (`hierattn.defaults.MAX_DOCUMENT_IDS`): each size is
     cut to it, then `max_sentences` (or, when it was given, `max_words`) so
-    that `max_sentences` x `max_words` stays within it. Given sizes were
-    checked when the preprocessor was made (`check_preprocessor_arguments`).
+    that `max_sentences` x `max_words` stays within it. Sizes given past the
+    bound are refused (`check_document_ids`).
     """
+    given = given or {}
+    check_document_ids(**given)
     sizes = {k: v if k in given else min(v, MAX_DOCUMENT_IDS) for k, v in sizes.items()}
     cut = "max_words" if "max_sentences" in given else "max_sentences"
     other = "max_sentences" if cut == "max_words" else "max_words"

@@ -16,7 +16,8 @@ be and what it was given.
 import math
 import os
 
-from hierattn.defaults import BACKBONES, CHOICES, DECISION, MAX_DOCUMENT_IDS, MODELS, PREPROCESSING, UNITS
+from hierattn.data.encoding import check_document_ids
+from hierattn.defaults import BACKBONES, CHOICES, DECISION, MODELS, PREPROCESSING, UNITS
 from hierattn.errors import ArgumentError
 from hierattn.kinds import kind_of
 from hierattn.models.embeddings import check_vectors_file
@@ -142,7 +143,7 @@ def check_preprocessor_arguments(
         ValueError: A limit (`ngram_length` included) that is neither `None`
             nor a whole number of at least 1, a limit above
             `hierattn.defaults.MAX_DOCUMENT_IDS` (also `max_sentences` x
-            `max_words`: a saved classifier's are refused at load above it),
+            `max_words`: `hierattn.data.encoding.check_document_ids`),
             a `min_count` that is not one, or a `max_vocab` (`None`: no cap)
             below 3.
     """
@@ -154,13 +155,7 @@ def check_preprocessor_arguments(
     }
     for name, value in limits.items():
         check_whole(name, value, allow_none=True)
-        if value is not None and value > MAX_DOCUMENT_IDS:
-            raise ValueError(f"{name} must be at most {MAX_DOCUMENT_IDS:,} (ids a document), not {value:,}")
-    if max_sentences is not None and max_words is not None and max_sentences * max_words > MAX_DOCUMENT_IDS:
-        raise ValueError(
-            f"max_sentences x max_words must be at most {MAX_DOCUMENT_IDS:,} ids a document, "
-            f"not {max_sentences:,} x {max_words:,} = {max_sentences * max_words:,}"
-        )
+    check_document_ids(**limits)
     check_whole("min_count", min_count)
     check_whole("max_vocab", max_vocab, minimum=3, allow_none=True)  # padding, out-of-vocabulary and a word
 
@@ -188,16 +183,18 @@ def check_classifier_arguments(backbone="han", **arguments):
     arguments.pop("preprocessor", None)
     arguments.pop("ngram_logits", None)
     arguments.pop("thresholds", None)
+    preprocessing = {name: arguments[name] for name in PREPROCESSING if name in arguments}
     if not isinstance(backbone, str):
-        return _check_own(backbone, arguments)
+        _check_own(backbone, arguments)
+        check_preprocessor_arguments(**preprocessing)
+        return
     if backbone not in MODELS:
         _refuse("backbone", backbone, f"one of {', '.join(MODELS)} or a Backbone")
     _check_own(backbone, arguments)
-    limits = {name: arguments.get(name) for name in LENGTH_LIMITS}
-    check_preprocessor_arguments(**{name: arguments[name] for name in PREPROCESSING if name in arguments})
-    for name, value in limits.items():
-        if value is not None and backbone not in LENGTH_LIMITS[name]:
+    for name in LENGTH_LIMITS:
+        if arguments.get(name) is not None and backbone not in LENGTH_LIMITS[name]:
             raise ValueError(f"{name} applies to the {' and '.join(LENGTH_LIMITS[name])} model(s), not to {backbone}")
+    check_preprocessor_arguments(**preprocessing)
     options = dict(arguments.pop("backbone_options", None) or {})
     options.update({k: v for k, v in arguments.items() if k not in CLASSIFIER_ARGUMENTS})
     check_backbone_arguments(backbone, options)

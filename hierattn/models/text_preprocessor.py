@@ -44,7 +44,9 @@ class TextPreprocessor(keras.layers.Layer):
         max_words: Words per sentence (hierarchical).
         sequence_length: Words per document (flat); later words are cut.
             Each limit left `None` is set by `adapt` to the 95th percentile
-            of the training texts.
+            of the training texts, kept within `MAX_DOCUMENT_IDS` ids a
+            document (`hierattn.defaults`; a limit given past it is
+            refused).
         min_count: Words seen fewer times in training are out of vocabulary.
         max_vocab: The most frequent words kept.
         tokenizer: A `hierattn.data.Tokenizer` or its config (if `None`,

@@ -73,6 +73,10 @@ def test_percentile_sizes_stay_within_the_ids_a_saved_classifier_may_have():
     sizes = {"max_sentences": 100, "max_words": 2000, "sequence_length": 9}
     assert within_document_ids(sizes, given={"max_sentences": 100})["max_words"] == 1310
     assert within_document_ids({**sizes, "max_words": 20}) == {**sizes, "max_words": 20}
+    with pytest.raises(
+        ValueError, match="^max_sentences x max_words must be at most 131,072 ids a document, not 1,000"
+    ):
+        TextEncoder.fit(["a b. c d."] * 2, max_sentences=1000, max_words=1000, progress=False)
 
 
 def test_text_encoder_fit_and_encode():

@@ -48,12 +48,17 @@ def test_preprocessor_and_classifier_arguments():
         check_preprocessor_arguments(max_vocab=0)
     # A saved classifier's limits above MAX_DOCUMENT_IDS ids a document are refused at load (#67): so at once here.
     check_preprocessor_arguments(max_sentences=2, max_words=MAX_DOCUMENT_IDS // 2, ngram_length=MAX_DOCUMENT_IDS)
-    with pytest.raises(ValueError, match="^sequence_length must be at most 131,072 \\(ids a document\\), not 131,073$"):
+    with pytest.raises(ValueError, match="^sequence_length must be at most 131,072 ids a document, not 131,073$"):
         check_preprocessor_arguments(sequence_length=MAX_DOCUMENT_IDS + 1)
     with pytest.raises(
         ValueError, match="^max_sentences x max_words must be at most 131,072 ids a document, not 1,000 x"
     ):
         check_classifier_arguments("han", max_sentences=1000, max_words=1000)
+    with pytest.raises(ValueError, match="^max_sentences applies to the han model"):  # what applies, first
+        check_classifier_arguments("transformer", max_sentences=MAX_DOCUMENT_IDS + 1)
+    backbone = types.SimpleNamespace(kind=SINGLE)  # a Backbone object: the preprocessor's limits checked the same
+    with pytest.raises(ValueError, match="^sequence_length must be at most 131,072"):
+        check_classifier_arguments(backbone, sequence_length=MAX_DOCUMENT_IDS + 1)
     with pytest.raises(ValueError, match="^backbone must be one of han, transformer, rnn or a Backbone, not 'bert'$"):
         check_classifier_arguments("bert")
     with pytest.raises(ValueError, match="^unknown transformer argument\\(s\\) units: choose from dropout"):
