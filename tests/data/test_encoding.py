@@ -66,8 +66,10 @@ def test_suggest_lengths_uses_percentiles():
 def test_percentile_sizes_stay_within_the_ids_a_saved_classifier_may_have():
     # A saved classifier's limits above MAX_DOCUMENT_IDS are refused at load (#67): fit cuts a percentile's to it,
     # sentences first, and keeps sizes given (checked when the preprocessor was made).
-    encoder = TextEncoder.fit(["word " * 140_000] * 2 + ["a. " * 140_000], min_count=1, workers=1, progress=False)
+    encoder = TextEncoder.fit(["word " * 140_000] * 2, min_count=1, workers=1, progress=False)  # 1 x 140,000
     assert encoder.max_words == encoder.sequence_length == MAX_DOCUMENT_IDS and encoder.max_sentences == 1
+    encoder = TextEncoder.fit(["Good film. " * 70_000] * 2, min_count=1, workers=1, progress=False)  # 70,000 x 2
+    assert (encoder.max_sentences, encoder.max_words) == (MAX_DOCUMENT_IDS // 2, 2)
     sizes = {"max_sentences": 3000, "max_words": 70, "sequence_length": 9}
     assert within_document_ids(sizes) == {"max_sentences": 1872, "max_words": 70, "sequence_length": 9}
     sizes = {"max_sentences": 100, "max_words": 2000, "sequence_length": 9}
