@@ -1025,6 +1025,18 @@ def start_server():
         server.stop()
 
 
+@pytest.fixture(scope="module")
+def server(han_run_dir, start_server):
+    """The tiny HAN run served on a free 127.0.0.1 port, its explainer loaded (the serve tests').
+
+    A module that needs other options, or to see the server before its explainer loads, defines its own `server`.
+    (Not in a tests/serve/conftest.py: the test modules' `from conftest import ...` would find that one.)
+    """
+    server = start_server(han_run_dir)
+    server.wait_for_explanations()
+    return server
+
+
 @pytest.fixture
 def fresh_shell(monkeypatch):
     """A PATH for `fresh_shell(*folders)`, no virtual environment activated; the cached answer about `python` forgotten."""
