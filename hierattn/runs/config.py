@@ -21,6 +21,7 @@ import dataclasses
 import math
 import pathlib
 
+from hierattn.data.encoding import check_document_ids
 from hierattn.defaults import BACKBONES, MAX_DOCUMENT_IDS, MODELS, PREPROCESSING, TRAINING, UNITS
 from hierattn.errors import ArgumentError, DataError, HierattnError, RunError
 from hierattn.models.arguments import (
@@ -76,15 +77,16 @@ def length_settings(model, max_length):
     if len(numbers) != (2 if hierarchical else 1) or min(numbers) < 1:
         form = "SENTENCESxWORDS, e.g. 30x40" if hierarchical else "a number of words, e.g. 400"
         raise ArgumentError(f"{{argument}} for the {model} model is {form}; got {max_length!r}", argument="max_length")
-    if math.prod(numbers) > MAX_DOCUMENT_IDS:  # a saved classifier's bound, checked at load (#67)
+    settings = dict(zip(("max_sentences", "max_words") if hierarchical else ("sequence_length",), numbers))
+    try:
+        check_document_ids(**settings)  # a saved classifier's bound, checked at load (#67)
+    except ValueError:
         raise ArgumentError(
             f"{{argument}} reads at most {MAX_DOCUMENT_IDS:,} ids a document; got {max_length!r} "
             f"({math.prod(numbers):,})",
             argument="max_length",
-        )
-    if hierarchical:
-        return {"max_sentences": numbers[0], "max_words": numbers[1]}
-    return {"sequence_length": numbers[0]}
+        ) from None
+    return settings
 
 
 @dataclasses.dataclass(frozen=True)
